@@ -1,0 +1,2 @@
+//! Shared code of the bundled ICCS baseline libraries.
+pub mod meta;

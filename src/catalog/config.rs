@@ -1,0 +1,270 @@
+//! `config.toml`: the file format (serde, unknown keys rejected) and its errors, which name the
+//! file, line and column.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Candidate, Catalog, GUIDE_LENGTHS, Instance, resolve_library};
+
+/// Measurement defaults (spec §3.2), overridable per command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Message lengths in bytes.
+    pub lengths: Vec<u64>,
+    pub trials: u32,
+    /// Seconds one trial aims at.
+    pub trial_target_s: f64,
+    /// Upper bound of measured time per instance × length.
+    pub op_budget_s: f64,
+    /// The measurement CPU; None = the highest-numbered online CPU.
+    pub cpu: Option<usize>,
+    /// Seconds before a KAT worker is killed.
+    pub kat_timeout_s: f64,
+    /// Where `run` creates run directories (relative to the working directory).
+    pub runs_dir: PathBuf,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            lengths: GUIDE_LENGTHS.to_vec(),
+            trials: 5,
+            trial_target_s: 1.0,
+            op_budget_s: 900.0,
+            cpu: None,
+            kat_timeout_s: 900.0,
+            runs_dir: PathBuf::from("runs"),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    settings: Settings,
+    #[serde(default, rename = "candidate")]
+    candidates: Vec<CandidateEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CandidateEntry {
+    id: String,
+    algorithm: String,
+    #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
+    flags: Option<String>,
+    #[serde(default)]
+    kat_manifest: Option<String>,
+    #[serde(default, rename = "instance")]
+    instances: Vec<InstanceEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstanceEntry {
+    label: String,
+    library: String,
+    digest_bits: u32,
+    #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
+    flags: Option<String>,
+    #[serde(default)]
+    kat_manifest: Option<String>,
+    #[serde(default)]
+    kat_name: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// Reads and parses a config file; relative paths in it resolve against its folder.
+pub fn load_config(path: &Path) -> Result<Catalog, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut catalog = parse_config(&text, path, base)?;
+    catalog.source = Some(path.to_path_buf());
+    Ok(catalog)
+}
+
+/// Parses config text; `path` only names the file in errors.
+pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, ConfigError> {
+    let file: ConfigFile = toml::from_str(text).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map_or((1, 1), |span| line_column(text, span.start));
+        ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: e.message().trim_end().to_string(),
+        }
+    })?;
+    let invalid = |message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    validate_settings(&file.settings).map_err(invalid)?;
+    let mut seen = std::collections::HashSet::new();
+    let mut candidates = Vec::new();
+    for c in file.candidates {
+        let mut instances = Vec::new();
+        for i in c.instances {
+            if !seen.insert(i.label.clone()) {
+                return Err(invalid(format!(
+                    "instance label {:?} appears twice",
+                    i.label
+                )));
+            }
+            if i.digest_bits == 0 || i.digest_bits % 8 != 0 {
+                return Err(invalid(format!(
+                    "instance {:?}: digest_bits {} is not a positive multiple of 8",
+                    i.label, i.digest_bits
+                )));
+            }
+            let manifest = i.kat_manifest.as_ref().or(c.kat_manifest.as_ref());
+            instances.push(Instance {
+                candidate: c.id.clone(),
+                algorithm: c.algorithm.clone(),
+                library: resolve_library(&i.library, base),
+                digest_bits: i.digest_bits,
+                variant: i
+                    .variant
+                    .or_else(|| c.variant.clone())
+                    .unwrap_or_else(|| "reference".into()),
+                flags: i
+                    .flags
+                    .or_else(|| c.flags.clone())
+                    .unwrap_or_else(|| "guide".into()),
+                kat_manifest: manifest.map(|m| base.join(m)),
+                kat_name: i.kat_name,
+                label: i.label,
+            });
+        }
+        candidates.push(Candidate {
+            id: c.id,
+            algorithm: c.algorithm,
+            instances,
+        });
+    }
+    Ok(Catalog {
+        source: None,
+        settings: file.settings,
+        candidates,
+    })
+}
+
+fn validate_settings(s: &Settings) -> Result<(), String> {
+    if s.lengths.is_empty() {
+        return Err("settings.lengths is empty".into());
+    }
+    if s.lengths.iter().any(|&l| l == 0 || l > 16 << 20) {
+        return Err("settings.lengths must be between 1 byte and 16 MiB".into());
+    }
+    if !(1..=16).contains(&s.trials) {
+        return Err(format!("settings.trials = {} (allowed 1…16)", s.trials));
+    }
+    if !(s.trial_target_s > 0.0 && s.op_budget_s > 0.0 && s.kat_timeout_s > 0.0) {
+        return Err("settings: trial_target_s, op_budget_s and kat_timeout_s must be > 0".into());
+    }
+    Ok(())
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Catalog, ConfigError> {
+        parse_config(text, Path::new("cfg.toml"), Path::new("/base"))
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_config_folder() {
+        let c = parse(
+            "[[candidate]]\nid = \"hash-10\"\nalgorithm = \"FEILIAN\"\nkat_manifest = \"hash-10/kat.sha256\"\n\
+             [[candidate.instance]]\nlabel = \"FEILIAN512\"\nlibrary = \"lib/libFEILIAN512.so\"\ndigest_bits = 512\n",
+        )
+        .unwrap();
+        let i = c.find("FEILIAN512").unwrap();
+        assert_eq!(i.library, Path::new("/base/lib/libFEILIAN512.so"));
+        assert_eq!(
+            i.kat_manifest.as_deref(),
+            Some(Path::new("/base/hash-10/kat.sha256"))
+        );
+        assert_eq!(
+            (i.variant.as_str(), i.flags.as_str()),
+            ("reference", "guide")
+        );
+        assert_eq!(c.settings, Settings::default());
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_column() {
+        let err = parse("[settings]\ntrials = 5\ntrial_targt_s = 1.0\n").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("cfg.toml:3:1: "), "{msg}");
+        assert!(msg.contains("trial_targt_s"), "{msg}");
+    }
+
+    #[test]
+    fn malformed_toml_names_line_and_column() {
+        let err = parse("[settings]\ntrials = = 5\n").unwrap_err();
+        assert!(err.to_string().starts_with("cfg.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn invalid_values_are_refused() {
+        for (text, needle) in [
+            ("[settings]\ntrials = 0\n", "trials"),
+            ("[settings]\nlengths = []\n", "lengths"),
+            (
+                "[[candidate]]\nid=\"x\"\nalgorithm=\"X\"\n[[candidate.instance]]\nlabel=\"a\"\nlibrary=\"a.so\"\ndigest_bits=12\n",
+                "multiple of 8",
+            ),
+            (
+                "[[candidate]]\nid=\"x\"\nalgorithm=\"X\"\n[[candidate.instance]]\nlabel=\"a\"\nlibrary=\"a.so\"\ndigest_bits=256\n[[candidate.instance]]\nlabel=\"a\"\nlibrary=\"b.so\"\ndigest_bits=256\n",
+                "twice",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+        assert_eq!(line_column("µ=1", 2), (1, 2));
+    }
+}

@@ -1,0 +1,61 @@
+//! The command line: clap definitions and dispatch. No subcommand opens the TUI; every
+//! subcommand is a thin headless frontend over the engine modules. `anyhow` lives here only.
+
+mod hash;
+mod list;
+mod select;
+mod worker_cmd;
+
+pub use select::InstanceArgs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cyclescope",
+    version,
+    about = "Measure ICCS CryptHash libraries the NGCC way: KAT gate, host checks, cycles per call and per byte",
+    long_about = None
+)]
+pub struct Cli {
+    /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List candidates and instances, and whether each library loads.
+    List(list::ListArgs),
+    /// Hash a message with one instance and print the digest (lowercase hex).
+    Hash(hash::HashArgs),
+    /// Internal: the worker process that hosts candidate code.
+    #[command(hide = true)]
+    Worker(worker_cmd::WorkerArgs),
+}
+
+/// Parses the command line, runs it, and maps errors to exit status 2 with a message.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = cli.config.clone();
+    let result = match cli.command {
+        None => Err(anyhow::anyhow!(
+            "the TUI is not built yet; try `cyclescope list`"
+        )),
+        Some(Command::List(a)) => list::run(config.as_deref(), &a),
+        Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Worker(a)) => worker_cmd::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cyclescope: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

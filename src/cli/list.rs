@@ -1,0 +1,106 @@
+//! `cyclescope list`: the catalog with, per instance, whether its library loads and what its
+//! `ngcc_meta` says. Libraries are probed in worker processes.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::InstanceArgs;
+use crate::catalog::display_path;
+use crate::cli::worker_cmd;
+use crate::plugin::NgccMeta;
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub select: InstanceArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    candidate: String,
+    algorithm: String,
+    label: String,
+    digest_bits: u32,
+    variant: String,
+    library: String,
+    loads: bool,
+    error: Option<String>,
+    meta: Option<NgccMeta>,
+    kat_manifest: Option<String>,
+}
+
+pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let (_, instances) = args.select.resolve(config, true)?;
+    let rows: Vec<Row> = instances
+        .iter()
+        .map(|i| {
+            let probe = worker_cmd::probe(&i.library).and_then(|meta| match &meta {
+                Some(m) if m.digest_bits != 0 && m.digest_bits != u64::from(i.digest_bits) => {
+                    Err(format!(
+                        "ngcc_meta says digest_bits = {}, the catalog says {}",
+                        m.digest_bits, i.digest_bits
+                    ))
+                }
+                _ => Ok(meta),
+            });
+            Row {
+                candidate: i.candidate.clone(),
+                algorithm: i.algorithm.clone(),
+                label: i.label.clone(),
+                digest_bits: i.digest_bits,
+                variant: i.variant.clone(),
+                library: display_path(&i.library),
+                loads: probe.is_ok(),
+                error: probe.as_ref().err().cloned(),
+                meta: probe.ok().flatten(),
+                kat_manifest: i.kat_manifest.as_deref().map(display_path),
+            }
+        })
+        .collect();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print_table(&rows);
+    }
+    Ok(if rows.iter().all(|r| r.loads) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_table(rows: &[Row]) {
+    let w = rows.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);
+    let c = rows
+        .iter()
+        .map(|r| r.candidate.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    println!(
+        "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  library",
+        "candidate", "label", "bits", "loads", "ngcc_meta"
+    );
+    for r in rows {
+        let meta = match &r.meta {
+            Some(m) if m.digest_bits == 0 => format!("{} (any width)", m.id),
+            Some(m) => format!("{} {} ({} bits)", m.id, m.instance, m.digest_bits),
+            None if r.loads => "–".into(),
+            None => "".into(),
+        };
+        let loads = if r.loads { "yes" } else { "NO" };
+        println!(
+            "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  {}",
+            r.candidate, r.label, r.digest_bits, loads, meta, r.library
+        );
+        if let Some(e) = &r.error {
+            println!("{:<c$}  {:<w$}  ↳ {e}", "", "");
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `cyclescope worker …` (hidden): the child processes that host candidate code, and the
+//! parent-side helpers for the one-shot jobs (probe a library's metadata, hash one message).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::Instance;
+use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+use crate::worker::{self, Exit, Limits, WorkerCommand, child};
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[command(subcommand)]
+    job: Job,
+}
+
+#[derive(Debug, Subcommand)]
+enum Job {
+    /// Load a library and report its ngcc_meta.
+    Probe { lib: PathBuf },
+    /// Hash the bytes of FILE (first BITS bits) and report the digest.
+    Hash {
+        lib: PathBuf,
+        #[arg(long)]
+        digest_bits: u32,
+        #[arg(long)]
+        bits: u64,
+        #[arg(long)]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+enum Reply {
+    Meta {
+        meta: Option<NgccMeta>,
+    },
+    Digest {
+        rc: i32,
+        hex: String,
+        overflow: bool,
+    },
+    Error {
+        message: String,
+    },
+}
+
+pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    let mut ch = child::enter(None, Limits::default())?;
+    let reply = match args.job {
+        Job::Probe { lib } => match HashLibrary::open(&lib) {
+            Ok(l) => Reply::Meta {
+                meta: l.meta().cloned(),
+            },
+            Err(e) => Reply::Error {
+                message: e.to_string(),
+            },
+        },
+        Job::Hash {
+            lib,
+            digest_bits,
+            bits,
+            file,
+        } => hash_in_worker(&lib, digest_bits, bits, &file),
+    };
+    ch.send(&reply);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply {
+    let l = match HashLibrary::open(lib).and_then(|l| l.check_digest_bits(digest_bits).map(|_| l)) {
+        Ok(l) => l,
+        Err(e) => {
+            return Reply::Error {
+                message: e.to_string(),
+            };
+        }
+    };
+    let data = match std::fs::read(file) {
+        Ok(d) => d,
+        Err(e) => {
+            return Reply::Error {
+                message: format!("reading {}: {e}", file.display()),
+            };
+        }
+    };
+    let mut msg = GuardedBuffer::new(data.len());
+    msg.data_mut().copy_from_slice(&data);
+    let mut digest = GuardedBuffer::new((digest_bits as usize).div_ceil(8));
+    let rc = l.crypt_hash(digest_bits, &msg, bits, &mut digest);
+    Reply::Digest {
+        rc,
+        hex: hex::encode(digest.data()),
+        overflow: !(msg.guards_intact() && digest.guards_intact()),
+    }
+}
+
+fn one_shot(args: Vec<String>) -> Result<Reply, String> {
+    let cmd = WorkerCommand {
+        exe: worker::default_exe(),
+        args,
+        timeout: Duration::from_secs(60),
+        cancel: None,
+    };
+    let mut reply = None;
+    let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
+    match (reply, &outcome.exit) {
+        (Some(r), _) => Ok(r),
+        (None, Exit::Signal { name, .. }) => Err(format!("the library crashed ({name})")),
+        (None, exit) => Err(format!(
+            "the worker ended without an answer ({exit}){}",
+            tail_suffix(&outcome.stderr_tail)
+        )),
+    }
+}
+
+fn tail_suffix(tail: &str) -> String {
+    let t = tail.trim();
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!(": {t}")
+    }
+}
+
+/// Loads `lib` in a worker and returns its metadata (None when it exports none).
+pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
+    match one_shot(vec!["probe".into(), lib.display().to_string()])? {
+        Reply::Meta { meta } => Ok(meta),
+        Reply::Error { message } => Err(message),
+        Reply::Digest { .. } => Err("unexpected reply from the worker".into()),
+    }
+}
+
+/// Hashes the first `bits` bits of `msg` with `inst` in a worker.
+pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
+    let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
+    std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
+    let reply = one_shot(vec![
+        "hash".into(),
+        inst.library.display().to_string(),
+        "--digest-bits".into(),
+        inst.digest_bits.to_string(),
+        "--bits".into(),
+        bits.to_string(),
+        "--file".into(),
+        file.path().display().to_string(),
+    ])?;
+    match reply {
+        Reply::Digest { overflow: true, .. } => Err(format!(
+            "{} wrote outside its message or digest buffer (OVERFLOW)",
+            inst.label
+        )),
+        Reply::Digest { rc, .. } if rc != 0 => Err(format!("CryptHash returned {rc}")),
+        Reply::Digest { hex, .. } => hex::decode(hex).map_err(|e| e.to_string()),
+        Reply::Error { message } => Err(message),
+        Reply::Meta { .. } => Err("unexpected reply from the worker".into()),
+    }
+}

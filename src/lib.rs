@@ -1,0 +1,12 @@
+//! cyclescope: load ICCS `CryptHash` libraries, prove them against their known-answer tests,
+//! check the host, measure cycles per call and per byte by the NGCC guide's method, and write
+//! the evidence. The engine modules (`catalog`, `plugin`, `kat`, `host`, `measure`, `record`,
+//! `report`, `worker`) never import ratatui or crossterm; `tui` and `cli` are the two frontends.
+
+pub mod catalog;
+pub mod cli;
+pub mod format;
+pub mod host;
+pub mod kat;
+pub mod plugin;
+pub mod worker;
