@@ -1,2 +1,142 @@
 //! Number formatting shared by the CLI, the TUI and the report pages (spec §6): one place, so
-//! a figure reads the same everywhere. Never formats anything but numbers.
+//! a figure reads the same everywhere and reproduces the published pages byte for byte. Never
+//! formats anything but numbers and sizes.
+
+/// The report's placeholder for a missing value (an en dash).
+pub const MISSING: &str = "–";
+
+/// `fmt_int`: `2323`, `17.9 k`, `1.13 M`, `2.01 G`; `–` for None.
+pub fn int(x: Option<f64>) -> String {
+    match x {
+        None => MISSING.into(),
+        Some(x) if x >= 1e9 => format!("{:.2} G", x / 1e9),
+        Some(x) if x >= 1e6 => format!("{:.2} M", x / 1e6),
+        Some(x) if x >= 1e4 => format!("{:.1} k", x / 1e3),
+        Some(x) => format!("{}", py_round0(x)),
+    }
+}
+
+/// `fmt_time`: the first unit of s, ms, µs, ns in which the value is ≥ 1, with 3 significant
+/// digits (`865 ns`, `6.63 µs`, `22 µs`, `2.68 ms`); below 1 ns → ns.
+pub fn time(seconds: f64) -> String {
+    for (factor, unit) in [(1.0, "s"), (1e3, "ms"), (1e6, "µs"), (1e9, "ns")] {
+        if seconds * factor >= 1.0 {
+            return format!("{} {unit}", g3(seconds * factor));
+        }
+    }
+    format!("{} ns", g3(seconds * 1e9))
+}
+
+/// `pct`: `12%` from 0.095 up, else `3.4%`; `–` for None.
+pub fn pct(x: Option<f64>) -> String {
+    match x {
+        None => MISSING.into(),
+        Some(x) if x >= 0.095 => format!("{}%", py_round0(100.0 * x)),
+        Some(x) => format!("{:.1}%", 100.0 * x),
+    }
+}
+
+/// `size_text`: `4 KiB` when a whole number of KiB, else `100 B`.
+pub fn size(bytes: u64) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Python's `f"{x:.3g}"`: three significant digits, trailing zeros removed, exponent form
+/// when the rounded exponent is below -4 or at least 3.
+pub fn g3(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    // `{:.2e}` rounds to 3 significant digits exactly as Python does; its exponent is the
+    // one after rounding, which is what %g decides on.
+    let sci = format!("{x:.2e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let e: i32 = exp.parse().unwrap_or(0);
+    if !(-4..3).contains(&e) {
+        let mant = trim_zeros(mant);
+        return format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (2 - e) as usize;
+    trim_zeros(&format!("{x:.decimals$}")).to_string()
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Python's `f"{x:.0f}"`: round half to even (Rust's `{:.0}` does the same on the binary value,
+/// which is what Python formats too).
+fn py_round0(x: f64) -> String {
+    format!("{x:.0}")
+}
+
+/// Cycles per byte with one decimal, as the report's §4 table.
+pub fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
+    format!("{:.1}", mean_cycles / bytes as f64)
+}
+
+/// Ratio to a baseline: `1.52×`, or `(ratio –)` when unavailable.
+pub fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
+    match (value, baseline) {
+        (Some(v), Some(b)) if b > 0.0 => format!("{:.2}×", v / b),
+        _ => format!("(ratio {MISSING})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_matches_the_published_pages() {
+        for (x, want) in [
+            (2323.0, "2323"),
+            (9043.0, "9043"),
+            (17_900.0, "17.9 k"),
+            (15_100.4, "15.1 k"),
+            (1_130_000.0, "1.13 M"),
+            (962_600.0, "962.6 k"),
+            (2_010_000_000.0, "2.01 G"),
+            (9999.5, "10000"),
+        ] {
+            assert_eq!(int(Some(x)), want, "{x}");
+        }
+        assert_eq!(int(None), "–");
+    }
+
+    #[test]
+    fn time_picks_the_first_unit_at_or_above_one() {
+        for (s, want) in [
+            (865e-9, "865 ns"),
+            (6.63099948e-6, "6.63 µs"),
+            (22e-6, "22 µs"),
+            (2.68e-3, "2.68 ms"),
+            (1.5, "1.5 s"),
+            (0.5e-9, "0.5 ns"),
+            (999.6e-9, "1e+03 ns"),
+        ] {
+            assert_eq!(time(s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn pct_size_ratio() {
+        assert_eq!(pct(Some(0.12)), "12%");
+        assert_eq!(pct(Some(0.034)), "3.4%");
+        assert_eq!(pct(None), "–");
+        assert_eq!(size(4096), "4 KiB");
+        assert_eq!(size(100), "100 B");
+        assert_eq!(size(1500), "1500 B");
+        assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
+        assert_eq!(ratio(Some(3.0), None), "(ratio –)");
+        assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
+    }
+}

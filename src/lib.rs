@@ -8,5 +8,6 @@ pub mod cli;
 pub mod format;
 pub mod host;
 pub mod kat;
+pub mod measure;
 pub mod plugin;
 pub mod worker;

@@ -1,0 +1,10 @@
+//! Measurement: planning (`plan`), statistics (`stats`), the engine's typed events (`event`).
+//! Measures cycles per call by the guide's loop method and per-call samples for histograms,
+//! always in worker processes. Never imports ratatui or crossterm.
+
+pub mod event;
+pub mod plan;
+pub mod stats;
+
+pub use event::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
+pub use plan::{Planning, TrialPlan, plan};
