@@ -3,7 +3,8 @@
 
 mod hash;
 mod list;
-mod select;
+pub(crate) mod select;
+mod validate;
 mod worker_cmd;
 
 pub use select::InstanceArgs;
@@ -34,6 +35,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Check run directories and datasets by the harness's validation rules.
+    Validate(validate::ValidateArgs),
     /// Internal: the worker process that hosts candidate code.
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -49,6 +52,7 @@ pub fn main() -> ExitCode {
         )),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {
