@@ -12,7 +12,7 @@ pub fn int(x: Option<f64>) -> String {
         Some(x) if x >= 1e9 => format!("{:.2} G", x / 1e9),
         Some(x) if x >= 1e6 => format!("{:.2} M", x / 1e6),
         Some(x) if x >= 1e4 => format!("{:.1} k", x / 1e3),
-        Some(x) => format!("{}", py_round0(x)),
+        Some(x) => py_round0(x),
     }
 }
 
@@ -38,7 +38,7 @@ pub fn pct(x: Option<f64>) -> String {
 
 /// `size_text`: `4 KiB` when a whole number of KiB, else `100 B`.
 pub fn size(bytes: u64) -> String {
-    if bytes >= 1024 && bytes % 1024 == 0 {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} B")

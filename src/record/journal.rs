@@ -154,7 +154,7 @@ impl JournalEvent {
                 ..
             } => JournalEvent::JobFinished {
                 job,
-                summary,
+                summary: *summary,
                 record,
             },
             EngineEvent::JobFailed {
@@ -254,7 +254,7 @@ impl JournalEvent {
                 record,
             } => EngineEvent::JobFinished {
                 job,
-                summary,
+                summary: Box::new(summary),
                 record,
                 snapshot: None,
             },

@@ -183,8 +183,8 @@ fn check_kat_log(root: &Path, key: &str, entry: &Value, v: &mut Validation) {
     let text = String::from_utf8_lossy(&text);
     let last = text
         .lines()
-        .filter_map(|l| l.strip_prefix("RESULT "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("RESULT "))
         .and_then(|rest| rest.split_whitespace().nth(2));
     if last != entry["kat"].as_str() {
         v.fail(
