@@ -140,3 +140,15 @@ mod tests {
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
     }
 }
+
+/// A wall-clock duration for progress lines: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.0} s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    }
+}
