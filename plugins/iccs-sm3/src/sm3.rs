@@ -146,7 +146,7 @@ impl Sm3 {
     #[inline]
     pub fn update(&mut self, data: &[u8]) {
         self.total_bits = self.total_bits.wrapping_add(8 * data.len() as u64);
-        if self.pending_bits % 8 == 0 {
+        if self.pending_bits.is_multiple_of(8) {
             self.absorb_aligned(data);
         } else {
             self.absorb_shifted(data);
