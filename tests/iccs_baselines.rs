@@ -225,3 +225,33 @@ fn pseudoxof_clears_the_unused_bits_of_an_odd_width() {
     assert_eq!(rc, 0);
     assert_eq!(narrow, [wide[0], wide[1] & 0xF8]);
 }
+
+#[test]
+fn null_pointers_and_negative_widths_are_error_codes_not_crashes() {
+    // HashLibrary never passes NULL, so this calls the exported symbol directly.
+    type CryptHashFn = unsafe extern "C" fn(i32, *const u8, u64, *mut u8) -> i32;
+    for (name, width) in [("sm3hash", 256), ("pseudohash", 512), ("pseudoxof", 384)] {
+        let path = bundled_library(name);
+        // SAFETY: a bundled library of this workspace; its initialisers are Rust's defaults.
+        let lib = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: CryptHash has exactly the ICCS C signature.
+        let f = *unsafe { lib.get::<CryptHashFn>(b"CryptHash\0") }.expect("CryptHash");
+        let mut out = [0u8; 128];
+        let msg = [1u8; 8];
+        let null_msg = std::ptr::null::<u8>();
+        let null_out = std::ptr::null_mut::<u8>();
+        // SAFETY (all four calls): every non-NULL pointer is a live buffer larger than the
+        // lengths given; the NULL ones are what is under test.
+        unsafe {
+            assert_eq!(f(width, null_msg, 64, out.as_mut_ptr()), -3, "{name}");
+            assert_eq!(f(width, msg.as_ptr(), 64, null_out), -3, "{name}");
+            assert_eq!(f(-width, msg.as_ptr(), 64, out.as_mut_ptr()), -4, "{name}");
+            assert_eq!(out, [0; 128], "{name} wrote on an error");
+            assert_eq!(
+                f(width, null_msg, 0, out.as_mut_ptr()),
+                0,
+                "{name}: empty message"
+            );
+        }
+    }
+}
