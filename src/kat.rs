@@ -7,11 +7,14 @@
 
 pub mod drng;
 pub mod generate;
+pub mod job;
+pub mod log;
 pub mod manifest;
-mod sm3;
+pub mod run;
 pub mod status;
 
 pub use drng::Drng;
 pub use generate::{KatFile, generate};
 pub use manifest::{Manifest, ManifestEntry};
+pub use run::{KatError, KatEvent, KatOptions, KatReport, KatScope, run_kat};
 pub use status::KatStatus;

@@ -2,7 +2,7 @@
 //! state, no reseeding, no additional input), byte-exact (spec §2.2). It owns the state and
 //! the draw; it never allocates per draw, so a 1 GiB message is filled in place.
 
-use super::sm3::sm3;
+use iccs_sm3::sm3;
 
 /// `SEEDLEN` of `drng.h`: 55 bytes (440 bits) of state per vector.
 pub const SEEDLEN: usize = 55;

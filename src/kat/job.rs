@@ -31,6 +31,27 @@ pub struct JobSpec {
     pub out_dir: PathBuf,
 }
 
+impl JobSpec {
+    /// The arguments after `cyclescope worker`.
+    pub fn worker_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "kat".to_string(),
+            format!("--label={}", self.label),
+            format!("--digest-bits={}", self.digest_bits),
+            format!("--out-dir={}", self.out_dir.display()),
+            format!(
+                "--files={}",
+                self.files.iter().map(|f| f.tag()).collect::<Vec<_>>().join(",")
+            ),
+        ];
+        if let Some(n) = &self.kat_name {
+            args.push(format!("--kat-name={n}"));
+        }
+        args.extend(["--".to_string(), self.library.display().to_string()]);
+        args
+    }
+}
+
 /// Messages from the worker, one JSON line each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
