@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// Print the results as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Kill any worker after S seconds, whatever the plan allows (tests).
+    #[arg(long, hide = true, value_name = "S")]
+    pub timeout_cap: Option<f64>,
     /// Read sysfs/procfs below DIR for the host check (fixture trees).
     #[arg(long, hide = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
@@ -133,6 +136,7 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     req.allow_unfixed_host |= args.allow_unfixed_host;
     req.allow_kat_fail |= args.allow_kat_fail;
     req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
+    req.timeout_cap = args.timeout_cap.map(|s| Duration::from_secs_f64(s.max(0.1)));
     if let Some(root) = &args.host_root {
         req.host_root = root.clone();
     }
