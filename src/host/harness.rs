@@ -14,7 +14,7 @@ fn cpufreq(cpu: usize, file: &str) -> String {
     format!("{CPU}/cpu{cpu}/cpufreq/{file}")
 }
 
-/// 1. The guide has build configurations for x86_64 and aarch64 only.
+/// Harness condition 1: The guide has build configurations for x86_64 and aarch64 only.
 pub fn architecture(machine: &str) -> CheckResult {
     let c = HostCheck::Architecture;
     match machine {
@@ -30,10 +30,19 @@ pub fn architecture(machine: &str) -> CheckResult {
     }
 }
 
-/// 2. `perf_event_paranoid` must allow user cycle counting; beyond the harness, the counter
+/// Harness condition 2: `perf_event_paranoid` must allow user cycle counting; beyond the harness, the counter
 /// must also open (a virtual machine usually has no PMU).
-pub fn cycle_counter(root: &HostRoot, perf: &Result<(), CounterError>) -> CheckResult {
+pub fn cycle_counter(
+    root: &HostRoot,
+    perf: &Result<(), CounterError>,
+    machine: &str,
+) -> CheckResult {
     let c = HostCheck::CycleCounter;
+    let fallback = match machine {
+        "x86_64" => "TSC reference cycles will be used",
+        "aarch64" => "cntvct_el0 reference ticks will be used",
+        _ => "no reference counter can stand in",
+    };
     let paranoid = root.read("proc/sys/kernel/perf_event_paranoid");
     let shown = paranoid.as_deref().unwrap_or("unreadable");
     if !matches!(paranoid.as_deref(), Some("-1" | "0" | "1" | "2")) {
@@ -49,20 +58,22 @@ pub fn cycle_counter(root: &HostRoot, perf: &Result<(), CounterError>) -> CheckR
             c,
             format!("perf_event_paranoid={shown}, perf_event_open cpu-cycles:u opens"),
         ),
-        Err(e @ CounterError::NoPmu { errno }) => CheckResult::fail_beyond_harness(
+        Err(CounterError::NoPmu { errno }) => CheckResult::fail_beyond_harness(
             c,
             format!(
                 "perf_event_paranoid={shown}, but no hardware cycle counter (perf_event_open: \
-                 {errno}) — TSC reference cycles will be used"
+                 {errno:?}) — {fallback}"
             ),
-            format!("hardware cycle counter unavailable: {e}"),
-            "this host exposes no PMU (usual in a virtual machine): measure on bare metal, or \
-             give the guest a virtual PMU (e.g. QEMU/KVM `-cpu host,pmu=on`); until then \
-             cyclescope counts TSC reference cycles, not core cycles",
+            format!("hardware cycle counter unavailable: no PMU (perf_event_open: {errno:?})"),
+            format!(
+                "the kernel exposes no cycle-counting PMU (usual in a virtual machine): measure \
+                 on bare metal, or give the guest a virtual PMU (e.g. QEMU/KVM `-cpu host,pmu=on`); \
+                 until then {fallback}, not core cycles"
+            ),
         ),
         Err(e) => CheckResult::fail_beyond_harness(
             c,
-            format!("perf_event_paranoid={shown}, but {e}"),
+            format!("perf_event_paranoid={shown}, but {e} — {fallback}"),
             format!("hardware cycle counter unavailable: {e}"),
             "allow perf_event_open for this user (container: --cap-add PERFMON or a seccomp \
              profile that permits it; otherwise sudo sysctl kernel.perf_event_paranoid=2)",
@@ -98,7 +109,7 @@ fn policy_boosts(root: &HostRoot, cpu: usize) -> Vec<(String, String)> {
     found
 }
 
-/// 3. Turbo off: `intel_pstate/no_turbo` not "0" and `cpufreq/boost` not "1" (missing files
+/// Harness condition 3: Turbo off: `intel_pstate/no_turbo` not "0" and `cpufreq/boost` not "1" (missing files
 /// pass in the harness). Per-policy boost and amd_pstate are shown; per-policy boost on warns.
 pub fn turbo(root: &HostRoot, cpu: usize) -> CheckResult {
     let c = HostCheck::Turbo;
@@ -158,7 +169,7 @@ pub fn turbo(root: &HostRoot, cpu: usize) -> CheckResult {
     CheckResult::pass(c, value)
 }
 
-/// 4. The governor of CPU N, where cpufreq exists, must be `performance`.
+/// Harness condition 4: The governor of CPU N, where cpufreq exists, must be `performance`.
 pub fn governor(root: &HostRoot, cpu: usize) -> CheckResult {
     let c = HostCheck::Governor;
     let driver = root
@@ -180,7 +191,7 @@ pub fn governor(root: &HostRoot, cpu: usize) -> CheckResult {
     }
 }
 
-/// 5. On aarch64 with a governor the clock is fixed by `scaling_min_freq == scaling_max_freq`
+/// Harness condition 5: On aarch64 with a governor the clock is fixed by `scaling_min_freq == scaling_max_freq`
 /// (there is no turbo switch to rely on). On x86-64 the governor and turbo checks cover it.
 pub fn frequency_pinned(root: &HostRoot, cpu: usize, machine: &str) -> CheckResult {
     let c = HostCheck::FrequencyPinned;
@@ -224,10 +235,10 @@ pub fn frequency_pinned(root: &HostRoot, cpu: usize, machine: &str) -> CheckResu
         CheckResult::pass(
             c,
             format!(
-                "{machine}: the performance governor holds the top of {}–{} kHz (min = max is \
-                 required on aarch64 only)",
-                show(&lo),
-                show(&hi)
+                "{machine}: governor performance runs at scaling_max_freq {} kHz (min {} kHz; \
+                 min = max is required on aarch64 only)",
+                show(&hi),
+                show(&lo)
             ),
         )
     } else {
@@ -238,7 +249,7 @@ pub fn frequency_pinned(root: &HostRoot, cpu: usize, machine: &str) -> CheckResu
     }
 }
 
-/// 6. CPU N must not share its core (`thread_siblings_list` must be N itself).
+/// Harness condition 6: CPU N must not share its core (`thread_siblings_list` must be N itself).
 pub fn smt(root: &HostRoot, cpu: usize) -> CheckResult {
     let c = HostCheck::Smt;
     let control = root
@@ -263,7 +274,7 @@ pub fn smt(root: &HostRoot, cpu: usize) -> CheckResult {
     }
 }
 
-/// 7. On an Intel hybrid CPU (`/sys/devices/cpu_core/cpus` exists), N must be a P-core.
+/// Harness condition 7: On an Intel hybrid CPU (`/sys/devices/cpu_core/cpus` exists), N must be a P-core.
 pub fn hybrid_core(root: &HostRoot, cpu: usize) -> CheckResult {
     let c = HostCheck::HybridCore;
     let Some(core) = root
@@ -303,7 +314,7 @@ pub fn hybrid_core(root: &HostRoot, cpu: usize) -> CheckResult {
     )
 }
 
-/// 8. This process must be able to run on CPU N (`taskset -c N true`).
+/// Harness condition 8: This process must be able to run on CPU N (`taskset -c N true`).
 pub fn cpu_usable(cpu: usize, pinned: Result<(), String>) -> CheckResult {
     let c = HostCheck::CpuUsable;
     match pinned {

@@ -27,7 +27,7 @@ pub struct HostReport {
 pub fn check_host(root: &HostRoot, cpu: usize, probes: &mut Probes) -> HostReport {
     let mut checks = vec![
         harness::architecture(&probes.machine),
-        harness::cycle_counter(root, &probes.perf),
+        harness::cycle_counter(root, &probes.perf, &probes.machine),
         harness::turbo(root, cpu),
         harness::governor(root, cpu),
         harness::frequency_pinned(root, cpu, &probes.machine),
