@@ -108,7 +108,9 @@ pub enum CounterError {
     NoReferenceCounter,
     #[error("cannot pin the probing thread to CPU {cpu}: {errno:?}")]
     Pin { cpu: usize, errno: Errno },
-    #[error("the cycle counter read 0 over a busy window (counter not counting)")]
+    #[error(
+        "perf_event_open succeeds but the cycle counter reads 0 over a busy loop (a PMU that does not count)"
+    )]
     NoCount,
 }
 
@@ -149,10 +151,10 @@ enum Inner {
 }
 
 impl LoopCounter {
-    /// perf_event user cycles if they open, else the reference counter; an error only when
-    /// neither exists.
+    /// perf_event user cycles if they open and count, else the reference counter; an error
+    /// only when neither exists.
     pub fn open() -> Result<Self, CounterError> {
-        match PerfCycles::open() {
+        match PerfCycles::open_counting() {
             Ok(perf) => Ok(LoopCounter {
                 inner: Inner::Perf(perf),
                 perf_error: None,

@@ -17,7 +17,7 @@ mod root;
 mod steady;
 
 pub use check::{CheckResult, HostCheck, Status};
-pub use environment::{EnvChange, FIXED_ENV, environment, fixed_env_diff};
+pub use environment::{EnvChange, FIXED_ENV, environment, fixed_clock_hz, fixed_env_diff};
 pub use fixture::PROBES_FILE;
 pub use probes::{ClockProber, CpuAccess, FixedClock, Probes, ToolVersions, Tools};
 pub use report::{HostReport, check_host, refuse_unfixed};

@@ -128,6 +128,22 @@ pub fn environment(root: &HostRoot, cpu: usize, probes: &mut Probes) -> Map<Stri
         .collect()
 }
 
+/// The run's fixed core clock for the disturbance test (the harness's `fixed_clock`): the
+/// cpufreq limit where cpufreq exists, else the probed core clock; None when neither is known
+/// (then no trial is judged disturbed).
+pub fn fixed_clock_hz(env: &Map<String, Value>) -> Option<f64> {
+    let khz = env
+        .get("cpufreq_max_khz")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|&k| k > 0.0);
+    khz.map(|k| k * 1e3).or_else(|| {
+        env.get("core_clock_hz")
+            .and_then(Value::as_f64)
+            .filter(|&hz| hz > 0.0)
+    })
+}
+
 /// One fixed key that differs between a run's records and now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvChange {
@@ -166,6 +182,15 @@ mod tests {
 
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn fixed_clock_prefers_cpufreq_then_the_probe() {
+        let both = map(json!({"cpufreq_max_khz": "2707200", "core_clock_hz": 2695228108u64}));
+        assert_eq!(fixed_clock_hz(&both), Some(2_707_200_000.0));
+        let probe = map(json!({"cpufreq_max_khz": null, "core_clock_hz": 3_400_000_000u64}));
+        assert_eq!(fixed_clock_hz(&probe), Some(3.4e9));
+        assert_eq!(fixed_clock_hz(&map(json!({"core_clock_hz": null}))), None);
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub fn cycle_counter(
     match perf {
         Ok(()) => CheckResult::pass(
             c,
-            format!("perf_event_paranoid={shown}, perf_event_open cpu-cycles:u opens"),
+            format!("perf_event_paranoid={shown}, perf_event_open cpu-cycles:u opens and counts"),
         ),
         Err(CounterError::NoPmu { errno }) => CheckResult::fail_beyond_harness(
             c,

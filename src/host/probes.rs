@@ -21,7 +21,8 @@ pub struct Probes {
     pub hostname: Option<String>,
     /// `uname -r`.
     pub kernel: Option<String>,
-    /// The outcome of opening user-mode hardware cycles, as the harness's driver does.
+    /// The outcome of opening user-mode hardware cycles, as the harness's driver does (and of
+    /// checking that they count).
     pub perf: Result<(), CounterError>,
     pub cpu_access: CpuAccess,
     pub clock: ClockProber,
@@ -37,7 +38,7 @@ impl Probes {
             machine: sysinfo::System::cpu_arch(),
             hostname: sysinfo::System::host_name().ok(),
             kernel: sysinfo::System::kernel_version().ok(),
-            perf: PerfCycles::open().map(drop),
+            perf: PerfCycles::open_counting().map(drop),
             cpu_access: CpuAccess::Live,
             clock: ClockProber::live(),
             tools: Tools::Live,
