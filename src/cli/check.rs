@@ -36,6 +36,10 @@ pub const SCHEMA: &str = "cyclescope-check/1";
 
 pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let root = HostRoot::new(args.root.clone().unwrap_or_else(|| PathBuf::from("/")));
+    if !root.dir().is_dir() {
+        anyhow::bail!("--root {} is not a folder", root.dir().display());
+    }
+    let mut probes = Probes::for_root(&root).context("host probes")?;
     let cpu = match args.cpu {
         Some(cpu) => cpu,
         None => match load_catalog(config)?.settings.cpu {
@@ -45,7 +49,6 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
             })?,
         },
     };
-    let mut probes = Probes::for_root(&root).context("host probes")?;
     let report = host::check_host(&root, cpu, &mut probes);
     let environment = args.env.then(|| host::environment(&root, cpu, &mut probes));
     if args.json {
