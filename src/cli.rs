@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. No subcommand opens the TUI; every
 //! subcommand is a thin headless frontend over the engine modules. `anyhow` lives here only.
 
+mod check;
 mod hash;
 mod list;
 pub(crate) mod select;
@@ -33,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// List candidates and instances, and whether each library loads.
     List(list::ListArgs),
+    /// Check that the host is fit for cycle measurements on the measurement CPU (the harness's
+    /// host problems, plus advisories); exit 0 when ready, 1 with problems.
+    Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
     /// Check run directories and datasets by the harness's validation rules.
@@ -51,6 +55,7 @@ pub fn main() -> ExitCode {
             "the TUI is not built yet; try `cyclescope list`"
         )),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
+        Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
