@@ -4,6 +4,7 @@
 mod check;
 mod hash;
 mod list;
+mod run;
 pub(crate) mod select;
 mod validate;
 mod worker_cmd;
@@ -39,6 +40,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// KAT gate, host check, plan and measure: cycles per call and per byte, with records.
+    Run(run::RunArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
     /// Internal: the worker process that hosts candidate code.
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };

@@ -153,7 +153,7 @@ pub fn last_online_cpu() -> usize {
 }
 
 fn default_run_dir(runs_dir: &Path) -> PathBuf {
-    let host = sysinfo::System::host_name().unwrap_or_else(|| "host".into());
+    let host = sysinfo::System::host_name().unwrap_or_else(|_| "host".to_string());
     runs_dir.join(format!("{host}-campaign-{}", chrono::Utc::now().format("%Y%m%dT%H%M%SZ")))
 }
 

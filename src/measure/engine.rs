@@ -94,6 +94,8 @@ pub enum EngineError {
         run_dir: PathBuf,
         changes: Vec<String>,
     },
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
     #[error("cannot write the journal of {path}: {source}")]
     Journal {
         path: PathBuf,
@@ -161,7 +163,7 @@ pub fn run(
         emit(ev);
     };
 
-    let host = HostGate::check(&req.host_root, req.cpu);
+    let host = HostGate::check(&req.host_root, req.cpu)?;
     let problems = host.problems();
     if !problems.is_empty() && !req.allow_unfixed_host {
         return Err(EngineError::UnfixedHost(problems));
@@ -202,7 +204,7 @@ pub fn run(
     }
 
     let setup = WorkerSetup {
-        exe: req.worker_exe.clone(),
+        exe: crate::worker::measurement_exe(&req.worker_exe),
         cpu: req.cpu,
         limits: req.limits,
         cancel: cancel.clone(),

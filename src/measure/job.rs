@@ -167,7 +167,11 @@ pub fn run_process(
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
     let complete = failure.is_none() && trials.len() as u32 == spec.trials;
-    let mut command = vec!["cyclescope".to_string(), "worker".to_string()];
+    let program = setup
+        .exe
+        .file_name()
+        .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
+    let mut command = vec![program, "worker".to_string()];
     command.extend(args);
     ProcessRun {
         record: ProcessRecord {

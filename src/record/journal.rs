@@ -28,7 +28,6 @@ pub struct Entry {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JournalEvent {
     RunStarted {
-        run_dir: PathBuf,
         labels: Vec<String>,
         lengths: Vec<u64>,
         cpu: usize,

@@ -140,3 +140,75 @@ fn build_entry(inst: &Instance, kat: &KatResult) -> Value {
     m.insert("kat_log_sha256".into(), json!(kat.log_sha256));
     Value::Object(m)
 }
+
+/// The host as the run found it: checks, the environment block, the clock for the
+/// disturbance test. Checked once per run; records carry this environment.
+pub struct HostGate {
+    report: crate::host::HostReport,
+    environment: Map<String, Value>,
+    started_utc: String,
+    load_average_start: [f64; 3],
+}
+
+impl HostGate {
+    /// Checks CPU `cpu` of the host below `root` (`/` for this machine).
+    pub fn check(root: &Path, cpu: usize) -> Result<Self, crate::host::HostError> {
+        let root = crate::host::HostRoot::new(root);
+        let mut probes = crate::host::Probes::for_root(&root)?;
+        let report = crate::host::check_host(&root, cpu, &mut probes);
+        let environment = crate::host::environment(&root, cpu, &mut probes);
+        Ok(Self {
+            report,
+            environment,
+            started_utc: crate::record::utc_now(),
+            load_average_start: crate::record::load_average(),
+        })
+    }
+
+    /// The harness's problem sentences (failed checks only).
+    pub fn problems(&self) -> Vec<String> {
+        self.report.problems()
+    }
+
+    pub fn report(&self) -> &crate::host::HostReport {
+        &self.report
+    }
+
+    pub fn environment(&self) -> Map<String, Value> {
+        self.environment.clone()
+    }
+
+    /// The harness's `fixed_clock` (cpufreq max, else the probed clock) for the disturbance test.
+    pub fn fixed_clock_hz(&self) -> Option<f64> {
+        crate::host::fixed_clock_hz(&self.environment)
+    }
+
+    pub fn ref_to_core_ratio(&self) -> Option<f64> {
+        self.environment.get("ref_to_core_ratio").and_then(Value::as_f64)
+    }
+
+    pub fn started_utc(&self) -> String {
+        self.started_utc.clone()
+    }
+
+    pub fn load_average_start(&self) -> [f64; 3] {
+        self.load_average_start
+    }
+
+    /// FIXED_ENV differences between the run's first complete record on this CPU and now.
+    pub fn changed_since_first_record(&self, run_dir: &Path) -> Vec<String> {
+        let cpu = self.environment.get("cpu_number").cloned();
+        let mut records = crate::record::run_dir::list_records(run_dir);
+        records.sort_by(|a, b| a.1.started_utc.cmp(&b.1.started_utc));
+        let first = records
+            .iter()
+            .find(|(_, r)| r.status == "complete" && r.environment.get("cpu_number").cloned() == cpu);
+        match first {
+            Some((_, r)) => crate::host::fixed_env_diff(&r.environment, &self.environment)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}

@@ -68,12 +68,14 @@ pub fn job_record(
         histogram_v2_base64: histogram::encode(&m.histogram),
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
         measurement_cpu: req.cpu,
+        worker: crate::worker::measurement_exe(&req.worker_exe)
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: m.failure.clone(),
     };
     let rec = assemble(
-        req,
         inst,
         len,
         kat,
@@ -139,17 +141,19 @@ pub fn failed_record(
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
         measurement_cpu: req.cpu,
+        worker: crate::worker::measurement_exe(&req.worker_exe)
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: Some(reason.to_string()),
     };
-    let rec = assemble(req, inst, len, kat, host, &plan, processes, 0, additions);
+    let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
     dir.write_record(&rec).ok()
 }
 
 #[allow(clippy::too_many_arguments)]
 fn assemble(
-    req: &RunRequest,
     inst: &Instance,
     len: u64,
     kat: &KatResult,
