@@ -2,6 +2,7 @@
 //! subcommand is a thin headless frontend over the engine modules. `anyhow` lives here only.
 
 mod hash;
+mod kat;
 mod list;
 mod select;
 mod worker_cmd;
@@ -34,6 +35,9 @@ pub enum Command {
     List(list::ListArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Known-answer tests: generate the official ICCS KAT files and check them against a
+    /// manifest or reference files (exit code = the worst status, 0 = PASS).
+    Kat(kat::KatArgs),
     /// Internal: the worker process that hosts candidate code.
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -49,6 +53,7 @@ pub fn main() -> ExitCode {
         )),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::generate::{self, GenerateError, KatFile};
 use super::KatStatus;
+use super::generate::{self, GenerateError, KatFile};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 
 /// Minimum spacing of progress messages.
@@ -41,7 +41,11 @@ impl JobSpec {
             format!("--out-dir={}", self.out_dir.display()),
             format!(
                 "--files={}",
-                self.files.iter().map(|f| f.tag()).collect::<Vec<_>>().join(",")
+                self.files
+                    .iter()
+                    .map(|f| f.tag())
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
         ];
         if let Some(n) = &self.kat_name {
@@ -65,7 +69,11 @@ pub enum KatMessage {
     LoadFailed { detail: String },
     /// A line for the KAT log, verbatim.
     Log { line: String },
-    Progress { file: KatFile, done: u64, total: u64 },
+    Progress {
+        file: KatFile,
+        done: u64,
+        total: u64,
+    },
     /// A file was written completely.
     FileDone {
         file: KatFile,
@@ -175,7 +183,11 @@ where
     drop(out);
     let seconds = started.elapsed().as_secs_f64();
     send(&KatMessage::Log {
-        line: format!("timing  {} {seconds:.3} s{}", file.tag(), file.timing_note()),
+        line: format!(
+            "timing  {} {seconds:.3} s{}",
+            file.tag(),
+            file.timing_note()
+        ),
     });
     send(&KatMessage::FileDone {
         file,
@@ -212,7 +224,10 @@ mod tests {
         let m = meta("laurus_xof", 2048);
         assert_eq!(kat_name(Some("x"), Some(&m), "L"), "x");
         assert_eq!(kat_name(None, Some(&m), "Laurus-XOF"), "laurus_xof");
-        assert_eq!(kat_name(None, Some(&meta("pseudoXOF", 0)), "pseudoXOF-512"), "pseudoXOF-512");
+        assert_eq!(
+            kat_name(None, Some(&meta("pseudoXOF", 0)), "pseudoXOF-512"),
+            "pseudoXOF-512"
+        );
         assert_eq!(kat_name(None, None, "L"), "L");
     }
 
@@ -224,7 +239,10 @@ mod tests {
             total: 4097,
         };
         let s = serde_json::to_string(&m).unwrap();
-        assert_eq!(s, r#"{"t":"progress","file":"KAT_2_12","done":1,"total":4097}"#);
+        assert_eq!(
+            s,
+            r#"{"t":"progress","file":"KAT_2_12","done":1,"total":4097}"#
+        );
         assert_eq!(serde_json::from_str::<KatMessage>(&s).unwrap(), m);
     }
 
@@ -243,6 +261,9 @@ mod tests {
         };
         let mut got = Vec::new();
         run(&spec, &mut |m| got.push(m.clone()));
-        assert!(matches!(got.as_slice(), [KatMessage::LoadFailed { detail }] if detail.contains("not an ELF")), "{got:?}");
+        assert!(
+            matches!(got.as_slice(), [KatMessage::LoadFailed { detail }] if detail.contains("not an ELF")),
+            "{got:?}"
+        );
     }
 }

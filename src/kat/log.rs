@@ -138,7 +138,11 @@ mod tests {
 
     #[test]
     fn the_block_matches_the_published_layout() {
-        let b = metadata_block("lib/libuHash-512.so", Some(&meta("uHash-512", 512)), &inst());
+        let b = metadata_block(
+            "lib/libuHash-512.so",
+            Some(&meta("uHash-512", 512)),
+            &inst(),
+        );
         assert_eq!(
             b.join("\n"),
             "library     = lib/libuHash-512.so\nid          = hash-05\ntype        = hash\n\
@@ -151,7 +155,10 @@ mod tests {
     #[test]
     fn multi_width_libraries_show_the_label_and_catalog_width() {
         let b = metadata_block("libpseudoxof.so", Some(&meta("pseudoXOF", 0)), &inst());
-        assert!(b.contains(&"instance    = pseudoXOF-512".to_string()), "{b:?}");
+        assert!(
+            b.contains(&"instance    = pseudoXOF-512".to_string()),
+            "{b:?}"
+        );
         assert!(b.contains(&"digest_bits = 512".to_string()));
         assert!(b.contains(&"digest_len  = 64".to_string()));
         let none = metadata_block("libx.so", None, &inst());
@@ -169,8 +176,17 @@ mod tests {
 
     #[test]
     fn absolute_paths_never_show() {
-        assert_eq!(shown_path(Path::new("lib/libx.so"), Path::new("/r")), "lib/libx.so");
-        assert_eq!(shown_path(Path::new("/r/katgen/a.txt"), Path::new("/r")), "katgen/a.txt");
-        assert_eq!(shown_path(Path::new("/elsewhere/tmp/libx.so"), Path::new("/r")), "libx.so");
+        assert_eq!(
+            shown_path(Path::new("lib/libx.so"), Path::new("/r")),
+            "lib/libx.so"
+        );
+        assert_eq!(
+            shown_path(Path::new("/r/katgen/a.txt"), Path::new("/r")),
+            "katgen/a.txt"
+        );
+        assert_eq!(
+            shown_path(Path::new("/elsewhere/tmp/libx.so"), Path::new("/r")),
+            "libx.so"
+        );
     }
 }

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::KatStatus;
 use super::generate::{KatFile, Written};
 use super::job::{JobSpec, KatMessage};
 use super::log;
 use super::manifest::{CanonicalMode, ManifestEntry, ManifestError};
-use super::KatStatus;
 use crate::catalog::Instance;
 use crate::worker::{self, Exit, WorkerCommand, WorkerError};
 
@@ -82,9 +82,18 @@ impl KatOptions {
 /// What a running job reports to its caller (for progress displays).
 #[derive(Debug, Clone, PartialEq)]
 pub enum KatEvent {
-    Loaded { kat_name: String },
-    Progress { file: KatFile, done: u64, total: u64 },
-    FileChecked { file: KatFile, status: KatStatus },
+    Loaded {
+        kat_name: String,
+    },
+    Progress {
+        file: KatFile,
+        done: u64,
+        total: u64,
+    },
+    FileChecked {
+        file: KatFile,
+        status: KatStatus,
+    },
 }
 
 /// One generated file and its verdict.
@@ -179,7 +188,11 @@ pub fn run_kat(
     on_event: &mut dyn FnMut(&KatEvent),
 ) -> Result<KatReport, KatError> {
     let reference = check::References::load(inst, opts)?;
-    let gen_dir = opts.run_dir.join("katgen").join(&inst.candidate).join(&inst.label);
+    let gen_dir = opts
+        .run_dir
+        .join("katgen")
+        .join(&inst.candidate)
+        .join(&inst.label);
     std::fs::create_dir_all(&gen_dir).map_err(io_err("cannot create", &gen_dir))?;
     let log_path = opts
         .run_dir
@@ -215,7 +228,11 @@ pub fn run_kat(
         ),
         (Exit::TimedOut(d), None) => (
             KatStatus::Timeout,
-            format!("timeout after {:.0} s{}", d.as_secs_f64(), state.during(&files)),
+            format!(
+                "timeout after {:.0} s{}",
+                d.as_secs_f64(),
+                state.during(&files)
+            ),
         ),
         (Exit::Code(rc), None) => (
             KatStatus::Crash,

@@ -77,12 +77,18 @@ impl References {
             let (status, detail) = match e.count {
                 Some(n) => (
                     KatStatus::Mismatch,
-                    format!("{name}: the manifest entry covers {n} Count records (:{n}); a hash KAT has none"),
+                    format!(
+                        "{name}: the manifest entry covers {n} Count records (:{n}); a hash KAT has none"
+                    ),
                 ),
                 None if got == e.sha256 => (KatStatus::Pass, String::new()),
                 None => (
                     KatStatus::Mismatch,
-                    format!("{name}: sha256 {} != manifest {}", hex::encode(got), e.sha256_hex()),
+                    format!(
+                        "{name}: sha256 {} != manifest {}",
+                        hex::encode(got),
+                        e.sha256_hex()
+                    ),
                 ),
             };
             return (status, detail, vec![line], Reference::Manifest(e.clone()));
@@ -96,7 +102,10 @@ impl References {
             let compared = File::open(&path).and_then(|r| {
                 let bytes = r.metadata()?.len();
                 let g = File::open(generated)?;
-                Ok((bytes, manifest::compare_lines(BufReader::new(g), BufReader::new(r))?))
+                Ok((
+                    bytes,
+                    manifest::compare_lines(BufReader::new(g), BufReader::new(r))?,
+                ))
             });
             let (bytes, comparison) = match compared {
                 Ok(c) => c,
@@ -138,7 +147,11 @@ impl References {
             None if self.manifest.is_some() => String::new(),
             None => " (no manifest)".to_string(),
         };
-        let dir = if self.kat_dir.is_some() { " and no reference file in --kat-dir" } else { "" };
+        let dir = if self.kat_dir.is_some() {
+            " and no reference file in --kat-dir"
+        } else {
+            ""
+        };
         (
             KatStatus::Nokat,
             format!("{name}: no manifest entry{why}{dir}"),
@@ -195,8 +208,11 @@ impl<'a> JobState<'a> {
     ) {
         match m {
             KatMessage::Loaded { meta, kat_name } => {
-                self.log
-                    .extend(log::metadata_block(&self.library_shown, meta.as_ref(), self.inst));
+                self.log.extend(log::metadata_block(
+                    &self.library_shown,
+                    meta.as_ref(),
+                    self.inst,
+                ));
                 self.meta = meta;
                 on_event(&KatEvent::Loaded {
                     kat_name: kat_name.clone(),
@@ -204,7 +220,8 @@ impl<'a> JobState<'a> {
                 self.kat_name = Some(kat_name);
             }
             KatMessage::LoadFailed { detail } => {
-                self.log.push(format!("{:<12}= {}", "library", self.library_shown));
+                self.log
+                    .push(format!("{:<12}= {}", "library", self.library_shown));
                 self.load_failed = Some(detail);
             }
             KatMessage::Log { line } => self.log.push(line),
@@ -220,9 +237,10 @@ impl<'a> JobState<'a> {
                 sha256_strict,
                 sha256_nolen,
             } => {
-                let (Some(strict), Some(nolen)) =
-                    (digest_from_hex(&sha256_strict), digest_from_hex(&sha256_nolen))
-                else {
+                let (Some(strict), Some(nolen)) = (
+                    digest_from_hex(&sha256_strict),
+                    digest_from_hex(&sha256_nolen),
+                ) else {
                     self.error = Some(format!("bad digests for {name} from the worker"));
                     return;
                 };
@@ -270,7 +288,12 @@ impl<'a> JobState<'a> {
         if !self.done {
             return None;
         }
-        let worst = self.files.iter().map(|f| f.status).max().unwrap_or_default();
+        let worst = self
+            .files
+            .iter()
+            .map(|f| f.status)
+            .max()
+            .unwrap_or_default();
         let detail = self
             .files
             .iter()
