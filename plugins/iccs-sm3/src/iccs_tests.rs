@@ -70,7 +70,7 @@ fn model_xof(len: u64, m: &Bits) -> Vec<u8> {
         out.extend_from_slice(&m.clone().cat(&b(&ct.to_be_bytes())).sm3());
     }
     out.truncate(len.div_ceil(8) as usize);
-    if len % 8 != 0 {
+    if !len.is_multiple_of(8) {
         let last = out.len() - 1;
         out[last] &= 0xFFu8 << (8 - len % 8);
     }

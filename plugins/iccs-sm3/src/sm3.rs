@@ -47,68 +47,102 @@ fn p1(x: u32) -> u32 {
     x ^ x.rotate_left(15) ^ x.rotate_left(23)
 }
 
-/// One round; `ff`/`gg` are the boolean functions of the round's half.
+/// One round in OpenSSL's register-renaming form: instead of shifting eight words per round,
+/// the caller rotates the names (`a b c d e f g h` → `d a b c h e f g`), so a round only
+/// rewrites `b`, `d`, `f` and `h`. The message schedule is a 16-word window expanded on the
+/// fly (`W[j+4]` is computed when first needed). `$ff`/`$gg` pick the round's half.
 macro_rules! round {
-    ($j:expr, $w:ident, $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident,
-     $h:ident, $ff:expr, $gg:expr) => {{
+    ($ff:ident, $gg:ident, $j:expr, $x:ident,
+     $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {{
+        let w_j4 = if $j + 4 < 16 {
+            $x[$j + 4]
+        } else {
+            expand(&mut $x, $j + 4)
+        };
+        let w_j = $x[$j & 15];
         let a12 = $a.rotate_left(12);
         let ss1 = a12
             .wrapping_add($e)
             .wrapping_add(T_ROTATED[$j])
             .rotate_left(7);
         let ss2 = ss1 ^ a12;
-        let tt1 = ($ff)
+        let tt1 = $ff($a, $b, $c)
             .wrapping_add($d)
             .wrapping_add(ss2)
-            .wrapping_add($w[$j] ^ $w[$j + 4]);
-        let tt2 = ($gg)
+            .wrapping_add(w_j ^ w_j4);
+        let tt2 = $gg($e, $f, $g)
             .wrapping_add($h)
             .wrapping_add(ss1)
-            .wrapping_add($w[$j]);
-        $d = $c;
-        $c = $b.rotate_left(9);
-        $b = $a;
-        $a = tt1;
-        $h = $g;
-        $g = $f.rotate_left(19);
-        $f = $e;
-        $e = p0(tt2);
+            .wrapping_add(w_j);
+        $b = $b.rotate_left(9);
+        $d = tt1;
+        $f = $f.rotate_left(19);
+        $h = p0(tt2);
     }};
+}
+
+/// Four rounds from `$j`, after which the names are back in place.
+macro_rules! four_rounds {
+    ($ff:ident, $gg:ident, $j:expr, $x:ident, $a:ident, $b:ident, $c:ident, $d:ident,
+     $e:ident, $f:ident, $g:ident, $h:ident) => {
+        round!($ff, $gg, $j, $x, $a, $b, $c, $d, $e, $f, $g, $h);
+        round!($ff, $gg, $j + 1, $x, $d, $a, $b, $c, $h, $e, $f, $g);
+        round!($ff, $gg, $j + 2, $x, $c, $d, $a, $b, $g, $h, $e, $f);
+        round!($ff, $gg, $j + 3, $x, $b, $c, $d, $a, $f, $g, $h, $e);
+    };
+}
+
+/// `W[i]` for 16 ≤ i < 68 from the window holding `W[i-16..i]`, stored in place of `W[i-16]`.
+#[inline(always)]
+fn expand(x: &mut [u32; 16], i: usize) -> u32 {
+    let w = p1(x[i & 15] ^ x[(i - 9) & 15] ^ x[(i - 3) & 15].rotate_left(15))
+        ^ x[(i - 13) & 15].rotate_left(7)
+        ^ x[(i - 6) & 15];
+    x[i & 15] = w;
+    w
+}
+
+#[inline(always)]
+fn ff0(x: u32, y: u32, z: u32) -> u32 {
+    x ^ y ^ z
+}
+
+#[inline(always)]
+fn ff1(x: u32, y: u32, z: u32) -> u32 {
+    (x & y) | (x & z) | (y & z)
+}
+
+/// `(x & y) | (!x & z)`, in one operation fewer.
+#[inline(always)]
+fn gg1(x: u32, y: u32, z: u32) -> u32 {
+    ((y ^ z) & x) ^ z
 }
 
 /// Compresses every whole block of `blocks` (its length is a multiple of 64) into `state`.
 fn compress_blocks(state: &mut [u32; 8], blocks: &[u8]) {
     debug_assert_eq!(blocks.len() % BLOCK_LEN, 0);
     for block in blocks.chunks_exact(BLOCK_LEN) {
-        let mut w = [0u32; 68];
-        for (wi, word) in w.iter_mut().zip(block.chunks_exact(4)) {
-            *wi = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-        }
-        for j in 16..68 {
-            w[j] = p1(w[j - 16] ^ w[j - 9] ^ w[j - 3].rotate_left(15))
-                ^ w[j - 13].rotate_left(7)
-                ^ w[j - 6];
+        let mut x = [0u32; 16];
+        for (xi, word) in x.iter_mut().zip(block.chunks_exact(4)) {
+            *xi = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
         }
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-        for j in 0..16 {
-            round!(j, w, a, b, c, d, e, f, g, h, a ^ b ^ c, e ^ f ^ g);
-        }
-        for j in 16..64 {
-            round!(
-                j,
-                w,
-                a,
-                b,
-                c,
-                d,
-                e,
-                f,
-                g,
-                h,
-                (a & b) | (a & c) | (b & c),
-                (e & f) | (!e & g)
-            );
-        }
+        four_rounds!(ff0, ff0, 0, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff0, ff0, 4, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff0, ff0, 8, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff0, ff0, 12, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 16, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 20, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 24, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 28, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 32, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 36, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 40, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 44, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 48, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 52, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 56, x, a, b, c, d, e, f, g, h);
+        four_rounds!(ff1, gg1, 60, x, a, b, c, d, e, f, g, h);
         for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
             *s ^= v;
         }
@@ -146,7 +180,7 @@ impl Sm3 {
     #[inline]
     pub fn update(&mut self, data: &[u8]) {
         self.total_bits = self.total_bits.wrapping_add(8 * data.len() as u64);
-        if self.pending_bits % 8 == 0 {
+        if self.pending_bits.is_multiple_of(8) {
             self.absorb_aligned(data);
         } else {
             self.absorb_shifted(data);
