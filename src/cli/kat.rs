@@ -79,6 +79,12 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         println!("{}", report.result_line());
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
+            if matches!(report.status, KatStatus::Crash | KatStatus::Timeout) {
+                let tail: Vec<&str> = report.stderr_tail.lines().rev().take(3).collect();
+                for line in tail.iter().rev() {
+                    eprintln!("  worker stderr: {line}");
+                }
+            }
         }
         worst = worst.worst(report.status);
         entries.extend(report.manifest_entries(args.kat_dir.as_deref()));
@@ -107,7 +113,8 @@ fn resolve(
     config: Option<&Path>,
     select: &InstanceArgs,
 ) -> anyhow::Result<(Settings, Vec<Instance>)> {
-    match (select.resolve(config, false), &select.lib) {
+    // `--scan` checks everything it finds unless labels pick some.
+    match (select.resolve(config, select.scan.is_some()), &select.lib) {
         (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),
         (Err(e), Some(lib)) => {
             let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();
