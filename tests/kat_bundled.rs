@@ -204,3 +204,29 @@ fn kat_dir_comparison_tolerates_crlf_and_blank_len_lines() {
         stdout(&o)
     );
 }
+
+#[test]
+fn loop_scope_matches_the_committed_manifest() {
+    // pseudoXOF-256 is the cheapest instance: a million chained calls take seconds.
+    let run = tempfile::tempdir().unwrap();
+    let o = kat(
+        &["pseudoXOF-256", "--loop", "--out", path_str(run.path())],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let log = log_of(run.path(), "iccs", "pseudoXOF-256");
+    assert!(
+        log.contains("\ntiming  KAT_Loop ") && log.contains(" s (1e6 x 8192-bit)\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains(" strict KAT_Loop_pseudoXOF-256.txt\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains(
+            "\nwrote  katgen/iccs/pseudoXOF-256/KAT_Loop_pseudoXOF-256.txt (2156 bytes)\n"
+        ),
+        "{log}"
+    );
+}
