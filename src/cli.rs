@@ -3,6 +3,7 @@
 
 mod check;
 mod hash;
+mod kat;
 mod list;
 mod run;
 pub(crate) mod select;
@@ -40,6 +41,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Known-answer tests: generate the official ICCS KAT files and check them against a
+    /// manifest or reference files (exit code = the worst status, 0 = PASS).
+    Kat(kat::KatArgs),
     /// KAT gate, host check, plan and measure: cycles per call and per byte, with records.
     Run(run::RunArgs),
     /// Check run directories and datasets by the harness's validation rules.
@@ -60,6 +64,7 @@ pub fn main() -> ExitCode {
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),

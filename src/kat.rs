@@ -16,5 +16,7 @@ pub mod status;
 pub use drng::Drng;
 pub use generate::{KatFile, generate};
 pub use manifest::{Manifest, ManifestEntry};
-pub use run::{KatError, KatEvent, KatOptions, KatReport, KatScope, run_kat};
+pub use run::{
+    FileReport, KatError, KatEvent, KatOptions, KatReport, KatScope, Reference, run_kat,
+};
 pub use status::KatStatus;

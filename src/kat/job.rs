@@ -172,7 +172,7 @@ where
     let mut last = started;
     let mut progress = |done: u64, total: u64| {
         // Checking the clock only every 64 steps keeps it off a million-call loop's profile.
-        if done == total || (done % 64 == 0 && last.elapsed() >= PROGRESS_INTERVAL) {
+        if done == total || (done.is_multiple_of(64) && last.elapsed() >= PROGRESS_INTERVAL) {
             last = Instant::now();
             send(&KatMessage::Progress { file, done, total });
         }

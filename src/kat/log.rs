@@ -9,23 +9,27 @@ use super::KatStatus;
 use crate::catalog::Instance;
 use crate::plugin::NgccMeta;
 
-/// A path as a log shows it: relative paths as given; absolute ones relative to the working
-/// folder or to `base` when below them, else only the file name.
+/// A path as a log shows it: relative to `base` (the run directory) when below it, else
+/// relative paths as given, else relative to the working folder when below it, else only the
+/// file name.
 pub fn shown_path(path: &Path, base: &Path) -> String {
+    let plain = |r: &Path| {
+        !r.as_os_str().is_empty() && r.components().all(|c| matches!(c, Component::Normal(_)))
+    };
+    if let Some(r) = path.strip_prefix(base).ok().filter(|r| plain(r)) {
+        return r.display().to_string();
+    }
     if path.is_relative() {
         return path.display().to_string();
     }
     let cwd = std::env::current_dir().ok();
-    let rel = cwd
-        .iter()
-        .map(|c| c.as_path())
-        .chain([base])
-        .filter(|b| b.is_absolute())
-        .find_map(|b| path.strip_prefix(b).ok())
-        .filter(|r| r.components().all(|c| matches!(c, Component::Normal(_))));
-    match rel {
-        Some(r) if !r.as_os_str().is_empty() => r.display().to_string(),
-        _ => path
+    match cwd
+        .as_deref()
+        .and_then(|c| path.strip_prefix(c).ok())
+        .filter(|r| plain(r))
+    {
+        Some(r) => r.display().to_string(),
+        None => path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
     }

@@ -126,6 +126,8 @@ pub struct KatReport {
     pub log_path: PathBuf,
     pub gen_dir: PathBuf,
     pub wall: Duration,
+    /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
+    pub stderr_tail: String,
 }
 
 impl KatReport {
@@ -245,7 +247,8 @@ pub fn run_kat(
             detail,
         });
     }
-    let report = state.finish(status, detail, log_path, gen_dir, outcome.wall);
+    let mut report = state.finish(status, detail, log_path, gen_dir, outcome.wall);
+    report.stderr_tail = outcome.stderr_tail;
     write_log(&report.log_path, &state_log(&report, &state))?;
     Ok(report)
 }

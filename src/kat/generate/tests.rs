@@ -1,3 +1,6 @@
+//! The generators against a stand-in hash: sizes of the published logs, DRNG messages in the
+//! text, and the CRYPTOFAIL message.
+
 use super::*;
 use crate::kat::manifest::{CanonicalMode, canonical_sha256};
 

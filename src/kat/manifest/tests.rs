@@ -1,3 +1,5 @@
+//! Manifest parsing, lookup, merging and the published manifests as fixtures.
+
 use super::*;
 
 const SHA: &str = "87a5813566d944bf12bea9fc0a0ef7594b6138702d1801cbba59025ce0b3456a";

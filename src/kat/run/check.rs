@@ -222,7 +222,9 @@ impl<'a> JobState<'a> {
             KatMessage::LoadFailed { detail } => {
                 self.log
                     .push(format!("{:<12}= {}", "library", self.library_shown));
-                self.load_failed = Some(detail);
+                // Loader errors name the library by its full path; logs must not.
+                let full = self.inst.library.display().to_string();
+                self.load_failed = Some(detail.replace(&full, &self.library_shown));
             }
             KatMessage::Log { line } => self.log.push(line),
             KatMessage::Progress { file, done, total } => {
@@ -344,6 +346,7 @@ impl<'a> JobState<'a> {
             log_path,
             gen_dir,
             wall,
+            stderr_tail: String::new(),
         }
     }
 }
