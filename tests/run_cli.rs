@@ -68,16 +68,34 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
     let run = tmp.path().join("run");
     let o = cyclescope(
         &[
-            "run", "pseudoXOF-512", "sm3hash-256", "--lengths", "32,1024", "--trial-target", "0.02",
-            "--trials", "3", "--out", run.to_str().unwrap(), "--allow-unfixed-host",
+            "run",
+            "pseudoXOF-512",
+            "sm3hash-256",
+            "--lengths",
+            "32,1024",
+            "--trial-target",
+            "0.02",
+            "--trials",
+            "3",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
         ],
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |"), "{out}");
+    assert!(
+        out.contains("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |"),
+        "{out}"
+    );
     assert!(out.contains("| `pseudoXOF-512` | 1024 B |"), "{out}");
-    for (label, len) in [("pseudoXOF-512", 32), ("pseudoXOF-512", 1024), ("sm3hash-256", 32), ("sm3hash-256", 1024)] {
+    for (label, len) in [
+        ("pseudoXOF-512", 32),
+        ("pseudoXOF-512", 1024),
+        ("sm3hash-256", 32),
+        ("sm3hash-256", 1024),
+    ] {
         let r = record(&run, "iccs", label, len);
         assert_eq!(r.status, "complete");
         assert_eq!(r.kat, "PASS");
@@ -85,7 +103,10 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
         assert!(r.mean_cycles.unwrap() > 0.0);
         let extra = r.cyclescope.as_ref().unwrap();
         assert!(!extra.cycle_source.is_empty());
-        assert!(extra.per_call.unwrap().samples > 0, "per-call samples were taken");
+        assert!(
+            extra.per_call.unwrap().samples > 0,
+            "per-call samples were taken"
+        );
         assert!(extra.histogram_v2_base64.is_some());
         assert_eq!(r.processes.len(), 3, "one process per trial");
     }
@@ -100,8 +121,18 @@ fn run_with_fault(mode: &str) -> (tempfile::TempDir, Output) {
     let run = tmp.path().join("run");
     let o = cyclescope(
         &[
-            "--config", cfg.to_str().unwrap(), "run", "faulty-256", "pseudoXOF-256", "--lengths", "32,1024",
-            "--out", run.to_str().unwrap(), "--allow-unfixed-host", "--timeout-cap", "5",
+            "--config",
+            cfg.to_str().unwrap(),
+            "run",
+            "faulty-256",
+            "pseudoXOF-256",
+            "--lengths",
+            "32,1024",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+            "--timeout-cap",
+            "5",
         ],
         &[("FAULTY_MODE", mode)],
     );
@@ -123,13 +154,29 @@ fn each_fault_fails_its_job_and_the_campaign_finishes_the_others() {
         assert_eq!(o.status.code(), Some(1), "{mode}: {}", text(&o));
         let failed = record(&run, "fixture", "faulty-256", 1024);
         assert_eq!(failed.status, "failed_or_partial", "{mode}");
-        let why = failed.cyclescope.as_ref().and_then(|a| a.failure.clone()).unwrap_or_default();
+        let why = failed
+            .cyclescope
+            .as_ref()
+            .and_then(|a| a.failure.clone())
+            .unwrap_or_default();
         assert!(why.starts_with(reason), "{mode}: {why}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains("FAILED faulty-256 @ 1 KiB"), "{mode}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("FAILED faulty-256 @ 1 KiB"),
+            "{mode}: {}",
+            text(&o)
+        );
         // The other jobs of the campaign finished.
-        assert_eq!(record(&run, "fixture", "faulty-256", 32).status, "complete", "{mode}");
+        assert_eq!(
+            record(&run, "fixture", "faulty-256", 32).status,
+            "complete",
+            "{mode}"
+        );
         for len in [32, 1024] {
-            assert_eq!(record(&run, "iccs", "pseudoXOF-256", len).status, "complete", "{mode}");
+            assert_eq!(
+                record(&run, "iccs", "pseudoXOF-256", len).status,
+                "complete",
+                "{mode}"
+            );
         }
         validate(&run);
     }
@@ -141,8 +188,15 @@ fn a_candidate_that_prints_is_measured_and_its_output_kept_apart() {
     assert!(o.status.success(), "{}", text(&o));
     let r = record(&tmp.path().join("run"), "fixture", "faulty-256", 32);
     assert_eq!(r.status, "complete");
-    assert!(r.processes.iter().any(|p| !p.stderr.is_empty()), "the candidate's prints are captured");
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("faulty"), "{}", text(&o));
+    assert!(
+        r.processes.iter().any(|p| !p.stderr.is_empty()),
+        "the candidate's prints are captured"
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("faulty"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -151,8 +205,18 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
     let run = tmp.path().join("run");
     let mut child = Command::new(EXE)
         .args([
-            "run", "pseudoXOF-256", "pseudoXOF-1024", "--lengths", "32,1024,4096", "--trial-target", "0.05",
-            "--trials", "3", "--out", run.to_str().unwrap(), "--allow-unfixed-host",
+            "run",
+            "pseudoXOF-256",
+            "pseudoXOF-1024",
+            "--lengths",
+            "32,1024,4096",
+            "--trial-target",
+            "0.05",
+            "--trials",
+            "3",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
@@ -163,7 +227,10 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
     let records = || cyclescope::record::run_dir::list_records(&run);
     while records().is_empty() {
         assert!(Instant::now() < deadline, "no record appeared");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be killed"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
@@ -183,7 +250,12 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
     assert_eq!(after.len(), 6, "{}", text(&o));
     assert!(after.iter().all(|(_, r)| r.status == "complete"));
     for (p, bytes) in before {
-        assert_eq!(std::fs::read(run.join(&p)).unwrap(), bytes, "{} was rewritten", p.display());
+        assert_eq!(
+            std::fs::read(run.join(&p)).unwrap(),
+            bytes,
+            "{} was rewritten",
+            p.display()
+        );
     }
     validate(&run);
 }
@@ -194,8 +266,17 @@ fn resume_refuses_a_changed_host() {
     let run = tmp.path().join("run");
     let o = cyclescope(
         &[
-            "run", "sm3hash-256", "--lengths", "32", "--trial-target", "0.01", "--trials", "1", "--out",
-            run.to_str().unwrap(), "--allow-unfixed-host",
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32",
+            "--trial-target",
+            "0.01",
+            "--trials",
+            "1",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
         ],
         &[],
     );
@@ -207,17 +288,35 @@ fn resume_refuses_a_changed_host() {
     let o = cyclescope(&["run", "--resume", run.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("host changed") && err.contains("cpu_model"), "{err}");
+    assert!(
+        err.contains("host changed") && err.contains("cpu_model"),
+        "{err}"
+    );
 }
 
 #[test]
 fn an_unfixed_host_is_refused_without_the_flag() {
     let tmp = tempfile::tempdir().unwrap();
     let o = cyclescope(
-        &["run", "sm3hash-256", "--lengths", "32", "--out", tmp.path().join("run").to_str().unwrap(),
-          "--host-root", Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host/untuned-laptop").to_str().unwrap()],
+        &[
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32",
+            "--out",
+            tmp.path().join("run").to_str().unwrap(),
+            "--host-root",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/host/untuned-laptop")
+                .to_str()
+                .unwrap(),
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to measure on an unfixed host"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("refusing to measure on an unfixed host"),
+        "{}",
+        text(&o)
+    );
 }

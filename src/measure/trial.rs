@@ -264,7 +264,9 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
     use std::process::ExitCode;
     let mut it = args.into_iter().skip_while(|a| a == "worker");
     if it.next().as_deref() != Some("measure") {
-        eprintln!("usage: cyclescope-worker measure LIB --digest-bits N --bytes L --iters I --warmups W …");
+        eprintln!(
+            "usage: cyclescope-worker measure LIB --digest-bits N --bytes L --iters I --warmups W …"
+        );
         return ExitCode::from(2);
     }
     let Some(lib) = it.next() else {
@@ -280,9 +282,12 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
         opts.insert(k.trim_start_matches("--").to_string(), v);
     }
     let get = |k: &str| opts.get(k).copied();
-    let (Some(digest_bits), Some(input_bytes), Some(iterations), Some(warmups)) =
-        (get("digest-bits"), get("bytes"), get("iters"), get("warmups"))
-    else {
+    let (Some(digest_bits), Some(input_bytes), Some(iterations), Some(warmups)) = (
+        get("digest-bits"),
+        get("bytes"),
+        get("iters"),
+        get("warmups"),
+    ) else {
         eprintln!("cyclescope-worker: --digest-bits, --bytes, --iters and --warmups are required");
         return ExitCode::from(2);
     };

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use object::elf;
 use object::ReadRef;
+use object::elf;
 use object::read::ReadCache;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 

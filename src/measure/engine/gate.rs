@@ -184,7 +184,9 @@ impl HostGate {
     }
 
     pub fn ref_to_core_ratio(&self) -> Option<f64> {
-        self.environment.get("ref_to_core_ratio").and_then(Value::as_f64)
+        self.environment
+            .get("ref_to_core_ratio")
+            .and_then(Value::as_f64)
     }
 
     pub fn started_utc(&self) -> String {
@@ -200,9 +202,9 @@ impl HostGate {
         let cpu = self.environment.get("cpu_number").cloned();
         let mut records = crate::record::run_dir::list_records(run_dir);
         records.sort_by(|a, b| a.1.started_utc.cmp(&b.1.started_utc));
-        let first = records
-            .iter()
-            .find(|(_, r)| r.status == "complete" && r.environment.get("cpu_number").cloned() == cpu);
+        let first = records.iter().find(|(_, r)| {
+            r.status == "complete" && r.environment.get("cpu_number").cloned() == cpu
+        });
         match first {
             Some((_, r)) => crate::host::fixed_env_diff(&r.environment, &self.environment)
                 .iter()
