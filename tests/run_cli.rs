@@ -46,7 +46,17 @@ fn validate(run: &Path) {
 /// bundled manifest) next to the real pseudoXOF-256.
 fn fault_config(dir: &Path) -> PathBuf {
     let faulty = cyclescope::catalog::bundled_library("faulty");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    // The bundled pseudoXOF-256 entries, also under the faulty instance's label.
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.extend(
+        text.lines()
+            .filter(|l| l.contains(" pseudoXOF-256/"))
+            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
+    );
+    let manifest = dir.join("kat.sha256");
+    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
     let cfg = dir.join("faults.toml");
     std::fs::write(
         &cfg,
@@ -116,7 +126,8 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
 }
 
 fn run_with_fault(mode: &str) -> (tempfile::TempDir, Output) {
-    let tmp = tempfile::tempdir().unwrap();
+    // Below the working folder, so the evidence names the config's files by relative paths.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let cfg = fault_config(tmp.path());
     let run = tmp.path().join("run");
     let o = cyclescope(

@@ -84,17 +84,20 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
         print!("{}", results_table(&results));
     }
     eprintln!(
-        "run directory: {}  ({} measured, {} failed, {} already complete)",
+        "run directory: {}  ({} measured, {} failed, {} not measured for their KAT, {} already complete)",
         crate::catalog::display_path(&req.run_dir),
         outcome.finished,
         outcome.failed,
+        outcome.kat_blocked,
         outcome.skipped
     );
-    Ok(if outcome.failed == 0 && !outcome.cancelled {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(
+        if outcome.failed == 0 && outcome.kat_blocked == 0 && !outcome.cancelled {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
 }
 
 fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunRequest> {

@@ -107,6 +107,8 @@ pub enum EngineError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOutcome {
     pub cancelled: bool,
+    /// Jobs not measured because their instance's KAT did not pass.
+    pub kat_blocked: usize,
     pub finished: usize,
     pub failed: usize,
     pub skipped: usize,
@@ -212,6 +214,7 @@ pub fn run(
     };
     let mut outcome = RunOutcome {
         cancelled: false,
+        kat_blocked: 0,
         finished: 0,
         failed: 0,
         skipped: 0,
@@ -238,6 +241,7 @@ pub fn run(
         let timed = kat.status == "PASS" || req.allow_kat_fail;
         kat_results.insert(inst.label.clone(), kat.clone());
         if !timed {
+            outcome.kat_blocked += todo.len();
             send(EngineEvent::Warning {
                 message: format!(
                     "{} not measured: KAT {} (use --allow-kat-fail to time it anyway)",
