@@ -333,3 +333,30 @@ fn an_unfixed_host_is_refused_without_the_flag() {
         text(&o)
     );
 }
+
+#[test]
+fn the_kernel_cpu_limit_stops_a_runaway_candidate_without_any_timeout() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cfg = fault_config(tmp.path());
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "run",
+            "faulty-256",
+            "--lengths",
+            "1024",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+            "--max-cpu-seconds",
+            "1",
+        ],
+        &[("FAULTY_MODE", "hang@1024")],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = record(&run, "fixture", "faulty-256", 1024);
+    let why = r.cyclescope.and_then(|a| a.failure).unwrap_or_default();
+    assert!(why.contains("SIGXCPU") || why.contains("SIGKILL"), "{why}");
+}

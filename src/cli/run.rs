@@ -54,6 +54,12 @@ pub struct RunArgs {
     /// Print the results as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
+    #[arg(long, value_name = "MIB")]
+    pub max_address_space_mib: Option<u64>,
+    /// CPU-time limit of each trial process, seconds (RLIMIT_CPU; default none).
+    #[arg(long, value_name = "S")]
+    pub max_cpu_seconds: Option<u64>,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
     #[arg(long, hide = true, value_name = "S")]
     pub timeout_cap: Option<f64>,
@@ -151,6 +157,12 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     req.allow_unfixed_host |= args.allow_unfixed_host;
     req.allow_kat_fail |= args.allow_kat_fail;
     req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
+    if let Some(mib) = args.max_address_space_mib {
+        req.limits.address_space_bytes = Some(mib << 20);
+    }
+    if let Some(s) = args.max_cpu_seconds {
+        req.limits.cpu_seconds = Some(s);
+    }
     req.timeout_cap = args
         .timeout_cap
         .map(|s| Duration::from_secs_f64(s.max(0.1)));

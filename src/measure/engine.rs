@@ -419,6 +419,8 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
 pub struct JobMeasurement {
     pub processes: Vec<ProcessRun>,
     pub histogram: hdrhistogram::Histogram<u64>,
+    /// Per-call figures of each kept process (one per trial when trials run separately).
+    pub per_process: Vec<crate::measure::stats::PerCall>,
     pub disturbed_retries: u32,
     pub failure: Option<String>,
 }
@@ -452,6 +454,7 @@ fn measure_job(
     let mut m = JobMeasurement {
         processes: Vec::new(),
         histogram: job::empty_histogram(),
+        per_process: Vec::new(),
         disturbed_retries: 0,
         failure: None,
     };
@@ -463,11 +466,13 @@ fn measure_job(
         let mut attempt = 1;
         loop {
             let mut h = m.histogram.clone();
+            let mut h_process = job::empty_histogram();
             let mut trials_here: Vec<Trial> = Vec::new();
             let trial_no =
                 |extra: usize| (done_trials.len() + extra + 1).min(p.trials as usize) as u32;
             let run = job::run_process(setup, &j.inst, &spec, timeout, &mut |ticks, trial| {
                 job::record_samples(&mut h, ticks);
+                job::record_samples(&mut h_process, ticks);
                 if let Some(t) = trial {
                     trials_here.push(*t);
                 }
@@ -521,6 +526,7 @@ fn measure_job(
             run.record.disturbed_retries = attempt - 1;
             if run.failure.is_none() {
                 m.histogram = h;
+                m.per_process.extend(per_call(&h_process));
                 done_trials.extend(run.record.trials.iter().copied());
             } else {
                 m.failure = run.failure.clone();
