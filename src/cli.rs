@@ -1,6 +1,21 @@
 //! The command line: clap definitions and dispatch. No subcommand opens the TUI; every
 //! subcommand is a thin headless frontend over the engine modules. `anyhow` lives here only.
 
+/// `println!` for command output: a closed pipe (`cyclescope list | head`) ends the program
+/// quietly instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` counterpart of `outln!`.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
 mod check;
 mod hash;
 mod kat;
@@ -75,5 +90,18 @@ pub fn main() -> ExitCode {
             eprintln!("cyclescope: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Writes command output to stdout; on a closed pipe the reader is gone, so stop quietly.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("cyclescope: cannot write to stdout: {e}");
+        std::process::exit(2);
     }
 }

@@ -52,7 +52,7 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
     let report = host::check_host(&root, cpu, &mut probes);
     let environment = args.env.then(|| host::environment(&root, cpu, &mut probes));
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&to_json(&report, environment))?
         );
@@ -107,7 +107,7 @@ fn status_label(s: Status) -> &'static str {
 }
 
 fn print_table(report: &HostReport, environment: Option<&serde_json::Map<String, Value>>) {
-    println!(
+    outln!(
         "host check for CPU {} (root {})",
         report.cpu,
         report.root.display()
@@ -118,31 +118,31 @@ fn print_table(report: &HostReport, environment: Option<&serde_json::Map<String,
         .map(|c| c.check.title().len())
         .max()
         .unwrap_or(5);
-    println!("{:<w$}  {:<7}  value", "check", "status");
+    outln!("{:<w$}  {:<7}  value", "check", "status");
     for c in &report.checks {
-        println!(
+        outln!(
             "{:<w$}  {:<7}  {}",
             c.check.title(),
             status_label(c.status),
             c.value
         );
         if let (Some(hint), false) = (&c.hint, matches!(c.status, Status::Pass | Status::Skip)) {
-            println!("{:<w$}  {:<7}  ↳ fix: {hint}", "", "");
+            outln!("{:<w$}  {:<7}  ↳ fix: {hint}", "", "");
         }
     }
     if let Some(env) = environment {
-        println!("environment:");
+        outln!("environment:");
         for (k, v) in env {
-            println!("  {k}: {v}");
+            outln!("  {k}: {v}");
         }
     }
     let problems = report.problems();
     for p in &problems {
-        println!("HOST: {p}");
+        outln!("HOST: {p}");
     }
     if problems.is_empty() {
-        println!("host ready");
+        outln!("host ready");
     } else {
-        println!("{} problem(s)", problems.len());
+        outln!("{} problem(s)", problems.len());
     }
 }

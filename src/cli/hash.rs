@@ -42,6 +42,6 @@ pub fn run(config: Option<&Path>, args: &HashArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let digest = worker_cmd::hash_once(inst, &msg, bits).map_err(anyhow::Error::msg)?;
-    println!("{}", hex::encode(digest));
+    outln!("{}", hex::encode(digest));
     Ok(ExitCode::SUCCESS)
 }

@@ -76,7 +76,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         let mut progress = ProgressLine::new(&inst.label);
         let report = run_kat(inst, &opts, &mut |e| progress.on_event(e))?;
         progress.clear();
-        println!("{}", report.result_line());
+        outln!("{}", report.result_line());
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
             if matches!(report.status, KatStatus::Crash | KatStatus::Timeout) {

@@ -64,7 +64,7 @@ pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print_table(&rows);
     }
@@ -83,9 +83,13 @@ fn print_table(rows: &[Row]) {
         .max()
         .unwrap_or(9)
         .max(9);
-    println!(
+    outln!(
         "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  library",
-        "candidate", "label", "bits", "loads", "ngcc_meta"
+        "candidate",
+        "label",
+        "bits",
+        "loads",
+        "ngcc_meta"
     );
     for r in rows {
         let meta = match &r.meta {
@@ -95,12 +99,17 @@ fn print_table(rows: &[Row]) {
             None => "".into(),
         };
         let loads = if r.loads { "yes" } else { "NO" };
-        println!(
+        outln!(
             "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  {}",
-            r.candidate, r.label, r.digest_bits, loads, meta, r.library
+            r.candidate,
+            r.label,
+            r.digest_bits,
+            loads,
+            meta,
+            r.library
         );
         if let Some(e) = &r.error {
-            println!("{:<c$}  {:<w$}  ↳ {e}", "", "");
+            outln!("{:<c$}  {:<w$}  ↳ {e}", "", "");
         }
     }
 }

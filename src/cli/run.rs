@@ -88,9 +88,9 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     )?;
     progress.clear();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        outln!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", results_table(&results));
+        out!("{}", results_table(&results));
     }
     eprintln!(
         "run directory: {}  ({} measured, {} failed, {} not measured for their KAT, {} already complete)",

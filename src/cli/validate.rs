@@ -20,9 +20,9 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     }
     let v = validate(&args.run_dir);
     for f in &v.findings {
-        println!("FAIL {f}");
+        outln!("FAIL {f}");
     }
-    println!(
+    outln!(
         "{} record(s) ({} complete), {} KAT log(s), {} file(s) scanned for absolute paths: {}",
         v.records,
         v.complete,

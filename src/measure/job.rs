@@ -50,6 +50,8 @@ pub struct WorkerInfo {
 #[derive(Debug, Clone)]
 pub struct ProcessRun {
     pub record: ProcessRecord,
+    /// Per trial, the nanoseconds the worker waited for the CPU during the loop.
+    pub waited_ns: Vec<Option<u64>>,
     pub info: Option<WorkerInfo>,
     /// Why the process did not complete (None when it did).
     pub failure: Option<String>,
@@ -102,6 +104,7 @@ pub fn run_process(
     };
     let mut info = None;
     let mut trials = Vec::new();
+    let mut waited = Vec::new();
     let mut fault: Option<String> = None;
     let mut done_peak = None;
     let result = worker::run(&cmd, |m: TrialMessage| match m {
@@ -128,7 +131,9 @@ pub fn run_process(
             measurements,
             seconds,
             cycles,
+            waited_ns,
         } => {
+            waited.push(waited_ns);
             let t = Trial {
                 measurements,
                 seconds,
@@ -184,6 +189,7 @@ pub fn run_process(
             wall_s: wall,
             disturbed_retries: 0,
         },
+        waited_ns: waited,
         info,
         failure,
         peak_rss_bytes: peak,
@@ -259,6 +265,32 @@ pub fn disturbed(t: &Trial, fixed_clock_hz: Option<f64>) -> bool {
     }
 }
 
+/// Share of a trial's wall time the worker spent waiting for the CPU above which the trial
+/// counts as disturbed: a reference counter (TSC) keeps counting while it waits.
+pub const MAX_PREEMPTED_SHARE: f64 = 0.01;
+
+/// Why a trial counts as disturbed, if it does: the harness's slow-clock test, or (beyond the
+/// harness) preemption during the loop.
+pub fn disturbance(
+    t: &Trial,
+    waited_ns: Option<u64>,
+    fixed_clock_hz: Option<f64>,
+) -> Option<String> {
+    if disturbed(t, fixed_clock_hz) {
+        return Some(format!(
+            "clock {:.2} GHz below 95 % of the fixed clock",
+            t.cycles as f64 / t.seconds / 1e9
+        ));
+    }
+    let share = waited_ns? as f64 / (t.seconds * 1e9).max(1.0);
+    (share > MAX_PREEMPTED_SHARE).then(|| {
+        format!(
+            "preempted: waited {:.1} % of the trial for the CPU",
+            100.0 * share
+        )
+    })
+}
+
 /// The calibration run: one process, 1 trial × 1 call, no warm-up, no per-call phase.
 /// Returns `(t1_s, setup_s, run)`.
 pub fn calibrate(
@@ -331,6 +363,28 @@ mod tests {
             "short trials are exempt"
         );
         assert!(!disturbed(&t(1_900_000_000, 1.0), None));
+    }
+
+    #[test]
+    fn preemption_beyond_one_percent_is_a_disturbance() {
+        let t = Trial {
+            measurements: 100,
+            seconds: 1.0,
+            cycles: 2_100_000_000,
+        };
+        assert_eq!(disturbance(&t, Some(5_000_000), None), None);
+        let why = disturbance(&t, Some(50_000_000), None).unwrap();
+        assert!(why.contains("5.0 %"), "{why}");
+        assert_eq!(disturbance(&t, None, None), None);
+        let slow = Trial {
+            cycles: 1_000_000_000,
+            ..t
+        };
+        assert!(
+            disturbance(&slow, Some(0), Some(2.1e9))
+                .unwrap()
+                .contains("clock")
+        );
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub enum TrialMessage {
         measurements: u64,
         seconds: f64,
         cycles: u64,
+        /// Nanoseconds the worker sat runnable but not running during the loop (preempted):
+        /// time a reference counter counts although the candidate did not run.
+        waited_ns: Option<u64>,
     },
     Samples {
         ticks: Vec<u64>,
@@ -124,6 +127,7 @@ pub fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
     for _ in 0..spec.trials {
         // The guide's loop: nothing but the calls between the two readings.
         let mut failed_rc = 0;
+        let wait0 = runqueue_wait_ns();
         let t0 = counter::monotonic_raw_ns();
         loop_counter.start();
         for _ in 0..spec.iterations {
@@ -134,6 +138,9 @@ pub fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
         }
         let cycles = loop_counter.stop();
         let t1 = counter::monotonic_raw_ns();
+        let waited_ns = runqueue_wait_ns()
+            .zip(wait0)
+            .map(|(b, a)| b.saturating_sub(a));
         if let Some(code) = fault(ch, failed_rc, &call, bits) {
             return code;
         }
@@ -141,6 +148,7 @@ pub fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
             measurements: spec.iterations,
             seconds: t1.saturating_sub(t0) as f64 / 1e9,
             cycles,
+            waited_ns,
         });
         if let Some(code) = sample_calls(ch, spec.sample_calls, overhead_ticks, &mut call, bits) {
             return code;
@@ -205,6 +213,16 @@ fn overflow(ch: &mut Channel, bits: u64) -> i32 {
         detail: format!("CryptHash wrote outside its buffers (msg_len={bits} bits)"),
     });
     3
+}
+
+/// Run-queue wait of this thread so far (`/proc/thread-self/schedstat`, second field, ns).
+fn runqueue_wait_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn page_size() -> u64 {
@@ -305,6 +323,13 @@ mod tests {
         assert_eq!(m.data()[1], 163);
         assert_eq!(m.data()[2], (262u64 + 32) as u8);
         assert!(m.guards_intact());
+    }
+
+    #[test]
+    fn runqueue_wait_is_readable_and_monotonic() {
+        let a = runqueue_wait_ns().expect("schedstat is available on Linux");
+        let b = runqueue_wait_ns().unwrap();
+        assert!(b >= a);
     }
 
     #[test]

@@ -91,6 +91,8 @@ pub struct Additions {
     /// Per-call figures of each trial process, in order.
     pub per_call_by_process: Vec<PerCall>,
     pub trial_spread: Option<TrialSpread>,
+    /// Per kept trial, nanoseconds the worker waited for the CPU during the loop.
+    pub preempted_ns_by_trial: Vec<Option<u64>>,
     /// The per-call hdrhistogram, V2 serialisation, base64.
     pub histogram_v2_base64: Option<String>,
     pub elf_load_bytes: Option<u64>,

@@ -13,6 +13,9 @@ pub(super) struct Progress {
     started: Instant,
     planned_s: f64,
     done_s: f64,
+    /// Wall time since the first job started, to scale the plans' estimates (they come from
+    /// one cold call and leave out the per-call phase).
+    measuring_since: Option<Instant>,
     trials: u32,
     estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
@@ -25,6 +28,7 @@ impl Progress {
             started: Instant::now(),
             planned_s: 0.0,
             done_s: 0.0,
+            measuring_since: None,
             trials,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
@@ -57,6 +61,11 @@ impl Progress {
 
     fn eta(&self) -> String {
         let left = (self.planned_s - self.done_s).max(0.0);
+        let scale = match self.measuring_since {
+            Some(t) if self.done_s > 0.0 => t.elapsed().as_secs_f64() / self.done_s,
+            _ => 1.0,
+        };
+        let left = left * scale;
         format!(
             "ETA {}",
             crate::format::duration(Duration::from_secs_f64(left))
@@ -155,7 +164,10 @@ impl Progress {
                 crate::format::duration(*wall),
                 crate::format::duration(self.started.elapsed())
             )),
-            EngineEvent::JobStarted { job } => self.status(&format!("measuring {job} …")),
+            EngineEvent::JobStarted { job } => {
+                self.measuring_since.get_or_insert_with(Instant::now);
+                self.status(&format!("measuring {job} …"));
+            }
         }
     }
 }

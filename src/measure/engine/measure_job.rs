@@ -103,18 +103,19 @@ pub(super) fn measure_job(
             if run.failure.as_deref() == Some("cancelled") {
                 return Measured::Cancelled;
             }
-            let slow = run
+            let why = run
                 .record
                 .trials
                 .iter()
-                .any(|t| job::disturbed(t, setup.fixed_clock_hz));
-            if run.failure.is_none() && slow && attempt < MAX_ATTEMPTS {
+                .zip(run.waited_ns.iter())
+                .find_map(|(t, w)| job::disturbance(t, *w, setup.fixed_clock_hz));
+            if let (None, Some(reason), true) = (&run.failure, why, attempt < MAX_ATTEMPTS) {
                 attempt += 1;
                 m.disturbed_retries += 1;
                 send(EngineEvent::TrialRetried {
                     job: j.key.clone(),
                     trial: proc_index + 1,
-                    reason: "clock below 95 % of the fixed clock during the trial".into(),
+                    reason,
                 });
                 continue;
             }

@@ -59,6 +59,11 @@ pub fn job_record(
         timer_overhead_ticks: snapshot.timer_overhead_ticks,
         per_call: pc,
         per_call_by_process: m.per_process.clone(),
+        preempted_ns_by_trial: m
+            .processes
+            .iter()
+            .flat_map(|p| p.waited_ns.iter().copied())
+            .collect(),
         trial_spread: trial_spread(&trials),
         histogram_v2_base64: histogram::encode(&m.histogram),
         failure: m.failure.clone(),
@@ -140,6 +145,7 @@ fn base_additions(
         timer_overhead_ticks: 0.0,
         per_call: None,
         per_call_by_process: Vec::new(),
+        preempted_ns_by_trial: Vec::new(),
         trial_spread: None,
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
