@@ -10,4 +10,5 @@ pub mod host;
 pub mod kat;
 pub mod measure;
 pub mod plugin;
+pub mod tui;
 pub mod worker;
