@@ -91,22 +91,6 @@ pub fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
     }
 }
 
-/// A duration for people: `850 ms`, `42 s`, `3 min 20 s`, `2 h 05 min`.
-pub fn duration(seconds: f64) -> String {
-    if !seconds.is_finite() || seconds < 0.0 {
-        return MISSING.into();
-    }
-    if seconds < 1.0 {
-        return format!("{:.0} ms", seconds * 1e3);
-    }
-    let s = seconds.round() as u64;
-    match s {
-        0..=59 => format!("{s} s"),
-        60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,14 +138,5 @@ mod tests {
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
         assert_eq!(ratio(Some(3.0), None), "(ratio –)");
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
-    }
-
-    #[test]
-    fn durations_read_like_a_clock() {
-        assert_eq!(duration(0.25), "250 ms");
-        assert_eq!(duration(42.4), "42 s");
-        assert_eq!(duration(200.0), "3 min 20 s");
-        assert_eq!(duration(7500.0), "2 h 05 min");
-        assert_eq!(duration(f64::NAN), "–");
     }
 }

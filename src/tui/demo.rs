@@ -22,7 +22,14 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 6] = ["idle", "measuring", "finished", "fault", "too-small", "help"];
+pub const STATES: [&str; 6] = [
+    "idle",
+    "measuring",
+    "finished",
+    "fault",
+    "too-small",
+    "help",
+];
 
 /// The bundled catalog as `config.toml` describes it.
 pub fn catalog() -> Catalog {
@@ -102,15 +109,27 @@ fn host_rows() -> Vec<HostRow> {
     };
     vec![
         row("architecture", HostStatus::Pass, "x86_64", None),
-        row("cycle counter", HostStatus::Warn, "perf_event_paranoid 4: tsc",
-            Some("sysctl kernel.perf_event_paranoid=2 for user-mode core cycles")),
+        row(
+            "cycle counter",
+            HostStatus::Warn,
+            "perf_event_paranoid 4: tsc",
+            Some("sysctl kernel.perf_event_paranoid=2 for user-mode core cycles"),
+        ),
         row("turbo / boost", HostStatus::Pass, "off", None),
-        row("governor", HostStatus::Unknown, "no cpufreq (virtual machine)",
-            Some("set the governor to performance where cpufreq exists")),
+        row(
+            "governor",
+            HostStatus::Unknown,
+            "no cpufreq (virtual machine)",
+            Some("set the governor to performance where cpufreq exists"),
+        ),
         row("SMT", HostStatus::Pass, "CPU 1 alone in its core", None),
         row("cpuset", HostStatus::Pass, "CPU 1 usable", None),
-        row("clock", HostStatus::Fail, "not steady: IQR 1.2 % of 2.10 GHz",
-            Some("pin the clock (cpufreq min = max) or measure on an idle host")),
+        row(
+            "clock",
+            HostStatus::Fail,
+            "not steady: IQR 1.2 % of 2.10 GHz",
+            Some("pin the clock (cpufreq min = max) or measure on an idle host"),
+        ),
     ]
 }
 
@@ -148,7 +167,9 @@ fn start(app: &mut App, labels: &[&str]) {
         cpu: 1,
     });
     for l in labels {
-        app.apply(EngineEvent::KatStarted { label: l.to_string() });
+        app.apply(EngineEvent::KatStarted {
+            label: l.to_string(),
+        });
     }
 }
 
@@ -166,7 +187,8 @@ fn run_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64) {
     app.apply(EngineEvent::JobStarted { job: k.clone() });
     app.apply(EngineEvent::JobFinished {
         job: k,
-        summary: summary(cycles, bytes),
+        #[allow(clippy::useless_conversion)]
+        summary: summary(cycles, bytes).into(),
         record: PathBuf::from(format!("records/iccs/{label}__hash_{bytes}.json")),
         snapshot: Some(snapshot(cycles * 1.02, 20_000, seed, cycles)),
     });
@@ -233,7 +255,10 @@ pub fn finished() -> App {
 pub fn fault() -> App {
     let mut app = idle();
     app.selected.insert("pseudohash-512".into());
-    start(&mut app, &["pseudoXOF-512", "sm3hash-256", "pseudohash-512"]);
+    start(
+        &mut app,
+        &["pseudoXOF-512", "sm3hash-256", "pseudohash-512"],
+    );
     kat_pass(&mut app, "pseudoXOF-512");
     kat_pass(&mut app, "sm3hash-256");
     app.apply(EngineEvent::KatFinished {
@@ -252,7 +277,9 @@ pub fn fault() -> App {
     app.apply(EngineEvent::JobFailed {
         job: k,
         reason: "worker crashed (signal=SIGSEGV) in trial 1".into(),
-        stderr_tail: "loading libsm3hash.so\nsm3: digest buffer overrun by 32 bytes\nSegmentation fault".into(),
+        stderr_tail:
+            "loading libsm3hash.so\nsm3: digest buffer overrun by 32 bytes\nSegmentation fault"
+                .into(),
         record: None,
     });
     app.apply(EngineEvent::RunFinished {
@@ -283,8 +310,8 @@ pub fn state(name: &str) -> Option<App> {
 
 /// Draws `app` on an off-screen terminal of `width`×`height`.
 pub fn render(app: &App, width: u16, height: u16) -> Buffer {
-    let mut terminal = Terminal::new(TestBackend::new(width, height))
-        .unwrap_or_else(|e| match e {});
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
     let _ = terminal.draw(|f| {
         super::screen::draw(f, app);
     });

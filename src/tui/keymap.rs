@@ -114,31 +114,131 @@ use Key::{Char, Code, Ctrl};
 /// The table, in the order the help overlay lists it. Panel-scoped rows come before global
 /// rows for the same key, so they win while their panel has the focus.
 pub const BINDINGS: &[Binding] = &[
-    bind_in(Panel::Catalog, &[Char(' '), Code(KeyCode::Enter)], Action::Toggle,
-        "select / unselect the instance, or the whole candidate", Some("select")),
-    bind_in(Panel::Results, &[Code(KeyCode::Enter)], Action::Confirm,
-        "show the histogram of the result under the cursor", Some("histogram")),
-    bind(&[Char('s')], Action::Start, "start: KAT → host check → measure the selection", Some("start")),
-    bind(&[Char('c')], Action::Cancel, "cancel the run (the trial in flight is dropped, records stay)", Some("cancel")),
-    bind(&[Key::Digits], Action::ToggleLength(0), "toggle message length S1–S8 (32 B … 64 KiB)", Some("lengths")),
-    bind(&[Char('l')], Action::CustomLength, "add (or remove) a custom message length in bytes", None),
-    bind(&[Char('/')], Action::Filter, "filter the catalog by typing (Enter keeps it, Esc clears)", Some("filter")),
-    bind(&[Char('r')], Action::RecheckHost, "run the host checks again", Some("recheck")),
-    bind(&[Char('<'), Char('>')], Action::CpuPrev, "measurement CPU: previous / next", None),
+    bind_in(
+        Panel::Catalog,
+        &[Char(' '), Code(KeyCode::Enter)],
+        Action::Toggle,
+        "select / unselect the instance, or the whole candidate",
+        Some("select"),
+    ),
+    bind_in(
+        Panel::Results,
+        &[Code(KeyCode::Enter)],
+        Action::Confirm,
+        "show the histogram of the result under the cursor",
+        Some("histogram"),
+    ),
+    bind(
+        &[Char('s')],
+        Action::Start,
+        "start: KAT → host check → measure the selection",
+        Some("start"),
+    ),
+    bind(
+        &[Char('c')],
+        Action::Cancel,
+        "cancel the run (the trial in flight is dropped, records stay)",
+        Some("cancel"),
+    ),
+    bind(
+        &[Key::Digits],
+        Action::ToggleLength(0),
+        "toggle message length S1–S8 (32 B … 64 KiB)",
+        Some("lengths"),
+    ),
+    bind(
+        &[Char('l')],
+        Action::CustomLength,
+        "add (or remove) a custom message length in bytes",
+        None,
+    ),
+    bind(
+        &[Char('/')],
+        Action::Filter,
+        "filter the catalog by typing (Enter keeps it, Esc clears)",
+        Some("filter"),
+    ),
+    bind(
+        &[Char('r')],
+        Action::RecheckHost,
+        "run the host checks again",
+        Some("recheck"),
+    ),
+    bind(
+        &[Char('<'), Char('>')],
+        Action::CpuPrev,
+        "measurement CPU: previous / next",
+        None,
+    ),
     bind(&[Char('>')], Action::CpuNext, "measurement CPU: next", None),
-    bind(&[Char('['), Char(']')], Action::HistPrev, "histogram: previous / next job", Some("job")),
+    bind(
+        &[Char('['), Char(']')],
+        Action::HistPrev,
+        "histogram: previous / next job",
+        Some("job"),
+    ),
     bind(&[Char(']')], Action::HistNext, "histogram: next job", None),
-    bind(&[Char('f')], Action::HistLive, "histogram: follow the running job", None),
-    bind(&[Char('v')], Action::SwapChart, "histogram ⇄ curve (when only one fits)", None),
-    bind(&[Code(KeyCode::Tab)], Action::FocusNext, "focus the next panel (or click it)", Some("panel")),
-    bind(&[Code(KeyCode::BackTab)], Action::FocusPrev, "focus the previous panel", None),
-    bind(&[Code(KeyCode::Up), Char('k')], Action::Up, "move up (or scroll the mouse wheel)", None),
-    bind(&[Code(KeyCode::Down), Char('j')], Action::Down, "move down", None),
+    bind(
+        &[Char('f')],
+        Action::HistLive,
+        "histogram: follow the running job",
+        None,
+    ),
+    bind(
+        &[Char('v')],
+        Action::SwapChart,
+        "histogram ⇄ curve (when only one fits)",
+        None,
+    ),
+    bind(
+        &[Code(KeyCode::Tab)],
+        Action::FocusNext,
+        "focus the next panel (or click it)",
+        Some("panel"),
+    ),
+    bind(
+        &[Code(KeyCode::BackTab)],
+        Action::FocusPrev,
+        "focus the previous panel",
+        None,
+    ),
+    bind(
+        &[Code(KeyCode::Up), Char('k')],
+        Action::Up,
+        "move up (or scroll the mouse wheel)",
+        None,
+    ),
+    bind(
+        &[Code(KeyCode::Down), Char('j')],
+        Action::Down,
+        "move down",
+        None,
+    ),
     bind(&[Code(KeyCode::Enter)], Action::Confirm, "confirm", None),
-    bind(&[Char('?')], Action::Help, "show / hide this help", Some("help")),
-    bind(&[Code(KeyCode::Esc)], Action::Back, "close help / filter / input, else leave", None),
-    bind(&[Char('q')], Action::Quit, "leave (the results table is printed to the terminal)", Some("quit")),
-    bind(&[Ctrl('c')], Action::ForceQuit, "leave at once, from anywhere", None),
+    bind(
+        &[Char('?')],
+        Action::Help,
+        "show / hide this help",
+        Some("help"),
+    ),
+    bind(
+        &[Code(KeyCode::Esc)],
+        Action::Back,
+        "close help / filter / input, else leave",
+        None,
+    ),
+    bind(
+        &[Char('q')],
+        Action::Quit,
+        "leave (the results table is printed to the terminal)",
+        Some("quit"),
+    ),
+    bind(
+        &[Ctrl('c')],
+        Action::ForceQuit,
+        "leave at once, from anywhere",
+        None,
+    ),
 ];
 
 /// The action `ev` asks for while `focus` has the focus.
@@ -200,8 +300,9 @@ mod tests {
                         Code(c) => key(c),
                         Key::Digits => key(KeyCode::Char('1')),
                     };
-                    lookup(&ev, p)
-                        .is_some_and(|a| std::mem::discriminant(&a) == std::mem::discriminant(&action))
+                    lookup(&ev, p).is_some_and(|a| {
+                        std::mem::discriminant(&a) == std::mem::discriminant(&action)
+                    })
                 })
             });
             assert!(reached, "{action:?}: its key dispatches elsewhere");
@@ -219,9 +320,17 @@ mod tests {
     #[test]
     fn dispatch_is_table_driven() {
         let cases = [
-            (key(KeyCode::Char('3')), Panel::Catalog, Some(Action::ToggleLength(2))),
+            (
+                key(KeyCode::Char('3')),
+                Panel::Catalog,
+                Some(Action::ToggleLength(2)),
+            ),
             (key(KeyCode::Char('9')), Panel::Catalog, None),
-            (key(KeyCode::Char(' ')), Panel::Catalog, Some(Action::Toggle)),
+            (
+                key(KeyCode::Char(' ')),
+                Panel::Catalog,
+                Some(Action::Toggle),
+            ),
             (key(KeyCode::Enter), Panel::Results, Some(Action::Confirm)),
             (key(KeyCode::Enter), Panel::Catalog, Some(Action::Toggle)),
             (key(KeyCode::Char('>')), Panel::Host, Some(Action::CpuNext)),
@@ -232,7 +341,11 @@ mod tests {
                 Panel::Histogram,
                 Some(Action::ForceQuit),
             ),
-            (key(KeyCode::Char('c')), Panel::Histogram, Some(Action::Cancel)),
+            (
+                key(KeyCode::Char('c')),
+                Panel::Histogram,
+                Some(Action::Cancel),
+            ),
         ];
         for (ev, panel, want) in cases {
             assert_eq!(lookup(&ev, panel), want, "{ev:?} in {panel:?}");

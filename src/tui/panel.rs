@@ -70,13 +70,27 @@ pub fn log_color(level: LogLevel) -> Color {
 pub fn kat_span(state: &KatState) -> Span<'static> {
     match state {
         KatState::Unknown => Span::styled("  · ", Style::new().fg(DIM)),
-        KatState::Running { done, total } if *total > 0 => Span::styled(
-            format!("{:>3}%", done * 100 / total),
-            Style::new().fg(WARN),
-        ),
+        KatState::Running { done, total } if *total > 0 => {
+            Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
+        }
         KatState::Running { .. } => Span::styled("KAT…", Style::new().fg(WARN)),
         KatState::Pass => Span::styled("PASS", Style::new().fg(GOOD)),
-        KatState::Fail { .. } => Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD)),
+        KatState::Fail { .. } => {
+            Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
+        }
+    }
+}
+
+/// A wall-clock duration: `42 s`, `3 min 05 s`, `2 h 07 min` (main's `format::duration`
+/// replaces this once it lands there).
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.0} s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     }
 }
 

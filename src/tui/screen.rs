@@ -51,23 +51,20 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
     } else {
         (Constraint::Length(9), 6)
     };
-    let [charts, results, progress] = Layout::vertical([
-        charts_h,
-        Constraint::Min(5),
-        Constraint::Length(progress_h),
-    ])
-    .areas(right);
+    let [charts, results, progress] =
+        Layout::vertical([charts_h, Constraint::Min(5), Constraint::Length(progress_h)])
+            .areas(right);
 
     let mut map = Hitmap::default();
     map.catalog_rows = panel::catalog::render(frame, catalog, app);
     map.host_rows = panel::host::render(frame, host, app);
     if wide {
-        let [h, c] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-                .areas(charts);
+        let [h, c] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .areas(charts);
         panel::histogram::render(frame, h, app);
         panel::curve::render(frame, c, app);
-        map.panels.extend([(Panel::Histogram, h), (Panel::Curve, c)]);
+        map.panels
+            .extend([(Panel::Histogram, h), (Panel::Curve, c)]);
     } else {
         match app.chart {
             Chart::Histogram => panel::histogram::render(frame, charts, app),
@@ -100,7 +97,11 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
         RunState::Idle => DIM,
         RunState::Running { cancelling: true } => WARN,
         RunState::Running { .. } => ACCENT,
-        RunState::Finished { cancelled: false, failed: 0, .. } => GOOD,
+        RunState::Finished {
+            cancelled: false,
+            failed: 0,
+            ..
+        } => GOOD,
         RunState::Finished { .. } => WARN,
         RunState::Lost(_) => BAD,
     };
@@ -111,7 +112,10 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
         Span::raw(format!(" │ CPU {} of {}", app.cpu, app.cpus_online)),
     ];
     if app.read_only {
-        spans.push(Span::styled(" │ watching (read-only)", Style::new().fg(WARN)));
+        spans.push(Span::styled(
+            " │ watching (read-only)",
+            Style::new().fg(WARN),
+        ));
     }
     if let Some(dir) = &app.run_dir {
         spans.push(Span::styled(
@@ -143,7 +147,12 @@ fn too_small(frame: &mut Frame, area: Rect) {
         Line::from("enlarge the window, or press q to leave"),
     ];
     let y = area.height.saturating_sub(3) / 2;
-    let rect = Rect::new(area.x, area.y + y, area.width, area.height.saturating_sub(y));
+    let rect = Rect::new(
+        area.x,
+        area.y + y,
+        area.width,
+        area.height.saturating_sub(y),
+    );
     frame.render_widget(
         Paragraph::new(text)
             .alignment(Alignment::Center)

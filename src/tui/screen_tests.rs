@@ -8,7 +8,8 @@ use super::demo;
 
 fn screen(name: &str, width: u16, height: u16) -> TestBackend {
     let app = demo::state(name).unwrap_or_else(|| panic!("no demo state {name}"));
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
     let _ = terminal.draw(|f| {
         super::screen::draw(f, &app);
     });
@@ -19,7 +20,11 @@ macro_rules! snap {
     ($test:ident, $state:literal) => {
         #[test]
         fn $test() {
-            let (w, h) = if $state == "too-small" { (70, 20) } else { (80, 24) };
+            let (w, h) = if $state == "too-small" {
+                (70, 20)
+            } else {
+                (80, 24)
+            };
             insta::assert_snapshot!(concat!($state, "_80x24"), screen($state, w, h));
             if $state != "too-small" {
                 insta::assert_snapshot!(concat!($state, "_160x48"), screen($state, 160, 48));
@@ -38,7 +43,13 @@ snap!(help_screen, "help");
 #[test]
 fn the_minimum_size_gets_the_full_layout_and_one_less_does_not() {
     let full = demo::text(&demo::render(&demo::idle(), 80, 24));
-    assert!(full.contains("Catalog") && full.contains("Progress"), "{full}");
+    assert!(
+        full.contains("Catalog") && full.contains("Progress"),
+        "{full}"
+    );
     let small = demo::text(&demo::render(&demo::idle(), 79, 24));
-    assert!(small.contains("terminal too small") && small.contains("79×24"), "{small}");
+    assert!(
+        small.contains("terminal too small") && small.contains("79×24"),
+        "{small}"
+    );
 }

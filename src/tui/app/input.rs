@@ -35,7 +35,9 @@ impl App {
         if ev.kind == KeyEventKind::Release {
             return None;
         }
-        if ev.modifiers.contains(KeyModifiers::CONTROL) && matches!(ev.code, KeyCode::Char('c' | 'C')) {
+        if ev.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(ev.code, KeyCode::Char('c' | 'C'))
+        {
             return Some(Effect::Quit);
         }
         self.dirty = true;
@@ -70,7 +72,9 @@ impl App {
                             Some(n) => self.toggle_length(n),
                             None => self.push_log(
                                 LogLevel::Warn,
-                                format!("length {text:?}: give bytes from 1 to 16M (e.g. 100, 2k, 1KiB)"),
+                                format!(
+                                    "length {text:?}: give bytes from 1 to 16M (e.g. 100, 2k, 1KiB)"
+                                ),
                             ),
                         }
                     }
@@ -99,7 +103,11 @@ impl App {
         match action {
             Action::Quit | Action::ForceQuit => return Some(Effect::Quit),
             Action::Help => {
-                self.mode = if self.mode == Mode::Help { Mode::Normal } else { Mode::Help };
+                self.mode = if self.mode == Mode::Help {
+                    Mode::Normal
+                } else {
+                    Mode::Help
+                };
             }
             Action::Back => {
                 if self.mode != Mode::Normal {
@@ -113,8 +121,15 @@ impl App {
             }
             Action::FocusNext | Action::FocusPrev => {
                 let n = Panel::ALL.len();
-                let at = Panel::ALL.iter().position(|&p| p == self.focus).unwrap_or(0);
-                let next = if action == Action::FocusNext { (at + 1) % n } else { (at + n - 1) % n };
+                let at = Panel::ALL
+                    .iter()
+                    .position(|&p| p == self.focus)
+                    .unwrap_or(0);
+                let next = if action == Action::FocusNext {
+                    (at + 1) % n
+                } else {
+                    (at + n - 1) % n
+                };
                 self.focus_panel(Panel::ALL[next]);
             }
             Action::Up | Action::Down => self.move_cursor(action == Action::Up),
@@ -151,11 +166,18 @@ impl App {
             Action::HistLive => self.hist_view = HistView::Live,
             Action::CpuPrev | Action::CpuNext => {
                 if self.is_running() {
-                    self.push_log(LogLevel::Info, "the CPU changes for the next run; cancel first");
+                    self.push_log(
+                        LogLevel::Info,
+                        "the CPU changes for the next run; cancel first",
+                    );
                     return None;
                 }
                 let n = self.cpus_online;
-                self.cpu = if action == Action::CpuNext { (self.cpu + 1) % n } else { (self.cpu + n - 1) % n };
+                self.cpu = if action == Action::CpuNext {
+                    (self.cpu + 1) % n
+                } else {
+                    (self.cpu + n - 1) % n
+                };
                 return self.recheck_host();
             }
             Action::SwapChart => {
@@ -180,7 +202,11 @@ impl App {
 
     fn move_cursor(&mut self, up: bool) {
         fn step(v: &mut usize, up: bool, len: usize) {
-            *v = if up { v.saturating_sub(1) } else { (*v + 1).min(len.saturating_sub(1)) };
+            *v = if up {
+                v.saturating_sub(1)
+            } else {
+                (*v + 1).min(len.saturating_sub(1))
+            };
         }
         match self.focus {
             Panel::Catalog => {
@@ -211,13 +237,19 @@ impl App {
     }
 
     fn show_result_histogram(&mut self) {
-        let key = self.result_rows().get(self.results_cursor).map(|r| r.key.clone());
+        let key = self
+            .result_rows()
+            .get(self.results_cursor)
+            .map(|r| r.key.clone());
         if let Some(k) = key {
             if self.job(&k).is_some_and(|j| j.snapshot.is_some()) {
                 self.hist_view = HistView::Job(k);
                 self.chart = Chart::Histogram;
             } else {
-                self.push_log(LogLevel::Info, format!("{k}: no per-call histogram recorded"));
+                self.push_log(
+                    LogLevel::Info,
+                    format!("{k}: no per-call histogram recorded"),
+                );
             }
         }
     }
@@ -245,11 +277,17 @@ impl App {
         }
         let instances = self.selected_instances();
         if instances.is_empty() {
-            self.push_log(LogLevel::Warn, "select at least one instance first (Space in the catalog)");
+            self.push_log(
+                LogLevel::Warn,
+                "select at least one instance first (Space in the catalog)",
+            );
             return None;
         }
         if self.lengths.is_empty() {
-            self.push_log(LogLevel::Warn, "choose at least one message length first (1–8, or l)");
+            self.push_log(
+                LogLevel::Warn,
+                "choose at least one message length first (1–8, or l)",
+            );
             return None;
         }
         let kat_passed = instances
@@ -306,7 +344,9 @@ impl App {
                 self.focus_panel(panel);
                 match panel {
                     Panel::Catalog => {
-                        if let Some(i) = row_at(map.catalog_rows).filter(|&i| i < self.tree_rows().len()) {
+                        if let Some(i) =
+                            row_at(map.catalog_rows).filter(|&i| i < self.tree_rows().len())
+                        {
                             self.cursor = i;
                             return self.act(Action::Toggle);
                         }
@@ -317,7 +357,9 @@ impl App {
                         }
                     }
                     Panel::Results => {
-                        if let Some(i) = row_at(map.results_rows).filter(|&i| i < self.result_rows().len()) {
+                        if let Some(i) =
+                            row_at(map.results_rows).filter(|&i| i < self.result_rows().len())
+                        {
                             self.results_cursor = i;
                             self.show_result_histogram();
                         }

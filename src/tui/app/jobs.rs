@@ -15,7 +15,7 @@ pub enum JobState {
         calls_done: u64,
         calls_total: u64,
     },
-    Done(JobSummary),
+    Done(Box<JobSummary>),
     Failed {
         reason: String,
         stderr_tail: String,

@@ -122,6 +122,9 @@ impl App {
                 };
                 self.push_log(LogLevel::Good, format!("{job}: {figure} (n={n})"));
                 let j = self.job_mut(&job);
+                // `into` accepts the summary boxed or not.
+                #[allow(clippy::useless_conversion)]
+                let summary: Box<_> = summary.into();
                 j.state = JobState::Done(summary);
                 if snapshot.is_some() {
                     j.snapshot = snapshot;
@@ -135,7 +138,10 @@ impl App {
                 ..
             } => {
                 self.push_log(LogLevel::Bad, format!("{job}: FAULT {reason}"));
-                let tail: Vec<&str> = stderr_tail.lines().filter(|l| !l.trim().is_empty()).collect();
+                let tail: Vec<&str> = stderr_tail
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .collect();
                 for line in &tail[tail.len().saturating_sub(STDERR_LINES)..] {
                     self.push_log(LogLevel::Bad, format!("  stderr│ {line}"));
                 }
@@ -163,10 +169,14 @@ impl App {
                 };
                 let how = if cancelled { "cancelled" } else { "finished" };
                 self.push_log(
-                    if cancelled || failed > 0 { LogLevel::Warn } else { LogLevel::Good },
+                    if cancelled || failed > 0 {
+                        LogLevel::Warn
+                    } else {
+                        LogLevel::Good
+                    },
                     format!(
                         "run {how} after {}: {finished} job(s) done, {failed} failed",
-                        format::duration(wall.as_secs_f64())
+                        super::super::panel::duration(wall)
                     ),
                 );
             }

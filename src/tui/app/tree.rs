@@ -39,7 +39,9 @@ impl App {
     /// candidate).
     fn labels_under(&self, rows: &[TreeRow], at: usize) -> Vec<String> {
         match rows.get(at) {
-            Some(&TreeRow::Instance(ci, ii)) => vec![self.candidates[ci].instances[ii].label.clone()],
+            Some(&TreeRow::Instance(ci, ii)) => {
+                vec![self.candidates[ci].instances[ii].label.clone()]
+            }
             Some(&TreeRow::Candidate(ci)) => rows
                 .iter()
                 .filter_map(|r| match *r {

@@ -46,7 +46,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .collect();
     if rows.is_empty() {
         frame.render_widget(
-            Paragraph::new(Span::styled("nothing matches the filter", Style::new().fg(DIM))),
+            Paragraph::new(Span::styled(
+                "nothing matches the filter",
+                Style::new().fg(DIM),
+            )),
             tree,
         );
     } else {
@@ -62,8 +65,14 @@ fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
         TreeRow::Candidate(ci) => {
             let c = &app.candidates[ci];
             Line::from(vec![
-                Span::styled(format!("▾ {} ", c.id), Style::new().add_modifier(Modifier::BOLD)),
-                Span::styled(fit(&c.algorithm, width.saturating_sub(c.id.len() + 3)), Style::new().fg(DIM)),
+                Span::styled(
+                    format!("▾ {} ", c.id),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    fit(&c.algorithm, width.saturating_sub(c.id.len() + 3)),
+                    Style::new().fg(DIM),
+                ),
             ])
         }
         TreeRow::Instance(ci, ii) => {
@@ -74,7 +83,14 @@ fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
             let label_w = width.saturating_sub(1 + 4 + 5 + 1 + 4).max(4);
             Line::from(vec![
                 Span::raw(" "),
-                Span::styled(mark, if on { Style::new().fg(ACCENT) } else { Style::new().fg(DIM) }),
+                Span::styled(
+                    mark,
+                    if on {
+                        Style::new().fg(ACCENT)
+                    } else {
+                        Style::new().fg(DIM)
+                    },
+                ),
                 Span::raw(format!("{:<label_w$}", fit(&inst.label, label_w))),
                 Span::styled(format!("{:>5} ", inst.digest_bits), Style::new().fg(DIM)),
                 kat_span(app.kat_state(&inst.label)),

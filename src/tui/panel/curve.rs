@@ -47,11 +47,18 @@ pub fn dashed(pts: &[(f64, f64)], samples_per_unit: f64) -> Vec<(f64, f64)> {
 }
 
 fn log_points(s: &CurveSeries) -> Vec<(f64, f64)> {
-    s.points.iter().map(|&(b, c)| ((b as f64).log2(), c)).collect()
+    s.points
+        .iter()
+        .map(|&(b, c)| ((b as f64).log2(), c))
+        .collect()
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let blk = block(app, Panel::Curve, "Curve · cycles/byte vs message length".into());
+    let blk = block(
+        app,
+        Panel::Curve,
+        "Curve · cycles/byte vs message length".into(),
+    );
     let series = app.curves();
     if series.is_empty() {
         let inner = blk.inner(area);
@@ -65,12 +72,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    let all: Vec<(u64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).collect();
-    let mut lens: Vec<u64> = all.iter().map(|p| p.0).chain(app.lengths.iter().copied()).collect();
+    let all: Vec<(u64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
+    let mut lens: Vec<u64> = all
+        .iter()
+        .map(|p| p.0)
+        .chain(app.lengths.iter().copied())
+        .collect();
     lens.sort_unstable();
     lens.dedup();
     let x_lo = (lens.first().copied().unwrap_or(32) as f64).log2().floor();
-    let x_hi = (lens.last().copied().unwrap_or(65536) as f64).log2().ceil().max(x_lo + 1.0);
+    let x_hi = (lens.last().copied().unwrap_or(65536) as f64)
+        .log2()
+        .ceil()
+        .max(x_lo + 1.0);
     let y_hi = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
 
     let per_unit = f64::from(area.width) * 2.0 / (x_hi - x_lo);
@@ -80,9 +97,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .map(|(i, s)| {
             let pts = log_points(s);
             if s.reference {
-                (format!("{} (ref)", s.label), dashed(&pts, per_unit), Style::new().fg(REFERENCE), true)
+                (
+                    format!("{} (ref)", s.label),
+                    dashed(&pts, per_unit),
+                    Style::new().fg(REFERENCE),
+                    true,
+                )
             } else {
-                (s.label.clone(), pts, Style::new().fg(PALETTE[i % PALETTE.len()]), false)
+                (
+                    s.label.clone(),
+                    pts,
+                    Style::new().fg(PALETTE[i % PALETTE.len()]),
+                    false,
+                )
             }
         })
         .collect();
@@ -92,7 +119,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             Dataset::default()
                 .name(name.clone())
                 .marker(Marker::Braille)
-                .graph_type(if *reference { GraphType::Scatter } else { GraphType::Line })
+                .graph_type(if *reference {
+                    GraphType::Scatter
+                } else {
+                    GraphType::Line
+                })
                 .style(*style)
                 .data(pts)
         })

@@ -40,7 +40,10 @@ pub fn hints(app: &App) -> Line<'static> {
             ));
         }
         Mode::Help => {
-            return Line::from(Span::styled(" any key closes the help", Style::new().fg(ACCENT)));
+            return Line::from(Span::styled(
+                " any key closes the help",
+                Style::new().fg(ACCENT),
+            ));
         }
         Mode::Normal => {}
     }
@@ -60,7 +63,10 @@ pub fn hints(app: &App) -> Line<'static> {
             (_, [k, ..]) => k.text(),
             (_, []) => continue,
         };
-        spans.push(Span::styled(key, Style::new().fg(ACCENT).add_modifier(Modifier::BOLD)));
+        spans.push(Span::styled(
+            key,
+            Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+        ));
         spans.push(Span::styled(format!(" {word}  "), Style::new().fg(DIM)));
     }
     Line::from(spans)

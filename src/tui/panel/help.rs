@@ -11,7 +11,10 @@ use super::{ACCENT, DIM};
 use crate::tui::keymap::{Scope, help_rows};
 
 pub fn lines() -> Vec<Line<'static>> {
-    let key_w = help_rows().map(|b| b.keys_text().chars().count()).max().unwrap_or(5);
+    let key_w = help_rows()
+        .map(|b| b.keys_text().chars().count())
+        .max()
+        .unwrap_or(5);
     let mut out: Vec<Line> = help_rows()
         .map(|b| {
             let key = b.keys_text();
@@ -20,14 +23,20 @@ pub fn lines() -> Vec<Line<'static>> {
                 Scope::In(p) => format!("{}: ", p.title()),
             };
             Line::from(vec![
-                Span::styled(format!("{key:>key_w$}  "), Style::new().fg(ACCENT).add_modifier(Modifier::BOLD)),
+                Span::styled(
+                    format!("{key:>key_w$}  "),
+                    Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+                ),
                 Span::styled(scope, Style::new().fg(DIM)),
                 Span::raw(b.help),
             ])
         })
         .collect();
     out.push(Line::from(Span::styled(
-        format!("{:>key_w$}  click a panel or row to focus / select; wheel scrolls", "mouse"),
+        format!(
+            "{:>key_w$}  click a panel or row to focus / select; wheel scrolls",
+            "mouse"
+        ),
         Style::new().fg(DIM),
     )));
     out

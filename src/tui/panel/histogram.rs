@@ -116,24 +116,40 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
     // Legend: each figure in its marker's colour; the long form when it fits.
     let outliers = pc.map_or(0, |p| p.outliers);
     let n = s.histogram.len();
-    let long = |sep: &'static str, mean: &'static str, with_n: bool| {
+    let long = |sep: &'static str, mean: &'static str, with_n: bool, with_out: bool| {
         let mut spans = vec![];
         for (v, c, name) in &marks {
             let name = if *name == "loop mean" { mean } else { name };
-            spans.push(Span::styled(format!("{name} {}", format::int(Some(*v))), Style::new().fg(*c)));
+            spans.push(Span::styled(
+                format!("{name} {}", format::int(Some(*v))),
+                Style::new().fg(*c),
+            ));
             spans.push(Span::raw(sep));
         }
-        spans.push(Span::raw(format!("out {} ", format::int(Some(outliers as f64)))));
+        if with_out {
+            spans.push(Span::raw(format!(
+                "out {} ",
+                format::int(Some(outliers as f64))
+            )));
+        }
         if with_n {
-            spans.push(Span::styled(format!("n {}", format::int(Some(n as f64))), Style::new().fg(DIM)));
+            spans.push(Span::styled(
+                format!("n {}", format::int(Some(n as f64))),
+                Style::new().fg(DIM),
+            ));
         }
         Line::from(spans)
     };
-    let legend = [(" · ", "loop mean", true), (" ", "μ", true), (" ", "μ", false)]
-        .into_iter()
-        .map(|(sep, mean, with_n)| long(sep, mean, with_n))
-        .find(|l| l.width() <= usize::from(area.width))
-        .unwrap_or_default();
+    let legend = [
+        (" · ", "loop mean", true, true),
+        (" ", "μ", true, true),
+        (" ", "μ", false, true),
+        (" ", "μ", false, false),
+    ]
+    .into_iter()
+    .map(|(sep, mean, with_n, with_out)| long(sep, mean, with_n, with_out))
+    .find(|l| l.width() <= usize::from(area.width))
+    .unwrap_or_default();
     buf.set_line(area.x, area.y, &legend, area.width);
 
     let bars = Rect::new(area.x, area.y + 1, area.width, area.height - 3);
@@ -207,7 +223,11 @@ mod tests {
         assert!(b.hi >= 1985 && b.hi < 2000, "{}", b.hi);
         assert_eq!(b.above, 3 + (1999 - b.hi));
         assert_eq!(b.counts.iter().sum::<u64>() + b.above, 1003);
-        assert!(b.counts.iter().all(|&c| (90..=110).contains(&c)), "{:?}", b.counts);
+        assert!(
+            b.counts.iter().all(|&c| (90..=110).contains(&c)),
+            "{:?}",
+            b.counts
+        );
         assert_eq!(b.column(1001.0), Some(0));
         assert_eq!(b.column(b.hi as f64), Some(9));
         assert_eq!(b.column(10.0), None);
@@ -234,11 +254,27 @@ mod tests {
         let area = Rect::new(0, 0, 90, 6);
         let mut buf = Buffer::empty(area);
         draw_snapshot(&mut buf, area, &s);
-        let row = |y: u16| (0..90).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>();
-        assert!(row(0).starts_with("p50 1499 · p90 1899 · p99 1989 · loop mean 1200 · out 0"), "{}", row(0));
-        assert!(row(3).chars().all(|c| c == '█'), "flat bars fill the panel: {}", row(3));
+        let row = |y: u16| {
+            (0..90)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+        };
+        assert!(
+            row(0).starts_with("p50 1499 · p90 1899 · p99 1989 · loop mean 1200 · out 0"),
+            "{}",
+            row(0)
+        );
+        assert!(
+            row(3).chars().all(|c| c == '█'),
+            "flat bars fill the panel: {}",
+            row(3)
+        );
         assert_eq!(row(4).matches('▲').count(), 3, "{}", row(4));
         assert_eq!(row(4).matches('◆').count(), 1, "{}", row(4));
-        assert!(row(5).starts_with("1000") && row(5).trim_end().ends_with("›"), "{}", row(5));
+        assert!(
+            row(5).starts_with("1000") && row(5).trim_end().ends_with("›"),
+            "{}",
+            row(5)
+        );
     }
 }

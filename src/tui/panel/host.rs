@@ -30,7 +30,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let height = usize::from(list.height);
     let first = scroll_start(app.host_cursor, height);
     let focused = app.focus == Panel::Host;
-    let name_w = app.host.iter().map(|r| r.name.chars().count()).max().unwrap_or(4).min(16);
+    let name_w = app
+        .host
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .min(16);
     let value_w = usize::from(list.width).saturating_sub(name_w + 6);
     let lines: Vec<Line> = app
         .host

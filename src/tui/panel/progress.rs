@@ -49,7 +49,7 @@ pub fn status_line(app: &App) -> String {
         } => format!(
             "{} · {finished} done, {failed} failed in {} · s runs again",
             if *cancelled { "cancelled" } else { "finished" },
-            format::duration(wall.as_secs_f64())
+            super::duration(*wall)
         ),
         RunState::Lost(why) => format!("the writing process is gone: {why}"),
     }
@@ -67,16 +67,26 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     .areas(inner);
     let width = usize::from(inner.width);
     frame.render_widget(
-        Line::from(Span::styled(fit(&status_line(app), width), Style::new().add_modifier(Modifier::BOLD))),
+        Line::from(Span::styled(
+            fit(&status_line(app), width),
+            Style::new().add_modifier(Modifier::BOLD),
+        )),
         status,
     );
 
     let (done, total) = app.run_counts();
-    let eta = app
-        .eta_seconds()
-        .map_or(String::new(), |s| format!(" · ETA {}", format::duration(s)));
+    let eta = app.eta_seconds().map_or(String::new(), |s| {
+        format!(
+            " · ETA {}",
+            super::duration(std::time::Duration::from_secs_f64(s.max(0.0)))
+        )
+    });
     let label = format!("jobs {done}/{total}{eta}");
-    let ratio = if total > 0 { done as f64 / total as f64 } else { 0.0 };
+    let ratio = if total > 0 {
+        done as f64 / total as f64
+    } else {
+        0.0
+    };
     frame.render_widget(
         Gauge::default()
             .ratio(ratio.clamp(0.0, 1.0))
@@ -91,10 +101,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let start = end.saturating_sub(h);
     let lines: Vec<Line> = app.log[start..end]
         .iter()
-        .map(|l| Line::from(Span::styled(fit(&l.text, width), Style::new().fg(log_color(l.level)))))
+        .map(|l| {
+            Line::from(Span::styled(
+                fit(&l.text, width),
+                Style::new().fg(log_color(l.level)),
+            ))
+        })
         .collect();
     if lines.is_empty() {
-        frame.render_widget(Span::styled("events appear here", Style::new().fg(DIM)), log);
+        frame.render_widget(
+            Span::styled("events appear here", Style::new().fg(DIM)),
+            log,
+        );
     } else {
         frame.render_widget(Paragraph::new(lines), log);
     }

@@ -36,9 +36,9 @@ pub fn cells(r: &ResultRow) -> [String; 7] {
                 Some(c) => format::int(Some(c)),
                 None => format::time(s.mean_seconds),
             };
-            let cpb = s
-                .mean_cycles
-                .map_or(format::MISSING.into(), |c| format::cycles_per_byte(c, r.key.input_bytes));
+            let cpb = s.mean_cycles.map_or(format::MISSING.into(), |c| {
+                format::cycles_per_byte(c, r.key.input_bytes)
+            });
             [
                 label,
                 message,
@@ -46,7 +46,10 @@ pub fn cells(r: &ResultRow) -> [String; 7] {
                 cpb,
                 format::time(s.mean_seconds),
                 format!("{:.1}", s.throughput_mb_per_second),
-                format!("{} ({} × {})", s.measurements, s.trials, s.iterations_per_trial),
+                format!(
+                    "{} ({} × {})",
+                    s.measurements, s.trials, s.iterations_per_trial
+                ),
             ]
         }
         None => [
@@ -65,7 +68,12 @@ pub fn cells(r: &ResultRow) -> [String; 7] {
 pub fn mark(r: &ResultRow) -> (&'static str, Style) {
     match r.summary {
         None => ("✗", Style::new().fg(BAD)),
-        Some(s) if s.status != "complete" || s.kat != "PASS" || r.retries > 0 || s.measurements < 100 => {
+        Some(s)
+            if s.status != "complete"
+                || s.kat != "PASS"
+                || r.retries > 0
+                || s.measurements < 100 =>
+        {
             ("⚠", Style::new().fg(WARN))
         }
         Some(_) => ("✓", Style::new().fg(GOOD)),
@@ -78,7 +86,11 @@ pub fn markdown(app: &App) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = format!("| {} |\n|{}\n", HEADER.join(" | "), "---|".repeat(HEADER.len()));
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        HEADER.join(" | "),
+        "---|".repeat(HEADER.len())
+    );
     for r in &rows {
         out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
     }
@@ -136,8 +148,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .map(|(i, (r, cells))| {
             let (m, style) = mark(r);
             let mut row = Row::new(
-                std::iter::once(Cell::from(Span::styled(m, style)))
-                    .chain(cells[..shown].iter().map(|c| Cell::from(c.trim_matches('`').to_string()))),
+                std::iter::once(Cell::from(Span::styled(m, style))).chain(
+                    cells[..shown]
+                        .iter()
+                        .map(|c| Cell::from(c.trim_matches('`').to_string())),
+                ),
             );
             if i == app.results_cursor {
                 row = row.style(cursor_style(focused));
@@ -151,9 +166,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let header = Row::new(std::iter::once("").chain(HEADER[..shown].iter().copied()))
         .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
     frame.render_widget(
-        Table::new(body, constraints).header(header).column_spacing(1),
+        Table::new(body, constraints)
+            .header(header)
+            .column_spacing(1),
         inner,
     );
-    let body_area = Rect::new(inner.x, inner.y + 1, inner.width, inner.height.saturating_sub(1));
+    let body_area = Rect::new(
+        inner.x,
+        inner.y + 1,
+        inner.width,
+        inner.height.saturating_sub(1),
+    );
     Some((body_area, first))
 }
