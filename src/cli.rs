@@ -3,7 +3,10 @@
 
 mod hash;
 mod list;
+mod screenshots;
 mod select;
+mod tui_cmd;
+mod watch;
 mod worker_cmd;
 
 pub use select::InstanceArgs;
@@ -18,12 +21,16 @@ use clap::{Parser, Subcommand};
     name = "cyclescope",
     version,
     about = "Measure ICCS CryptHash libraries the NGCC way: KAT gate, host checks, cycles per call and per byte",
-    long_about = None
+    long_about = None,
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Options of the workbench (no subcommand).
+    #[command(flatten)]
+    pub tui: tui_cmd::TuiArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -34,6 +41,11 @@ pub enum Command {
     List(list::ListArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Follow a run another process is writing, in the workbench, read-only.
+    Watch(watch::WatchArgs),
+    /// Internal: render the workbench's demo states to SVG and text.
+    #[command(hide = true)]
+    Screenshots(screenshots::ScreenshotsArgs),
     /// Internal: the worker process that hosts candidate code.
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -44,9 +56,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = cli.config.clone();
     let result = match cli.command {
-        None => Err(anyhow::anyhow!(
-            "the TUI is not built yet; try `cyclescope list`"
-        )),
+        None => tui_cmd::run(config.as_deref(), &cli.tui),
+        Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),
+        Some(Command::Screenshots(a)) => screenshots::run(&a),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),

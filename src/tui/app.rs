@@ -152,7 +152,6 @@ pub struct RunSpec {
     pub planning: Planning,
     /// Labels whose KAT passed in this session: the engine skips them.
     pub kat_passed: Vec<String>,
-    pub run_dir: Option<PathBuf>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.

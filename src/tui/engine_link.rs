@@ -1,1 +1,172 @@
-//! PLACEHOLDER
+//! The seam between the workbench and the engine: starts a run on the engine's thread with a
+//! cancel flag, runs host checks off the UI thread, and hands everything back as messages the
+//! event loop drains without blocking. It also keeps this process's threads off the
+//! measurement CPU (the engine thread inherits the mask of the thread that spawns it).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::unistd::Pid;
+
+use super::app::{HostRow, HostStatus, RunSpec};
+use crate::measure::EngineEvent;
+
+/// What the link hands back.
+#[derive(Debug)]
+pub enum Msg {
+    Engine(EngineEvent),
+    Host(Vec<HostRow>),
+}
+
+/// Run options that do not change between runs of one session.
+#[derive(Debug, Clone, Default)]
+pub struct LinkOptions {
+    /// Write every run into this directory (`--run DIR`); else a fresh one per run.
+    pub run_dir: Option<PathBuf>,
+    pub runs_dir: PathBuf,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+}
+
+pub struct EngineLink {
+    options: LinkOptions,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    cancel: Option<Arc<AtomicBool>>,
+    engine: Option<JoinHandle<()>>,
+    /// The CPUs this process may use at start, before it stepped off the measurement CPU.
+    allowed: Option<CpuSet>,
+}
+
+impl EngineLink {
+    pub fn new(options: LinkOptions) -> Self {
+        let (tx, rx) = mpsc::channel();
+        Self {
+            options,
+            tx,
+            rx,
+            cancel: None,
+            engine: None,
+            allowed: sched_getaffinity(Pid::from_raw(0)).ok(),
+        }
+    }
+
+    /// Moves the calling thread (the UI thread, and through inheritance every thread it
+    /// spawns later) off `cpu`, when another CPU is left to run on.
+    pub fn keep_off(&self, cpu: usize) {
+        let Some(allowed) = self.allowed else { return };
+        let mut set = allowed;
+        if set.unset(cpu).is_err() {
+            return;
+        }
+        let others = (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .count();
+        if others > 0 {
+            // Best effort: a cpuset that forbids the change leaves us where we were.
+            let _ = sched_setaffinity(Pid::from_raw(0), &set);
+        }
+    }
+
+    /// The run directory for the next run.
+    pub fn next_run_dir(&self) -> PathBuf {
+        self.options.run_dir.clone().unwrap_or_else(|| {
+            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+            self.options.runs_dir.join(format!("tui-{stamp}"))
+        })
+    }
+
+    pub fn start(&mut self, spec: RunSpec) {
+        self.keep_off(spec.cpu);
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cancel = Some(cancel.clone());
+        let run_dir = self.next_run_dir();
+        let tx = self.tx.clone();
+        let options = self.options.clone();
+        self.engine = Some(std::thread::spawn(move || {
+            run_engine(spec, run_dir, &options, &tx, &cancel);
+        }));
+    }
+
+    pub fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.engine.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    /// Runs the host checks for `cpu` on a helper thread.
+    pub fn check_host(&self, cpu: usize) {
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Msg::Host(host_rows(cpu)));
+        });
+    }
+
+    /// Everything that arrived since the last call, without waiting.
+    pub fn drain(&self) -> Vec<Msg> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Cancels a run in flight and waits up to `limit` for the engine to wind down, returning
+    /// what it sent meanwhile (its last records and `RunFinished`).
+    pub fn shutdown(&mut self, limit: Duration) -> Vec<Msg> {
+        self.cancel();
+        let deadline = Instant::now() + limit;
+        let mut out = vec![];
+        while self.is_running() && Instant::now() < deadline {
+            if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(20)) {
+                out.push(m);
+            }
+        }
+        out.extend(self.drain());
+        out
+    }
+}
+
+/// The engine side of a run. Until the engine is merged into this build, it says so and ends
+/// the run, so the workbench stays usable for everything else.
+fn run_engine(
+    spec: RunSpec,
+    run_dir: PathBuf,
+    _options: &LinkOptions,
+    tx: &Sender<Msg>,
+    _cancel: &AtomicBool,
+) {
+    let send = |ev| {
+        let _ = tx.send(Msg::Engine(ev));
+    };
+    send(EngineEvent::RunStarted {
+        run_dir,
+        labels: spec.instances.iter().map(|i| i.label.clone()).collect(),
+        lengths: spec.lengths.clone(),
+        cpu: spec.cpu,
+    });
+    send(EngineEvent::Warning {
+        message: "the measurement engine is not part of this build yet".into(),
+    });
+    send(EngineEvent::RunFinished {
+        cancelled: false,
+        wall: Duration::ZERO,
+        finished: 0,
+        failed: 0,
+    });
+}
+
+/// The host checks as panel rows.
+fn host_rows(cpu: usize) -> Vec<HostRow> {
+    vec![HostRow {
+        name: "host checks".into(),
+        status: HostStatus::Unknown,
+        value: format!("CPU {cpu}: not part of this build yet"),
+        hint: Some("`cyclescope check` once the host module is merged".into()),
+    }]
+}

@@ -304,7 +304,6 @@ impl App {
             cpu: self.cpu,
             planning: self.planning,
             kat_passed,
-            run_dir: self.run_dir.clone(),
         }))
     }
 

@@ -1,0 +1,170 @@
+//! End-to-end tests of the workbench: the real binary in a detached tmux session of fixed
+//! size (own socket per test), driven with `send-keys` and read back with `capture-pane`.
+//! Waiting is polling with a generous deadline, never a fixed sleep. Skipped, with a message,
+//! only when tmux is not installed (CI installs it).
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `script` (a shell command line) in a `width`×`height` session, or None when
+    /// tmux is missing.
+    fn start(name: &str, width: u16, height: u16, script: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIPPED {name}: tmux is not installed (apt-get install tmux)");
+            return None;
+        }
+        let t = Tmux {
+            socket: format!("cyclescope-e2e-{}-{name}", std::process::id()),
+        };
+        let out = t.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-c",
+            env!("CARGO_MANIFEST_DIR"),
+            script,
+        ]);
+        assert!(out.status.success(), "tmux new-session: {out:?}");
+        Some(t)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("running tmux")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        for k in keys {
+            let out = self.tmux(&["send-keys", k]);
+            assert!(out.status.success(), "send-keys {k}: {out:?}");
+        }
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        let out = self.tmux(&["send-keys", "-l", text]);
+        assert!(out.status.success(), "send-keys -l {text}: {out:?}");
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p"]).stdout).into_owned()
+    }
+
+    /// Polls the pane until `ok` holds; fails with the last screen after the deadline.
+    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; the pane shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// The binary, then its exit status and the terminal modes once it is gone.
+fn script(args: &str) -> String {
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    assert!(Path::new(bin).exists());
+    format!(
+        "{bin} {args}; echo \"EXIT:$?\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?icanon\\|-\\?echo'; echo MODES-SHOWN; sleep 120"
+    )
+}
+
+#[test]
+fn launch_help_filter_select_and_quit_restores_the_terminal() {
+    let Some(t) = Tmux::start("basic", 100, 30, &script("")) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.wait_for("s start");
+
+    t.send(&["?"]);
+    t.wait_for("Keys · any key closes");
+    t.send(&["Escape"]);
+    t.wait(&"help closed", |s| !s.contains("Keys · any key closes"));
+
+    t.send(&["/"]);
+    t.type_text("xof-5");
+    let s = t.wait(&"the filter narrows the tree", |s| {
+        s.contains("pseudoXOF-512") && !s.contains("sm3hash-256")
+    });
+    assert!(s.contains("/xof-5"), "{s}");
+    t.send(&["Enter", "j", "Space"]);
+    t.wait_for("Catalog · 1 selected");
+    t.send(&["Escape"]);
+    t.wait_for("sm3hash-256");
+
+    // Lengths: S1 and S4 only (32 B and 1 KiB).
+    for k in ["2", "3", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("32 B · 1 KiB");
+
+    t.send(&["Tab"]);
+    t.wait_for("Host · CPU");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(
+        s.lines().any(|l| l == "icanon") && s.lines().any(|l| l == "echo"),
+        "the terminal is back in cooked mode with echo:\n{s}"
+    );
+    assert!(!s.contains("┏"), "the alternate screen is gone:\n{s}");
+}
+
+#[test]
+fn a_small_terminal_is_told_so_and_q_still_leaves() {
+    let Some(t) = Tmux::start("small", 70, 20, &script("")) else {
+        return;
+    };
+    t.wait_for("terminal too small");
+    t.wait_for("70×20");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn ctrl_c_leaves_from_inside_the_filter() {
+    let Some(t) = Tmux::start("ctrlc", 100, 30, &script("")) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["/"]);
+    t.type_text("q");
+    t.wait_for("/q▏");
+    t.send(&["C-c"]);
+    t.wait_for("EXIT:0");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+}
