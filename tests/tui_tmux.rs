@@ -112,11 +112,11 @@ fn launch_help_filter_select_and_quit_restores_the_terminal() {
     t.send(&["?"]);
     t.wait_for("Keys · any key closes");
     t.send(&["Escape"]);
-    t.wait(&"help closed", |s| !s.contains("Keys · any key closes"));
+    t.wait("help closed", |s| !s.contains("Keys · any key closes"));
 
     t.send(&["/"]);
     t.type_text("xof-5");
-    let s = t.wait(&"the filter narrows the tree", |s| {
+    let s = t.wait("the filter narrows the tree", |s| {
         s.contains("pseudoXOF-512") && !s.contains("sm3hash-256")
     });
     assert!(s.contains("/xof-5"), "{s}");

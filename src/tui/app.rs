@@ -302,3 +302,6 @@ impl App {
         self.dirty = true;
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -83,7 +83,8 @@ fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSn
     }
 }
 
-fn summary(cycles: f64, bytes: u64) -> JobSummary {
+/// A complete job summary for `cycles` per call at `bytes` on the demo clock.
+pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
     let secs = cycles / CLOCK_HZ;
     JobSummary {
         status: "complete".into(),
@@ -316,6 +317,14 @@ pub fn render(app: &App, width: u16, height: u16) -> Buffer {
         super::screen::draw(f, app);
     });
     terminal.backend().buffer().clone()
+}
+
+/// Draws with `draw` on an off-screen terminal and returns the text (panel tests).
+pub fn draw_text(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
+    let _ = terminal.draw(draw);
+    text(terminal.backend().buffer())
 }
 
 /// The buffer's text, one line per row, trailing spaces kept (as a snapshot shows it).

@@ -19,7 +19,7 @@ use crate::measure::EngineEvent;
 /// What the link hands back.
 #[derive(Debug)]
 pub enum Msg {
-    Engine(EngineEvent),
+    Engine(Box<EngineEvent>),
     Host(Vec<HostRow>),
 }
 
@@ -142,7 +142,7 @@ fn run_engine(
     _cancel: &AtomicBool,
 ) {
     let send = |ev| {
-        let _ = tx.send(Msg::Engine(ev));
+        let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
     send(EngineEvent::RunStarted {
         run_dir,

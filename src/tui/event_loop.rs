@@ -134,7 +134,7 @@ pub fn run(opts: Options) -> io::Result<String> {
 
 fn deliver(app: &mut App, m: Msg) {
     match m {
-        Msg::Engine(ev) => app.apply(ev),
+        Msg::Engine(ev) => app.apply(*ev),
         Msg::Host(rows) => app.set_host(rows),
     }
 }

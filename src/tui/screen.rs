@@ -55,9 +55,11 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         Layout::vertical([charts_h, Constraint::Min(5), Constraint::Length(progress_h)])
             .areas(right);
 
-    let mut map = Hitmap::default();
-    map.catalog_rows = panel::catalog::render(frame, catalog, app);
-    map.host_rows = panel::host::render(frame, host, app);
+    let mut map = Hitmap {
+        catalog_rows: panel::catalog::render(frame, catalog, app),
+        host_rows: panel::host::render(frame, host, app),
+        ..Hitmap::default()
+    };
     if wide {
         let [h, c] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .areas(charts);

@@ -327,9 +327,7 @@ impl App {
     /// of the panel under the pointer.
     pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
         let pos = Position::new(ev.column, ev.row);
-        let Some(&(panel, _)) = map.panels.iter().find(|(_, r)| r.contains(pos)) else {
-            return None;
-        };
+        let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
         if self.mode == Mode::Help {
             self.mode = Mode::Normal;
         }

@@ -155,3 +155,45 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
     };
     Line::from(Span::styled(fit(&text, width), Style::new().fg(DIM)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn rows_show_selection_width_and_kat() {
+        let app = demo::fault();
+        let text = demo::draw_text(32, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("Catalog · 3 selected"), "{text}");
+        assert!(text.contains("[x] pseudohash-512   512 FAIL"), "{text}");
+        assert!(text.contains("[x] sm3hash-256      256 PASS"), "{text}");
+        assert!(text.contains("[ ] pseudoXOF-256    256   ·"), "{text}");
+        assert!(text.contains("len S1 S2 S3 S4 S5 S6 S7 S8"), "{text}");
+        assert!(text.contains("32 B · 1 KiB"), "{text}");
+    }
+
+    #[test]
+    fn the_detail_line_shows_a_kat_failure_and_the_filter() {
+        let mut app = demo::fault();
+        app.cursor = 2; // pseudohash-512
+        let text = demo::draw_text(40, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("KAT MISMATCH: vector 17"), "{text}");
+        app.filter = "1024".into();
+        let text = demo::draw_text(40, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("pseudohash-1024") && text.contains("pseudoXOF-1024"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("sm3hash") && text.contains("/1024 (Esc clears)"),
+            "{text}"
+        );
+    }
+}

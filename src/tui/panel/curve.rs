@@ -91,7 +91,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let y_hi = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
 
     let per_unit = f64::from(area.width) * 2.0 / (x_hi - x_lo);
-    let data: Vec<(String, Vec<(f64, f64)>, Style, bool)> = series
+    // (legend name, points, style, dashed reference)
+    type Drawn = (String, Vec<(f64, f64)>, Style, bool);
+    let data: Vec<Drawn> = series
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -171,5 +173,53 @@ mod tests {
         assert_eq!(d[0], (5.0, 100.0));
         assert_eq!(*d.last().unwrap(), (10.0, 50.0));
         assert!(dashed(&[(1.0, 1.0)], 4.0).len() == 1);
+    }
+}
+
+#[cfg(test)]
+mod render_tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn draws_one_line_per_instance_and_the_reference_when_measured() {
+        let mut app = demo::finished();
+        let text = demo::draw_text(70, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("sm3hash-256") && text.contains("pseudoXOF-512"),
+            "{text}"
+        );
+        assert!(text.contains("32 B") && text.contains("1 KiB"), "{text}");
+        assert!(
+            !text.contains("(ref)"),
+            "pseudoXOF-256 was not measured: {text}"
+        );
+        // Measure the reference of sm3hash-256's width, unselected: it is drawn dashed.
+        for bytes in [32, 1024] {
+            app.apply(crate::measure::EngineEvent::JobFinished {
+                job: crate::measure::JobKey {
+                    candidate: "iccs".into(),
+                    label: "pseudoXOF-256".into(),
+                    input_bytes: bytes,
+                },
+                #[allow(clippy::useless_conversion)]
+                summary: demo::summary(1536.0 * bytes as f64 / 32.0, bytes).into(),
+                record: "r.json".into(),
+                snapshot: None,
+            });
+        }
+        let series = app.curves();
+        assert_eq!(
+            series.last().map(|s| (s.label.as_str(), s.reference)),
+            Some(("pseudoXOF-256", true))
+        );
+        let text = demo::draw_text(70, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("pseudoXOF-256 (ref)"), "{text}");
+        let empty = demo::draw_text(70, 8, |f| render(f, f.area(), &demo::idle()));
+        assert!(empty.contains("appears as lengths finish"), "{empty}");
     }
 }

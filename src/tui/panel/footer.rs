@@ -75,3 +75,40 @@ pub fn hints(app: &App) -> Line<'static> {
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(hints(app), area);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::Panel;
+    use crate::tui::demo;
+
+    fn text(app: &App) -> String {
+        hints(app)
+            .spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect()
+    }
+
+    #[test]
+    fn offers_what_the_state_allows() {
+        let mut app = demo::idle();
+        let idle = text(&app);
+        assert!(
+            idle.contains("s start") && !idle.contains("c cancel"),
+            "{idle}"
+        );
+        assert!(idle.contains("Space select"), "{idle}");
+        app.focus = Panel::Results;
+        assert!(text(&app).contains("Enter histogram"));
+        let running = text(&demo::measuring());
+        assert!(
+            running.contains("c cancel") && !running.contains("s start"),
+            "{running}"
+        );
+        app.read_only = true;
+        assert!(!text(&app).contains("s start"));
+        app.mode = crate::tui::app::Mode::Filter;
+        assert!(text(&app).contains("type to filter"));
+    }
+}

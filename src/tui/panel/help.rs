@@ -65,3 +65,22 @@ pub fn render(frame: &mut Frame, area: Rect) {
         rect,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keymap::BINDINGS;
+
+    #[test]
+    fn every_help_row_of_the_table_is_in_the_overlay() {
+        let text: Vec<String> = lines()
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        for b in help_rows() {
+            assert!(text.iter().any(|l| l.contains(b.help)), "{}", b.help);
+        }
+        assert!(text.len() < BINDINGS.len() + 2, "pairs are merged");
+        assert!(text.iter().any(|l| l.contains("Ctrl-C")));
+    }
+}

@@ -70,3 +70,25 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     );
     Some((list, first))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn checks_show_verdict_value_and_the_selected_hint() {
+        let mut app = demo::idle();
+        app.host_cursor = 1;
+        let text = demo::draw_text(60, 12, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("Host · CPU 1"), "{text}");
+        assert!(text.contains("Pass architecture  x86_64"), "{text}");
+        assert!(text.contains("Fail clock         not steady"), "{text}");
+        assert!(
+            text.contains("→ sysctl kernel.perf_event_paranoid=2"),
+            "{text}"
+        );
+    }
+}

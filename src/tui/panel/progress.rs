@@ -117,3 +117,37 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new(lines), log);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn shows_the_trial_the_eta_and_the_log() {
+        let app = demo::measuring();
+        assert_eq!(
+            status_line(&app),
+            "▶ sm3hash-256 @ 32 B · trial 3/5 · calls 48.0 k / 100.0 k"
+        );
+        let text = demo::draw_text(90, 8, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("jobs 1/4 · ETA"), "{text}");
+        assert!(text.contains("trial 2 disturbed, re-run"), "{text}");
+    }
+
+    #[test]
+    fn a_fault_shows_the_workers_stderr_tail() {
+        let app = demo::fault();
+        let text = demo::draw_text(90, 10, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("FAULT worker crashed (signal=SIGSEGV)"),
+            "{text}"
+        );
+        assert!(text.contains("stderr│ Segmentation fault"), "{text}");
+        assert!(status_line(&app).starts_with("finished · 1 done, 1 failed"));
+    }
+}

@@ -179,3 +179,51 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     );
     Some((body_area, first))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn markdown_is_the_report_table() {
+        let md = markdown(&demo::finished());
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |"
+        );
+        assert_eq!(lines[1], "|---|---|---|---|---|---|---|");
+        assert_eq!(
+            lines[2],
+            "| `sm3hash-256` | 32 B | 1469 | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) |"
+        );
+        assert_eq!(
+            lines[5],
+            "| `pseudoXOF-512` | 1024 B | 46.2 k | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) |"
+        );
+        assert_eq!(lines.len(), 6);
+        assert_eq!(markdown(&demo::idle()), "");
+    }
+
+    #[test]
+    fn failed_rows_are_marked_and_narrow_tables_drop_columns() {
+        let app = demo::fault();
+        let wide = demo::draw_text(120, 6, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            wide.contains("✗ sm3hash-256") && wide.contains("failed"),
+            "{wide}"
+        );
+        assert!(wide.contains("worker crashed"), "{wide}");
+        assert!(wide.contains("✓ pseudoXOF-512"), "{wide}");
+        let narrow = demo::draw_text(48, 6, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            narrow.contains("mean cycles") && !narrow.contains("MB/s"),
+            "{narrow}"
+        );
+    }
+}
