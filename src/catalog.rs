@@ -27,7 +27,7 @@ pub struct Candidate {
 }
 
 /// One parameter set of a candidate, as measured and reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Instance {
     pub candidate: String,
     pub algorithm: String,

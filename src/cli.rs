@@ -4,8 +4,9 @@
 mod hash;
 mod list;
 mod screenshots;
-mod select;
+pub(crate) mod select;
 mod tui_cmd;
+mod validate;
 mod watch;
 mod worker_cmd;
 
@@ -41,6 +42,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Check run directories and datasets by the harness's validation rules.
+    Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
     /// Internal: render the workbench's demo states to SVG and text.
@@ -61,6 +64,7 @@ pub fn main() -> ExitCode {
         Some(Command::Screenshots(a)) => screenshots::run(&a),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {

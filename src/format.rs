@@ -12,7 +12,7 @@ pub fn int(x: Option<f64>) -> String {
         Some(x) if x >= 1e9 => format!("{:.2} G", x / 1e9),
         Some(x) if x >= 1e6 => format!("{:.2} M", x / 1e6),
         Some(x) if x >= 1e4 => format!("{:.1} k", x / 1e3),
-        Some(x) => format!("{}", py_round0(x)),
+        Some(x) => py_round0(x),
     }
 }
 
@@ -38,7 +38,7 @@ pub fn pct(x: Option<f64>) -> String {
 
 /// `size_text`: `4 KiB` when a whole number of KiB, else `100 B`.
 pub fn size(bytes: u64) -> String {
-    if bytes >= 1024 && bytes % 1024 == 0 {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} B")
@@ -138,5 +138,17 @@ mod tests {
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
         assert_eq!(ratio(Some(3.0), None), "(ratio –)");
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
+    }
+}
+
+/// A wall-clock duration for progress lines: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.0} s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     }
 }

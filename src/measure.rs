@@ -5,6 +5,7 @@
 pub mod event;
 pub mod plan;
 pub mod stats;
+pub mod trial;
 
 pub use event::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
 pub use plan::{Planning, TrialPlan, plan};

@@ -181,6 +181,62 @@ impl HashLibrary {
     }
 }
 
+/// A `CryptHash` call with its arguments checked once, for loops that call it many times: the
+/// timed loop then contains nothing but the indirect call.
+pub struct PreparedCall<'a> {
+    f: CryptHashFn,
+    digest_bits: c_int,
+    msg: &'a GuardedBuffer,
+    msg_bits: u64,
+    digest: &'a mut GuardedBuffer,
+}
+
+impl HashLibrary {
+    /// Checks the arguments like [`HashLibrary::crypt_hash`] and binds them for repeated calls.
+    pub fn prepare<'a>(
+        &'a self,
+        digest_bits: u32,
+        msg: &'a GuardedBuffer,
+        msg_bits: u64,
+        digest: &'a mut GuardedBuffer,
+    ) -> PreparedCall<'a> {
+        assert!(msg_bits.div_ceil(8) <= msg.len() as u64, "message shorter than msg_bits");
+        assert!(
+            (digest_bits as usize).div_ceil(8) <= digest.len(),
+            "digest buffer shorter than digest_bits"
+        );
+        PreparedCall {
+            f: self.crypt_hash,
+            digest_bits: c_int::try_from(digest_bits).unwrap_or(c_int::MAX),
+            msg,
+            msg_bits,
+            digest,
+        }
+    }
+}
+
+impl PreparedCall<'_> {
+    #[inline(always)]
+    pub fn call(&mut self) -> i32 {
+        // SAFETY: as in `HashLibrary::crypt_hash`: the lengths were checked in `prepare`, the
+        // buffers are borrowed for the lifetime of this value, and so is the library that
+        // keeps the function mapped.
+        unsafe {
+            (self.f)(
+                self.digest_bits,
+                self.msg.as_ptr(),
+                self.msg_bits,
+                self.digest.as_mut_ptr(),
+            )
+        }
+    }
+
+    /// True when neither buffer's guards were touched.
+    pub fn guards_intact(&self) -> bool {
+        self.msg.guards_intact() && self.digest.guards_intact()
+    }
+}
+
 fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMeta>, PluginError> {
     let bad = |detail: String| PluginError::BadMetadata {
         path: path.to_path_buf(),

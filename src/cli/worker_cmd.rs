@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Instance;
+use crate::measure::trial::{TrialSpec, run_in_worker};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
 
@@ -22,6 +23,28 @@ pub struct WorkerArgs {
 enum Job {
     /// Load a library and report its ngcc_meta.
     Probe { lib: PathBuf },
+    /// Measure: warm-ups, then timed trials of ITERS calls and per-call samples.
+    Measure {
+        lib: PathBuf,
+        #[arg(long)]
+        digest_bits: u32,
+        #[arg(long)]
+        bytes: u64,
+        #[arg(long)]
+        iters: u64,
+        #[arg(long)]
+        warmups: u64,
+        #[arg(long, default_value_t = 1)]
+        trials: u32,
+        #[arg(long, default_value_t = 0)]
+        samples: u64,
+        #[arg(long)]
+        cpu: Option<usize>,
+        #[arg(long)]
+        max_address_space: Option<u64>,
+        #[arg(long)]
+        max_cpu_seconds: Option<u64>,
+    },
     /// Hash the bytes of FILE (first BITS bits) and report the digest.
     Hash {
         lib: PathBuf,
@@ -51,6 +74,36 @@ enum Reply {
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    if let Job::Measure {
+        lib,
+        digest_bits,
+        bytes,
+        iters,
+        warmups,
+        trials,
+        samples,
+        cpu,
+        max_address_space,
+        max_cpu_seconds,
+    } = args.job
+    {
+        let limits = Limits {
+            address_space_bytes: max_address_space,
+            cpu_seconds: max_cpu_seconds,
+        };
+        let mut ch = child::enter(cpu, limits)?;
+        let spec = TrialSpec {
+            library: lib,
+            digest_bits,
+            input_bytes: bytes,
+            iterations: iters,
+            warmups,
+            trials,
+            sample_calls: samples,
+        };
+        let code = run_in_worker(&spec, &mut ch);
+        return Ok(ExitCode::from(code as u8));
+    }
     let mut ch = child::enter(None, Limits::default())?;
     let reply = match args.job {
         Job::Probe { lib } => match HashLibrary::open(&lib) {
@@ -67,6 +120,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             bits,
             file,
         } => hash_in_worker(&lib, digest_bits, bits, &file),
+        Job::Measure { .. } => unreachable!("handled above"),
     };
     ch.send(&reply);
     Ok(ExitCode::SUCCESS)

@@ -115,7 +115,7 @@ pub enum EngineEvent {
     },
     JobFinished {
         job: JobKey,
-        summary: JobSummary,
+        summary: Box<JobSummary>,
         record: PathBuf,
         snapshot: Option<HistogramSnapshot>,
     },

@@ -4,7 +4,7 @@
 
 use core::ffi::c_char;
 
-/// `NGCC_META_MAGIC`: the bytes "NGCC" read as a little-endian u32.
+/// `NGCC_META_MAGIC`; stored little-endian its bytes are `4E 47 47 43` ("NGGC", not "NGCC").
 pub const NGCC_META_MAGIC: u32 = 0x4347_474E;
 /// `NGCC_LINK_ABI`.
 pub const NGCC_LINK_ABI: u32 = 1;

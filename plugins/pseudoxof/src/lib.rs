@@ -1,4 +1,38 @@
+//! The bundled `pseudoXOF` baseline library (ICCS `pseudoXOF`, the GB/T 32918.4 KDF) behind the
+//! ICCS `CryptHash` API, at whatever width the caller passes. One library serves every width,
+//! so its `ngcc_meta` says `digest_bits = 0` and the catalog chooses. All computing is in
+//! `iccs_sm3`.
+
+use core::ffi::{c_int, c_ulonglong};
+
+use iccs_sm3::ffi::crypt_hash_via;
+use iccs_sm3::iccs::pseudo_xof;
+use iccs_sm3::meta::{NgccMetaCommon, NgccMetaHash, iccs_meta};
+
+static META: NgccMetaHash = iccs_meta("pseudoXOF", 0);
+
+fn pseudo_xof_at(bits: u32, msg: &[u8], msg_bits: u64, out: &mut [u8]) -> i32 {
+    pseudo_xof(u64::from(bits), msg, msg_bits, out)
+}
+
+/// `int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest)`:
+/// `digest_len_bits` bits of pseudoXOF; zero or negative widths are `-4`.
+///
+/// # Safety
+/// The ICCS API contract (see [`crypt_hash_via`]).
 #[unsafe(no_mangle)]
-pub extern "C" fn CryptHash(_d: i32, _m: *const u8, _l: u64, _o: *mut u8) -> i32 {
-    -4
+pub unsafe extern "C" fn CryptHash(
+    digest_len_bits: c_int,
+    msg: *const u8,
+    msg_len_bits: c_ulonglong,
+    digest: *mut u8,
+) -> c_int {
+    // SAFETY: the caller keeps the ICCS API contract, which is crypt_hash_via's.
+    unsafe { crypt_hash_via(pseudo_xof_at, digest_len_bits, msg, msg_len_bits, digest) }
+}
+
+/// `const ngcc_meta_t *ngcc_meta(void)`: points at the whole static hash block.
+#[unsafe(no_mangle)]
+pub extern "C" fn ngcc_meta() -> *const NgccMetaCommon {
+    core::ptr::addr_of!(META).cast()
 }

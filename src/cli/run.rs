@@ -1,0 +1,334 @@
+//! `cyclescope run`: the headless frontend of the engine — KAT gate, host check, plan,
+//! measurement, with live progress on stderr (bar, current job, ETA) and the report's §4 table
+//! at the end. `--resume RUN_DIR` finishes a run from its campaign.json alone.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+
+use super::InstanceArgs;
+use crate::measure::engine::{self, RunRequest};
+use crate::measure::{EngineEvent, JobKey, Planning};
+use crate::record::run_dir::read_campaign;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: InstanceArgs,
+    /// Message lengths in bytes (default: the config's, the guide's 32…65536).
+    #[arg(long, value_delimiter = ',', value_name = "BYTES")]
+    pub lengths: Option<Vec<u64>>,
+    /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Run directory to create (default: <runs_dir>/<hostname>-<UTC time>).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub out: Option<PathBuf>,
+    /// Seconds one trial aims at (the guide: 1.0).
+    #[arg(long, value_name = "S")]
+    pub trial_target: Option<f64>,
+    /// Trials per job (the guide: 5).
+    #[arg(long, value_name = "K")]
+    pub trials: Option<u32>,
+    /// Seconds of measured time allowed per job.
+    #[arg(long, value_name = "S")]
+    pub op_budget: Option<f64>,
+    /// Seconds before a KAT worker is killed.
+    #[arg(long, value_name = "S")]
+    pub kat_timeout: Option<f64>,
+    /// Measure even if the host check finds problems (they are stored with the run).
+    #[arg(long)]
+    pub allow_unfixed_host: bool,
+    /// Time instances whose KAT did not pass (records are flagged kat_not_passed).
+    #[arg(long)]
+    pub allow_kat_fail: bool,
+    /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["out", "lengths"])]
+    pub resume: Option<PathBuf>,
+    /// Print the results as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Read sysfs/procfs below DIR for the host check (fixture trees).
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub host_root: Option<PathBuf>,
+}
+
+pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let req = build_request(config, args)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut progress = Progress::new(req.planning.trials);
+    let mut results: Vec<Row> = Vec::new();
+    let outcome = engine::run(
+        &req,
+        &mut |ev| {
+            if let EngineEvent::JobFinished { job, summary, .. } = &ev {
+                results.push(Row::from(job, summary));
+            }
+            progress.show(&ev);
+        },
+        &cancel,
+    )?;
+    progress.clear();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        print!("{}", results_table(&results));
+    }
+    eprintln!(
+        "run directory: {}  ({} measured, {} failed, {} already complete)",
+        crate::catalog::display_path(&req.run_dir),
+        outcome.finished,
+        outcome.failed,
+        outcome.skipped
+    );
+    Ok(if outcome.failed == 0 && !outcome.cancelled {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunRequest> {
+    let base = super::select::load_catalog(config)?;
+    let s = &base.settings;
+    let mut req = if let Some(dir) = &args.resume {
+        let c = read_campaign(dir)?;
+        let mut r = RunRequest::new(c.cyclescope.instances, c.cyclescope.lengths, c.cyclescope.cpu, dir.clone());
+        r.planning = c.planning;
+        r.allow_unfixed_host = c.cyclescope.allow_unfixed_host;
+        r.allow_kat_fail = c.cyclescope.allow_kat_fail;
+        r
+    } else {
+        let (catalog, instances) = args.select.resolve(config, false)?;
+        let s = &catalog.settings;
+        let lengths = args.lengths.clone().unwrap_or_else(|| s.lengths.clone());
+        if lengths.is_empty() || lengths.iter().any(|&l| l == 0 || l > 16 << 20) {
+            anyhow::bail!("--lengths must be between 1 byte and 16 MiB");
+        }
+        let cpu = args.cpu.or(s.cpu).unwrap_or_else(last_online_cpu);
+        let out = args.out.clone().unwrap_or_else(|| default_run_dir(&s.runs_dir));
+        if out.join("campaign.json").exists() {
+            anyhow::bail!("{} already holds a run; use --resume {} to continue it", out.display(), out.display());
+        }
+        let mut r = RunRequest::new(instances, lengths, cpu, out);
+        r.planning = Planning::new(
+            args.trials.unwrap_or(s.trials),
+            args.trial_target.unwrap_or(s.trial_target_s),
+            args.op_budget.unwrap_or(s.op_budget_s),
+        );
+        r
+    };
+    if !(1..=16).contains(&req.planning.trials) {
+        anyhow::bail!("--trials must be 1…16");
+    }
+    if req.planning.trial_target_s <= 0.0 || req.planning.op_budget_s <= 0.0 {
+        anyhow::bail!("--trial-target and --op-budget must be positive");
+    }
+    req.allow_unfixed_host |= args.allow_unfixed_host;
+    req.allow_kat_fail |= args.allow_kat_fail;
+    req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
+    if let Some(root) = &args.host_root {
+        req.host_root = root.clone();
+    }
+    std::fs::create_dir_all(&req.run_dir).with_context(|| format!("creating {}", req.run_dir.display()))?;
+    Ok(req)
+}
+
+/// The highest-numbered CPU this process may use.
+pub fn last_online_cpu() -> usize {
+    nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .ok()
+        .and_then(|set| (0..nix::sched::CpuSet::count()).rev().find(|&c| set.is_set(c).unwrap_or(false)))
+        .unwrap_or(0)
+}
+
+fn default_run_dir(runs_dir: &Path) -> PathBuf {
+    let host = sysinfo::System::host_name().unwrap_or_else(|| "host".into());
+    runs_dir.join(format!("{host}-campaign-{}", chrono::Utc::now().format("%Y%m%dT%H%M%SZ")))
+}
+
+/// One row of the §4 table.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    pub label: String,
+    pub input_bytes: u64,
+    pub mean_cycles: Option<f64>,
+    pub mean_seconds: f64,
+    pub throughput_mb_per_second: f64,
+    pub measurements: u64,
+    pub trials: u32,
+    pub iterations_per_trial: u64,
+    pub cycle_source: String,
+    pub per_call_p50: Option<u64>,
+}
+
+impl Row {
+    fn from(job: &JobKey, s: &crate::measure::JobSummary) -> Self {
+        Row {
+            label: job.label.clone(),
+            input_bytes: job.input_bytes,
+            mean_cycles: s.mean_cycles,
+            mean_seconds: s.mean_seconds,
+            throughput_mb_per_second: s.throughput_mb_per_second,
+            measurements: s.measurements,
+            trials: s.trials,
+            iterations_per_trial: s.iterations_per_trial,
+            cycle_source: s.cycle_source.clone(),
+            per_call_p50: s.per_call.map(|p| p.p50),
+        }
+    }
+}
+
+/// The report's §4 table: `| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |`.
+pub fn results_table(rows: &[Row]) -> String {
+    use crate::format;
+    let mut rows = rows.to_vec();
+    rows.sort_by(|a, b| (&a.label, a.input_bytes).cmp(&(&b.label, b.input_bytes)));
+    let mut out = String::from("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|---|---|---|---|---|---|\n");
+    for r in &rows {
+        let cpb = r.mean_cycles.map_or(format::MISSING.to_string(), |c| format::cycles_per_byte(c, r.input_bytes));
+        out += &format!(
+            "| `{}` | {} B | {} | {} | {} | {:.1} | {} ({} × {}) |\n",
+            r.label,
+            r.input_bytes,
+            format::int(r.mean_cycles),
+            cpb,
+            format::time(r.mean_seconds),
+            r.throughput_mb_per_second,
+            r.measurements,
+            r.trials,
+            r.iterations_per_trial
+        );
+    }
+    if let Some(src) = rows.first().map(|r| r.cycle_source.as_str()).filter(|s| !s.is_empty()) {
+        out += &format!("\ncycles counted by {src}\n");
+    }
+    out
+}
+
+/// Live progress on stderr: an updating line on a terminal, plain lines otherwise.
+struct Progress {
+    tty: bool,
+    started: Instant,
+    planned_s: f64,
+    done_s: f64,
+    trials: u32,
+    estimates: std::collections::HashMap<JobKey, f64>,
+    last_line: Instant,
+}
+
+impl Progress {
+    fn new(trials: u32) -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            planned_s: 0.0,
+            done_s: 0.0,
+            trials,
+            estimates: Default::default(),
+            last_line: Instant::now() - Duration::from_secs(10),
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let mut e = std::io::stderr();
+        if self.tty {
+            let _ = write!(e, "\r\x1b[2K{text}\n");
+        } else {
+            let _ = writeln!(e, "{text}");
+        }
+    }
+
+    fn status(&mut self, text: &str) {
+        if self.tty {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            let _ = writeln!(std::io::stderr(), "{text}");
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.tty {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+
+    fn eta(&self) -> String {
+        let left = (self.planned_s - self.done_s).max(0.0);
+        format!("ETA {}", crate::format::duration(Duration::from_secs_f64(left)))
+    }
+
+    fn show(&mut self, ev: &EngineEvent) {
+        match ev {
+            EngineEvent::RunStarted { run_dir, labels, lengths, cpu } => self.line(&format!(
+                "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
+                crate::catalog::display_path(run_dir),
+                labels.len(),
+                lengths.len()
+            )),
+            EngineEvent::HostProblems { problems } => {
+                for p in problems {
+                    self.line(&format!("HOST: {p}"));
+                }
+            }
+            EngineEvent::KatStarted { label } => self.status(&format!("KAT {label} …")),
+            EngineEvent::KatProgress { label, file, done, total } => {
+                self.status(&format!("KAT {label} {file} {done}/{total}"))
+            }
+            EngineEvent::KatFinished { label, status, detail, .. } => {
+                self.line(&format!("KAT {label}: {status} {detail}"))
+            }
+            EngineEvent::JobPlanned { job, plan, .. } => {
+                self.planned_s += plan.estimated_s;
+                self.estimates.insert(job.clone(), plan.estimated_s);
+                self.status(&format!("planned {job}: {} × {} calls", plan.trials, plan.iterations_per_trial));
+            }
+            EngineEvent::TrialProgress { job, trial, trials, calls_done, calls_total, snapshot } => {
+                let frac = *calls_done as f64 / (*calls_total).max(1) as f64;
+                let bar = bar(frac, 20);
+                let p50 = snapshot.per_call.map_or(String::new(), |p| format!("  p50 {} ticks/call", p.p50));
+                let eta = self.eta();
+                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
+            }
+            EngineEvent::TrialRetried { job, trial, reason } => {
+                self.line(&format!("{job}: trial {trial} re-run ({reason})"))
+            }
+            EngineEvent::JobFinished { job, summary, .. } => {
+                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
+                let _ = self.trials;
+                self.line(&format!(
+                    "done {job}: {} cycles/call ({}), n={}",
+                    crate::format::int(summary.mean_cycles),
+                    summary.cycle_source,
+                    summary.measurements
+                ));
+            }
+            EngineEvent::JobFailed { job, reason, stderr_tail, .. } => {
+                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
+                let tail = stderr_tail.trim();
+                let tail = if tail.is_empty() { String::new() } else { format!(" — stderr: {}", tail.lines().last().unwrap_or("")) };
+                self.line(&format!("FAILED {job}: {reason}{tail}"));
+            }
+            EngineEvent::Warning { message } => self.line(&format!("warning: {message}")),
+            EngineEvent::RunFinished { cancelled, wall, .. } => self.line(&format!(
+                "{} after {} (elapsed {})",
+                if *cancelled { "cancelled" } else { "finished" },
+                crate::format::duration(*wall),
+                crate::format::duration(self.started.elapsed())
+            )),
+            EngineEvent::JobStarted { job } => self.status(&format!("measuring {job} …")),
+        }
+    }
+}
+
+fn bar(frac: f64, width: usize) -> String {
+    let filled = ((frac.clamp(0.0, 1.0)) * width as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}

@@ -1,0 +1,48 @@
+//! The AArch64 virtual counter `cntvct_el0`: reference ticks at `cntfrq_el0` (often 19.2 MHz to
+//! 1 GHz, far below the core clock). An `isb` before the read keeps it from being taken early;
+//! `reference_now` skips it for loop timing. Never used as the guide's cycle figure when
+//! perf_event core cycles are available.
+
+use core::arch::asm;
+
+use super::CycleSource;
+
+pub const REFERENCE_SOURCE: Option<CycleSource> = Some(CycleSource::Cntvct);
+
+/// `cntfrq_el0`: the counter's frequency as firmware programmed it.
+pub fn reference_frequency_hz() -> Option<u64> {
+    let hz: u64;
+    // SAFETY: `cntfrq_el0` is readable at EL0 on Linux; the read has no side effects.
+    unsafe { asm!("mrs {}, cntfrq_el0", out(reg) hz, options(nomem, nostack, preserves_flags)) };
+    (hz != 0).then_some(hz)
+}
+
+/// Unserialised `mrs cntvct_el0`.
+#[inline(always)]
+pub fn reference_now() -> u64 {
+    let t: u64;
+    // SAFETY: Linux enables EL0 access to the virtual counter; the read has no side effects.
+    unsafe { asm!("mrs {}, cntvct_el0", out(reg) t, options(nomem, nostack, preserves_flags)) };
+    t
+}
+
+/// `isb; mrs cntvct_el0`: the barrier makes earlier instructions complete before the read.
+#[inline(always)]
+pub fn stamp_start() -> u64 {
+    let t: u64;
+    // SAFETY: as for `reference_now`; `isb` only synchronises the instruction stream.
+    unsafe { asm!("isb", "mrs {}, cntvct_el0", out(reg) t, options(nostack, preserves_flags)) };
+    t
+}
+
+/// `isb; mrs cntvct_el0; isb`: the timed call has completed before the read, and later
+/// instructions do not start before it.
+#[inline(always)]
+pub fn stamp_end() -> u64 {
+    let t: u64;
+    // SAFETY: as for `stamp_start`.
+    unsafe {
+        asm!("isb", "mrs {}, cntvct_el0", "isb", out(reg) t, options(nostack, preserves_flags))
+    };
+    t
+}

@@ -1,0 +1,450 @@
+//! The engine: one run from request to records, used by both frontends. Order of work: lock
+//! the run directory, check the host (refusing an unfixed one unless allowed), prove every
+//! instance with its KAT, calibrate and plan every job, then measure the jobs cheapest first,
+//! writing each record atomically the moment it is done. It emits typed events at a bounded
+//! rate and stops at the next safe point when `cancel` is set. A resumed run skips complete
+//! records and refuses a host whose FIXED_ENV changed. It never draws anything.
+
+mod gate;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use super::event::{EngineEvent, HistogramSnapshot, JobKey, PROGRESS_INTERVAL};
+use super::job::{self, MAX_ATTEMPTS, ProcessRun, WorkerSetup};
+use super::plan::{Planning, TrialPlan, plan};
+use super::stats::{Trial, loop_stats, per_call};
+use super::trial::TrialSpec;
+use crate::catalog::Instance;
+use crate::record::journal::{JournalEvent, JournalWriter};
+use crate::record::run_dir::{CampaignRequest, read_campaign};
+use crate::record::{Campaign, RunDir, RunDirError};
+use crate::worker::Limits;
+
+pub use gate::{HostGate, KatGate};
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub instances: Vec<Instance>,
+    pub lengths: Vec<u64>,
+    pub planning: Planning,
+    pub cpu: usize,
+    pub run_dir: PathBuf,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+    pub tui_attached: bool,
+    /// Labels whose KAT already passed in this session (the TUI's cache): not re-run.
+    pub kat_passed: Vec<String>,
+    pub kat_timeout: Duration,
+    pub worker_exe: PathBuf,
+    pub limits: Limits,
+    /// Where host checks read sysfs/procfs (tests point it at fixture trees).
+    pub host_root: PathBuf,
+}
+
+impl RunRequest {
+    /// A request with the guide's defaults for everything but what to measure and where.
+    pub fn new(instances: Vec<Instance>, lengths: Vec<u64>, cpu: usize, run_dir: PathBuf) -> Self {
+        Self {
+            instances,
+            lengths,
+            planning: Planning::new(5, 1.0, 900.0),
+            cpu,
+            run_dir,
+            allow_unfixed_host: false,
+            allow_kat_fail: false,
+            tui_attached: false,
+            kat_passed: Vec::new(),
+            kat_timeout: Duration::from_secs(900),
+            worker_exe: crate::worker::default_exe(),
+            limits: Limits {
+                address_space_bytes: Some(8 << 30),
+                cpu_seconds: None,
+            },
+            host_root: PathBuf::from("/"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
+    #[error("refusing to measure on an unfixed host (use --allow-unfixed-host for tests): {}", .0.join("; "))]
+    UnfixedHost(Vec<String>),
+    #[error("refusing to resume {run_dir}: the host changed since its first record ({})", .changes.join("; "))]
+    HostChanged { run_dir: PathBuf, changes: Vec<String> },
+    #[error("cannot write the journal of {path}: {source}")]
+    Journal {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    pub cancelled: bool,
+    pub finished: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+/// Runs on a new thread, sending events to `tx` (a closed receiver does not stop the run).
+pub fn start(
+    req: RunRequest,
+    tx: Sender<EngineEvent>,
+    cancel: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<RunOutcome, EngineError>> {
+    std::thread::Builder::new()
+        .name("cyclescope-engine".into())
+        .spawn(move || {
+            run(&req, &mut |ev| {
+                let _ = tx.send(ev);
+            }, &cancel)
+        })
+        .expect("spawning the engine thread")
+}
+
+/// One planned job.
+struct Job {
+    inst: Instance,
+    key: JobKey,
+    plan: TrialPlan,
+    t1: f64,
+    calibration: ProcessRun,
+}
+
+/// Runs the request to its end on the calling thread.
+pub fn run(
+    req: &RunRequest,
+    emit: &mut dyn FnMut(EngineEvent),
+    cancel: &Arc<AtomicBool>,
+) -> Result<RunOutcome, EngineError> {
+    let started = Instant::now();
+    let dir = RunDir::open_for_writing(&req.run_dir)?;
+    let journal_path = req.run_dir.join(crate::record::journal::FILE_NAME);
+    let mut journal = JournalWriter::open(&req.run_dir).map_err(|source| EngineError::Journal {
+        path: journal_path,
+        source,
+    })?;
+    let mut send = |ev: EngineEvent| {
+        if let Some(j) = JournalEvent::from_event(&ev) {
+            // A journal that cannot be appended (disk full) must not stop the measurement;
+            // records are what counts, and they are written atomically.
+            let _ = journal.append(j);
+        }
+        emit(ev);
+    };
+
+    let host = HostGate::check(&req.host_root, req.cpu);
+    let problems = host.problems();
+    if !problems.is_empty() && !req.allow_unfixed_host {
+        return Err(EngineError::UnfixedHost(problems));
+    }
+    let resumed = read_campaign(&req.run_dir).ok();
+    if resumed.is_some() {
+        let changes = host.changed_since_first_record(&req.run_dir);
+        if !changes.is_empty() {
+            return Err(EngineError::HostChanged {
+                run_dir: req.run_dir.clone(),
+                changes,
+            });
+        }
+    }
+    let mut campaign = resumed.unwrap_or_else(|| new_campaign(req, &host));
+    campaign.host_checks.push(crate::record::run_dir::HostCheckEntry {
+        phase: "measure".into(),
+        cpu: req.cpu,
+        utc: crate::record::utc_now(),
+        problems: problems.clone(),
+    });
+    campaign.host_problems = problems.clone();
+    campaign.cyclescope.state = "running".into();
+    dir.write_campaign(&campaign)?;
+
+    send(EngineEvent::RunStarted {
+        run_dir: req.run_dir.clone(),
+        labels: req.instances.iter().map(|i| i.label.clone()).collect(),
+        lengths: req.lengths.clone(),
+        cpu: req.cpu,
+    });
+    if !problems.is_empty() {
+        send(EngineEvent::HostProblems {
+            problems: problems.clone(),
+        });
+    }
+
+    let setup = WorkerSetup {
+        exe: req.worker_exe.clone(),
+        cpu: req.cpu,
+        limits: req.limits,
+        cancel: cancel.clone(),
+        fixed_clock_hz: host.fixed_clock_hz(),
+    };
+    let mut outcome = RunOutcome {
+        cancelled: false,
+        finished: 0,
+        failed: 0,
+        skipped: 0,
+    };
+
+    // KAT gate, then calibration of every job still to do.
+    let mut jobs = Vec::new();
+    let mut kat_results: BTreeMap<String, gate::KatResult> = BTreeMap::new();
+    for inst in &req.instances {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let todo: Vec<u64> = req
+            .lengths
+            .iter()
+            .copied()
+            .filter(|&len| !write::is_complete(&req.run_dir, inst, len))
+            .collect();
+        outcome.skipped += req.lengths.len() - todo.len();
+        if todo.is_empty() {
+            continue;
+        }
+        let kat = KatGate::run(inst, req, &dir, &mut send);
+        let timed = kat.status == "PASS" || req.allow_kat_fail;
+        kat_results.insert(inst.label.clone(), kat.clone());
+        if !timed {
+            send(EngineEvent::Warning {
+                message: format!(
+                    "{} not measured: KAT {} (use --allow-kat-fail to time it anyway)",
+                    inst.label, kat.status
+                ),
+            });
+            continue;
+        }
+        for len in todo {
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            let key = JobKey {
+                candidate: inst.candidate.clone(),
+                label: inst.label.clone(),
+                input_bytes: len,
+            };
+            let (t1, setup_s, calibration) =
+                job::calibrate(&setup, inst, len, Duration::from_secs(6 * 3600));
+            if let Some(reason) = calibration.failure.clone() {
+                if reason == "cancelled" {
+                    break;
+                }
+                outcome.failed += 1;
+                let record = write::failed_record(&dir, req, inst, len, &kat, &host, None, vec![calibration], &reason);
+                send(EngineEvent::JobFailed {
+                    job: key,
+                    reason,
+                    stderr_tail: String::new(),
+                    record,
+                });
+                continue;
+            }
+            let p = plan(t1, setup_s, &req.planning);
+            send(EngineEvent::JobPlanned {
+                job: key.clone(),
+                plan: p,
+                t1_s: t1,
+            });
+            jobs.push(Job {
+                inst: inst.clone(),
+                key,
+                plan: p,
+                t1,
+                calibration,
+            });
+        }
+    }
+    jobs.sort_by(|a, b| a.plan.estimated_s.total_cmp(&b.plan.estimated_s).then(a.key.cmp(&b.key)));
+
+    for j in &jobs {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let kat = kat_results
+            .get(&j.inst.label)
+            .cloned()
+            .unwrap_or_else(gate::KatResult::unknown);
+        match measure_job(req, &setup, j, &mut send) {
+            Measured::Done(m) => {
+                let failure = m.failure.clone();
+                let (record, summary, snapshot) = write::job_record(&dir, req, &j.inst, j.key.input_bytes, &kat, &host, &j.plan, m, j.t1, &j.calibration);
+                match (failure, record) {
+                    (None, Some(path)) => {
+                        outcome.finished += 1;
+                        send(EngineEvent::JobFinished {
+                            job: j.key.clone(),
+                            summary: Box::new(summary),
+                            record: path,
+                            snapshot: Some(snapshot),
+                        });
+                    }
+                    (failure, record) => {
+                        outcome.failed += 1;
+                        send(EngineEvent::JobFailed {
+                            job: j.key.clone(),
+                            reason: failure.unwrap_or_else(|| "the record could not be written".into()),
+                            stderr_tail: summary.status.clone(),
+                            record,
+                        });
+                    }
+                }
+            }
+            Measured::Cancelled => break,
+        }
+    }
+    outcome.cancelled = cancel.load(Ordering::Relaxed);
+    campaign.ended_utc = Some(crate::record::utc_now());
+    campaign.environment_at_end = Some(host.environment());
+    campaign.cyclescope.state = if outcome.cancelled { "cancelled" } else { "finished" }.into();
+    dir.write_campaign(&campaign)?;
+    send(EngineEvent::RunFinished {
+        cancelled: outcome.cancelled,
+        wall: started.elapsed(),
+        finished: outcome.finished,
+        failed: outcome.failed,
+    });
+    Ok(outcome)
+}
+
+fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
+    let env = host.environment();
+    Campaign {
+        system_id: env
+            .get("hostname")
+            .and_then(|v| v.as_str())
+            .unwrap_or("unknown")
+            .to_string(),
+        started_utc: crate::record::utc_now(),
+        environment_at_start: env,
+        host_checks: Vec::new(),
+        planning: req.planning,
+        ended_utc: None,
+        environment_at_end: None,
+        host_problems: Vec::new(),
+        shards: 1,
+        cyclescope: CampaignRequest {
+            instances: req.instances.clone(),
+            lengths: req.lengths.clone(),
+            cpu: req.cpu,
+            allow_unfixed_host: req.allow_unfixed_host,
+            allow_kat_fail: req.allow_kat_fail,
+            tui_attached: req.tui_attached,
+            state: "running".into(),
+        },
+    }
+}
+
+/// The measured processes of a job.
+pub struct JobMeasurement {
+    pub processes: Vec<ProcessRun>,
+    pub histogram: hdrhistogram::Histogram<u64>,
+    pub disturbed_retries: u32,
+    pub failure: Option<String>,
+}
+
+enum Measured {
+    Done(JobMeasurement),
+    Cancelled,
+}
+
+fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn FnMut(EngineEvent)) -> Measured {
+    send(EngineEvent::JobStarted { job: j.key.clone() });
+    let p = &j.plan;
+    let per_process_trials = if p.separate_processes { 1 } else { p.trials };
+    let processes_needed = if p.separate_processes { p.trials } else { 1 };
+    let spec = TrialSpec {
+        library: j.inst.library.clone(),
+        digest_bits: j.inst.digest_bits,
+        input_bytes: j.key.input_bytes,
+        iterations: p.iterations_per_trial,
+        warmups: p.warmups,
+        trials: per_process_trials,
+        sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
+    };
+    let timeout = Duration::from_secs_f64(p.timeout_per_process_s);
+    let calls_total = u64::from(p.trials) * p.iterations_per_trial;
+    let mut m = JobMeasurement {
+        processes: Vec::new(),
+        histogram: job::empty_histogram(),
+        disturbed_retries: 0,
+        failure: None,
+    };
+    let mut done_trials: Vec<Trial> = Vec::new();
+    let mut last_progress = Instant::now() - PROGRESS_INTERVAL;
+    let mut overhead = 0.0;
+    let mut source = String::new();
+    for proc_index in 0..processes_needed {
+        let mut attempt = 1;
+        loop {
+            let mut h = m.histogram.clone();
+            let mut trials_here: Vec<Trial> = Vec::new();
+            let trial_no = |extra: usize| (done_trials.len() + extra + 1).min(p.trials as usize) as u32;
+            let run = job::run_process(setup, &j.inst, &spec, timeout, &mut |ticks, trial| {
+                job::record_samples(&mut h, ticks);
+                if let Some(t) = trial {
+                    trials_here.push(*t);
+                }
+                if last_progress.elapsed() >= PROGRESS_INTERVAL {
+                    last_progress = Instant::now();
+                    let all: Vec<Trial> = done_trials.iter().chain(trials_here.iter()).copied().collect();
+                    send(EngineEvent::TrialProgress {
+                        job: j.key.clone(),
+                        trial: trial_no(trials_here.len()),
+                        trials: p.trials,
+                        calls_done: all.iter().map(|t| t.measurements).sum(),
+                        calls_total,
+                        snapshot: HistogramSnapshot {
+                            per_call: per_call(&h),
+                            histogram: Arc::new(h.clone()),
+                            loop_mean_cycles: loop_stats(&all, j.key.input_bytes).and_then(|s| s.mean_cycles),
+                            timer_overhead_ticks: overhead,
+                            per_call_source: source.clone(),
+                        },
+                    });
+                }
+            });
+            if let Some(info) = &run.info {
+                overhead = info.timer_overhead_ticks;
+                source = info.per_call_source.clone();
+            }
+            if run.failure.as_deref() == Some("cancelled") {
+                return Measured::Cancelled;
+            }
+            let slow = run.record.trials.iter().any(|t| job::disturbed(t, setup.fixed_clock_hz));
+            if run.failure.is_none() && slow && attempt < MAX_ATTEMPTS {
+                attempt += 1;
+                m.disturbed_retries += 1;
+                send(EngineEvent::TrialRetried {
+                    job: j.key.clone(),
+                    trial: proc_index + 1,
+                    reason: "clock below 95 % of the fixed clock during the trial".into(),
+                });
+                continue;
+            }
+            let mut run = run;
+            run.record.disturbed_retries = attempt - 1;
+            if run.failure.is_none() {
+                m.histogram = h;
+                done_trials.extend(run.record.trials.iter().copied());
+            } else {
+                m.failure = run.failure.clone();
+            }
+            m.processes.push(run);
+            break;
+        }
+        if m.failure.is_some() {
+            break;
+        }
+    }
+    Measured::Done(m)
+}

@@ -1,0 +1,127 @@
+//! The timing record, schema 2 (spec §5.1): field names and order exactly as the harness
+//! writes them, so its validator and report generator read ours; cyclescope's additions live
+//! in one trailing `cyclescope` object that the harness ignores. Reading a harness record with
+//! this type works too (the additions are absent).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::measure::TrialPlan;
+use crate::measure::stats::{PerCall, Trial, TrialSpread};
+
+pub const SCHEMA: u32 = 2;
+pub const STATUS_COMPLETE: &str = "complete";
+pub const STATUS_FAILED: &str = "failed_or_partial";
+
+/// One driver process of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    pub status: String,
+    pub exit_code: i32,
+    /// META pairs of the driver, values as strings.
+    pub meta: Map<String, Value>,
+    pub trials: Vec<Trial>,
+    pub stderr: String,
+    pub command: Vec<String>,
+    pub wall_s: f64,
+    pub disturbed_retries: u32,
+}
+
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingRecord {
+    pub schema: u32,
+    pub status: String,
+    pub candidate: String,
+    pub label: String,
+    pub instance: String,
+    pub variant: String,
+    pub flags: String,
+    pub operation: String,
+    pub input_bytes: u64,
+    pub plan: TrialPlan,
+    pub kat: String,
+    pub kat_not_passed: bool,
+    pub disturbed_retries: u32,
+    pub library: String,
+    pub library_sha256: String,
+    pub kat_log: Option<String>,
+    pub kat_log_sha256: Option<String>,
+    pub started_utc: String,
+    pub ended_utc: String,
+    pub load_average_start: [f64; 3],
+    pub load_average_end: [f64; 3],
+    pub environment: Map<String, Value>,
+    pub processes: Vec<ProcessRecord>,
+    pub trials: Vec<Trial>,
+    pub measurements: u64,
+    pub guide_100_measurements_met: bool,
+    pub mean_seconds: Option<f64>,
+    pub median_trial_seconds: Option<f64>,
+    pub min_trial_seconds: Option<f64>,
+    pub max_trial_seconds: Option<f64>,
+    pub mean_cycles: Option<f64>,
+    pub median_trial_cycles: Option<f64>,
+    pub operations_per_second: Option<f64>,
+    pub throughput_MB_per_second: Option<f64>,
+    pub sizes: Map<String, Value>,
+    pub kex: Map<String, Value>,
+    pub build_flags: String,
+    pub baseline_rss_bytes: u64,
+    pub peak_rss_bytes: u64,
+    pub timing_scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cyclescope: Option<Additions>,
+}
+
+/// What cyclescope measures beyond the harness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Additions {
+    pub version: String,
+    /// What the loop counter counted (`perf_event:cpu-cycles:u`, `tsc`, …).
+    pub cycle_source: String,
+    /// True when `mean_cycles` are reference (TSC/cntvct) ticks, not core cycles.
+    pub reference_cycles: bool,
+    /// Core cycles per reference tick from the clock probe, when both were available.
+    pub ref_to_core_ratio: Option<f64>,
+    /// The per-call counter and its measured overhead (subtracted from every sample).
+    pub per_call_source: String,
+    pub timer_overhead_ticks: f64,
+    pub per_call: Option<PerCall>,
+    pub trial_spread: Option<TrialSpread>,
+    /// The per-call hdrhistogram, V2 serialisation, base64.
+    pub histogram_v2_base64: Option<String>,
+    pub elf_load_bytes: Option<u64>,
+    pub measurement_cpu: usize,
+    pub tui_attached: bool,
+    /// Host problems accepted with `--allow-unfixed-host`.
+    pub host_problems: Vec<String>,
+    /// Why the record is not complete.
+    pub failure: Option<String>,
+}
+
+impl TimingRecord {
+    /// `records/<candidate>/<label>__hash_<bytes>.json`, relative to the run directory.
+    pub fn relative_path(candidate: &str, label: &str, input_bytes: u64) -> std::path::PathBuf {
+        std::path::Path::new("records")
+            .join(candidate)
+            .join(format!("{label}__hash_{input_bytes}.json"))
+    }
+}
+
+/// The `sizes` object of a hash record.
+pub fn hash_sizes(input_bytes: u64, digest_bytes: u64) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("input_bytes".into(), input_bytes.into());
+    for k in [
+        "pk_bytes",
+        "sk_bytes",
+        "ct_bytes",
+        "ss_bytes",
+        "signature_bytes",
+    ] {
+        m.insert(k.into(), 0.into());
+    }
+    m.insert("digest_bytes".into(), digest_bytes.into());
+    m
+}
