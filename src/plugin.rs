@@ -200,7 +200,10 @@ impl HashLibrary {
         msg_bits: u64,
         digest: &'a mut GuardedBuffer,
     ) -> PreparedCall<'a> {
-        assert!(msg_bits.div_ceil(8) <= msg.len() as u64, "message shorter than msg_bits");
+        assert!(
+            msg_bits.div_ceil(8) <= msg.len() as u64,
+            "message shorter than msg_bits"
+        );
         assert!(
             (digest_bits as usize).div_ceil(8) <= digest.len(),
             "digest buffer shorter than digest_bits"

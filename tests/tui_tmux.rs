@@ -3,6 +3,8 @@
 //! Waiting is polling with a generous deadline, never a fixed sleep. Skipped, with a message,
 //! only when tmux is not installed (CI installs it).
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -167,4 +169,60 @@ fn ctrl_c_leaves_from_inside_the_filter() {
     t.wait_for("EXIT:0");
     let s = t.wait_for("MODES-SHOWN");
     assert!(s.lines().any(|l| l == "icanon"), "{s}");
+}
+
+#[test]
+fn watch_follows_a_journal_live_and_shows_the_end() {
+    use cyclescope::record::journal::{JournalEvent, JournalWriter};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut w = JournalWriter::open(dir.path()).expect("journal");
+    w.append(JournalEvent::RunStarted {
+        run_dir: dir.path().to_path_buf(),
+        labels: vec!["sm3hash-256".into()],
+        lengths: vec![32],
+        cpu: 1,
+        pid: std::process::id(),
+    })
+    .expect("append");
+    w.append(JournalEvent::KatFinished {
+        label: "sm3hash-256".into(),
+        status: "PASS".into(),
+        detail: String::new(),
+        log: None,
+    })
+    .expect("append");
+    let args = format!("watch {}", dir.path().display());
+    let Some(t) = Tmux::start("watch", 100, 30, &script(&args)) else {
+        return;
+    };
+    t.wait_for("watching (read-only)");
+    t.wait_for("KAT sm3hash-256: PASS");
+    t.wait_for("sm3hash-256      256 PASS");
+    t.send(&["s"]);
+    t.wait_for("read-only");
+    w.append(JournalEvent::RunFinished {
+        cancelled: false,
+        wall_s: 3.0,
+        finished: 0,
+        failed: 0,
+    })
+    .expect("append");
+    t.wait_for("run finished after 3 s");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn a_run_directory_reloads_and_its_table_is_printed_after_leaving() {
+    let args = format!("--run {}", common::arm_1().display());
+    let Some(t) = Tmux::start("reload", 120, 40, &script(&args)) else {
+        return;
+    };
+    t.wait_for("Results · 120");
+    t.send(&["q"]);
+    let s = t.wait_for("EXIT:0");
+    assert!(
+        s.contains("| `uHash-1024` | 65536 B | 253.45 M | 3867.4 | 94 ms | 0.7 | 100 (5 × 20) |"),
+        "{s}"
+    );
 }

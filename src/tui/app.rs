@@ -284,6 +284,17 @@ impl App {
         self.dirty = true;
     }
 
+    /// Watching: the writing process is gone, or its journal cannot be read.
+    pub fn writer_lost(&mut self, reason: String) {
+        self.push_log(LogLevel::Bad, reason.clone());
+        self.run = RunState::Lost(reason);
+        self.current = None;
+    }
+
+    pub fn is_lost(&self) -> bool {
+        matches!(self.run, RunState::Lost(_))
+    }
+
     /// Replaces the host checks (after a check finished).
     pub fn set_host(&mut self, rows: Vec<HostRow>) {
         self.host = rows;

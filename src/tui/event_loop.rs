@@ -57,6 +57,10 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
     let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
     let mut follower = None;
     if let Some(dir) = &opts.watch {
+        // Records first (a harness run has no journal), then the journal replays on top.
+        for ev in super::records::load(dir) {
+            app.apply(ev);
+        }
         app.read_only = true;
         app.run_dir = Some(dir.clone());
         follower = Some(Follower::new(dir));

@@ -81,19 +81,6 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
     }
 }
 
-/// A wall-clock duration: `42 s`, `3 min 05 s`, `2 h 07 min` (main's `format::duration`
-/// replaces this once it lands there).
-pub fn duration(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{:.0} s", d.as_secs_f64())
-    } else if s < 3600 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
-    }
-}
-
 /// Cuts `s` to `width` characters, ending in `…` when cut.
 pub fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {

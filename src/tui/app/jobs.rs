@@ -61,6 +61,28 @@ impl Job {
     }
 }
 
+/// Labels in natural order (`uHash-512` < `uHash-768` < `uHash-1024`), as the report sorts
+/// parameter sets: runs of digits compare as numbers.
+pub fn natural_key(label: &str) -> Vec<(String, u64)> {
+    let mut out = vec![];
+    let mut text = String::new();
+    let mut chars = label.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = u64::from(c as u8 - b'0');
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(u64::from(d));
+                chars.next();
+            }
+            out.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, 0));
+    out
+}
+
 /// One row of the results table: a finished job (done or failed).
 #[derive(Debug, Clone)]
 pub struct ResultRow<'a> {
@@ -117,7 +139,13 @@ impl App {
                 _ => None,
             })
             .collect();
-        rows.sort_by_key(|r| (self.label_rank(&r.key.label), r.key.input_bytes));
+        rows.sort_by_cached_key(|r| {
+            (
+                self.label_rank(&r.key.label),
+                natural_key(&r.key.label),
+                r.key.input_bytes,
+            )
+        });
         rows
     }
 

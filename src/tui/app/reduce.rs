@@ -176,7 +176,7 @@ impl App {
                     },
                     format!(
                         "run {how} after {}: {finished} job(s) done, {failed} failed",
-                        super::super::panel::duration(wall)
+                        format::duration(wall)
                     ),
                 );
             }

@@ -49,7 +49,7 @@ pub fn status_line(app: &App) -> String {
         } => format!(
             "{} · {finished} done, {failed} failed in {} · s runs again",
             if *cancelled { "cancelled" } else { "finished" },
-            super::duration(*wall)
+            format::duration(*wall)
         ),
         RunState::Lost(why) => format!("the writing process is gone: {why}"),
     }
@@ -78,7 +78,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let eta = app.eta_seconds().map_or(String::new(), |s| {
         format!(
             " · ETA {}",
-            super::duration(std::time::Duration::from_secs_f64(s.max(0.0)))
+            format::duration(std::time::Duration::from_secs_f64(s.max(0.0)))
         )
     });
     let label = format!("jobs {done}/{total}{eta}");
