@@ -226,3 +226,25 @@ fn a_run_directory_reloads_and_its_table_is_printed_after_leaving() {
         "{s}"
     );
 }
+
+#[test]
+fn a_panic_still_restores_the_terminal() {
+    let Some(t) = Tmux::start(
+        "panic",
+        100,
+        30,
+        &format!("CYCLESCOPE_TEST_PANIC=1 {}", script("")),
+    ) else {
+        return;
+    };
+    t.wait_for("EXIT:101");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(
+        s.contains("CYCLESCOPE_TEST_PANIC is set"),
+        "the panic message is readable:\n{s}"
+    );
+    assert!(
+        s.lines().any(|l| l == "icanon") && s.lines().any(|l| l == "echo"),
+        "{s}"
+    );
+}

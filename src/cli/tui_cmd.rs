@@ -45,6 +45,15 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--trial-target must be a positive number of seconds, not {t}");
     }
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(cpu) = args.cpu
+        && cpu >= online
+    {
+        bail!(
+            "--cpu {cpu}: this process can use CPUs 0 to {} only",
+            online - 1
+        );
+    }
     let catalog = load_catalog(config)?;
     if let Some(dir) = &args.run
         && dir.exists()

@@ -7,6 +7,7 @@
 use std::io::{self, Stdout};
 use std::path::PathBuf;
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
@@ -93,7 +94,6 @@ pub fn run(opts: Options) -> io::Result<String> {
     }
 
     let (guard, mut terminal) = TerminalGuard::enter()?;
-    let frame_gap = Duration::from_secs(1) / MAX_FPS;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
     loop {
@@ -105,10 +105,15 @@ pub fn run(opts: Options) -> io::Result<String> {
                 app.apply(ev);
             }
         }
-        if app.dirty && last_draw.is_none_or(|t| t.elapsed() >= frame_gap) {
+        if redraw_due(app.dirty, last_draw, Instant::now()) {
             terminal.draw(|f| map = screen::draw(f, &app))?;
             app.dirty = false;
             last_draw = Some(Instant::now());
+            // Lets the end-to-end tests prove the panic path restores the terminal.
+            #[cfg(debug_assertions)]
+            if std::env::var_os("CYCLESCOPE_TEST_PANIC").is_some() {
+                panic!("CYCLESCOPE_TEST_PANIC is set");
+            }
         }
         if !event::poll(POLL)? {
             continue;
@@ -134,6 +139,12 @@ pub fn run(opts: Options) -> io::Result<String> {
     drop(terminal);
     drop(guard);
     Ok(super::panel::results::markdown(&app))
+}
+
+/// Whether to draw now: only when something changed, and never twice within 1/`MAX_FPS` s.
+pub fn redraw_due(dirty: bool, last: Option<Instant>, now: Instant) -> bool {
+    let gap = Duration::from_secs(1) / MAX_FPS;
+    dirty && last.is_none_or(|t| now.saturating_duration_since(t) >= gap)
 }
 
 fn deliver(app: &mut App, m: Msg) {
@@ -163,6 +174,7 @@ impl TerminalGuard {
     fn enter() -> io::Result<(Self, Terminal<CrosstermBackend<Stdout>>)> {
         install_panic_hook();
         enable_raw_mode()?;
+        TERMINAL_TAKEN.store(true, Ordering::SeqCst);
         // From here on the guard restores whatever else fails.
         let guard = TerminalGuard;
         execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
@@ -179,8 +191,16 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Gives the terminal back: cooked mode, main screen, no mouse reporting, a cursor.
+/// Whether this process holds the terminal (raw mode, alternate screen).
+static TERMINAL_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Gives the terminal back: cooked mode, main screen, no mouse reporting, a cursor. Only
+/// once: leaving the alternate screen twice would move the cursor over what was printed in
+/// between (the panic message).
 pub fn restore_terminal() {
+    if !TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         io::stdout(),
@@ -199,4 +219,19 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redraws_only_when_dirty_and_at_most_fifteen_times_a_second() {
+        let t0 = Instant::now();
+        assert!(redraw_due(true, None, t0));
+        assert!(!redraw_due(false, None, t0));
+        assert!(!redraw_due(true, Some(t0), t0 + Duration::from_millis(50)));
+        assert!(redraw_due(true, Some(t0), t0 + Duration::from_millis(67)));
+        assert!(!redraw_due(false, Some(t0), t0 + Duration::from_secs(5)));
+    }
 }
