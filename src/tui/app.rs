@@ -11,7 +11,7 @@ mod tree;
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
 pub use tree::TreeRow;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -150,8 +150,9 @@ pub struct RunSpec {
     pub lengths: Vec<u64>,
     pub cpu: usize,
     pub planning: Planning,
-    /// Labels whose KAT passed in this session: the engine skips them.
-    pub kat_passed: Vec<String>,
+    /// KATs passed in this session, label → that run's KAT log: the engine copies the log
+    /// instead of running the KAT again.
+    pub kat_passed: BTreeMap<String, PathBuf>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -164,6 +165,8 @@ pub struct App {
     pub filter: String,
     pub lengths: Vec<u64>,
     pub kat: HashMap<String, KatState>,
+    /// The log of each KAT that passed in this session.
+    pub kat_logs: HashMap<String, PathBuf>,
     pub host: Vec<HostRow>,
     pub host_cursor: usize,
     pub cpu: usize,
@@ -200,6 +203,7 @@ impl App {
             filter: String::new(),
             lengths: settings.lengths.clone(),
             kat: HashMap::new(),
+            kat_logs: HashMap::new(),
             host: vec![HostRow {
                 name: "host".into(),
                 status: HostStatus::Unknown,

@@ -179,7 +179,9 @@ fn kat_pass(app: &mut App, label: &str) {
         label: label.into(),
         status: "PASS".into(),
         detail: "3 files, 1025 vectors".into(),
-        log: None,
+        log: Some(PathBuf::from(format!(
+            "runs/demo-20260101T000000Z/kat/iccs/{label}.log"
+        ))),
     });
 }
 

@@ -55,9 +55,12 @@ impl App {
                 label,
                 status,
                 detail,
-                ..
+                log,
             } => {
                 if status == "PASS" {
+                    if let Some(log) = log {
+                        self.kat_logs.insert(label.clone(), log);
+                    }
                     self.push_log(LogLevel::Good, format!("KAT {label}: PASS"));
                     self.kat.insert(label, KatState::Pass);
                 } else {

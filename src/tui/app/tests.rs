@@ -39,12 +39,23 @@ fn start_needs_a_selection_and_lengths_and_skips_passed_kats() {
     assert_eq!(app.act(Action::Start), None);
     app.act(Action::ToggleLength(0));
     app.act(Action::ToggleLength(3));
-    app.kat.insert("pseudoXOF-512".into(), KatState::Pass);
+    app.apply(EngineEvent::KatFinished {
+        label: "pseudoXOF-512".into(),
+        status: "PASS".into(),
+        detail: String::new(),
+        log: Some("runs/a/kat/iccs/pseudoXOF-512.log".into()),
+    });
     let Some(Effect::Start(spec)) = app.act(Action::Start) else {
         panic!("no start");
     };
     assert_eq!(spec.lengths, vec![32, 1024]);
-    assert_eq!(spec.kat_passed, vec!["pseudoXOF-512".to_string()]);
+    assert_eq!(
+        spec.kat_passed
+            .get("pseudoXOF-512")
+            .map(|p| p.display().to_string()),
+        Some("runs/a/kat/iccs/pseudoXOF-512.log".into())
+    );
+    assert_eq!(spec.kat_passed.len(), 1);
     assert_eq!(spec.instances.len(), 1);
     assert!(app.is_running());
     assert_eq!(app.act(Action::Start), None, "one run at a time");
