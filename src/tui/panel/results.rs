@@ -23,6 +23,30 @@ pub const HEADER: [&str; 7] = [
     "n",
 ];
 
+/// The same columns, briefly, for narrow panels.
+const SHORT_HEADER: [&str; 7] = ["instance", "msg", "cycles", "c/B", "time", "MB/s", "n"];
+
+/// Column widths for `table` under `header`, and how many columns fit in `width` (dropping
+/// from the right; the mark column and spacing included).
+fn fit_columns(table: &[[String; 7]], header: &[&str; 7], width: u16) -> (Vec<u16>, usize) {
+    let mut widths: Vec<u16> = (0..header.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].trim_matches('`').chars().count())
+                .chain([header[c].chars().count()])
+                .max()
+                .unwrap_or(1) as u16
+        })
+        .collect();
+    widths[header.len() - 1] = widths[header.len() - 1].min(24);
+    let mut shown = header.len();
+    while shown > 2 && 2 + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > width {
+        shown -= 1;
+    }
+    (widths, shown)
+}
+
 /// A row's cells in §4 formatting; a failed job reads `failed` with its reason last.
 pub fn cells(r: &ResultRow) -> [String; 7] {
     let label = format!("`{}`", r.key.label);
@@ -120,21 +144,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         return None;
     }
     let table: Vec<[String; 7]> = rows.iter().map(cells).collect();
-    // Column widths from the content; drop columns from the right until the table fits.
-    let mut widths: Vec<u16> = (0..HEADER.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .chain([HEADER[c].len()])
-                .max()
-                .unwrap_or(1) as u16
-        })
-        .collect();
-    widths[HEADER.len() - 1] = widths[HEADER.len() - 1].min(24);
-    let mut shown = HEADER.len();
-    while shown > 2 && 2 + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > inner.width {
-        shown -= 1;
+    // The report's headers when every column fits, else the short ones.
+    let (mut header, (mut widths, mut shown)) = (HEADER, fit_columns(&table, &HEADER, inner.width));
+    if shown < HEADER.len() {
+        header = SHORT_HEADER;
+        (widths, shown) = fit_columns(&table, &SHORT_HEADER, inner.width);
     }
     let body_h = usize::from(inner.height.saturating_sub(1));
     let first = scroll_start(app.results_cursor, body_h);
@@ -163,7 +177,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
         .chain(widths[..shown].iter().map(|&w| Constraint::Length(w)))
         .collect();
-    let header = Row::new(std::iter::once("").chain(HEADER[..shown].iter().copied()))
+    let header = Row::new(std::iter::once("").chain(header[..shown].iter().copied()))
         .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
     frame.render_widget(
         Table::new(body, constraints)
@@ -218,11 +232,11 @@ mod tests {
         );
         assert!(wide.contains("worker crashed"), "{wide}");
         assert!(wide.contains("✓ pseudoXOF-512"), "{wide}");
-        let narrow = demo::draw_text(48, 6, |f| {
+        let narrow = demo::draw_text(40, 6, |f| {
             render(f, f.area(), &app);
         });
         assert!(
-            narrow.contains("mean cycles") && !narrow.contains("MB/s"),
+            narrow.contains("cycles c/B") && !narrow.contains("MB/s"),
             "{narrow}"
         );
     }
