@@ -1,8 +1,11 @@
 //! The command line: clap definitions and dispatch. No subcommand opens the TUI; every
 //! subcommand is a thin headless frontend over the engine modules. `anyhow` lives here only.
 
+mod check;
 mod hash;
+mod kat;
 mod list;
+mod run;
 mod screenshots;
 pub(crate) mod select;
 mod tui_cmd;
@@ -40,8 +43,16 @@ pub struct Cli {
 pub enum Command {
     /// List candidates and instances, and whether each library loads.
     List(list::ListArgs),
+    /// Check that the host is fit for cycle measurements on the measurement CPU (the harness's
+    /// host problems, plus advisories); exit 0 when ready, 1 with problems.
+    Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Known-answer tests: generate the official ICCS KAT files and check them against a
+    /// manifest or reference files (exit code = the worst status, 0 = PASS).
+    Kat(kat::KatArgs),
+    /// KAT gate, host check, plan and measure: cycles per call and per byte, with records.
+    Run(run::RunArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
@@ -63,7 +74,10 @@ pub fn main() -> ExitCode {
         Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),
         Some(Command::Screenshots(a)) => screenshots::run(&a),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
+        Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
+        Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
+        Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };

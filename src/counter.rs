@@ -93,22 +93,24 @@ impl std::fmt::Display for CycleSource {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CounterError {
     #[error(
-        "no hardware cycle counter (perf_event_open: {errno}): the kernel exposes no PMU for \
+        "no hardware cycle counter (perf_event_open: {errno:?}): the kernel exposes no PMU for \
          cpu-cycles, as in most virtual machines"
     )]
     NoPmu { errno: Errno },
     #[error(
-        "perf_event_open: {errno}: user cycle counting is not permitted (kernel.perf_event_paranoid \
+        "perf_event_open: {errno:?}: user cycle counting is not permitted (kernel.perf_event_paranoid \
          above 2, or a seccomp/container policy)"
     )]
     NotPermitted { errno: Errno },
-    #[error("perf_event_open failed: {errno}")]
+    #[error("perf_event_open failed: {errno:?} ({errno})")]
     Open { errno: Errno },
     #[error("this architecture has no reference cycle counter cyclescope knows (TSC, cntvct_el0)")]
     NoReferenceCounter,
-    #[error("cannot pin the probing thread to CPU {cpu}: {errno}")]
+    #[error("cannot pin the probing thread to CPU {cpu}: {errno:?}")]
     Pin { cpu: usize, errno: Errno },
-    #[error("the cycle counter read 0 over a busy window (counter not counting)")]
+    #[error(
+        "perf_event_open succeeds but the cycle counter reads 0 over a busy loop (a PMU that does not count)"
+    )]
     NoCount,
 }
 
@@ -149,10 +151,10 @@ enum Inner {
 }
 
 impl LoopCounter {
-    /// perf_event user cycles if they open, else the reference counter; an error only when
-    /// neither exists.
+    /// perf_event user cycles if they open and count, else the reference counter; an error
+    /// only when neither exists.
     pub fn open() -> Result<Self, CounterError> {
-        match PerfCycles::open() {
+        match PerfCycles::open_counting() {
             Ok(perf) => Ok(LoopCounter {
                 inner: Inner::Perf(perf),
                 perf_error: None,

@@ -2,7 +2,9 @@
 //! Measures cycles per call by the guide's loop method and per-call samples for histograms,
 //! always in worker processes. Never imports ratatui or crossterm.
 
+pub mod engine;
 pub mod event;
+pub mod job;
 pub mod plan;
 pub mod stats;
 pub mod trial;

@@ -86,6 +86,18 @@ pub fn default_exe() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("cyclescope"))
 }
 
+/// The executable for measurement workers: the small `cyclescope-worker` companion when it
+/// was built next to `base` (it adds about half the memory of the full binary to a trial
+/// process), else `base` itself (`cyclescope worker measure`, same arguments).
+pub fn measurement_exe(base: &std::path::Path) -> PathBuf {
+    let companion = base.with_file_name("cyclescope-worker");
+    if base.file_name().is_some_and(|n| n == "cyclescope") && companion.is_file() {
+        companion
+    } else {
+        base.to_path_buf()
+    }
+}
+
 /// Runs a worker to its end, handing each message to `on_message` as it arrives.
 pub fn run<M: DeserializeOwned>(
     cmd: &WorkerCommand,

@@ -185,7 +185,7 @@ fn pseudoxof_reproduces_its_selftest_logs() {
 #[test]
 fn metadata_reads_through_the_loader() {
     for (name, instance, bits) in [
-        ("sm3hash", "sm3hash", 256),
+        ("sm3hash", "sm3hash-256", 256),
         ("pseudohash", "pseudohash", 0),
         ("pseudoxof", "pseudoXOF", 0),
     ] {

@@ -177,7 +177,6 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut w = JournalWriter::open(dir.path()).expect("journal");
     w.append(JournalEvent::RunStarted {
-        run_dir: dir.path().to_path_buf(),
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpu: 1,

@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// Print the results as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Kill any worker after S seconds, whatever the plan allows (tests).
+    #[arg(long, hide = true, value_name = "S")]
+    pub timeout_cap: Option<f64>,
     /// Read sysfs/procfs below DIR for the host check (fixture trees).
     #[arg(long, hide = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
@@ -99,7 +102,12 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     let s = &base.settings;
     let mut req = if let Some(dir) = &args.resume {
         let c = read_campaign(dir)?;
-        let mut r = RunRequest::new(c.cyclescope.instances, c.cyclescope.lengths, c.cyclescope.cpu, dir.clone());
+        let mut r = RunRequest::new(
+            c.cyclescope.instances,
+            c.cyclescope.lengths,
+            c.cyclescope.cpu,
+            dir.clone(),
+        );
         r.planning = c.planning;
         r.allow_unfixed_host = c.cyclescope.allow_unfixed_host;
         r.allow_kat_fail = c.cyclescope.allow_kat_fail;
@@ -112,9 +120,16 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             anyhow::bail!("--lengths must be between 1 byte and 16 MiB");
         }
         let cpu = args.cpu.or(s.cpu).unwrap_or_else(last_online_cpu);
-        let out = args.out.clone().unwrap_or_else(|| default_run_dir(&s.runs_dir));
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_run_dir(&s.runs_dir));
         if out.join("campaign.json").exists() {
-            anyhow::bail!("{} already holds a run; use --resume {} to continue it", out.display(), out.display());
+            anyhow::bail!(
+                "{} already holds a run; use --resume {} to continue it",
+                out.display(),
+                out.display()
+            );
         }
         let mut r = RunRequest::new(instances, lengths, cpu, out);
         r.planning = Planning::new(
@@ -133,10 +148,14 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     req.allow_unfixed_host |= args.allow_unfixed_host;
     req.allow_kat_fail |= args.allow_kat_fail;
     req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
+    req.timeout_cap = args
+        .timeout_cap
+        .map(|s| Duration::from_secs_f64(s.max(0.1)));
     if let Some(root) = &args.host_root {
         req.host_root = root.clone();
     }
-    std::fs::create_dir_all(&req.run_dir).with_context(|| format!("creating {}", req.run_dir.display()))?;
+    std::fs::create_dir_all(&req.run_dir)
+        .with_context(|| format!("creating {}", req.run_dir.display()))?;
     Ok(req)
 }
 
@@ -144,13 +163,20 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
 pub fn last_online_cpu() -> usize {
     nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
         .ok()
-        .and_then(|set| (0..nix::sched::CpuSet::count()).rev().find(|&c| set.is_set(c).unwrap_or(false)))
+        .and_then(|set| {
+            (0..nix::sched::CpuSet::count())
+                .rev()
+                .find(|&c| set.is_set(c).unwrap_or(false))
+        })
         .unwrap_or(0)
 }
 
 fn default_run_dir(runs_dir: &Path) -> PathBuf {
-    let host = sysinfo::System::host_name().unwrap_or_else(|| "host".into());
-    runs_dir.join(format!("{host}-campaign-{}", chrono::Utc::now().format("%Y%m%dT%H%M%SZ")))
+    let host = sysinfo::System::host_name().unwrap_or_else(|_| "host".to_string());
+    runs_dir.join(format!(
+        "{host}-campaign-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
+    ))
 }
 
 /// One row of the §4 table.
@@ -190,9 +216,13 @@ pub fn results_table(rows: &[Row]) -> String {
     use crate::format;
     let mut rows = rows.to_vec();
     rows.sort_by(|a, b| (&a.label, a.input_bytes).cmp(&(&b.label, b.input_bytes)));
-    let mut out = String::from("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|---|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|---|---|---|---|---|---|\n",
+    );
     for r in &rows {
-        let cpb = r.mean_cycles.map_or(format::MISSING.to_string(), |c| format::cycles_per_byte(c, r.input_bytes));
+        let cpb = r.mean_cycles.map_or(format::MISSING.to_string(), |c| {
+            format::cycles_per_byte(c, r.input_bytes)
+        });
         out += &format!(
             "| `{}` | {} B | {} | {} | {} | {:.1} | {} ({} × {}) |\n",
             r.label,
@@ -206,7 +236,11 @@ pub fn results_table(rows: &[Row]) -> String {
             r.iterations_per_trial
         );
     }
-    if let Some(src) = rows.first().map(|r| r.cycle_source.as_str()).filter(|s| !s.is_empty()) {
+    if let Some(src) = rows
+        .first()
+        .map(|r| r.cycle_source.as_str())
+        .filter(|s| !s.is_empty())
+    {
         out += &format!("\ncycles counted by {src}\n");
     }
     out
@@ -262,12 +296,20 @@ impl Progress {
 
     fn eta(&self) -> String {
         let left = (self.planned_s - self.done_s).max(0.0);
-        format!("ETA {}", crate::format::duration(Duration::from_secs_f64(left)))
+        format!(
+            "ETA {}",
+            crate::format::duration(Duration::from_secs_f64(left))
+        )
     }
 
     fn show(&mut self, ev: &EngineEvent) {
         match ev {
-            EngineEvent::RunStarted { run_dir, labels, lengths, cpu } => self.line(&format!(
+            EngineEvent::RunStarted {
+                run_dir,
+                labels,
+                lengths,
+                cpu,
+            } => self.line(&format!(
                 "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
                 crate::catalog::display_path(run_dir),
                 labels.len(),
@@ -279,21 +321,39 @@ impl Progress {
                 }
             }
             EngineEvent::KatStarted { label } => self.status(&format!("KAT {label} …")),
-            EngineEvent::KatProgress { label, file, done, total } => {
-                self.status(&format!("KAT {label} {file} {done}/{total}"))
-            }
-            EngineEvent::KatFinished { label, status, detail, .. } => {
-                self.line(&format!("KAT {label}: {status} {detail}"))
-            }
+            EngineEvent::KatProgress {
+                label,
+                file,
+                done,
+                total,
+            } => self.status(&format!("KAT {label} {file} {done}/{total}")),
+            EngineEvent::KatFinished {
+                label,
+                status,
+                detail,
+                ..
+            } => self.line(&format!("KAT {label}: {status} {detail}")),
             EngineEvent::JobPlanned { job, plan, .. } => {
                 self.planned_s += plan.estimated_s;
                 self.estimates.insert(job.clone(), plan.estimated_s);
-                self.status(&format!("planned {job}: {} × {} calls", plan.trials, plan.iterations_per_trial));
+                self.status(&format!(
+                    "planned {job}: {} × {} calls",
+                    plan.trials, plan.iterations_per_trial
+                ));
             }
-            EngineEvent::TrialProgress { job, trial, trials, calls_done, calls_total, snapshot } => {
+            EngineEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                snapshot,
+            } => {
                 let frac = *calls_done as f64 / (*calls_total).max(1) as f64;
                 let bar = bar(frac, 20);
-                let p50 = snapshot.per_call.map_or(String::new(), |p| format!("  p50 {} ticks/call", p.p50));
+                let p50 = snapshot
+                    .per_call
+                    .map_or(String::new(), |p| format!("  p50 {} ticks/call", p.p50));
                 let eta = self.eta();
                 self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
             }
@@ -310,14 +370,25 @@ impl Progress {
                     summary.measurements
                 ));
             }
-            EngineEvent::JobFailed { job, reason, stderr_tail, .. } => {
+            EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                ..
+            } => {
                 self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
                 let tail = stderr_tail.trim();
-                let tail = if tail.is_empty() { String::new() } else { format!(" — stderr: {}", tail.lines().last().unwrap_or("")) };
+                let tail = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — stderr: {}", tail.lines().last().unwrap_or(""))
+                };
                 self.line(&format!("FAILED {job}: {reason}{tail}"));
             }
             EngineEvent::Warning { message } => self.line(&format!("warning: {message}")),
-            EngineEvent::RunFinished { cancelled, wall, .. } => self.line(&format!(
+            EngineEvent::RunFinished {
+                cancelled, wall, ..
+            } => self.line(&format!(
                 "{} after {} (elapsed {})",
                 if *cancelled { "cancelled" } else { "finished" },
                 crate::format::duration(*wall),

@@ -9,6 +9,8 @@ use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Instance;
+use crate::kat::KatFile;
+use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial::{TrialSpec, run_in_worker};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
@@ -55,6 +57,25 @@ enum Job {
         #[arg(long)]
         file: PathBuf,
     },
+    /// Generate the official KAT files with a library and report (see `kat::job`).
+    Kat {
+        lib: PathBuf,
+        #[arg(long)]
+        label: String,
+        #[arg(long)]
+        digest_bits: u32,
+        #[arg(long)]
+        kat_name: Option<String>,
+        /// KAT_2_12,KAT_2_23,KAT_2_33,KAT_Loop
+        #[arg(long, value_delimiter = ',', value_parser = parse_kat_file)]
+        files: Vec<KatFile>,
+        #[arg(long)]
+        out_dir: PathBuf,
+    },
+}
+
+fn parse_kat_file(s: &str) -> Result<KatFile, String> {
+    KatFile::from_tag(s).ok_or_else(|| format!("unknown KAT file {s:?}"))
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -106,6 +127,25 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
     let mut ch = child::enter(None, Limits::default())?;
     let reply = match args.job {
+        Job::Kat {
+            lib,
+            label,
+            digest_bits,
+            kat_name,
+            files,
+            out_dir,
+        } => {
+            let spec = JobSpec {
+                library: lib,
+                label,
+                digest_bits,
+                kat_name,
+                files,
+                out_dir,
+            };
+            kat_job::run(&spec, &mut |m| ch.send(m));
+            return Ok(ExitCode::SUCCESS);
+        }
         Job::Probe { lib } => match HashLibrary::open(&lib) {
             Ok(l) => Reply::Meta {
                 meta: l.meta().cloned(),

@@ -107,7 +107,7 @@ impl Drop for Pinned {
 
 /// Probes the clock: perf core cycles when they open, else the reference counter's rate.
 pub fn clock_probe(config: &ClockProbeConfig) -> Result<ClockProbe, CounterError> {
-    let perf = PerfCycles::open().ok();
+    let perf = PerfCycles::open_counting().ok();
     let reference = REFERENCE_SOURCE;
     let source = match (&perf, reference) {
         (Some(_), _) => CycleSource::PerfUserCycles,

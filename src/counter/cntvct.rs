@@ -22,7 +22,8 @@ pub fn reference_frequency_hz() -> Option<u64> {
 pub fn reference_now() -> u64 {
     let t: u64;
     // SAFETY: Linux enables EL0 access to the virtual counter; the read has no side effects.
-    unsafe { asm!("mrs {}, cntvct_el0", out(reg) t, options(nomem, nostack, preserves_flags)) };
+    // (No `nomem`: memory accesses must not be moved across a timestamp.)
+    unsafe { asm!("mrs {}, cntvct_el0", out(reg) t, options(nostack, preserves_flags)) };
     t
 }
 

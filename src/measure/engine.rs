@@ -39,13 +39,23 @@ pub struct RunRequest {
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
     pub tui_attached: bool,
-    /// Labels whose KAT already passed in this session (the TUI's cache): not re-run.
-    pub kat_passed: Vec<String>,
+    /// KATs that already passed in this session (the TUI's cache): label → that run's KAT
+    /// log, which is copied into this run instead of re-running the job.
+    pub kat_passed: BTreeMap<String, PathBuf>,
     pub kat_timeout: Duration,
     pub worker_exe: PathBuf,
     pub limits: Limits,
     /// Where host checks read sysfs/procfs (tests point it at fixture trees).
     pub host_root: PathBuf,
+    /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
+    /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
+    pub timeout_cap: Option<Duration>,
+}
+
+impl RunRequest {
+    fn capped(&self, d: Duration) -> Duration {
+        self.timeout_cap.map_or(d, |c| d.min(c))
+    }
 }
 
 impl RunRequest {
@@ -60,7 +70,7 @@ impl RunRequest {
             allow_unfixed_host: false,
             allow_kat_fail: false,
             tui_attached: false,
-            kat_passed: Vec::new(),
+            kat_passed: BTreeMap::new(),
             kat_timeout: Duration::from_secs(900),
             worker_exe: crate::worker::default_exe(),
             limits: Limits {
@@ -68,6 +78,7 @@ impl RunRequest {
                 cpu_seconds: None,
             },
             host_root: PathBuf::from("/"),
+            timeout_cap: None,
         }
     }
 }
@@ -79,7 +90,12 @@ pub enum EngineError {
     #[error("refusing to measure on an unfixed host (use --allow-unfixed-host for tests): {}", .0.join("; "))]
     UnfixedHost(Vec<String>),
     #[error("refusing to resume {run_dir}: the host changed since its first record ({})", .changes.join("; "))]
-    HostChanged { run_dir: PathBuf, changes: Vec<String> },
+    HostChanged {
+        run_dir: PathBuf,
+        changes: Vec<String>,
+    },
+    #[error(transparent)]
+    Host(#[from] crate::host::HostError),
     #[error("cannot write the journal of {path}: {source}")]
     Journal {
         path: PathBuf,
@@ -105,9 +121,13 @@ pub fn start(
     std::thread::Builder::new()
         .name("cyclescope-engine".into())
         .spawn(move || {
-            run(&req, &mut |ev| {
-                let _ = tx.send(ev);
-            }, &cancel)
+            run(
+                &req,
+                &mut |ev| {
+                    let _ = tx.send(ev);
+                },
+                &cancel,
+            )
         })
         .expect("spawning the engine thread")
 }
@@ -135,7 +155,7 @@ pub fn run(
         source,
     })?;
     let mut send = |ev: EngineEvent| {
-        if let Some(j) = JournalEvent::from_event(&ev) {
+        if let Some(j) = JournalEvent::from_event(&ev, &req.run_dir) {
             // A journal that cannot be appended (disk full) must not stop the measurement;
             // records are what counts, and they are written atomically.
             let _ = journal.append(j);
@@ -143,7 +163,7 @@ pub fn run(
         emit(ev);
     };
 
-    let host = HostGate::check(&req.host_root, req.cpu);
+    let host = HostGate::check(&req.host_root, req.cpu)?;
     let problems = host.problems();
     if !problems.is_empty() && !req.allow_unfixed_host {
         return Err(EngineError::UnfixedHost(problems));
@@ -159,12 +179,14 @@ pub fn run(
         }
     }
     let mut campaign = resumed.unwrap_or_else(|| new_campaign(req, &host));
-    campaign.host_checks.push(crate::record::run_dir::HostCheckEntry {
-        phase: "measure".into(),
-        cpu: req.cpu,
-        utc: crate::record::utc_now(),
-        problems: problems.clone(),
-    });
+    campaign
+        .host_checks
+        .push(crate::record::run_dir::HostCheckEntry {
+            phase: "measure".into(),
+            cpu: req.cpu,
+            utc: crate::record::utc_now(),
+            problems: problems.clone(),
+        });
     campaign.host_problems = problems.clone();
     campaign.cyclescope.state = "running".into();
     dir.write_campaign(&campaign)?;
@@ -182,7 +204,7 @@ pub fn run(
     }
 
     let setup = WorkerSetup {
-        exe: req.worker_exe.clone(),
+        exe: crate::worker::measurement_exe(&req.worker_exe),
         cpu: req.cpu,
         limits: req.limits,
         cancel: cancel.clone(),
@@ -234,13 +256,23 @@ pub fn run(
                 input_bytes: len,
             };
             let (t1, setup_s, calibration) =
-                job::calibrate(&setup, inst, len, Duration::from_secs(6 * 3600));
+                job::calibrate(&setup, inst, len, req.capped(Duration::from_secs(6 * 3600)));
             if let Some(reason) = calibration.failure.clone() {
                 if reason == "cancelled" {
                     break;
                 }
                 outcome.failed += 1;
-                let record = write::failed_record(&dir, req, inst, len, &kat, &host, None, vec![calibration], &reason);
+                let record = write::failed_record(
+                    &dir,
+                    req,
+                    inst,
+                    len,
+                    &kat,
+                    &host,
+                    None,
+                    vec![calibration],
+                    &reason,
+                );
                 send(EngineEvent::JobFailed {
                     job: key,
                     reason,
@@ -264,7 +296,12 @@ pub fn run(
             });
         }
     }
-    jobs.sort_by(|a, b| a.plan.estimated_s.total_cmp(&b.plan.estimated_s).then(a.key.cmp(&b.key)));
+    jobs.sort_by(|a, b| {
+        a.plan
+            .estimated_s
+            .total_cmp(&b.plan.estimated_s)
+            .then(a.key.cmp(&b.key))
+    });
 
     for j in &jobs {
         if cancel.load(Ordering::Relaxed) {
@@ -277,7 +314,18 @@ pub fn run(
         match measure_job(req, &setup, j, &mut send) {
             Measured::Done(m) => {
                 let failure = m.failure.clone();
-                let (record, summary, snapshot) = write::job_record(&dir, req, &j.inst, j.key.input_bytes, &kat, &host, &j.plan, m, j.t1, &j.calibration);
+                let (record, summary, snapshot) = write::job_record(
+                    &dir,
+                    req,
+                    &j.inst,
+                    j.key.input_bytes,
+                    &kat,
+                    &host,
+                    &j.plan,
+                    m,
+                    j.t1,
+                    &j.calibration,
+                );
                 match (failure, record) {
                     (None, Some(path)) => {
                         outcome.finished += 1;
@@ -292,7 +340,8 @@ pub fn run(
                         outcome.failed += 1;
                         send(EngineEvent::JobFailed {
                             job: j.key.clone(),
-                            reason: failure.unwrap_or_else(|| "the record could not be written".into()),
+                            reason: failure
+                                .unwrap_or_else(|| "the record could not be written".into()),
                             stderr_tail: summary.status.clone(),
                             record,
                         });
@@ -305,7 +354,12 @@ pub fn run(
     outcome.cancelled = cancel.load(Ordering::Relaxed);
     campaign.ended_utc = Some(crate::record::utc_now());
     campaign.environment_at_end = Some(host.environment());
-    campaign.cyclescope.state = if outcome.cancelled { "cancelled" } else { "finished" }.into();
+    campaign.cyclescope.state = if outcome.cancelled {
+        "cancelled"
+    } else {
+        "finished"
+    }
+    .into();
     dir.write_campaign(&campaign)?;
     send(EngineEvent::RunFinished {
         cancelled: outcome.cancelled,
@@ -333,7 +387,20 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
         host_problems: Vec::new(),
         shards: 1,
         cyclescope: CampaignRequest {
-            instances: req.instances.clone(),
+            // Paths below the working folder are stored relative to it (no absolute paths in
+            // evidence; `--resume` runs from the same folder).
+            instances: req
+                .instances
+                .iter()
+                .map(|i| Instance {
+                    library: PathBuf::from(crate::catalog::display_path(&i.library)),
+                    kat_manifest: i
+                        .kat_manifest
+                        .as_deref()
+                        .map(|m| PathBuf::from(crate::catalog::display_path(m))),
+                    ..i.clone()
+                })
+                .collect(),
             lengths: req.lengths.clone(),
             cpu: req.cpu,
             allow_unfixed_host: req.allow_unfixed_host,
@@ -357,7 +424,12 @@ enum Measured {
     Cancelled,
 }
 
-fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn FnMut(EngineEvent)) -> Measured {
+fn measure_job(
+    req: &RunRequest,
+    setup: &WorkerSetup,
+    j: &Job,
+    send: &mut dyn FnMut(EngineEvent),
+) -> Measured {
     send(EngineEvent::JobStarted { job: j.key.clone() });
     let p = &j.plan;
     let per_process_trials = if p.separate_processes { 1 } else { p.trials };
@@ -371,7 +443,7 @@ fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn Fn
         trials: per_process_trials,
         sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
     };
-    let timeout = Duration::from_secs_f64(p.timeout_per_process_s);
+    let timeout = req.capped(Duration::from_secs_f64(p.timeout_per_process_s));
     let calls_total = u64::from(p.trials) * p.iterations_per_trial;
     let mut m = JobMeasurement {
         processes: Vec::new(),
@@ -388,7 +460,8 @@ fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn Fn
         loop {
             let mut h = m.histogram.clone();
             let mut trials_here: Vec<Trial> = Vec::new();
-            let trial_no = |extra: usize| (done_trials.len() + extra + 1).min(p.trials as usize) as u32;
+            let trial_no =
+                |extra: usize| (done_trials.len() + extra + 1).min(p.trials as usize) as u32;
             let run = job::run_process(setup, &j.inst, &spec, timeout, &mut |ticks, trial| {
                 job::record_samples(&mut h, ticks);
                 if let Some(t) = trial {
@@ -396,7 +469,11 @@ fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn Fn
                 }
                 if last_progress.elapsed() >= PROGRESS_INTERVAL {
                     last_progress = Instant::now();
-                    let all: Vec<Trial> = done_trials.iter().chain(trials_here.iter()).copied().collect();
+                    let all: Vec<Trial> = done_trials
+                        .iter()
+                        .chain(trials_here.iter())
+                        .copied()
+                        .collect();
                     send(EngineEvent::TrialProgress {
                         job: j.key.clone(),
                         trial: trial_no(trials_here.len()),
@@ -406,7 +483,8 @@ fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn Fn
                         snapshot: HistogramSnapshot {
                             per_call: per_call(&h),
                             histogram: Arc::new(h.clone()),
-                            loop_mean_cycles: loop_stats(&all, j.key.input_bytes).and_then(|s| s.mean_cycles),
+                            loop_mean_cycles: loop_stats(&all, j.key.input_bytes)
+                                .and_then(|s| s.mean_cycles),
                             timer_overhead_ticks: overhead,
                             per_call_source: source.clone(),
                         },
@@ -420,7 +498,11 @@ fn measure_job(req: &RunRequest, setup: &WorkerSetup, j: &Job, send: &mut dyn Fn
             if run.failure.as_deref() == Some("cancelled") {
                 return Measured::Cancelled;
             }
-            let slow = run.record.trials.iter().any(|t| job::disturbed(t, setup.fixed_clock_hz));
+            let slow = run
+                .record
+                .trials
+                .iter()
+                .any(|t| job::disturbed(t, setup.fixed_clock_hz));
             if run.failure.is_none() && slow && attempt < MAX_ATTEMPTS {
                 attempt += 1;
                 m.disturbed_retries += 1;

@@ -155,7 +155,9 @@ pub fn run_process(
             d.as_secs_f64()
         )),
         (Exit::Cancelled, None, _) => Some("cancelled".into()),
-        (Exit::Code(c), None, _) => Some(format!("CRASH: worker exited with status {c} before finishing")),
+        (Exit::Code(c), None, _) => Some(format!(
+            "CRASH: worker exited with status {c} before finishing"
+        )),
     };
     let exit_code = match &exit {
         Exit::Code(c) => *c,
@@ -165,7 +167,11 @@ pub fn run_process(
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
     let complete = failure.is_none() && trials.len() as u32 == spec.trials;
-    let mut command = vec!["cyclescope".to_string(), "worker".to_string()];
+    let program = setup
+        .exe
+        .file_name()
+        .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
+    let mut command = vec![program, "worker".to_string()];
     command.extend(args);
     ProcessRun {
         record: ProcessRecord {
@@ -199,25 +205,46 @@ fn process_meta(
     };
     put("id", inst.candidate.clone());
     put("instance", inst.label.clone());
-    put("variant", meta.map_or_else(|| inst.variant.clone(), |m| m.variant.clone()));
+    put(
+        "variant",
+        meta.map_or_else(|| inst.variant.clone(), |m| m.variant.clone()),
+    );
     put("operation", "hash".into());
     put("input_bytes", spec.input_bytes.to_string());
-    put("build_flags", meta.map(|m| m.build_flags.clone()).unwrap_or_default());
-    put("baseline_rss_bytes", info.map_or(0, |i| i.baseline_rss_bytes).to_string());
-    for k in ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"] {
+    put(
+        "build_flags",
+        meta.map(|m| m.build_flags.clone()).unwrap_or_default(),
+    );
+    put(
+        "baseline_rss_bytes",
+        info.map_or(0, |i| i.baseline_rss_bytes).to_string(),
+    );
+    for k in [
+        "pk_bytes",
+        "sk_bytes",
+        "ct_bytes",
+        "ss_bytes",
+        "signature_bytes",
+    ] {
         put(k, "0".into());
     }
     put("digest_bytes", (inst.digest_bits / 8).to_string());
     put("mode", "fixed_iterations".into());
     let perf = info.is_some_and(|i| i.core_cycles);
-    put("cpu_cycles_available", if perf { "yes" } else { "no" }.into());
+    put(
+        "cpu_cycles_available",
+        if perf { "yes" } else { "no" }.into(),
+    );
     put("timing_scope", "loop".into());
     put("warmups", spec.warmups.to_string());
     if let Some(p) = peak {
         let n: u64 = trials.iter().map(|t| t.measurements).sum();
         put("peak_rss_bytes", p.to_string());
         put("measurement_count", n.to_string());
-        put("guide_100_measurements", if n >= 100 { "met" } else { "not_met" }.into());
+        put(
+            "guide_100_measurements",
+            if n >= 100 { "met" } else { "not_met" }.into(),
+        );
     }
     m
 }
@@ -225,14 +252,21 @@ fn process_meta(
 /// True when a trial ran at less than 95 % of the fixed clock (the harness's disturbance test).
 pub fn disturbed(t: &Trial, fixed_clock_hz: Option<f64>) -> bool {
     match fixed_clock_hz {
-        Some(clock) => t.cycles > 0 && t.seconds > 0.01 && (t.cycles as f64 / t.seconds) < 0.95 * clock,
+        Some(clock) => {
+            t.cycles > 0 && t.seconds > 0.01 && (t.cycles as f64 / t.seconds) < 0.95 * clock
+        }
         None => false,
     }
 }
 
 /// The calibration run: one process, 1 trial × 1 call, no warm-up, no per-call phase.
 /// Returns `(t1_s, setup_s, run)`.
-pub fn calibrate(setup: &WorkerSetup, inst: &Instance, input_bytes: u64, timeout: Duration) -> (f64, f64, ProcessRun) {
+pub fn calibrate(
+    setup: &WorkerSetup,
+    inst: &Instance,
+    input_bytes: u64,
+    timeout: Duration,
+) -> (f64, f64, ProcessRun) {
     let spec = TrialSpec {
         library: inst.library.clone(),
         digest_bits: inst.digest_bits,
@@ -292,7 +326,10 @@ mod tests {
         let clock = Some(2.1e9);
         assert!(!disturbed(&t(2_100_000_000, 1.0), clock));
         assert!(disturbed(&t(1_900_000_000, 1.0), clock));
-        assert!(!disturbed(&t(1_000, 0.005), clock), "short trials are exempt");
+        assert!(
+            !disturbed(&t(1_000, 0.005), clock),
+            "short trials are exempt"
+        );
         assert!(!disturbed(&t(1_900_000_000, 1.0), None));
     }
 

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
+use object::ReadRef;
 use object::elf;
+use object::read::ReadCache;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 
 use super::PluginError;
@@ -38,7 +40,11 @@ fn machine_name(m: u16) -> String {
 
 /// Checks that `path` exists, is an ELF file and targets this machine, without loading it.
 pub fn check_elf(path: &Path) -> Result<ElfCheck, PluginError> {
-    let data = read(path)?;
+    // Only the headers are read: the check runs in the worker before `dlopen`, and reading a
+    // whole library (megabytes with debug info) would inflate the worker's peak RSS.
+    let file = open(path)?;
+    let cache = ReadCache::new(file);
+    let data = cache.read_bytes_at(0, 64).unwrap_or(&[]);
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err(PluginError::NotElf(path.to_path_buf()));
     }
@@ -61,7 +67,7 @@ pub fn check_elf(path: &Path) -> Result<ElfCheck, PluginError> {
             expected: HOST_MACHINE.1,
         });
     }
-    ElfFile64::<object::Endianness>::parse(&*data).map_err(|e| PluginError::BadElf {
+    ElfFile64::<object::Endianness, _>::parse(&cache).map_err(|e| PluginError::BadElf {
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
@@ -70,7 +76,8 @@ pub fn check_elf(path: &Path) -> Result<ElfCheck, PluginError> {
 
 /// Sum of `p_memsz` over the `PT_LOAD` program headers (code + rodata + data + bss).
 pub fn elf_load_bytes(path: &Path) -> Result<u64, PluginError> {
-    let data = read(path)?;
+    let cache = ReadCache::new(open(path)?);
+    let data = &cache;
     let bad = |detail: String| PluginError::BadElf {
         path: path.to_path_buf(),
         detail,
@@ -79,7 +86,7 @@ pub fn elf_load_bytes(path: &Path) -> Result<u64, PluginError> {
         elf::FileHeader64::<object::Endianness>::parse(&*data).map_err(|e| bad(e.to_string()))?;
     let endian = header.endian().map_err(|e| bad(e.to_string()))?;
     let segments = header
-        .program_headers(endian, &*data)
+        .program_headers(endian, data)
         .map_err(|e| bad(e.to_string()))?;
     Ok(segments
         .iter()
@@ -88,8 +95,8 @@ pub fn elf_load_bytes(path: &Path) -> Result<u64, PluginError> {
         .sum())
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, PluginError> {
-    std::fs::read(path).map_err(|e| {
+fn open(path: &Path) -> Result<std::fs::File, PluginError> {
+    std::fs::File::open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             PluginError::Missing(path.to_path_buf())
         } else {

@@ -28,7 +28,6 @@ pub struct Entry {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JournalEvent {
     RunStarted {
-        run_dir: PathBuf,
         labels: Vec<String>,
         lengths: Vec<u64>,
         cpu: usize,
@@ -94,15 +93,16 @@ pub enum JournalEvent {
 
 impl JournalEvent {
     /// The journal form of an engine event; None for events not journalled (KAT progress).
-    pub fn from_event(ev: &EngineEvent) -> Option<Self> {
+    /// Paths are stored relative to the run directory, so the journal names no absolute path.
+    pub fn from_event(ev: &EngineEvent, run_dir: &Path) -> Option<Self> {
+        let rel = |p: PathBuf| p.strip_prefix(run_dir).map(Path::to_path_buf).unwrap_or(p);
         Some(match ev.clone() {
             EngineEvent::RunStarted {
-                run_dir,
+                run_dir: _,
                 labels,
                 lengths,
                 cpu,
             } => JournalEvent::RunStarted {
-                run_dir,
                 labels,
                 lengths,
                 cpu,
@@ -120,7 +120,7 @@ impl JournalEvent {
                 label,
                 status,
                 detail,
-                log,
+                log: log.map(rel),
             },
             EngineEvent::JobPlanned { job, plan, t1_s } => {
                 JournalEvent::JobPlanned { job, plan, t1_s }
@@ -183,17 +183,16 @@ impl JournalEvent {
         })
     }
 
-    /// Back to an engine event, for frontends that follow a journal.
-    pub fn into_event(self) -> EngineEvent {
+    /// Back to an engine event, for frontends that follow the journal of `run_dir`.
+    pub fn into_event(self, run_dir: &Path) -> EngineEvent {
         match self {
             JournalEvent::RunStarted {
-                run_dir,
                 labels,
                 lengths,
                 cpu,
                 ..
             } => EngineEvent::RunStarted {
-                run_dir,
+                run_dir: run_dir.to_path_buf(),
                 labels,
                 lengths,
                 cpu,
@@ -209,7 +208,7 @@ impl JournalEvent {
                 label,
                 status,
                 detail,
-                log,
+                log: log.map(|l| run_dir.join(l)),
             },
             JournalEvent::JobPlanned { job, plan, t1_s } => {
                 EngineEvent::JobPlanned { job, plan, t1_s }

@@ -93,6 +93,8 @@ pub struct Additions {
     pub histogram_v2_base64: Option<String>,
     pub elf_load_bytes: Option<u64>,
     pub measurement_cpu: usize,
+    /// The program that hosted the trials (`cyclescope-worker` or `cyclescope worker`).
+    pub worker: String,
     pub tui_attached: bool,
     /// Host problems accepted with `--allow-unfixed-host`.
     pub host_problems: Vec<String>,

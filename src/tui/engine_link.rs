@@ -14,7 +14,9 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
 use super::app::{HostRow, HostStatus, RunSpec};
+use crate::host::{self, HostRoot, Probes, Status};
 use crate::measure::EngineEvent;
+use crate::measure::engine::{self, RunRequest};
 
 /// What the link hands back.
 #[derive(Debug)]
@@ -132,41 +134,73 @@ impl EngineLink {
     }
 }
 
-/// The engine side of a run. Until the engine is merged into this build, it says so and ends
-/// the run, so the workbench stays usable for everything else.
+/// The engine side of a run, on the thread `start` spawned (so it inherits the mask that
+/// keeps it off the measurement CPU). An engine that refuses to start (an unfixed host, a run
+/// directory it cannot use) still ends the run for the workbench, with the reason logged.
 fn run_engine(
     spec: RunSpec,
     run_dir: PathBuf,
-    _options: &LinkOptions,
+    options: &LinkOptions,
     tx: &Sender<Msg>,
-    _cancel: &AtomicBool,
+    cancel: &Arc<AtomicBool>,
 ) {
-    let send = |ev| {
+    let started = Instant::now();
+    let mut req = RunRequest::new(spec.instances, spec.lengths, spec.cpu, run_dir);
+    req.planning = spec.planning;
+    req.allow_unfixed_host = options.allow_unfixed_host;
+    req.allow_kat_fail = options.allow_kat_fail;
+    req.tui_attached = true;
+    req.kat_passed = spec.kat_passed;
+    let ended = std::cell::Cell::new(false);
+    let emit = |ev: EngineEvent| {
+        ended.set(ended.get() || matches!(ev, EngineEvent::RunFinished { .. }));
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
-    send(EngineEvent::RunStarted {
-        run_dir,
-        labels: spec.instances.iter().map(|i| i.label.clone()).collect(),
-        lengths: spec.lengths.clone(),
-        cpu: spec.cpu,
-    });
-    send(EngineEvent::Warning {
-        message: "the measurement engine is not part of this build yet".into(),
-    });
-    send(EngineEvent::RunFinished {
-        cancelled: false,
-        wall: Duration::ZERO,
-        finished: 0,
-        failed: 0,
-    });
+    let result = engine::run(&req, &mut |ev| emit(ev), cancel);
+    if let Err(e) = &result {
+        emit(EngineEvent::Warning {
+            message: format!("run refused: {e}"),
+        });
+    }
+    if !ended.get() {
+        emit(EngineEvent::RunFinished {
+            cancelled: cancel.load(Ordering::SeqCst),
+            wall: started.elapsed(),
+            finished: 0,
+            failed: 0,
+        });
+    }
 }
 
-/// The host checks as panel rows.
+/// The host checks of `cpu` on this machine, as panel rows (checks that do not apply are
+/// left out).
 fn host_rows(cpu: usize) -> Vec<HostRow> {
-    vec![HostRow {
-        name: "host checks".into(),
-        status: HostStatus::Unknown,
-        value: format!("CPU {cpu}: not part of this build yet"),
-        hint: Some("`cyclescope check` once the host module is merged".into()),
-    }]
+    let root = HostRoot::new(PathBuf::from("/"));
+    let mut probes = match Probes::for_root(&root) {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![HostRow {
+                name: "host checks".into(),
+                status: HostStatus::Unknown,
+                value: e.to_string(),
+                hint: None,
+            }];
+        }
+    };
+    host::check_host(&root, cpu, &mut probes)
+        .checks
+        .into_iter()
+        .filter(|c| c.status != Status::Skip)
+        .map(|c| HostRow {
+            name: c.check.title().to_string(),
+            status: match c.status {
+                Status::Pass => HostStatus::Pass,
+                Status::Warn => HostStatus::Warn,
+                Status::Fail => HostStatus::Fail,
+                Status::Unknown | Status::Skip => HostStatus::Unknown,
+            },
+            value: c.value,
+            hint: c.hint.or(c.problem),
+        })
+        .collect()
 }

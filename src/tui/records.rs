@@ -147,7 +147,7 @@ impl Follower {
             if let JournalEvent::RunStarted { pid, .. } = &entry.event {
                 self.writer = i32::try_from(*pid).ok().map(Pid::from_raw);
             }
-            events.push(entry.event.into_event());
+            events.push(entry.event.into_event(&self.run_dir));
         }
         if events.is_empty()
             && matches!(app.run, RunState::Running { .. })
@@ -168,7 +168,6 @@ mod tests {
 
     fn started(pid: u32) -> JournalEvent {
         JournalEvent::RunStarted {
-            run_dir: "runs/x".into(),
             labels: vec!["sm3hash-256".into()],
             lengths: vec![32],
             cpu: 1,

@@ -8,7 +8,7 @@ use iccs_sm3::ffi::crypt_hash_via;
 use iccs_sm3::iccs::sm3hash;
 use iccs_sm3::meta::{NgccMetaCommon, NgccMetaHash, iccs_meta};
 
-static META: NgccMetaHash = iccs_meta("sm3hash", 256);
+static META: NgccMetaHash = iccs_meta("sm3hash-256", 256);
 
 /// `int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest)`:
 /// SM3 of the message; any width but 256 is `-4`.

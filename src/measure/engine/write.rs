@@ -13,12 +13,13 @@ use crate::measure::job::ProcessRun;
 use crate::measure::plan::TrialPlan;
 use crate::measure::stats::{Trial, loop_stats, per_call, trial_spread};
 use crate::record::run_dir::read_record;
-use crate::record::schema::{STATUS_COMPLETE, STATUS_FAILED, SCHEMA, hash_sizes};
+use crate::record::schema::{SCHEMA, STATUS_COMPLETE, STATUS_FAILED, hash_sizes};
 use crate::record::{Additions, RunDir, TimingRecord, histogram};
 
 /// True when a complete record of this job exists (resume skips it).
 pub fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
-    read_record(run_dir, &inst.candidate, &inst.label, len).is_some_and(|r| r.status == STATUS_COMPLETE)
+    read_record(run_dir, &inst.candidate, &inst.label, len)
+        .is_some_and(|r| r.status == STATUS_COMPLETE)
 }
 
 /// Builds and writes the record of a measured job; returns its path (None if the write
@@ -39,17 +40,25 @@ pub fn job_record(
     let _ = (t1, calibration);
     let info = m.processes.iter().find_map(|p| p.info.clone());
     let pc = per_call(&m.histogram);
-    let trials: Vec<Trial> = m.processes.iter().flat_map(|p| p.record.trials.iter().copied()).collect();
+    let trials: Vec<Trial> = m
+        .processes
+        .iter()
+        .flat_map(|p| p.record.trials.iter().copied())
+        .collect();
     let snapshot = HistogramSnapshot {
         per_call: pc,
         loop_mean_cycles: loop_stats(&trials, len).and_then(|s| s.mean_cycles),
         timer_overhead_ticks: info.as_ref().map_or(0.0, |i| i.timer_overhead_ticks),
-        per_call_source: info.as_ref().map_or_else(String::new, |i| i.per_call_source.clone()),
+        per_call_source: info
+            .as_ref()
+            .map_or_else(String::new, |i| i.per_call_source.clone()),
         histogram: Arc::new(m.histogram.clone()),
     };
     let additions = Additions {
         version: env!("CARGO_PKG_VERSION").into(),
-        cycle_source: info.as_ref().map_or_else(String::new, |i| i.cycle_source.clone()),
+        cycle_source: info
+            .as_ref()
+            .map_or_else(String::new, |i| i.cycle_source.clone()),
         reference_cycles: info.as_ref().is_some_and(|i| !i.core_cycles),
         ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: snapshot.per_call_source.clone(),
@@ -59,11 +68,23 @@ pub fn job_record(
         histogram_v2_base64: histogram::encode(&m.histogram),
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
         measurement_cpu: req.cpu,
+        worker: crate::worker::measurement_exe(&req.worker_exe)
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: m.failure.clone(),
     };
-    let rec = assemble(req, inst, len, kat, host, plan, m.processes, m.disturbed_retries, additions);
+    let rec = assemble(
+        inst,
+        len,
+        kat,
+        host,
+        plan,
+        m.processes,
+        m.disturbed_retries,
+        additions,
+    );
     let summary = JobSummary {
         status: rec.status.clone(),
         kat: rec.kat.clone(),
@@ -73,7 +94,10 @@ pub fn job_record(
         measurements: rec.measurements,
         trials: rec.plan.trials,
         iterations_per_trial: rec.plan.iterations_per_trial,
-        cycle_source: rec.cyclescope.as_ref().map_or_else(String::new, |a| a.cycle_source.clone()),
+        cycle_source: rec
+            .cyclescope
+            .as_ref()
+            .map_or_else(String::new, |a| a.cycle_source.clone()),
         per_call: pc,
         disturbed_retries: rec.disturbed_retries,
     };
@@ -105,7 +129,9 @@ pub fn failed_record(
     let info = processes.iter().find_map(|p| p.info.clone());
     let additions = Additions {
         version: env!("CARGO_PKG_VERSION").into(),
-        cycle_source: info.as_ref().map_or_else(String::new, |i| i.cycle_source.clone()),
+        cycle_source: info
+            .as_ref()
+            .map_or_else(String::new, |i| i.cycle_source.clone()),
         reference_cycles: info.as_ref().is_some_and(|i| !i.core_cycles),
         ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: String::new(),
@@ -115,17 +141,19 @@ pub fn failed_record(
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
         measurement_cpu: req.cpu,
+        worker: crate::worker::measurement_exe(&req.worker_exe)
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: Some(reason.to_string()),
     };
-    let rec = assemble(req, inst, len, kat, host, &plan, processes, 0, additions);
+    let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
     dir.write_record(&rec).ok()
 }
 
 #[allow(clippy::too_many_arguments)]
 fn assemble(
-    req: &RunRequest,
     inst: &Instance,
     len: u64,
     kat: &KatResult,
@@ -135,18 +163,37 @@ fn assemble(
     disturbed_retries: u32,
     additions: Additions,
 ) -> TimingRecord {
-    let trials: Vec<Trial> = processes.iter().flat_map(|p| p.record.trials.iter().copied()).collect();
+    let trials: Vec<Trial> = processes
+        .iter()
+        .flat_map(|p| p.record.trials.iter().copied())
+        .collect();
     let complete = additions.failure.is_none()
         && processes.iter().all(|p| p.record.status == "complete")
         && trials.len() as u32 == plan.trials;
     let stats = loop_stats(&trials, len);
-    let meta = processes.iter().find_map(|p| p.info.as_ref().and_then(|i| i.meta.clone()));
-    let baseline = processes.iter().filter_map(|p| p.info.as_ref()).map(|i| i.baseline_rss_bytes).max().unwrap_or(0);
-    let peak = processes.iter().map(|p| p.peak_rss_bytes).max().unwrap_or(0);
+    let meta = processes
+        .iter()
+        .find_map(|p| p.info.as_ref().and_then(|i| i.meta.clone()));
+    let baseline = processes
+        .iter()
+        .filter_map(|p| p.info.as_ref())
+        .map(|i| i.baseline_rss_bytes)
+        .max()
+        .unwrap_or(0);
+    let peak = processes
+        .iter()
+        .map(|p| p.peak_rss_bytes)
+        .max()
+        .unwrap_or(0);
     let now = crate::record::utc_now();
     TimingRecord {
         schema: SCHEMA,
-        status: if complete { STATUS_COMPLETE } else { STATUS_FAILED }.into(),
+        status: if complete {
+            STATUS_COMPLETE
+        } else {
+            STATUS_FAILED
+        }
+        .into(),
         candidate: inst.candidate.clone(),
         label: inst.label.clone(),
         instance: inst.kat_name.clone().unwrap_or_else(|| inst.label.clone()),

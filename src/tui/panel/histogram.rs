@@ -24,7 +24,10 @@ const EIGHTHS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "�
 pub struct Bins {
     pub lo: u64,
     pub hi: u64,
-    pub counts: Vec<u64>,
+    /// Samples per column; a histogram bucket wider than a column is spread evenly over the
+    /// columns it covers (hdrhistogram keeps 3 significant digits, so at 7000 ticks a bucket
+    /// is 4 ticks wide), which keeps narrow distributions from drawing as a comb.
+    pub counts: Vec<f64>,
     /// Samples above `hi` (not drawn; counted in the legend).
     pub above: u64,
 }
@@ -51,16 +54,22 @@ pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
     let mut b = Bins {
         lo,
         hi,
-        counts: vec![0; n],
+        counts: vec![0.0; n],
         above: 0,
     };
     for v in h.iter_recorded() {
         let (value, count) = (v.value_iterated_to(), v.count_at_value());
         if value > hi {
             b.above += count;
-        } else {
-            let col = b.column(value.max(lo) as f64).unwrap_or(0);
-            b.counts[col] += count;
+            continue;
+        }
+        let from = b
+            .column(h.lowest_equivalent(value).max(lo) as f64)
+            .unwrap_or(0);
+        let to = b.column(value.max(lo) as f64).unwrap_or(0).max(from);
+        let share = count as f64 / (to - from + 1) as f64;
+        for c in &mut b.counts[from..=to] {
+            *c += share;
         }
     }
     Some(b)
@@ -153,7 +162,7 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
     buf.set_line(area.x, area.y, &legend, area.width);
 
     let bars = Rect::new(area.x, area.y + 1, area.width, area.height - 3);
-    let top = b.counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let top = b.counts.iter().copied().fold(0.0, f64::max).max(1e-9);
     let colored: Vec<Option<Color>> = (0..b.counts.len())
         .map(|col| {
             marks
@@ -164,8 +173,8 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
         })
         .collect();
     for (col, &count) in b.counts.iter().enumerate() {
-        let eighths = (count as f64 / top * f64::from(bars.height) * 8.0).round() as u32;
-        let eighths = if count > 0 { eighths.max(1) } else { 0 };
+        let eighths = (count / top * f64::from(bars.height) * 8.0).round() as u32;
+        let eighths = if count > 0.0 { eighths.max(1) } else { 0 };
         let style = Style::new().fg(colored[col].unwrap_or(BAR));
         for row in 0..u32::from(bars.height) {
             let fill = eighths.saturating_sub(row * 8).min(8);
@@ -222,9 +231,9 @@ mod tests {
         assert_eq!(b.lo, 1001);
         assert!(b.hi >= 1985 && b.hi < 2000, "{}", b.hi);
         assert_eq!(b.above, 3 + (1999 - b.hi));
-        assert_eq!(b.counts.iter().sum::<u64>() + b.above, 1003);
+        assert_eq!(b.counts.iter().sum::<f64>().round() as u64 + b.above, 1003);
         assert!(
-            b.counts.iter().all(|&c| (90..=110).contains(&c)),
+            b.counts.iter().all(|&c| (90.0..=110.0).contains(&c)),
             "{:?}",
             b.counts
         );
@@ -238,7 +247,21 @@ mod tests {
     fn a_narrow_histogram_still_gets_one_tick_per_bin() {
         let b = bins(&flat(500, 500), 40).unwrap();
         assert_eq!((b.lo, b.hi), (500, 539));
-        assert_eq!(b.counts[0], 1);
+        assert_eq!(b.counts[0], 1.0);
+    }
+
+    #[test]
+    fn wide_buckets_are_spread_over_the_columns_they_cover() {
+        // At 7000 ticks a bucket holds 4 values: 7000..=7003 in one bucket, 40 columns over
+        // ~40 ticks put it across 4 columns instead of one spike and three gaps.
+        let mut h = new_histogram();
+        for v in 7000..7040u64 {
+            h.record(v).unwrap();
+        }
+        let b = bins(&h, 40).unwrap();
+        assert_eq!(h.lowest_equivalent(7002), 7000);
+        let filled = b.counts.iter().filter(|&&c| c > 0.0).count();
+        assert!(filled >= 36, "{:?}", b.counts);
     }
 
     #[test]

@@ -1,0 +1,210 @@
+//! `cyclescope kat`: the KAT gate from the command line. Each instance's job runs in a worker
+//! process (`kat::run_kat`); this frontend picks the instances and references, shows progress
+//! on stderr, prints one `RESULT` line per instance on stdout, optionally writes a manifest,
+//! and exits with the worst status. Everything else is the engine's.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::InstanceArgs;
+use super::select::load_catalog;
+use crate::catalog::{self, Instance, Settings};
+use crate::kat::{KatEvent, KatOptions, KatScope, KatStatus, Manifest, run_kat};
+
+#[derive(Debug, Args)]
+pub struct KatArgs {
+    #[command(flatten)]
+    pub select: InstanceArgs,
+    /// kat.sha256 manifest to check against (default: the catalog's kat_manifest).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Folder of reference KAT files, compared line by line when the manifest has no entry.
+    #[arg(long, value_name = "DIR")]
+    pub kat_dir: Option<PathBuf>,
+    /// ALGORITHM_INSTANCE spelling in the KAT file names (default: catalog kat_name, else
+    /// ngcc_meta instance, else the label).
+    #[arg(long, value_name = "NAME")]
+    pub kat_name: Option<String>,
+    /// Also run KAT_Loop (10^6 chained calls).
+    #[arg(long = "loop", conflicts_with = "full")]
+    pub with_loop: bool,
+    /// All four files: adds KAT_2_33 (three 1 GiB messages) and KAT_Loop.
+    #[arg(long)]
+    pub full: bool,
+    /// Seconds before a job's worker is killed (default: settings.kat_timeout_s, 900).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Run directory for logs and generated KAT text (default: a fresh runs/kat-<UTC time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Add the generated files' digests to this manifest (created or merged, sorted).
+    #[arg(long, value_name = "FILE")]
+    pub write_manifest: Option<PathBuf>,
+}
+
+pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
+    let (settings, instances) = resolve(config, &args.select)?;
+    let timeout_s = args.timeout.unwrap_or(settings.kat_timeout_s);
+    if !(timeout_s > 0.0 && timeout_s.is_finite()) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let run_dir = match &args.out {
+        Some(d) => d.clone(),
+        None => fresh_run_dir(&settings.runs_dir)?,
+    };
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create {}", run_dir.display()))?;
+    let mut opts = KatOptions::new(&run_dir);
+    opts.scope = match (args.full, args.with_loop) {
+        (true, _) => KatScope::Full,
+        (false, true) => KatScope::Loop,
+        (false, false) => KatScope::Default,
+    };
+    opts.timeout = Duration::from_secs_f64(timeout_s);
+    opts.manifest = args.manifest.clone();
+    opts.kat_dir = args.kat_dir.clone();
+    opts.kat_name = args.kat_name.clone();
+
+    let mut worst = KatStatus::Pass;
+    let mut entries = Vec::new();
+    for inst in &instances {
+        let mut progress = ProgressLine::new(&inst.label);
+        let report = run_kat(inst, &opts, &mut |e| progress.on_event(e))?;
+        progress.clear();
+        println!("{}", report.result_line());
+        if !report.status.is_pass() {
+            eprintln!("  {}: {}", report.status, report.status.hint());
+            if matches!(report.status, KatStatus::Crash | KatStatus::Timeout) {
+                let tail: Vec<&str> = report.stderr_tail.lines().rev().take(3).collect();
+                for line in tail.iter().rev() {
+                    eprintln!("  worker stderr: {line}");
+                }
+            }
+        }
+        worst = worst.worst(report.status);
+        entries.extend(report.manifest_entries(args.kat_dir.as_deref()));
+    }
+    eprintln!(
+        "cyclescope: KAT logs in {}",
+        catalog::display_path(&run_dir.join("kat"))
+    );
+    if let Some(path) = &args.write_manifest {
+        let mut manifest = if path.is_file() {
+            Manifest::load(path)?
+        } else {
+            Manifest::default()
+        };
+        let n = entries.len();
+        manifest.merge(entries);
+        manifest.write(path)?;
+        eprintln!("cyclescope: {n} entries written to {}", path.display());
+    }
+    Ok(ExitCode::from(worst.exit_code()))
+}
+
+/// The instances to check. An ad-hoc `--lib` that cannot even be probed still gets a job, so
+/// that its failure is reported as LOADFAIL like any other.
+fn resolve(
+    config: Option<&Path>,
+    select: &InstanceArgs,
+) -> anyhow::Result<(Settings, Vec<Instance>)> {
+    // `--scan` checks everything it finds unless labels pick some.
+    match (select.resolve(config, select.scan.is_some()), &select.lib) {
+        (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),
+        (Err(e), Some(lib)) => {
+            let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();
+            let inst =
+                catalog::adhoc_instance(lib, select.label.as_deref(), select.digest_bits, None)
+                    .unwrap_or_else(|_| unprobed_instance(lib, select));
+            eprintln!("cyclescope: {e:#}");
+            Ok((settings, vec![inst]))
+        }
+        (Err(e), None) => Err(e),
+    }
+}
+
+fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
+    let stem = lib
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let label = select
+        .label
+        .clone()
+        .unwrap_or_else(|| stem.strip_prefix("lib").unwrap_or(&stem).to_string());
+    Instance {
+        candidate: "adhoc".into(),
+        algorithm: label.clone(),
+        label,
+        library: lib.to_path_buf(),
+        digest_bits: select.digest_bits.unwrap_or(0),
+        variant: "reference".into(),
+        flags: "guide".into(),
+        kat_manifest: None,
+        kat_name: None,
+    }
+}
+
+/// `<runs_dir>/kat-<UTC timestamp>`, suffixed when that exists already.
+fn fresh_run_dir(runs_dir: &Path) -> anyhow::Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let base = runs_dir.join(format!("kat-{stamp}"));
+    (1..100)
+        .map(|i| {
+            if i == 1 {
+                base.clone()
+            } else {
+                runs_dir.join(format!("kat-{stamp}-{i}"))
+            }
+        })
+        .find(|p| !p.exists())
+        .context("cannot find a fresh run directory name")
+}
+
+/// Progress on stderr: an updating line on a terminal, else a line every ten seconds.
+struct ProgressLine {
+    label: String,
+    tty: bool,
+    last: Instant,
+    shown: bool,
+}
+
+impl ProgressLine {
+    fn new(label: &str) -> Self {
+        Self {
+            label: label.to_string(),
+            tty: std::io::stderr().is_terminal(),
+            last: Instant::now(),
+            shown: false,
+        }
+    }
+
+    fn on_event(&mut self, e: &KatEvent) {
+        let KatEvent::Progress { file, done, total } = e else {
+            return;
+        };
+        let pct = 100.0 * *done as f64 / (*total).max(1) as f64;
+        let text = format!("{} {} {done}/{total} ({pct:.0}%)", self.label, file.tag());
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r{text}\x1b[K");
+            let _ = err.flush();
+            self.shown = true;
+        } else if self.last.elapsed() >= Duration::from_secs(10) {
+            self.last = Instant::now();
+            let _ = writeln!(err, "cyclescope: {text}");
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! `cyclescope run` end to end with the real binary, real worker processes and the real
+//! fault-injection library: records that the validator accepts, faults that fail one job while
+//! the campaign finishes the others, SIGKILL followed by `--resume`, and a resume refused when
+//! the host changed. Short trial targets keep it quick; nothing here asserts on timings.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use cyclescope::record::TimingRecord;
+
+const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
+
+fn cyclescope(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(EXE);
+    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("running cyclescope")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn record(run: &Path, cand: &str, label: &str, bytes: u64) -> TimingRecord {
+    let p = run.join(format!("records/{cand}/{label}__hash_{bytes}.json"));
+    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap()
+}
+
+fn validate(run: &Path) {
+    let o = cyclescope(&["validate", run.to_str().unwrap()], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// A config with the faulty library posing as pseudoXOF-256 (so its KAT passes against the
+/// bundled manifest) next to the real pseudoXOF-256.
+fn fault_config(dir: &Path) -> PathBuf {
+    let faulty = cyclescope::catalog::bundled_library("faulty");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let cfg = dir.join("faults.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[settings]\ntrials = 2\ntrial_target_s = 0.01\n\n\
+             [[candidate]]\nid = \"fixture\"\nalgorithm = \"Faulty\"\nkat_manifest = {manifest:?}\n\
+             [[candidate.instance]]\nlabel = \"faulty-256\"\nlibrary = {faulty:?}\ndigest_bits = 256\nkat_name = \"pseudoXOF-256\"\n\n\
+             [[candidate]]\nid = \"iccs\"\nalgorithm = \"ICCS hash helpers\"\nvariant = \"iccs-baseline\"\nkat_manifest = {manifest:?}\n\
+             [[candidate.instance]]\nlabel = \"pseudoXOF-256\"\nlibrary = \"bundled:pseudoxof\"\ndigest_bits = 256\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+#[test]
+fn run_measures_writes_valid_records_and_prints_the_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "run",
+            "pseudoXOF-512",
+            "sm3hash-256",
+            "--lengths",
+            "32,1024",
+            "--trial-target",
+            "0.02",
+            "--trials",
+            "3",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |"),
+        "{out}"
+    );
+    assert!(out.contains("| `pseudoXOF-512` | 1024 B |"), "{out}");
+    for (label, len) in [
+        ("pseudoXOF-512", 32),
+        ("pseudoXOF-512", 1024),
+        ("sm3hash-256", 32),
+        ("sm3hash-256", 1024),
+    ] {
+        let r = record(&run, "iccs", label, len);
+        assert_eq!(r.status, "complete");
+        assert_eq!(r.kat, "PASS");
+        assert_eq!(r.trials.len(), 3);
+        assert!(r.mean_cycles.unwrap() > 0.0);
+        let extra = r.cyclescope.as_ref().unwrap();
+        assert!(!extra.cycle_source.is_empty());
+        assert!(
+            extra.per_call.unwrap().samples > 0,
+            "per-call samples were taken"
+        );
+        assert!(extra.histogram_v2_base64.is_some());
+        assert_eq!(r.processes.len(), 3, "one process per trial");
+    }
+    validate(&run);
+    assert!(run.join("journal.jsonl").is_file());
+    assert!(run.join("kat/iccs/pseudoXOF-512.log").is_file());
+}
+
+fn run_with_fault(mode: &str) -> (tempfile::TempDir, Output) {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = fault_config(tmp.path());
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "run",
+            "faulty-256",
+            "pseudoXOF-256",
+            "--lengths",
+            "32,1024",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+            "--timeout-cap",
+            "5",
+        ],
+        &[("FAULTY_MODE", mode)],
+    );
+    (tmp, o)
+}
+
+#[test]
+fn each_fault_fails_its_job_and_the_campaign_finishes_the_others() {
+    for (mode, reason) in [
+        ("segv@1024", "CRASH: worker killed by SIGSEGV"),
+        ("abort@1024", "CRASH: worker killed by SIGABRT"),
+        ("hang@1024", "TIMEOUT"),
+        ("error@1024", "CRYPTOFAIL: CryptHash returned -3"),
+        ("overflow@1024", "OVERFLOW"),
+        ("exit@1024", "CRASH: worker exited with status 3"),
+    ] {
+        let (tmp, o) = run_with_fault(mode);
+        let run = tmp.path().join("run");
+        assert_eq!(o.status.code(), Some(1), "{mode}: {}", text(&o));
+        let failed = record(&run, "fixture", "faulty-256", 1024);
+        assert_eq!(failed.status, "failed_or_partial", "{mode}");
+        let why = failed
+            .cyclescope
+            .as_ref()
+            .and_then(|a| a.failure.clone())
+            .unwrap_or_default();
+        assert!(why.starts_with(reason), "{mode}: {why}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("FAILED faulty-256 @ 1 KiB"),
+            "{mode}: {}",
+            text(&o)
+        );
+        // The other jobs of the campaign finished.
+        assert_eq!(
+            record(&run, "fixture", "faulty-256", 32).status,
+            "complete",
+            "{mode}"
+        );
+        for len in [32, 1024] {
+            assert_eq!(
+                record(&run, "iccs", "pseudoXOF-256", len).status,
+                "complete",
+                "{mode}"
+            );
+        }
+        validate(&run);
+    }
+}
+
+#[test]
+fn a_candidate_that_prints_is_measured_and_its_output_kept_apart() {
+    let (tmp, o) = run_with_fault("stdout");
+    assert!(o.status.success(), "{}", text(&o));
+    let r = record(&tmp.path().join("run"), "fixture", "faulty-256", 32);
+    assert_eq!(r.status, "complete");
+    assert!(
+        r.processes.iter().any(|p| !p.stderr.is_empty()),
+        "the candidate's prints are captured"
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("faulty"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut child = Command::new(EXE)
+        .args([
+            "run",
+            "pseudoXOF-256",
+            "pseudoXOF-1024",
+            "--lengths",
+            "32,1024,4096",
+            "--trial-target",
+            "0.05",
+            "--trials",
+            "3",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let records = || cyclescope::record::run_dir::list_records(&run);
+    while records().is_empty() {
+        assert!(Instant::now() < deadline, "no record appeared");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before: Vec<(PathBuf, Vec<u8>)> = records()
+        .into_iter()
+        .map(|(p, _)| {
+            let bytes = std::fs::read(run.join(&p)).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    assert!(before.len() < 6, "killed before the end");
+
+    let o = cyclescope(&["run", "--resume", run.to_str().unwrap()], &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let after = records();
+    assert_eq!(after.len(), 6, "{}", text(&o));
+    assert!(after.iter().all(|(_, r)| r.status == "complete"));
+    for (p, bytes) in before {
+        assert_eq!(
+            std::fs::read(run.join(&p)).unwrap(),
+            bytes,
+            "{} was rewritten",
+            p.display()
+        );
+    }
+    validate(&run);
+}
+
+#[test]
+fn resume_refuses_a_changed_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32",
+            "--trial-target",
+            "0.01",
+            "--trials",
+            "1",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let p = run.join("records/iccs/sm3hash-256__hash_32.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    v["environment"]["cpu_model"] = serde_json::json!("Some Other CPU");
+    std::fs::write(&p, cyclescope::record::pyjson::to_py_json(&v).unwrap()).unwrap();
+    let o = cyclescope(&["run", "--resume", run.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("host changed") && err.contains("cpu_model"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unfixed_host_is_refused_without_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = cyclescope(
+        &[
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32",
+            "--out",
+            tmp.path().join("run").to_str().unwrap(),
+            "--host-root",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/host/untuned-laptop")
+                .to_str()
+                .unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("refusing to measure on an unfixed host"),
+        "{}",
+        text(&o)
+    );
+}
