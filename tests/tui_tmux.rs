@@ -247,3 +247,47 @@ fn a_panic_still_restores_the_terminal() {
         "{s}"
     );
 }
+
+/// Selects pseudoXOF-512 and sm3hash-256, keeps 32 B and 1 KiB.
+fn select_the_issue_example(t: &Tmux) {
+    t.wait_for("Catalog · 0 selected");
+    // sm3hash-256 is the first instance, pseudoXOF-512 the seventh.
+    t.send(&["j", "Space", "j", "j", "j", "j", "j", "j", "Space"]);
+    t.wait_for("Catalog · 2 selected");
+    for k in ["2", "3", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("32 B · 1 KiB");
+}
+
+#[test]
+fn measure_cancel_and_measure_again() {
+    // Trials of 0.2 s keep each job on screen for about a second: long enough for polling to
+    // see a running trial and to cancel after the first result.
+    let args = "--trial-target 0.2 --allow-unfixed-host";
+    let Some(t) = Tmux::start("measure", 120, 36, &script(args)) else {
+        return;
+    };
+    select_the_issue_example(&t);
+    t.send(&["s"]);
+    // KAT verdicts stay in the catalog; the histogram's title names the running trial.
+    t.wait_for("sm3hash-256      256 PASS");
+    t.wait_for("pseudoXOF-512    512 PASS");
+    t.wait_for("· trial ");
+    t.wait_for("Results · 1/4 jobs");
+    t.send(&["c"]);
+    t.wait_for("cancelled ·");
+    t.send(&["s"]);
+    let s = t.wait_for("Results · 4/4 jobs of this run");
+    assert!(
+        s.contains("✓ pseudoXOF-512") || s.contains("⚠ pseudoXOF-512"),
+        "{s}"
+    );
+    assert!(s.contains("sm3hash-256   1024 B"), "{s}");
+    t.send(&["q"]);
+    let s = t.wait_for("EXIT:0");
+    assert!(
+        s.contains("| `sm3hash-256` | 32 B |"),
+        "the table is printed after leaving:\n{s}"
+    );
+}

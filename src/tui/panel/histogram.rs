@@ -13,6 +13,7 @@ use ratatui::widgets::Paragraph;
 use super::{BAD, DIM, GOOD, WARN, block};
 use crate::format;
 use crate::measure::HistogramSnapshot;
+use crate::measure::stats::outlier_fence;
 use crate::tui::app::{App, HistView, JobState, Panel};
 
 const BAR: Color = Color::Blue;
@@ -44,13 +45,16 @@ impl Bins {
     }
 }
 
-/// `n` bins from the 0.1 % to the 99 % quantile (wide enough for one tick per bin).
+/// `n` bins from the 0.1 % quantile to the 99 % quantile or the outlier fence, whichever is
+/// lower (so a few interrupts do not squeeze the bulk into one column), at least one tick per
+/// bin.
 pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
     if h.is_empty() || n == 0 {
         return None;
     }
     let lo = h.value_at_quantile(0.001);
-    let hi = h.value_at_quantile(0.99).max(lo + n as u64 - 1);
+    let fence = outlier_fence(h.value_at_quantile(0.5), h.value_at_quantile(0.9));
+    let hi = h.value_at_quantile(0.99).min(fence).max(lo + n as u64 - 1);
     let mut b = Bins {
         lo,
         hi,
