@@ -25,8 +25,7 @@ use clap::{Parser, Subcommand};
     name = "cyclescope",
     version,
     about = "Measure ICCS CryptHash libraries the NGCC way: KAT gate, host checks, cycles per call and per byte",
-    long_about = None,
-    args_conflicts_with_subcommands = true
+    long_about = None
 )]
 pub struct Cli {
     /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
@@ -69,6 +68,13 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = cli.config.clone();
+    if cli.command.is_some() && cli.tui != tui_cmd::TuiArgs::default() {
+        eprintln!(
+            "cyclescope: --run, --trial-target, --cpu and --allow-* before a subcommand belong to \
+             the workbench; give them after the subcommand"
+        );
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         None => tui_cmd::run(config.as_deref(), &cli.tui),
         Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),

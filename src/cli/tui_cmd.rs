@@ -12,7 +12,7 @@ use clap::Args;
 use super::select::load_catalog;
 use crate::tui::event_loop::{self, Options};
 
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct TuiArgs {
     /// Reload the results of this run directory, and write new runs into it.
     #[arg(long, value_name = "DIR")]
