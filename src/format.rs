@@ -91,6 +91,18 @@ pub fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
     }
 }
 
+/// A wall-clock duration for progress lines: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.0} s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,17 +150,5 @@ mod tests {
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
         assert_eq!(ratio(Some(3.0), None), "(ratio –)");
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
-    }
-}
-
-/// A wall-clock duration for progress lines: `42 s`, `3 min 05 s`, `2 h 07 min`.
-pub fn duration(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{:.0} s", d.as_secs_f64())
-    } else if s < 3600 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     }
 }

@@ -46,7 +46,17 @@ fn validate(run: &Path) {
 /// bundled manifest) next to the real pseudoXOF-256.
 fn fault_config(dir: &Path) -> PathBuf {
     let faulty = cyclescope::catalog::bundled_library("faulty");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    // The bundled pseudoXOF-256 entries, also under the faulty instance's label.
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.extend(
+        text.lines()
+            .filter(|l| l.contains(" pseudoXOF-256/"))
+            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
+    );
+    let manifest = dir.join("kat.sha256");
+    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
     let cfg = dir.join("faults.toml");
     std::fs::write(
         &cfg,
@@ -116,7 +126,8 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
 }
 
 fn run_with_fault(mode: &str) -> (tempfile::TempDir, Output) {
-    let tmp = tempfile::tempdir().unwrap();
+    // Below the working folder, so the evidence names the config's files by relative paths.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let cfg = fault_config(tmp.path());
     let run = tmp.path().join("run");
     let o = cyclescope(
@@ -189,11 +200,13 @@ fn a_candidate_that_prints_is_measured_and_its_output_kept_apart() {
     let r = record(&tmp.path().join("run"), "fixture", "faulty-256", 32);
     assert_eq!(r.status, "complete");
     assert!(
-        r.processes.iter().any(|p| !p.stderr.is_empty()),
-        "the candidate's prints are captured"
+        r.processes
+            .iter()
+            .any(|p| p.stderr.contains("candidate chatter on stdout")),
+        "the candidate's stdout is captured with its stderr"
     );
     assert!(
-        !String::from_utf8_lossy(&o.stdout).contains("faulty"),
+        !String::from_utf8_lossy(&o.stdout).contains("chatter"),
         "{}",
         text(&o)
     );
@@ -319,4 +332,31 @@ fn an_unfixed_host_is_refused_without_the_flag() {
         "{}",
         text(&o)
     );
+}
+
+#[test]
+fn the_kernel_cpu_limit_stops_a_runaway_candidate_without_any_timeout() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cfg = fault_config(tmp.path());
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "run",
+            "faulty-256",
+            "--lengths",
+            "1024",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+            "--max-cpu-seconds",
+            "1",
+        ],
+        &[("FAULTY_MODE", "hang@1024")],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = record(&run, "fixture", "faulty-256", 1024);
+    let why = r.cyclescope.and_then(|a| a.failure).unwrap_or_default();
+    assert!(why.contains("SIGXCPU") || why.contains("SIGKILL"), "{why}");
 }

@@ -115,7 +115,7 @@ pub fn run_process(
             timer_overhead_ticks,
         } => {
             info = Some(WorkerInfo {
-                meta,
+                meta: meta.map(|m| *m),
                 cycle_source,
                 core_cycles,
                 perf_unavailable,
@@ -293,7 +293,7 @@ pub fn sample_calls_for(plan: &TrialPlan, t1: f64, trial_target_s: f64) -> u64 {
 pub fn record_samples(h: &mut Histogram<u64>, ticks: &[u64]) {
     for &t in ticks {
         // Values beyond the histogram's range are clamped rather than lost.
-        let _ = h.saturating_record(t);
+        h.saturating_record(t);
     }
 }
 

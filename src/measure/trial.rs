@@ -38,7 +38,7 @@ pub struct TrialSpec {
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum TrialMessage {
     Ready {
-        meta: Option<NgccMeta>,
+        meta: Option<Box<NgccMeta>>,
         baseline_rss_bytes: u64,
         cycle_source: String,
         core_cycles: bool,
@@ -105,7 +105,7 @@ pub fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
     let overhead = counter::timer_overhead(counter::TIMER_OVERHEAD_REPETITIONS).ok();
     let overhead_ticks = overhead.map_or(0, |o| o.median);
     ch.send(&TrialMessage::Ready {
-        meta: lib.meta().cloned(),
+        meta: lib.meta().cloned().map(Box::new),
         baseline_rss_bytes,
         cycle_source: loop_counter.source().name().to_string(),
         core_cycles: loop_counter.source().counts_core_cycles(),
@@ -237,26 +237,6 @@ pub fn peak_resident_bytes() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn message_is_the_harness_pattern() {
-        let m = harness_message(32);
-        assert_eq!(m.data()[0], 32);
-        assert_eq!(m.data()[1], 163);
-        assert_eq!(m.data()[2], (262u64 + 32) as u8);
-        assert!(m.guards_intact());
-    }
-
-    #[test]
-    fn rss_figures_are_read() {
-        assert!(resident_bytes() > 0);
-        assert!(peak_resident_bytes() >= resident_bytes() / 2);
-    }
-}
-
 /// Entry point of the `cyclescope-worker` companion: `[worker] measure LIB --digest-bits N
 /// --bytes L --iters I --warmups W [--trials T] [--samples S] [--cpu C]
 /// [--max-address-space B] [--max-cpu-seconds S]`. Parsed by hand to keep the binary small.
@@ -312,4 +292,24 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
         sample_calls: get("samples").unwrap_or(0),
     };
     ExitCode::from(run_in_worker(&spec, &mut ch) as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_is_the_harness_pattern() {
+        let m = harness_message(32);
+        assert_eq!(m.data()[0], 32);
+        assert_eq!(m.data()[1], 163);
+        assert_eq!(m.data()[2], (262u64 + 32) as u8);
+        assert!(m.guards_intact());
+    }
+
+    #[test]
+    fn rss_figures_are_read() {
+        assert!(resident_bytes() > 0);
+        assert!(peak_resident_bytes() >= resident_bytes() / 2);
+    }
 }

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use object::ReadRef;
 use object::elf;
 use object::read::ReadCache;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
+use std::io::Read as _;
 
 use super::PluginError;
 
@@ -42,9 +42,17 @@ fn machine_name(m: u16) -> String {
 pub fn check_elf(path: &Path) -> Result<ElfCheck, PluginError> {
     // Only the headers are read: the check runs in the worker before `dlopen`, and reading a
     // whole library (megabytes with debug info) would inflate the worker's peak RSS.
-    let file = open(path)?;
+    let mut file = open(path)?;
+    let mut head = Vec::with_capacity(64);
+    std::io::Read::by_ref(&mut file)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(|source| PluginError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let data = head.as_slice();
     let cache = ReadCache::new(file);
-    let data = cache.read_bytes_at(0, 64).unwrap_or(&[]);
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err(PluginError::NotElf(path.to_path_buf()));
     }
@@ -83,7 +91,7 @@ pub fn elf_load_bytes(path: &Path) -> Result<u64, PluginError> {
         detail,
     };
     let header =
-        elf::FileHeader64::<object::Endianness>::parse(&*data).map_err(|e| bad(e.to_string()))?;
+        elf::FileHeader64::<object::Endianness>::parse(data).map_err(|e| bad(e.to_string()))?;
     let endian = header.endian().map_err(|e| bad(e.to_string()))?;
     let segments = header
         .program_headers(endian, data)

@@ -88,6 +88,8 @@ pub struct Additions {
     pub per_call_source: String,
     pub timer_overhead_ticks: f64,
     pub per_call: Option<PerCall>,
+    /// Per-call figures of each trial process, in order.
+    pub per_call_by_process: Vec<PerCall>,
     pub trial_spread: Option<TrialSpread>,
     /// The per-call hdrhistogram, V2 serialisation, base64.
     pub histogram_v2_base64: Option<String>,

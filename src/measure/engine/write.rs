@@ -55,25 +55,14 @@ pub fn job_record(
         histogram: Arc::new(m.histogram.clone()),
     };
     let additions = Additions {
-        version: env!("CARGO_PKG_VERSION").into(),
-        cycle_source: info
-            .as_ref()
-            .map_or_else(String::new, |i| i.cycle_source.clone()),
-        reference_cycles: info.as_ref().is_some_and(|i| !i.core_cycles),
-        ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: snapshot.per_call_source.clone(),
         timer_overhead_ticks: snapshot.timer_overhead_ticks,
         per_call: pc,
+        per_call_by_process: m.per_process.clone(),
         trial_spread: trial_spread(&trials),
         histogram_v2_base64: histogram::encode(&m.histogram),
-        elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
-        measurement_cpu: req.cpu,
-        worker: crate::worker::measurement_exe(&req.worker_exe)
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        tui_attached: req.tui_attached,
-        host_problems: host.problems(),
         failure: m.failure.clone(),
+        ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(
         inst,
@@ -128,15 +117,29 @@ pub fn failed_record(
     });
     let info = processes.iter().find_map(|p| p.info.clone());
     let additions = Additions {
+        failure: Some(reason.to_string()),
+        ..base_additions(req, inst, host, info.as_ref())
+    };
+    let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
+    dir.write_record(&rec).ok()
+}
+
+/// The additions every record carries, with empty per-call figures.
+fn base_additions(
+    req: &RunRequest,
+    inst: &Instance,
+    host: &HostGate,
+    info: Option<&crate::measure::job::WorkerInfo>,
+) -> Additions {
+    Additions {
         version: env!("CARGO_PKG_VERSION").into(),
-        cycle_source: info
-            .as_ref()
-            .map_or_else(String::new, |i| i.cycle_source.clone()),
-        reference_cycles: info.as_ref().is_some_and(|i| !i.core_cycles),
+        cycle_source: info.map_or_else(String::new, |i| i.cycle_source.clone()),
+        reference_cycles: info.is_some_and(|i| !i.core_cycles),
         ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: String::new(),
         timer_overhead_ticks: 0.0,
         per_call: None,
+        per_call_by_process: Vec::new(),
         trial_spread: None,
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
@@ -146,10 +149,8 @@ pub fn failed_record(
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
-        failure: Some(reason.to_string()),
-    };
-    let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
-    dir.write_record(&rec).ok()
+        failure: None,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

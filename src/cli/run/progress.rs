@@ -1,0 +1,166 @@
+//! The headless run's live progress on stderr: an updating status line on a terminal (bar,
+//! current job, trial, calls, per-call median, ETA from the plans), plain lines otherwise, and
+//! one permanent line per KAT result, finished or failed job.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use crate::measure::{EngineEvent, JobKey};
+
+/// Live progress on stderr: an updating line on a terminal, plain lines otherwise.
+pub(super) struct Progress {
+    tty: bool,
+    started: Instant,
+    planned_s: f64,
+    done_s: f64,
+    trials: u32,
+    estimates: std::collections::HashMap<JobKey, f64>,
+    last_line: Instant,
+}
+
+impl Progress {
+    pub(super) fn new(trials: u32) -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            planned_s: 0.0,
+            done_s: 0.0,
+            trials,
+            estimates: Default::default(),
+            last_line: Instant::now() - Duration::from_secs(10),
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let mut e = std::io::stderr();
+        if self.tty {
+            let _ = write!(e, "\r\x1b[2K{text}\n");
+        } else {
+            let _ = writeln!(e, "{text}");
+        }
+    }
+
+    fn status(&mut self, text: &str) {
+        if self.tty {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            let _ = writeln!(std::io::stderr(), "{text}");
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        if self.tty {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+
+    fn eta(&self) -> String {
+        let left = (self.planned_s - self.done_s).max(0.0);
+        format!(
+            "ETA {}",
+            crate::format::duration(Duration::from_secs_f64(left))
+        )
+    }
+
+    pub(super) fn show(&mut self, ev: &EngineEvent) {
+        match ev {
+            EngineEvent::RunStarted {
+                run_dir,
+                labels,
+                lengths,
+                cpu,
+            } => self.line(&format!(
+                "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
+                crate::catalog::display_path(run_dir),
+                labels.len(),
+                lengths.len()
+            )),
+            EngineEvent::HostProblems { problems } => {
+                for p in problems {
+                    self.line(&format!("HOST: {p}"));
+                }
+            }
+            EngineEvent::KatStarted { label } => self.status(&format!("KAT {label} …")),
+            EngineEvent::KatProgress {
+                label,
+                file,
+                done,
+                total,
+            } => self.status(&format!("KAT {label} {file} {done}/{total}")),
+            EngineEvent::KatFinished {
+                label,
+                status,
+                detail,
+                ..
+            } => self.line(&format!("KAT {label}: {status} {detail}")),
+            EngineEvent::JobPlanned { job, plan, .. } => {
+                self.planned_s += plan.estimated_s;
+                self.estimates.insert(job.clone(), plan.estimated_s);
+                self.status(&format!(
+                    "planned {job}: {} × {} calls",
+                    plan.trials, plan.iterations_per_trial
+                ));
+            }
+            EngineEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                snapshot,
+            } => {
+                let frac = *calls_done as f64 / (*calls_total).max(1) as f64;
+                let bar = bar(frac, 20);
+                let p50 = snapshot
+                    .per_call
+                    .map_or(String::new(), |p| format!("  p50 {} ticks/call", p.p50));
+                let eta = self.eta();
+                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
+            }
+            EngineEvent::TrialRetried { job, trial, reason } => {
+                self.line(&format!("{job}: trial {trial} re-run ({reason})"))
+            }
+            EngineEvent::JobFinished { job, summary, .. } => {
+                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
+                let _ = self.trials;
+                self.line(&format!(
+                    "done {job}: {} cycles/call ({}), n={}",
+                    crate::format::int(summary.mean_cycles),
+                    summary.cycle_source,
+                    summary.measurements
+                ));
+            }
+            EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                ..
+            } => {
+                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
+                let tail = stderr_tail.trim();
+                let tail = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — stderr: {}", tail.lines().last().unwrap_or(""))
+                };
+                self.line(&format!("FAILED {job}: {reason}{tail}"));
+            }
+            EngineEvent::Warning { message } => self.line(&format!("warning: {message}")),
+            EngineEvent::RunFinished {
+                cancelled, wall, ..
+            } => self.line(&format!(
+                "{} after {} (elapsed {})",
+                if *cancelled { "cancelled" } else { "finished" },
+                crate::format::duration(*wall),
+                crate::format::duration(self.started.elapsed())
+            )),
+            EngineEvent::JobStarted { job } => self.status(&format!("measuring {job} …")),
+        }
+    }
+}
+
+fn bar(frac: f64, width: usize) -> String {
+    let filled = ((frac.clamp(0.0, 1.0)) * width as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}
