@@ -311,22 +311,24 @@ pub fn state(name: &str) -> Option<App> {
     })
 }
 
-/// Draws `app` on an off-screen terminal of `width`×`height`.
-pub fn render(app: &App, width: u16, height: u16) -> Buffer {
-    let mut terminal =
-        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
-    let _ = terminal.draw(|f| {
-        super::screen::draw(f, app);
-    });
-    terminal.backend().buffer().clone()
-}
-
-/// Draws with `draw` on an off-screen terminal and returns the text (panel tests).
-pub fn draw_text(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
+/// Draws with `draw` on an off-screen terminal of `width`×`height`.
+pub fn draw_buffer(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> Buffer {
     let mut terminal =
         Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
     let _ = terminal.draw(draw);
-    text(terminal.backend().buffer())
+    terminal.backend().buffer().clone()
+}
+
+/// The whole screen of `app` off-screen.
+pub fn render(app: &App, width: u16, height: u16) -> Buffer {
+    draw_buffer(width, height, |f| {
+        super::screen::draw(f, app);
+    })
+}
+
+/// Text drawn by `draw` off-screen (panel tests).
+pub fn draw_text(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
+    text(&draw_buffer(width, height, draw))
 }
 
 /// The buffer's text, one line per row, trailing spaces kept (as a snapshot shows it).

@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 
 use super::app::{App, RunState};
 use crate::measure::stats::per_call;
-use crate::measure::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
+use crate::measure::{EngineEvent, HistogramSnapshot, JobKey};
 use crate::record::TimingRecord;
 use crate::record::journal::{JournalEvent, JournalReader};
 use crate::record::run_dir::list_records;
@@ -20,24 +20,6 @@ use crate::record::schema::STATUS_COMPLETE;
 
 /// How often the journal file is read while following.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The figures of a record, as the results table shows them.
-pub fn summary_of(rec: &TimingRecord) -> JobSummary {
-    let add = rec.cyclescope.as_ref();
-    JobSummary {
-        status: rec.status.clone(),
-        kat: rec.kat.clone(),
-        mean_cycles: rec.mean_cycles,
-        mean_seconds: rec.mean_seconds.unwrap_or(0.0),
-        throughput_mb_per_second: rec.throughput_MB_per_second.unwrap_or(0.0),
-        measurements: rec.measurements,
-        trials: rec.plan.trials,
-        iterations_per_trial: rec.plan.iterations_per_trial,
-        cycle_source: add.map_or_else(String::new, |a| a.cycle_source.clone()),
-        per_call: add.and_then(|a| a.per_call),
-        disturbed_retries: rec.disturbed_retries,
-    }
-}
 
 /// The per-call histogram a record carries (cyclescope's addition), if any.
 fn snapshot_of(rec: &TimingRecord) -> Option<HistogramSnapshot> {
@@ -64,7 +46,7 @@ pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
             };
             if rec.status == STATUS_COMPLETE {
                 #[allow(clippy::useless_conversion)]
-                let summary = summary_of(&rec).into();
+                let summary = rec.summary().into();
                 EngineEvent::JobFinished {
                     job,
                     summary,
