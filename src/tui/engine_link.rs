@@ -23,6 +23,17 @@ use crate::measure::engine::{self, RunRequest};
 pub enum Msg {
     Engine(Box<EngineEvent>),
     Host(Vec<HostRow>),
+    /// A helper thread panicked: its message went to stderr over the screen, which must be
+    /// drawn afresh.
+    Repaint,
+}
+
+/// The text of a panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Run options that do not change between runs of one session.
@@ -109,7 +120,16 @@ impl EngineLink {
     pub fn check_host(&self, cpu: usize) {
         let tx = self.tx.clone();
         std::thread::spawn(move || {
-            let _ = tx.send(Msg::Host(host_rows(cpu)));
+            let rows = std::panic::catch_unwind(|| host_rows(cpu)).unwrap_or_else(|p| {
+                let _ = tx.send(Msg::Repaint);
+                vec![HostRow {
+                    name: "host checks".into(),
+                    status: HostStatus::Unknown,
+                    value: format!("failed: {}", panic_text(p.as_ref())),
+                    hint: None,
+                }]
+            });
+            let _ = tx.send(Msg::Host(rows));
         });
     }
 
@@ -156,11 +176,20 @@ fn run_engine(
         ended.set(ended.get() || matches!(ev, EngineEvent::RunFinished { .. }));
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
-    let result = engine::run(&req, &mut |ev| emit(ev), cancel);
-    if let Err(e) = &result {
-        emit(EngineEvent::Warning {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        engine::run(&req, &mut |ev| emit(ev), cancel)
+    }));
+    match result {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => emit(EngineEvent::Warning {
             message: format!("run refused: {e}"),
-        });
+        }),
+        Err(p) => {
+            let _ = tx.send(Msg::Repaint);
+            emit(EngineEvent::Warning {
+                message: format!("the engine failed (a bug): {}", panic_text(p.as_ref())),
+            });
+        }
     }
     if !ended.get() {
         emit(EngineEvent::RunFinished {

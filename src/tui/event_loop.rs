@@ -98,6 +98,9 @@ pub fn run(opts: Options) -> io::Result<String> {
     let mut map = Hitmap::default();
     loop {
         for m in link.drain() {
+            if matches!(m, Msg::Repaint) {
+                terminal.clear()?;
+            }
             deliver(&mut app, m);
         }
         if let Some(f) = follower.as_mut() {
@@ -151,6 +154,7 @@ fn deliver(app: &mut App, m: Msg) {
     match m {
         Msg::Engine(ev) => app.apply(*ev),
         Msg::Host(rows) => app.set_host(rows),
+        Msg::Repaint => app.dirty = true,
     }
 }
 
@@ -215,7 +219,11 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            restore_terminal();
+            // A helper thread's panic is caught and reported in the workbench; only the UI
+            // thread's takes the terminal down with it.
+            if std::thread::current().name() == Some("main") {
+                restore_terminal();
+            }
             previous(info);
         }));
     });
