@@ -19,6 +19,17 @@ impl Tmux {
     /// Starts `script` (a shell command line) in a `width`×`height` session, or None when
     /// tmux is missing.
     fn start(name: &str, width: u16, height: u16, script: &str) -> Option<Tmux> {
+        Self::start_in(
+            name,
+            width,
+            height,
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            script,
+        )
+    }
+
+    /// As `start`, with `cwd` as the working folder (where runs are created).
+    fn start_in(name: &str, width: u16, height: u16, cwd: &Path, script: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("SKIPPED {name}: tmux is not installed (apt-get install tmux)");
             return None;
@@ -34,7 +45,7 @@ impl Tmux {
             "-y",
             &height.to_string(),
             "-c",
-            env!("CARGO_MANIFEST_DIR"),
+            &cwd.display().to_string(),
             script,
         ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
@@ -264,7 +275,11 @@ fn measure_cancel_and_measure_again() {
     // Trials of 0.2 s keep each job on screen for about a second: long enough for polling to
     // see a running trial and to cancel after the first result.
     let args = "--trial-target 0.2 --allow-unfixed-host";
-    let Some(t) = Tmux::start("measure", 120, 36, &script(args)) else {
+    // Runs go to `runs/` under the working folder: a temporary one, with the repository's
+    // catalog named explicitly.
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!("--config {}/config.toml {args}", env!("CARGO_MANIFEST_DIR"));
+    let Some(t) = Tmux::start_in("measure", 120, 36, cwd.path(), &script(&args)) else {
         return;
     };
     select_the_issue_example(&t);

@@ -86,12 +86,21 @@ impl EngineLink {
         }
     }
 
-    /// The run directory for the next run.
+    /// The run directory for the next run: `--run DIR`, else a new one per start (a second
+    /// start within the same second gets a suffix, so it never resumes the first).
     pub fn next_run_dir(&self) -> PathBuf {
-        self.options.run_dir.clone().unwrap_or_else(|| {
-            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-            self.options.runs_dir.join(format!("tui-{stamp}"))
-        })
+        if let Some(dir) = &self.options.run_dir {
+            return dir.clone();
+        }
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let base = self.options.runs_dir.join(format!("tui-{stamp}"));
+        (1..)
+            .map(|n| match n {
+                1 => base.clone(),
+                n => PathBuf::from(format!("{}-{n}", base.display())),
+            })
+            .find(|p| !p.exists())
+            .unwrap_or(base)
     }
 
     pub fn start(&mut self, spec: RunSpec) {
@@ -232,4 +241,28 @@ fn host_rows(cpu: usize) -> Vec<HostRow> {
             hint: c.hint.or(c.problem),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_start_gets_its_own_run_directory_unless_one_is_given() {
+        let runs = tempfile::tempdir().unwrap();
+        let link = EngineLink::new(LinkOptions {
+            runs_dir: runs.path().to_path_buf(),
+            ..LinkOptions::default()
+        });
+        let first = link.next_run_dir();
+        std::fs::create_dir_all(&first).unwrap();
+        let second = link.next_run_dir();
+        assert_ne!(first, second);
+        assert!(second.starts_with(runs.path()));
+        let fixed = EngineLink::new(LinkOptions {
+            run_dir: Some("runs/mine".into()),
+            ..LinkOptions::default()
+        });
+        assert_eq!(fixed.next_run_dir(), PathBuf::from("runs/mine"));
+    }
 }
