@@ -21,8 +21,11 @@ mod hash;
 mod kat;
 mod list;
 mod run;
+mod screenshots;
 pub(crate) mod select;
+mod tui_cmd;
 mod validate;
+mod watch;
 mod worker_cmd;
 
 pub use select::InstanceArgs;
@@ -43,6 +46,9 @@ pub struct Cli {
     /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Options of the workbench (no subcommand).
+    #[command(flatten)]
+    pub tui: tui_cmd::TuiArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -63,6 +69,11 @@ pub enum Command {
     Run(run::RunArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
+    /// Follow a run another process is writing, in the workbench, read-only.
+    Watch(watch::WatchArgs),
+    /// Internal: render the workbench's demo states to SVG and text.
+    #[command(hide = true)]
+    Screenshots(screenshots::ScreenshotsArgs),
     /// Internal: the worker process that hosts candidate code.
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -72,10 +83,17 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = cli.config.clone();
+    if cli.command.is_some() && cli.tui != tui_cmd::TuiArgs::default() {
+        eprintln!(
+            "cyclescope: --run, --trial-target, --cpu and --allow-* before a subcommand belong to \
+             the workbench; give them after the subcommand"
+        );
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
-        None => Err(anyhow::anyhow!(
-            "the TUI is not built yet; try `cyclescope list`"
-        )),
+        None => tui_cmd::run(config.as_deref(), &cli.tui),
+        Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),
+        Some(Command::Screenshots(a)) => screenshots::run(&a),
         Some(Command::List(a)) => list::run(config.as_deref(), &a),
         Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),

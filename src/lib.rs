@@ -13,4 +13,5 @@ pub mod kat;
 pub mod measure;
 pub mod plugin;
 pub mod record;
+pub mod tui;
 pub mod worker;

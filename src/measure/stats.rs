@@ -151,13 +151,19 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("constant bounds are valid")
 }
 
+/// The value above which a per-call sample counts as an outlier: p50 + 10 × (p90 − p50), at
+/// least 10 % above p50 when the distribution is very narrow.
+pub fn outlier_fence(p50: u64, p90: u64) -> u64 {
+    p50 + 10 * p90.saturating_sub(p50).max(p50 / 100)
+}
+
 pub fn per_call(h: &Histogram<u64>) -> Option<PerCall> {
     if h.is_empty() {
         return None;
     }
     let p50 = h.value_at_quantile(0.50);
     let p90 = h.value_at_quantile(0.90);
-    let fence = p50 + 10 * p90.saturating_sub(p50).max(p50 / 100);
+    let fence = outlier_fence(p50, p90);
     let outliers = h
         .iter_recorded()
         .filter(|v| v.value_iterated_to() > fence)

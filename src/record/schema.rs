@@ -113,6 +113,24 @@ impl TimingRecord {
             .join(candidate)
             .join(format!("{label}__hash_{input_bytes}.json"))
     }
+
+    /// The figures a frontend shows for this record (the engine's `JobFinished` summary).
+    pub fn summary(&self) -> crate::measure::JobSummary {
+        let add = self.cyclescope.as_ref();
+        crate::measure::JobSummary {
+            status: self.status.clone(),
+            kat: self.kat.clone(),
+            mean_cycles: self.mean_cycles,
+            mean_seconds: self.mean_seconds.unwrap_or(0.0),
+            throughput_mb_per_second: self.throughput_MB_per_second.unwrap_or(0.0),
+            measurements: self.measurements,
+            trials: self.plan.trials,
+            iterations_per_trial: self.plan.iterations_per_trial,
+            cycle_source: add.map_or_else(String::new, |a| a.cycle_source.clone()),
+            per_call: add.and_then(|a| a.per_call),
+            disturbed_retries: self.disturbed_retries,
+        }
+    }
 }
 
 /// The `sizes` object of a hash record.

@@ -1,0 +1,77 @@
+//! `cyclescope` with no subcommand: the workbench on the catalog, over the same engine as
+//! `run`. After the terminal is restored the results table is printed, so it stays in the
+//! scrollback.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::select::load_catalog;
+use crate::tui::event_loop::{self, Options};
+
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct TuiArgs {
+    /// Reload the results of this run directory, and write new runs into it.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<PathBuf>,
+    /// Seconds each trial aims at (the guide's 1.0; e.g. 0.05 for quick rough numbers).
+    #[arg(long, value_name = "SECS")]
+    pub trial_target: Option<f64>,
+    /// The measurement CPU (default: settings, else the highest-numbered online CPU).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Measure even when host checks fail (the problems are stored with the run).
+    #[arg(long)]
+    pub allow_unfixed_host: bool,
+    /// Measure instances whose KAT did not pass (their records are flagged).
+    #[arg(long)]
+    pub allow_kat_fail: bool,
+}
+
+/// Fails with a clear message when there is no terminal to draw on.
+pub fn require_terminal() -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        bail!("the workbench needs a terminal; for a headless run use `cyclescope run LABEL…`");
+    }
+    Ok(())
+}
+
+pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
+    if let Some(t) = args.trial_target
+        && !(t.is_finite() && t > 0.0)
+    {
+        bail!("--trial-target must be a positive number of seconds, not {t}");
+    }
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(cpu) = args.cpu
+        && cpu >= online
+    {
+        bail!(
+            "--cpu {cpu}: this process can use CPUs 0 to {} only",
+            online - 1
+        );
+    }
+    let catalog = load_catalog(config)?;
+    if let Some(dir) = &args.run
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        bail!("--run {} is not a directory", dir.display());
+    }
+    require_terminal()?;
+    let table = event_loop::run(Options {
+        catalog,
+        run_dir: args.run.clone(),
+        watch: None,
+        trial_target_s: args.trial_target,
+        cpu: args.cpu,
+        allow_unfixed_host: args.allow_unfixed_host,
+        allow_kat_fail: args.allow_kat_fail,
+    })
+    .context("the terminal failed")?;
+    print!("{table}");
+    Ok(ExitCode::SUCCESS)
+}

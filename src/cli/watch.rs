@@ -1,0 +1,43 @@
+//! `cyclescope watch RUN_DIR`: the workbench, read-only, on a run another process (a headless
+//! `cyclescope run`, perhaps in another terminal) is writing: it follows the journal and the
+//! records live and shows when the run finishes or its writer dies.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::select::load_catalog;
+use super::tui_cmd::require_terminal;
+use crate::tui::event_loop::{self, Options};
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The run directory to follow.
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+}
+
+pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    if !args.run_dir.is_dir() {
+        bail!(
+            "{} is not a run directory (start one with `cyclescope run LABEL…`)",
+            args.run_dir.display()
+        );
+    }
+    let catalog = load_catalog(config)?;
+    require_terminal()?;
+    let table = event_loop::run(Options {
+        catalog,
+        run_dir: None,
+        watch: Some(args.run_dir.clone()),
+        trial_target_s: None,
+        cpu: None,
+        allow_unfixed_host: false,
+        allow_kat_fail: false,
+    })
+    .context("the terminal failed")?;
+    print!("{table}");
+    Ok(ExitCode::SUCCESS)
+}

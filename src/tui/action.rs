@@ -1,0 +1,98 @@
+//! What the operator can ask the workbench to do, independent of which key asked. The key
+//! table (`keymap`) maps keys to these; `App::act` carries them out. Actions never touch the
+//! terminal or the engine directly: starting or cancelling a run is returned as an `Effect`.
+
+/// Everything a key (or a mouse gesture) can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Leave the workbench (q, Esc when nothing is open).
+    Quit,
+    /// Leave at once, whatever is open (Ctrl-C).
+    ForceQuit,
+    /// Show or hide the key help overlay.
+    Help,
+    /// Close what is open (help, filter, length input), else leave.
+    Back,
+    FocusNext,
+    FocusPrev,
+    Up,
+    Down,
+    /// Select or unselect the instance (or the whole candidate) under the cursor.
+    Toggle,
+    /// Enter: toggle in the catalog, show a result's histogram in the results table.
+    Confirm,
+    /// Start typing a filter for the catalog.
+    Filter,
+    /// Toggle the guide length S1…S8 (0-based index).
+    ToggleLength(u8),
+    /// Type a custom message length.
+    CustomLength,
+    /// Start a run on the selected instances and lengths.
+    Start,
+    /// Cancel the running run (the current trial is abandoned).
+    Cancel,
+    /// Run the host checks again.
+    RecheckHost,
+    /// Show the previous / next job's histogram.
+    HistPrev,
+    HistNext,
+    /// Follow the running job in the histogram again.
+    HistLive,
+    /// Change the measurement CPU for the next run.
+    CpuPrev,
+    CpuNext,
+    /// Switch between histogram and curve where only one fits.
+    SwapChart,
+}
+
+impl Action {
+    /// One representative of every action, for the "every action has a key and help" test.
+    pub const ALL: [Action; 22] = [
+        Action::Quit,
+        Action::ForceQuit,
+        Action::Help,
+        Action::Back,
+        Action::FocusNext,
+        Action::FocusPrev,
+        Action::Up,
+        Action::Down,
+        Action::Toggle,
+        Action::Confirm,
+        Action::Filter,
+        Action::ToggleLength(0),
+        Action::CustomLength,
+        Action::Start,
+        Action::Cancel,
+        Action::RecheckHost,
+        Action::HistPrev,
+        Action::HistNext,
+        Action::HistLive,
+        Action::CpuPrev,
+        Action::CpuNext,
+        Action::SwapChart,
+    ];
+
+    /// Whether the action changes what is measured (refused while only watching).
+    pub fn mutates_run(self) -> bool {
+        matches!(
+            self,
+            Action::Toggle
+                | Action::ToggleLength(_)
+                | Action::CustomLength
+                | Action::Start
+                | Action::Cancel
+                | Action::RecheckHost
+                | Action::CpuPrev
+                | Action::CpuNext
+        )
+    }
+}
+
+/// What the event loop must do after an action: the app itself never spawns anything.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Quit,
+    Start(super::app::RunSpec),
+    Cancel,
+    RecheckHost { cpu: usize },
+}

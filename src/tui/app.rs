@@ -1,0 +1,322 @@
+//! The workbench's whole state, changed in exactly two ways: `apply` folds one engine event in
+//! (`reduce`), and `on_key`/`on_mouse`/`act` carry out the operator's actions (`input`), which
+//! may return an `Effect` for the event loop to perform. Drawing reads it and never changes it,
+//! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
+
+mod input;
+mod jobs;
+mod reduce;
+mod tree;
+
+pub use jobs::{CurveSeries, Job, JobState, ResultRow};
+pub use tree::TreeRow;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::catalog::{Candidate, GUIDE_LENGTHS, Instance, Settings};
+use crate::measure::{JobKey, Planning};
+
+/// The panels, in focus order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Panel {
+    Catalog,
+    Host,
+    Histogram,
+    Curve,
+    Results,
+    Progress,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 6] = [
+        Panel::Catalog,
+        Panel::Host,
+        Panel::Histogram,
+        Panel::Curve,
+        Panel::Results,
+        Panel::Progress,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Panel::Catalog => "Catalog",
+            Panel::Host => "Host",
+            Panel::Histogram => "Histogram",
+            Panel::Curve => "Curve",
+            Panel::Results => "Results",
+            Panel::Progress => "Progress",
+        }
+    }
+}
+
+/// What keys go to: the table, or a text field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Help,
+    /// Typing into the catalog filter (`App::filter`).
+    Filter,
+    /// Typing a custom message length.
+    LengthInput(String),
+}
+
+/// The KAT state of one instance in this session.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum KatState {
+    #[default]
+    Unknown,
+    Running {
+        done: u64,
+        total: u64,
+    },
+    Pass,
+    /// Any other KAT result (`MISMATCH`, `NOKAT`, `CRASH`, …) with what the checker said.
+    Fail {
+        status: String,
+        detail: String,
+    },
+}
+
+/// A host check's verdict, as the host panel colours it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStatus {
+    Pass,
+    Warn,
+    Fail,
+    Unknown,
+}
+
+/// One host check as the panel shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRow {
+    pub name: String,
+    pub status: HostStatus,
+    pub value: String,
+    /// How to fix it (shown for the selected check).
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    Idle,
+    Running {
+        cancelling: bool,
+    },
+    Finished {
+        cancelled: bool,
+        wall: Duration,
+        finished: usize,
+        failed: usize,
+    },
+    /// Watching a run that another process writes; `Some(reason)` once it died.
+    Lost(String),
+}
+
+/// Which job the histogram shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistView {
+    /// The running job, else the last one with a histogram.
+    Live,
+    Job(JobKey),
+}
+
+/// Which chart gets the shared slot on a small screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chart {
+    Histogram,
+    Curve,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Info,
+    Good,
+    Warn,
+    Bad,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub text: String,
+}
+
+/// Everything the engine needs to start a run, as the workbench chose it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub instances: Vec<Instance>,
+    pub lengths: Vec<u64>,
+    pub cpu: usize,
+    pub planning: Planning,
+    /// KATs passed in this session, label → that run's KAT log: the engine copies the log
+    /// instead of running the KAT again.
+    pub kat_passed: BTreeMap<String, PathBuf>,
+}
+
+/// Bounded log so a long campaign cannot grow the UI's memory.
+pub const LOG_CAPACITY: usize = 500;
+
+pub struct App {
+    pub candidates: Vec<Candidate>,
+    pub selected: BTreeSet<String>,
+    pub cursor: usize,
+    pub filter: String,
+    pub lengths: Vec<u64>,
+    pub kat: HashMap<String, KatState>,
+    /// The log of each KAT that passed in this session.
+    pub kat_logs: HashMap<String, PathBuf>,
+    pub host: Vec<HostRow>,
+    pub host_cursor: usize,
+    pub cpu: usize,
+    pub cpus_online: usize,
+    pub planning: Planning,
+    pub run: RunState,
+    pub run_dir: Option<PathBuf>,
+    pub run_labels: Vec<String>,
+    pub run_lengths: Vec<u64>,
+    pub jobs: Vec<Job>,
+    pub current: Option<JobKey>,
+    pub hist_view: HistView,
+    pub results_cursor: usize,
+    pub log: Vec<LogLine>,
+    /// Lines scrolled back from the newest log line.
+    pub log_back: usize,
+    pub focus: Panel,
+    pub mode: Mode,
+    pub chart: Chart,
+    /// Watching another process's run: nothing that changes the run is offered.
+    pub read_only: bool,
+    /// Set by every change; the event loop redraws only when it is set.
+    pub dirty: bool,
+}
+
+impl App {
+    /// A fresh workbench on `candidates` with the settings' lengths and planning.
+    pub fn new(candidates: Vec<Candidate>, settings: &Settings, cpus_online: usize) -> Self {
+        let cpus_online = cpus_online.max(1);
+        Self {
+            candidates,
+            selected: BTreeSet::new(),
+            cursor: 0,
+            filter: String::new(),
+            lengths: settings.lengths.clone(),
+            kat: HashMap::new(),
+            kat_logs: HashMap::new(),
+            host: vec![HostRow {
+                name: "host".into(),
+                status: HostStatus::Unknown,
+                value: "not checked yet".into(),
+                hint: Some("press r to run the host checks".into()),
+            }],
+            host_cursor: 0,
+            cpu: settings.cpu.unwrap_or(cpus_online - 1),
+            cpus_online,
+            planning: Planning::new(
+                settings.trials,
+                settings.trial_target_s,
+                settings.op_budget_s,
+            ),
+            run: RunState::Idle,
+            run_dir: None,
+            run_labels: vec![],
+            run_lengths: vec![],
+            jobs: vec![],
+            current: None,
+            hist_view: HistView::Live,
+            results_cursor: 0,
+            log: vec![],
+            log_back: 0,
+            focus: Panel::Catalog,
+            mode: Mode::Normal,
+            chart: Chart::Histogram,
+            read_only: false,
+            dirty: true,
+        }
+    }
+
+    pub fn instance(&self, label: &str) -> Option<&Instance> {
+        self.candidates
+            .iter()
+            .flat_map(|c| c.instances.iter())
+            .find(|i| i.label == label)
+    }
+
+    /// Catalog order of a label (unknown labels sort last), for stable tables.
+    pub fn label_rank(&self, label: &str) -> usize {
+        self.candidates
+            .iter()
+            .flat_map(|c| c.instances.iter())
+            .position(|i| i.label == label)
+            .unwrap_or(usize::MAX)
+    }
+
+    pub fn kat_state(&self, label: &str) -> &KatState {
+        static UNKNOWN: KatState = KatState::Unknown;
+        self.kat.get(label).unwrap_or(&UNKNOWN)
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.run, RunState::Running { .. })
+    }
+
+    /// Whether the lengths include guide length `i` (S1 = 0).
+    pub fn has_guide_length(&self, i: usize) -> bool {
+        GUIDE_LENGTHS
+            .get(i)
+            .is_some_and(|l| self.lengths.contains(l))
+    }
+
+    /// Custom lengths: chosen lengths that are not guide lengths.
+    pub fn custom_lengths(&self) -> impl Iterator<Item = u64> + '_ {
+        self.lengths
+            .iter()
+            .copied()
+            .filter(|l| !GUIDE_LENGTHS.contains(l))
+    }
+
+    pub fn push_log(&mut self, level: LogLevel, text: impl Into<String>) {
+        self.log.push(LogLine {
+            level,
+            text: text.into(),
+        });
+        if self.log.len() > LOG_CAPACITY {
+            let extra = self.log.len() - LOG_CAPACITY;
+            self.log.drain(..extra);
+        }
+        self.dirty = true;
+    }
+
+    /// Watching: the writing process is gone, or its journal cannot be read.
+    pub fn writer_lost(&mut self, reason: String) {
+        self.push_log(LogLevel::Bad, reason.clone());
+        self.run = RunState::Lost(reason);
+        self.current = None;
+    }
+
+    pub fn is_lost(&self) -> bool {
+        matches!(self.run, RunState::Lost(_))
+    }
+
+    /// Replaces the host checks (after a check finished).
+    pub fn set_host(&mut self, rows: Vec<HostRow>) {
+        self.host = rows;
+        self.host_cursor = self.host_cursor.min(self.host.len().saturating_sub(1));
+        let bad = self
+            .host
+            .iter()
+            .filter(|r| r.status == HostStatus::Fail)
+            .count();
+        if bad > 0 {
+            self.push_log(
+                LogLevel::Warn,
+                format!("host: {bad} check(s) fail on CPU {}", self.cpu),
+            );
+        }
+        self.dirty = true;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,398 @@
+//! The operator's side: keys (through the key table, or into a text field), mouse clicks and
+//! wheel, and the actions they name. Anything that must happen outside the state (start or
+//! cancel the engine, run host checks, leave) is returned as an `Effect`.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+
+use super::{App, Chart, HistView, HostRow, HostStatus, LogLevel, Mode, Panel, RunSpec, RunState};
+use crate::catalog::GUIDE_LENGTHS;
+use crate::tui::action::{Action, Effect};
+use crate::tui::keymap;
+use crate::tui::screen::Hitmap;
+
+/// The longest message the harness accepts (16 MiB).
+const MAX_LENGTH: u64 = 16 << 20;
+
+/// Parses a typed message length: `100`, `2k`, `2KiB`, `1M` (binary multiples).
+pub fn parse_length(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("ib").trim_end_matches('b').trim();
+    let (num, mult) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 1024),
+        'm' => (&t[..t.len() - 1], 1 << 20),
+        _ => (t, 1),
+    };
+    let n: u64 = num.trim().parse().ok()?;
+    let bytes = n.checked_mul(mult)?;
+    (1..=MAX_LENGTH).contains(&bytes).then_some(bytes)
+}
+
+impl App {
+    pub fn on_key(&mut self, ev: KeyEvent) -> Option<Effect> {
+        if ev.kind == KeyEventKind::Release {
+            return None;
+        }
+        if ev.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(ev.code, KeyCode::Char('c' | 'C'))
+        {
+            return Some(Effect::Quit);
+        }
+        self.dirty = true;
+        match &mut self.mode {
+            Mode::Filter => {
+                match ev.code {
+                    KeyCode::Esc => {
+                        self.filter.clear();
+                        self.mode = Mode::Normal;
+                    }
+                    KeyCode::Enter | KeyCode::Down | KeyCode::Up => self.mode = Mode::Normal,
+                    KeyCode::Backspace => {
+                        self.filter.pop();
+                    }
+                    KeyCode::Char(c) => self.filter.push(c),
+                    _ => {}
+                }
+                self.clamp_cursor();
+                None
+            }
+            Mode::LengthInput(buf) => {
+                match ev.code {
+                    KeyCode::Esc => self.mode = Mode::Normal,
+                    KeyCode::Backspace => {
+                        buf.pop();
+                    }
+                    KeyCode::Char(c) if c.is_ascii_alphanumeric() && buf.len() < 12 => buf.push(c),
+                    KeyCode::Enter => {
+                        let text = std::mem::take(buf);
+                        self.mode = Mode::Normal;
+                        match parse_length(&text) {
+                            Some(n) => self.toggle_length(n),
+                            None => self.push_log(
+                                LogLevel::Warn,
+                                format!(
+                                    "length {text:?}: give bytes from 1 to 16M (e.g. 100, 2k, 1KiB)"
+                                ),
+                            ),
+                        }
+                    }
+                    _ => {}
+                }
+                None
+            }
+            Mode::Help => {
+                // Any key closes the help; the ones that mean something else still do it.
+                self.mode = Mode::Normal;
+                match keymap::lookup(&ev, self.focus) {
+                    Some(Action::Help | Action::Back) | None => None,
+                    Some(a) => self.act(a),
+                }
+            }
+            Mode::Normal => keymap::lookup(&ev, self.focus).and_then(|a| self.act(a)),
+        }
+    }
+
+    pub fn act(&mut self, action: Action) -> Option<Effect> {
+        self.dirty = true;
+        if self.read_only && action.mutates_run() {
+            self.push_log(LogLevel::Info, "watching another process's run: read-only");
+            return None;
+        }
+        match action {
+            Action::Quit | Action::ForceQuit => return Some(Effect::Quit),
+            Action::Help => {
+                self.mode = if self.mode == Mode::Help {
+                    Mode::Normal
+                } else {
+                    Mode::Help
+                };
+            }
+            Action::Back => {
+                if self.mode != Mode::Normal {
+                    self.mode = Mode::Normal;
+                } else if !self.filter.is_empty() {
+                    self.filter.clear();
+                    self.clamp_cursor();
+                } else {
+                    return Some(Effect::Quit);
+                }
+            }
+            Action::FocusNext | Action::FocusPrev => {
+                let n = Panel::ALL.len();
+                let at = Panel::ALL
+                    .iter()
+                    .position(|&p| p == self.focus)
+                    .unwrap_or(0);
+                let next = if action == Action::FocusNext {
+                    (at + 1) % n
+                } else {
+                    (at + n - 1) % n
+                };
+                self.focus_panel(Panel::ALL[next]);
+            }
+            Action::Up | Action::Down => self.move_cursor(action == Action::Up),
+            Action::Toggle => self.toggle_at_cursor(),
+            Action::Confirm => match self.focus {
+                Panel::Catalog => self.toggle_at_cursor(),
+                Panel::Results => self.show_result_histogram(),
+                _ => {}
+            },
+            Action::Filter => {
+                self.focus = Panel::Catalog;
+                self.mode = Mode::Filter;
+            }
+            Action::ToggleLength(i) => {
+                if let Some(&l) = GUIDE_LENGTHS.get(usize::from(i)) {
+                    self.toggle_length(l);
+                }
+            }
+            Action::CustomLength => self.mode = Mode::LengthInput(String::new()),
+            Action::Start => return self.start(),
+            Action::Cancel => {
+                if let RunState::Running { cancelling } = &mut self.run {
+                    if !*cancelling {
+                        *cancelling = true;
+                        self.push_log(LogLevel::Warn, "cancelling: the trial in flight is dropped");
+                        return Some(Effect::Cancel);
+                    }
+                } else {
+                    self.push_log(LogLevel::Info, "nothing to cancel");
+                }
+            }
+            Action::RecheckHost => return self.recheck_host(),
+            Action::HistPrev | Action::HistNext => self.step_histogram(action == Action::HistNext),
+            Action::HistLive => self.hist_view = HistView::Live,
+            Action::CpuPrev | Action::CpuNext => {
+                if self.is_running() {
+                    self.push_log(
+                        LogLevel::Info,
+                        "the CPU changes for the next run; cancel first",
+                    );
+                    return None;
+                }
+                let n = self.cpus_online;
+                self.cpu = if action == Action::CpuNext {
+                    (self.cpu + 1) % n
+                } else {
+                    (self.cpu + n - 1) % n
+                };
+                return self.recheck_host();
+            }
+            Action::SwapChart => {
+                self.chart = match self.chart {
+                    Chart::Histogram => Chart::Curve,
+                    Chart::Curve => Chart::Histogram,
+                };
+            }
+        }
+        None
+    }
+
+    /// Focuses a panel; on a small screen the charts share a slot, so focusing one shows it.
+    pub fn focus_panel(&mut self, p: Panel) {
+        self.focus = p;
+        match p {
+            Panel::Histogram => self.chart = Chart::Histogram,
+            Panel::Curve => self.chart = Chart::Curve,
+            _ => {}
+        }
+    }
+
+    fn move_cursor(&mut self, up: bool) {
+        fn step(v: &mut usize, up: bool, len: usize) {
+            *v = if up {
+                v.saturating_sub(1)
+            } else {
+                (*v + 1).min(len.saturating_sub(1))
+            };
+        }
+        match self.focus {
+            Panel::Catalog => {
+                let n = self.tree_rows().len();
+                step(&mut self.cursor, up, n);
+            }
+            Panel::Host => step(&mut self.host_cursor, up, self.host.len()),
+            Panel::Results => {
+                let n = self.result_rows().len();
+                step(&mut self.results_cursor, up, n);
+            }
+            Panel::Progress => {
+                // Up scrolls back into older lines.
+                step(&mut self.log_back, !up, self.log.len());
+            }
+            Panel::Histogram => self.step_histogram(!up),
+            Panel::Curve => {}
+        }
+    }
+
+    fn toggle_length(&mut self, l: u64) {
+        if let Some(at) = self.lengths.iter().position(|&x| x == l) {
+            self.lengths.remove(at);
+        } else {
+            self.lengths.push(l);
+            self.lengths.sort_unstable();
+        }
+    }
+
+    fn show_result_histogram(&mut self) {
+        let key = self
+            .result_rows()
+            .get(self.results_cursor)
+            .map(|r| r.key.clone());
+        if let Some(k) = key {
+            if self.job(&k).is_some_and(|j| j.snapshot.is_some()) {
+                self.hist_view = HistView::Job(k);
+                self.chart = Chart::Histogram;
+            } else {
+                self.push_log(
+                    LogLevel::Info,
+                    format!("{k}: no per-call histogram recorded"),
+                );
+            }
+        }
+    }
+
+    fn step_histogram(&mut self, forward: bool) {
+        let keys = self.hist_jobs();
+        if keys.is_empty() {
+            return;
+        }
+        let shown = self.hist_job().map(|j| j.key.clone());
+        let at = shown.and_then(|k| keys.iter().position(|&x| *x == k));
+        let n = keys.len();
+        let next = match (at, forward) {
+            (Some(i), true) => (i + 1) % n,
+            (Some(i), false) => (i + n - 1) % n,
+            (None, _) => 0,
+        };
+        self.hist_view = HistView::Job(keys[next].clone());
+    }
+
+    fn start(&mut self) -> Option<Effect> {
+        if self.is_running() {
+            self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
+            return None;
+        }
+        let instances = self.selected_instances();
+        if instances.is_empty() {
+            self.push_log(
+                LogLevel::Warn,
+                "select at least one instance first (Space in the catalog)",
+            );
+            return None;
+        }
+        if self.lengths.is_empty() {
+            self.push_log(
+                LogLevel::Warn,
+                "choose at least one message length first (1–8, or l)",
+            );
+            return None;
+        }
+        let kat_passed = instances
+            .iter()
+            .filter(|i| *self.kat_state(&i.label) == super::KatState::Pass)
+            .filter_map(|i| Some((i.label.clone(), self.kat_logs.get(&i.label)?.clone())))
+            .collect();
+        self.run_labels = instances.iter().map(|i| i.label.clone()).collect();
+        self.run_lengths = self.lengths.clone();
+        self.run = RunState::Running { cancelling: false };
+        Some(Effect::Start(RunSpec {
+            instances,
+            lengths: self.lengths.clone(),
+            cpu: self.cpu,
+            planning: self.planning,
+            kat_passed,
+        }))
+    }
+
+    fn recheck_host(&mut self) -> Option<Effect> {
+        if self.is_running() {
+            // The clock probe would compete with the measurement for the CPU.
+            self.push_log(LogLevel::Info, "host checks wait until the run ends");
+            return None;
+        }
+        self.host = vec![HostRow {
+            name: "host".into(),
+            status: HostStatus::Unknown,
+            value: format!("checking CPU {}…", self.cpu),
+            hint: None,
+        }];
+        self.host_cursor = 0;
+        Some(Effect::RecheckHost { cpu: self.cpu })
+    }
+
+    /// Clicks focus a panel and pick the row under the pointer; the wheel moves the cursor
+    /// of the panel under the pointer.
+    pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
+        let pos = Position::new(ev.column, ev.row);
+        let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
+        if self.mode == Mode::Help {
+            self.mode = Mode::Normal;
+        }
+        self.dirty = true;
+        let row_at = |rows: Option<(Rect, usize)>| {
+            rows.filter(|(r, _)| r.contains(pos))
+                .map(|(r, first)| first + usize::from(pos.y - r.y))
+        };
+        match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus_panel(panel);
+                match panel {
+                    Panel::Catalog => {
+                        if let Some(i) =
+                            row_at(map.catalog_rows).filter(|&i| i < self.tree_rows().len())
+                        {
+                            self.cursor = i;
+                            return self.act(Action::Toggle);
+                        }
+                    }
+                    Panel::Host => {
+                        if let Some(i) = row_at(map.host_rows).filter(|&i| i < self.host.len()) {
+                            self.host_cursor = i;
+                        }
+                    }
+                    Panel::Results => {
+                        if let Some(i) =
+                            row_at(map.results_rows).filter(|&i| i < self.result_rows().len())
+                        {
+                            self.results_cursor = i;
+                            self.show_result_histogram();
+                        }
+                    }
+                    _ => {}
+                }
+                None
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                self.focus_panel(panel);
+                self.move_cursor(ev.kind == MouseEventKind::ScrollUp);
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_length;
+
+    #[test]
+    fn typed_lengths() {
+        for (text, want) in [
+            ("100", Some(100)),
+            ("2k", Some(2048)),
+            ("2KiB", Some(2048)),
+            (" 1M ", Some(1 << 20)),
+            ("64 B", Some(64)),
+            ("0", None),
+            ("17M", None),
+            ("abc", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_length(text), want, "{text:?}");
+        }
+    }
+}

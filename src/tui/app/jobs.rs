@@ -1,0 +1,295 @@
+//! Jobs (instance × length) as the engine reported them, and the views derived from them:
+//! the results rows (report §4 order), the cycles/byte curves with their pseudoXOF reference,
+//! and the run's progress and ETA. Derived on demand, never stored twice.
+
+use crate::measure::{HistogramSnapshot, JobKey, JobSummary, TrialPlan};
+
+use super::{App, HistView, RunState};
+
+#[derive(Debug, Clone)]
+pub enum JobState {
+    Planned,
+    Running {
+        trial: u32,
+        trials: u32,
+        calls_done: u64,
+        calls_total: u64,
+    },
+    Done(Box<JobSummary>),
+    Failed {
+        reason: String,
+        stderr_tail: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub key: JobKey,
+    pub plan: Option<TrialPlan>,
+    pub state: JobState,
+    pub snapshot: Option<HistogramSnapshot>,
+    pub retries: u32,
+}
+
+impl Job {
+    pub fn new(key: JobKey) -> Self {
+        Self {
+            key,
+            plan: None,
+            state: JobState::Planned,
+            snapshot: None,
+            retries: 0,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state, JobState::Done(_) | JobState::Failed { .. })
+    }
+
+    /// Fraction of the job's calls done (0 before it starts, 1 once finished).
+    fn fraction_done(&self) -> f64 {
+        match &self.state {
+            JobState::Planned => 0.0,
+            JobState::Running {
+                calls_done,
+                calls_total,
+                ..
+            } if *calls_total > 0 => (*calls_done as f64 / *calls_total as f64).min(1.0),
+            JobState::Running { .. } => 0.0,
+            _ => 1.0,
+        }
+    }
+}
+
+/// Labels in natural order (`uHash-512` < `uHash-768` < `uHash-1024`), as the report sorts
+/// parameter sets: runs of digits compare as numbers.
+pub fn natural_key(label: &str) -> Vec<(String, u64)> {
+    let mut out = vec![];
+    let mut text = String::new();
+    let mut chars = label.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = u64::from(c as u8 - b'0');
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(u64::from(d));
+                chars.next();
+            }
+            out.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, 0));
+    out
+}
+
+/// One row of the results table: a finished job (done or failed).
+#[derive(Debug, Clone)]
+pub struct ResultRow<'a> {
+    pub key: &'a JobKey,
+    pub summary: Option<&'a JobSummary>,
+    pub failure: Option<&'a str>,
+    pub retries: u32,
+}
+
+/// One instance's cycles/byte against message length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveSeries {
+    pub label: String,
+    /// (bytes, cycles per byte), by bytes.
+    pub points: Vec<(u64, f64)>,
+    /// The pseudoXOF of the same width, drawn dashed.
+    pub reference: bool,
+}
+
+impl App {
+    pub fn job(&self, key: &JobKey) -> Option<&Job> {
+        self.jobs.iter().find(|j| &j.key == key)
+    }
+
+    pub(super) fn job_mut(&mut self, key: &JobKey) -> &mut Job {
+        let at = match self.jobs.iter().position(|j| &j.key == key) {
+            Some(at) => at,
+            None => {
+                self.jobs.push(Job::new(key.clone()));
+                self.jobs.len() - 1
+            }
+        };
+        &mut self.jobs[at]
+    }
+
+    /// Finished jobs in the report's order: catalog order of the instance, then length.
+    pub fn result_rows(&self) -> Vec<ResultRow<'_>> {
+        let mut rows: Vec<ResultRow<'_>> = self
+            .jobs
+            .iter()
+            .filter_map(|j| match &j.state {
+                JobState::Done(s) => Some(ResultRow {
+                    key: &j.key,
+                    summary: Some(s),
+                    failure: None,
+                    retries: j.retries,
+                }),
+                JobState::Failed { reason, .. } => Some(ResultRow {
+                    key: &j.key,
+                    summary: None,
+                    failure: Some(reason),
+                    retries: j.retries,
+                }),
+                _ => None,
+            })
+            .collect();
+        rows.sort_by_cached_key(|r| {
+            (
+                self.label_rank(&r.key.label),
+                natural_key(&r.key.label),
+                r.key.input_bytes,
+            )
+        });
+        rows
+    }
+
+    fn cycles_per_byte(&self, label: &str) -> Vec<(u64, f64)> {
+        let mut pts: Vec<(u64, f64)> = self
+            .jobs
+            .iter()
+            .filter(|j| j.key.label == label && j.key.input_bytes > 0)
+            .filter_map(|j| match &j.state {
+                JobState::Done(s) => s
+                    .mean_cycles
+                    .map(|c| (j.key.input_bytes, c / j.key.input_bytes as f64)),
+                _ => None,
+            })
+            .collect();
+        pts.sort_by_key(|p| p.0);
+        pts
+    }
+
+    /// Curves of the selected instances (of every measured one when none is selected), then
+    /// the pseudoXOF reference of each width among them when it has been measured.
+    pub fn curves(&self) -> Vec<CurveSeries> {
+        let mut labels: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|j| matches!(j.state, JobState::Done(_)))
+            .map(|j| j.key.label.clone())
+            .filter(|l| self.selected.is_empty() || self.selected.contains(l))
+            .collect();
+        labels.sort_by_key(|l| self.label_rank(l));
+        labels.dedup();
+        let mut out: Vec<CurveSeries> = labels
+            .iter()
+            .map(|l| CurveSeries {
+                label: l.clone(),
+                points: self.cycles_per_byte(l),
+                reference: false,
+            })
+            .collect();
+        let mut widths: Vec<u32> = labels
+            .iter()
+            .filter(|l| !l.starts_with("pseudoXOF-"))
+            .filter_map(|l| self.instance(l).map(|i| i.digest_bits))
+            .collect();
+        widths.sort_unstable();
+        widths.dedup();
+        for bits in widths {
+            let label = format!("pseudoXOF-{bits}");
+            let points = self.cycles_per_byte(&label);
+            if !points.is_empty() {
+                out.push(CurveSeries {
+                    label,
+                    points,
+                    reference: true,
+                });
+            }
+        }
+        out
+    }
+
+    /// The job the histogram shows.
+    pub fn hist_job(&self) -> Option<&Job> {
+        match &self.hist_view {
+            HistView::Job(k) => self.job(k),
+            HistView::Live => self
+                .current
+                .as_ref()
+                .and_then(|k| self.job(k))
+                .filter(|j| j.snapshot.is_some())
+                .or_else(|| {
+                    self.jobs
+                        .iter()
+                        .rev()
+                        .filter(|j| j.snapshot.is_some())
+                        .find(|j| j.is_finished())
+                }),
+        }
+    }
+
+    /// Jobs with a histogram, in results order, for stepping with `[` and `]`.
+    pub fn hist_jobs(&self) -> Vec<&JobKey> {
+        let mut keys: Vec<&JobKey> = self
+            .jobs
+            .iter()
+            .filter(|j| j.snapshot.is_some())
+            .map(|j| &j.key)
+            .collect();
+        keys.sort_by_key(|k| (self.label_rank(&k.label), k.input_bytes));
+        keys
+    }
+
+    /// Jobs of this run: done and total (instances × lengths).
+    pub fn run_counts(&self) -> (usize, usize) {
+        let total = self.run_labels.len() * self.run_lengths.len();
+        let done = self
+            .jobs
+            .iter()
+            .filter(|j| self.in_run(&j.key) && j.is_finished())
+            .count();
+        (done, total.max(done))
+    }
+
+    fn in_run(&self, k: &JobKey) -> bool {
+        self.run_labels.contains(&k.label) && self.run_lengths.contains(&k.input_bytes)
+    }
+
+    /// Seconds left by the plans' estimates: planned work not yet done, and for jobs not
+    /// planned yet the mean estimate of those that are. None before any job is planned.
+    pub fn eta_seconds(&self) -> Option<f64> {
+        if !self.is_running() {
+            return None;
+        }
+        let planned: Vec<&Job> = self
+            .jobs
+            .iter()
+            .filter(|j| self.in_run(&j.key) && j.plan.is_some())
+            .collect();
+        if planned.is_empty() {
+            return None;
+        }
+        let est = |j: &Job| j.plan.map_or(0.0, |p| p.estimated_s);
+        let mean = planned.iter().map(|j| est(j)).sum::<f64>() / planned.len() as f64;
+        let left: f64 = planned
+            .iter()
+            .map(|j| est(j) * (1.0 - j.fraction_done()))
+            .sum();
+        let (_, total) = self.run_counts();
+        let unplanned = total.saturating_sub(planned.len());
+        Some(left + unplanned as f64 * mean)
+    }
+
+    /// A one-word state for the title bar.
+    pub fn run_word(&self) -> String {
+        match &self.run {
+            RunState::Idle => "idle".into(),
+            RunState::Running { cancelling: true } => "cancelling".into(),
+            RunState::Running { .. } if self.current.is_some() => "measuring".into(),
+            RunState::Running { .. } => "preparing".into(),
+            RunState::Finished {
+                cancelled: true, ..
+            } => "cancelled".into(),
+            RunState::Finished { failed, .. } if *failed > 0 => "finished with faults".into(),
+            RunState::Finished { .. } => "finished".into(),
+            RunState::Lost(_) => "writer gone".into(),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The reducer: folds one `EngineEvent` into the state. The engine's stream, a journal being
+//! followed, or a demo script all come through here, so every screen is reproducible from
+//! events alone.
+
+use crate::format;
+use crate::measure::EngineEvent;
+
+use super::{App, HistView, JobState, KatState, LogLevel, RunState};
+
+/// Lines of a worker's stderr tail copied into the log on a fault.
+const STDERR_LINES: usize = 3;
+
+impl App {
+    pub fn apply(&mut self, ev: EngineEvent) {
+        self.dirty = true;
+        match ev {
+            EngineEvent::RunStarted {
+                run_dir,
+                labels,
+                lengths,
+                cpu,
+            } => {
+                self.run = RunState::Running { cancelling: false };
+                self.push_log(
+                    LogLevel::Info,
+                    format!(
+                        "run: {} instance(s) × {} length(s) on CPU {cpu} → {}",
+                        labels.len(),
+                        lengths.len(),
+                        run_dir.display()
+                    ),
+                );
+                self.run_dir = Some(run_dir);
+                self.run_labels = labels;
+                self.run_lengths = lengths;
+                self.current = None;
+                self.hist_view = HistView::Live;
+            }
+            EngineEvent::HostProblems { problems } => {
+                for p in problems {
+                    self.push_log(LogLevel::Warn, format!("host: {p}"));
+                }
+            }
+            EngineEvent::KatStarted { label } => {
+                self.push_log(LogLevel::Info, format!("KAT {label}: checking"));
+                self.kat
+                    .insert(label, KatState::Running { done: 0, total: 0 });
+            }
+            EngineEvent::KatProgress {
+                label, done, total, ..
+            } => {
+                self.kat.insert(label, KatState::Running { done, total });
+            }
+            EngineEvent::KatFinished {
+                label,
+                status,
+                detail,
+                log,
+            } => {
+                if status == "PASS" {
+                    if let Some(log) = log {
+                        self.kat_logs.insert(label.clone(), log);
+                    }
+                    self.push_log(LogLevel::Good, format!("KAT {label}: PASS"));
+                    self.kat.insert(label, KatState::Pass);
+                } else {
+                    self.push_log(LogLevel::Bad, format!("KAT {label}: {status} — {detail}"));
+                    self.kat.insert(label, KatState::Fail { status, detail });
+                }
+            }
+            EngineEvent::JobPlanned { job, plan, .. } => {
+                let j = self.job_mut(&job);
+                j.plan = Some(plan);
+                j.state = JobState::Planned;
+                j.snapshot = None;
+                j.retries = 0;
+            }
+            EngineEvent::JobStarted { job } => {
+                let j = self.job_mut(&job);
+                let trials = j.plan.map_or(0, |p| p.trials);
+                j.state = JobState::Running {
+                    trial: 0,
+                    trials,
+                    calls_done: 0,
+                    calls_total: 0,
+                };
+                j.snapshot = None;
+                self.current = Some(job);
+            }
+            EngineEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                snapshot,
+            } => {
+                let j = self.job_mut(&job);
+                j.state = JobState::Running {
+                    trial,
+                    trials,
+                    calls_done,
+                    calls_total,
+                };
+                j.snapshot = Some(snapshot);
+                self.current = Some(job);
+            }
+            EngineEvent::TrialRetried { job, trial, reason } => {
+                self.job_mut(&job).retries += 1;
+                self.push_log(
+                    LogLevel::Warn,
+                    format!("{job}: trial {trial} disturbed, re-run ({reason})"),
+                );
+            }
+            EngineEvent::JobFinished {
+                job,
+                summary,
+                snapshot,
+                ..
+            } => {
+                let n = summary.measurements;
+                let figure = match summary.mean_cycles {
+                    Some(c) => format!("{} cycles", format::int(Some(c))),
+                    None => format::time(summary.mean_seconds),
+                };
+                self.push_log(LogLevel::Good, format!("{job}: {figure} (n={n})"));
+                let j = self.job_mut(&job);
+                // `into` accepts the summary boxed or not.
+                #[allow(clippy::useless_conversion)]
+                let summary: Box<_> = summary.into();
+                j.state = JobState::Done(summary);
+                if snapshot.is_some() {
+                    j.snapshot = snapshot;
+                }
+                self.finish_current(&job);
+            }
+            EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                ..
+            } => {
+                self.push_log(LogLevel::Bad, format!("{job}: FAULT {reason}"));
+                let tail: Vec<&str> = stderr_tail
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .collect();
+                for line in &tail[tail.len().saturating_sub(STDERR_LINES)..] {
+                    self.push_log(LogLevel::Bad, format!("  stderr│ {line}"));
+                }
+                self.job_mut(&job).state = JobState::Failed {
+                    reason,
+                    stderr_tail,
+                };
+                self.finish_current(&job);
+            }
+            EngineEvent::Warning { message } => self.push_log(LogLevel::Warn, message),
+            EngineEvent::RunFinished {
+                cancelled,
+                wall,
+                finished,
+                failed,
+            } => {
+                // Jobs the run left unfinished (a cancelled trial) are not results.
+                self.jobs.retain(|j| j.is_finished());
+                self.current = None;
+                self.run = RunState::Finished {
+                    cancelled,
+                    wall,
+                    finished,
+                    failed,
+                };
+                let how = if cancelled { "cancelled" } else { "finished" };
+                self.push_log(
+                    if cancelled || failed > 0 {
+                        LogLevel::Warn
+                    } else {
+                        LogLevel::Good
+                    },
+                    format!(
+                        "run {how} after {}: {finished} job(s) done, {failed} failed",
+                        format::duration(wall)
+                    ),
+                );
+            }
+        }
+    }
+
+    fn finish_current(&mut self, job: &crate::measure::JobKey) {
+        if self.current.as_ref() == Some(job) {
+            self.current = None;
+        }
+    }
+}

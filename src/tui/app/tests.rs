@@ -1,0 +1,262 @@
+//! The app's flows, driven by actions and engine events only: start, cancel, start again;
+//! read-only watching; KAT and fault bookkeeping; histogram stepping; mouse hits.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use super::*;
+use crate::measure::EngineEvent;
+use crate::tui::action::{Action, Effect};
+use crate::tui::demo;
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn job(label: &str, bytes: u64) -> JobKey {
+    JobKey {
+        candidate: "iccs".into(),
+        label: label.into(),
+        input_bytes: bytes,
+    }
+}
+
+#[test]
+fn start_needs_a_selection_and_lengths_and_skips_passed_kats() {
+    let cat = demo::catalog();
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    assert_eq!(app.cpu, 3, "the highest-numbered CPU by default");
+    assert_eq!(app.act(Action::Start), None);
+    assert!(
+        app.log
+            .last()
+            .is_some_and(|l| l.text.contains("select at least one"))
+    );
+    app.cursor = 7; // pseudoXOF-512
+    app.act(Action::Toggle);
+    app.lengths.clear();
+    assert_eq!(app.act(Action::Start), None);
+    app.act(Action::ToggleLength(0));
+    app.act(Action::ToggleLength(3));
+    app.apply(EngineEvent::KatFinished {
+        label: "pseudoXOF-512".into(),
+        status: "PASS".into(),
+        detail: String::new(),
+        log: Some("runs/a/kat/iccs/pseudoXOF-512.log".into()),
+    });
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("no start");
+    };
+    assert_eq!(spec.lengths, vec![32, 1024]);
+    assert_eq!(
+        spec.kat_passed
+            .get("pseudoXOF-512")
+            .map(|p| p.display().to_string()),
+        Some("runs/a/kat/iccs/pseudoXOF-512.log".into())
+    );
+    assert_eq!(spec.kat_passed.len(), 1);
+    assert_eq!(spec.instances.len(), 1);
+    assert!(app.is_running());
+    assert_eq!(app.act(Action::Start), None, "one run at a time");
+}
+
+#[test]
+fn cancel_keeps_finished_records_and_a_new_run_can_start() {
+    let mut app = demo::measuring();
+    assert_eq!(app.act(Action::Cancel), Some(Effect::Cancel));
+    assert_eq!(app.act(Action::Cancel), None, "cancelling once is enough");
+    assert_eq!(app.run_word(), "cancelling");
+    app.apply(EngineEvent::RunFinished {
+        cancelled: true,
+        wall: Duration::from_secs(3),
+        finished: 1,
+        failed: 0,
+    });
+    assert_eq!(app.result_rows().len(), 1, "the finished job stays");
+    assert!(
+        app.jobs.iter().all(Job::is_finished),
+        "the abandoned trial is gone"
+    );
+    assert_eq!(app.run_word(), "cancelled");
+    app.act(Action::ToggleLength(1));
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("no restart");
+    };
+    assert_eq!(spec.lengths, vec![32, 128, 1024]);
+    assert_eq!(
+        spec.kat_passed.len(),
+        2,
+        "KATs passed this session are not re-run"
+    );
+}
+
+#[test]
+fn watching_is_read_only() {
+    let mut app = demo::idle();
+    app.read_only = true;
+    for a in [
+        Action::Start,
+        Action::Toggle,
+        Action::RecheckHost,
+        Action::CpuNext,
+    ] {
+        assert_eq!(app.act(a), None, "{a:?}");
+    }
+    assert_eq!(app.selected.len(), 2);
+    assert_eq!(app.act(Action::HistLive), None);
+    assert_eq!(app.act(Action::Quit), Some(Effect::Quit));
+}
+
+#[test]
+fn changing_the_cpu_rechecks_the_host_but_not_during_a_run() {
+    let mut app = demo::idle();
+    assert_eq!(
+        app.act(Action::CpuNext),
+        Some(Effect::RecheckHost { cpu: 0 })
+    );
+    assert_eq!(app.host[0].status, HostStatus::Unknown);
+    let mut running = demo::measuring();
+    assert_eq!(running.act(Action::CpuPrev), None);
+    assert_eq!(running.cpu, 1);
+}
+
+#[test]
+fn kat_results_and_faults_are_kept_per_instance() {
+    let app = demo::fault();
+    assert_eq!(*app.kat_state("sm3hash-256"), KatState::Pass);
+    assert!(
+        matches!(app.kat_state("pseudohash-512"), KatState::Fail { status, .. } if status == "MISMATCH")
+    );
+    assert_eq!(*app.kat_state("pseudoXOF-1024"), KatState::Unknown);
+    let tail: Vec<&str> = app
+        .log
+        .iter()
+        .filter(|l| l.text.contains("stderr│"))
+        .map(|l| l.text.as_str())
+        .collect();
+    assert_eq!(tail.len(), 3);
+    let rows = app.result_rows();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        rows[0].failure,
+        Some("worker crashed (signal=SIGSEGV) in trial 1")
+    );
+}
+
+#[test]
+fn the_log_is_bounded() {
+    let mut app = demo::idle();
+    for i in 0..LOG_CAPACITY + 20 {
+        app.apply(EngineEvent::Warning {
+            message: format!("w{i}"),
+        });
+    }
+    assert_eq!(app.log.len(), LOG_CAPACITY);
+    assert_eq!(app.log[0].text, "w20");
+}
+
+#[test]
+fn the_eta_shrinks_as_jobs_finish() {
+    let mut app = demo::measuring();
+    let before = app.eta_seconds().expect("an ETA while running");
+    app.apply(EngineEvent::JobFinished {
+        job: job("sm3hash-256", 32),
+        #[allow(clippy::useless_conversion)]
+        summary: demo::summary(1469.0, 32).into(),
+        record: "r.json".into(),
+        snapshot: None,
+    });
+    let after = app.eta_seconds().expect("still running");
+    assert!(after < before, "{after} < {before}");
+    assert_eq!(demo::finished().eta_seconds(), None);
+}
+
+#[test]
+fn the_histogram_follows_the_running_job_or_steps_through_finished_ones() {
+    let mut app = demo::measuring();
+    assert_eq!(
+        app.hist_job().map(|j| j.key.clone()),
+        Some(job("sm3hash-256", 32))
+    );
+    app.act(Action::HistNext);
+    let pinned = app.hist_job().map(|j| j.key.clone());
+    assert_eq!(pinned, Some(job("pseudoXOF-512", 32)));
+    app.act(Action::HistNext);
+    assert_eq!(
+        app.hist_job().map(|j| j.key.clone()),
+        Some(job("sm3hash-256", 32))
+    );
+    app.act(Action::HistLive);
+    assert_eq!(app.hist_view, HistView::Live);
+    let mut done = demo::finished();
+    done.focus = Panel::Results;
+    done.act(Action::Down);
+    done.act(Action::Confirm);
+    assert_eq!(done.hist_view, HistView::Job(job("sm3hash-256", 1024)));
+}
+
+#[test]
+fn typing_goes_to_the_filter_and_the_length_field() {
+    let mut app = demo::idle();
+    app.on_key(key('/'));
+    for c in "sm3".chars() {
+        app.on_key(key(c));
+    }
+    assert_eq!(app.filter, "sm3");
+    assert_eq!(app.tree_rows().len(), 2);
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        app.on_key(key('q')),
+        Some(Effect::Quit),
+        "the table is back after Enter"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert!(app.filter.is_empty(), "Esc clears a kept filter");
+    app.on_key(key('l'));
+    for c in "2k".chars() {
+        app.on_key(key(c));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(app.lengths, vec![32, 1024, 2048]);
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Some(Effect::Quit)
+    );
+}
+
+#[test]
+fn a_click_selects_the_catalog_row_under_the_pointer() {
+    let mut app = demo::idle();
+    let mut map = None;
+    let _ = demo::draw_text(80, 24, |f| map = Some(crate::tui::screen::draw(f, &app)));
+    let map = map.expect("drawn");
+    let (rows, first) = map.catalog_rows.expect("catalog rows");
+    let click = |row: u16| MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: rows.x + 3,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    // Row 5 of the tree is pseudoXOF-256 (candidate row, then sm3hash and pseudohash ×3).
+    app.on_mouse(click(rows.y + 5 - first as u16), &map);
+    assert!(app.selected.contains("pseudoXOF-256"));
+    assert_eq!(app.cursor, 5);
+    app.focus = Panel::Host;
+    let (hist_panel, r) = map
+        .panels
+        .iter()
+        .find(|(p, _)| *p == Panel::Histogram)
+        .copied()
+        .expect("histogram");
+    app.on_mouse(
+        MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: r.x + 1,
+            row: r.y + 1,
+            modifiers: KeyModifiers::NONE,
+        },
+        &map,
+    );
+    assert_eq!(app.focus, hist_panel);
+}

@@ -1,0 +1,268 @@
+//! The seam between the workbench and the engine: starts a run on the engine's thread with a
+//! cancel flag, runs host checks off the UI thread, and hands everything back as messages the
+//! event loop drains without blocking. It also keeps this process's threads off the
+//! measurement CPU (the engine thread inherits the mask of the thread that spawns it).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::unistd::Pid;
+
+use super::app::{HostRow, HostStatus, RunSpec};
+use crate::host::{self, HostRoot, Probes, Status};
+use crate::measure::EngineEvent;
+use crate::measure::engine::{self, RunRequest};
+
+/// What the link hands back.
+#[derive(Debug)]
+pub enum Msg {
+    Engine(Box<EngineEvent>),
+    Host(Vec<HostRow>),
+    /// A helper thread panicked: its message went to stderr over the screen, which must be
+    /// drawn afresh.
+    Repaint,
+}
+
+/// The text of a panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Run options that do not change between runs of one session.
+#[derive(Debug, Clone, Default)]
+pub struct LinkOptions {
+    /// Write every run into this directory (`--run DIR`); else a fresh one per run.
+    pub run_dir: Option<PathBuf>,
+    pub runs_dir: PathBuf,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+}
+
+pub struct EngineLink {
+    options: LinkOptions,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    cancel: Option<Arc<AtomicBool>>,
+    engine: Option<JoinHandle<()>>,
+    /// The CPUs this process may use at start, before it stepped off the measurement CPU.
+    allowed: Option<CpuSet>,
+}
+
+impl EngineLink {
+    pub fn new(options: LinkOptions) -> Self {
+        let (tx, rx) = mpsc::channel();
+        Self {
+            options,
+            tx,
+            rx,
+            cancel: None,
+            engine: None,
+            allowed: sched_getaffinity(Pid::from_raw(0)).ok(),
+        }
+    }
+
+    /// Moves the calling thread (the UI thread, and through inheritance every thread it
+    /// spawns later) off `cpu`, when another CPU is left to run on.
+    pub fn keep_off(&self, cpu: usize) {
+        let Some(allowed) = self.allowed else { return };
+        let mut set = allowed;
+        if set.unset(cpu).is_err() {
+            return;
+        }
+        let others = (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .count();
+        if others > 0 {
+            // Best effort: a cpuset that forbids the change leaves us where we were.
+            let _ = sched_setaffinity(Pid::from_raw(0), &set);
+        }
+    }
+
+    /// The run directory for the next run: `--run DIR`, else a new one per start (a second
+    /// start within the same second gets a suffix, so it never resumes the first).
+    pub fn next_run_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.options.run_dir {
+            return dir.clone();
+        }
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let base = self.options.runs_dir.join(format!("tui-{stamp}"));
+        (1..)
+            .map(|n| match n {
+                1 => base.clone(),
+                n => PathBuf::from(format!("{}-{n}", base.display())),
+            })
+            .find(|p| !p.exists())
+            .unwrap_or(base)
+    }
+
+    pub fn start(&mut self, spec: RunSpec) {
+        self.keep_off(spec.cpu);
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cancel = Some(cancel.clone());
+        let run_dir = self.next_run_dir();
+        let tx = self.tx.clone();
+        let options = self.options.clone();
+        self.engine = Some(std::thread::spawn(move || {
+            run_engine(spec, run_dir, &options, &tx, &cancel);
+        }));
+    }
+
+    pub fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.engine.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    /// Runs the host checks for `cpu` on a helper thread.
+    pub fn check_host(&self, cpu: usize) {
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            let rows = std::panic::catch_unwind(|| host_rows(cpu)).unwrap_or_else(|p| {
+                let _ = tx.send(Msg::Repaint);
+                vec![HostRow {
+                    name: "host checks".into(),
+                    status: HostStatus::Unknown,
+                    value: format!("failed: {}", panic_text(p.as_ref())),
+                    hint: None,
+                }]
+            });
+            let _ = tx.send(Msg::Host(rows));
+        });
+    }
+
+    /// Everything that arrived since the last call, without waiting.
+    pub fn drain(&self) -> Vec<Msg> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Cancels a run in flight and waits up to `limit` for the engine to wind down, returning
+    /// what it sent meanwhile (its last records and `RunFinished`).
+    pub fn shutdown(&mut self, limit: Duration) -> Vec<Msg> {
+        self.cancel();
+        let deadline = Instant::now() + limit;
+        let mut out = vec![];
+        while self.is_running() && Instant::now() < deadline {
+            if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(20)) {
+                out.push(m);
+            }
+        }
+        out.extend(self.drain());
+        out
+    }
+}
+
+/// The engine side of a run, on the thread `start` spawned (so it inherits the mask that
+/// keeps it off the measurement CPU). An engine that refuses to start (an unfixed host, a run
+/// directory it cannot use) still ends the run for the workbench, with the reason logged.
+fn run_engine(
+    spec: RunSpec,
+    run_dir: PathBuf,
+    options: &LinkOptions,
+    tx: &Sender<Msg>,
+    cancel: &Arc<AtomicBool>,
+) {
+    let started = Instant::now();
+    let mut req = RunRequest::new(spec.instances, spec.lengths, spec.cpu, run_dir);
+    req.planning = spec.planning;
+    req.allow_unfixed_host = options.allow_unfixed_host;
+    req.allow_kat_fail = options.allow_kat_fail;
+    req.tui_attached = true;
+    req.kat_passed = spec.kat_passed;
+    let ended = std::cell::Cell::new(false);
+    let emit = |ev: EngineEvent| {
+        ended.set(ended.get() || matches!(ev, EngineEvent::RunFinished { .. }));
+        let _ = tx.send(Msg::Engine(Box::new(ev)));
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        engine::run(&req, &mut |ev| emit(ev), cancel)
+    }));
+    match result {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => emit(EngineEvent::Warning {
+            message: format!("run refused: {e}"),
+        }),
+        Err(p) => {
+            let _ = tx.send(Msg::Repaint);
+            emit(EngineEvent::Warning {
+                message: format!("the engine failed (a bug): {}", panic_text(p.as_ref())),
+            });
+        }
+    }
+    if !ended.get() {
+        emit(EngineEvent::RunFinished {
+            cancelled: cancel.load(Ordering::SeqCst),
+            wall: started.elapsed(),
+            finished: 0,
+            failed: 0,
+        });
+    }
+}
+
+/// The host checks of `cpu` on this machine, as panel rows (checks that do not apply are
+/// left out).
+fn host_rows(cpu: usize) -> Vec<HostRow> {
+    let root = HostRoot::new(PathBuf::from("/"));
+    let mut probes = match Probes::for_root(&root) {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![HostRow {
+                name: "host checks".into(),
+                status: HostStatus::Unknown,
+                value: e.to_string(),
+                hint: None,
+            }];
+        }
+    };
+    host::check_host(&root, cpu, &mut probes)
+        .checks
+        .into_iter()
+        .filter(|c| c.status != Status::Skip)
+        .map(|c| HostRow {
+            name: c.check.title().to_string(),
+            status: match c.status {
+                Status::Pass => HostStatus::Pass,
+                Status::Warn => HostStatus::Warn,
+                Status::Fail => HostStatus::Fail,
+                Status::Unknown | Status::Skip => HostStatus::Unknown,
+            },
+            value: c.value,
+            hint: c.hint.or(c.problem),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_start_gets_its_own_run_directory_unless_one_is_given() {
+        let runs = tempfile::tempdir().unwrap();
+        let link = EngineLink::new(LinkOptions {
+            runs_dir: runs.path().to_path_buf(),
+            ..LinkOptions::default()
+        });
+        let first = link.next_run_dir();
+        std::fs::create_dir_all(&first).unwrap();
+        let second = link.next_run_dir();
+        assert_ne!(first, second);
+        assert!(second.starts_with(runs.path()));
+        let fixed = EngineLink::new(LinkOptions {
+            run_dir: Some("runs/mine".into()),
+            ..LinkOptions::default()
+        });
+        assert_eq!(fixed.next_run_dir(), PathBuf::from("runs/mine"));
+    }
+}

@@ -1,0 +1,245 @@
+//! The terminal loop: owns the terminal (raw mode, alternate screen, mouse) and gives it back
+//! on every exit path — normal return, error, and panic (a hook restores before the message
+//! prints). It drains engine messages and followed-journal events into the app, reads keys
+//! and mouse, performs the app's effects through the engine link, and redraws at most
+//! `MAX_FPS` times a second and only when something changed.
+
+use std::io::{self, Stdout};
+use std::path::PathBuf;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use super::action::Effect;
+use super::app::App;
+use super::engine_link::{EngineLink, LinkOptions, Msg};
+use super::records::Follower;
+use super::screen::{self, Hitmap};
+use crate::catalog::Catalog;
+
+/// Redraws per second, at most.
+pub const MAX_FPS: u32 = 15;
+/// How long input polling blocks; bounds the latency of engine events on screen.
+const POLL: Duration = Duration::from_millis(30);
+/// How long leaving waits for a cancelled run to write its last records.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+/// What the workbench opens on.
+pub struct Options {
+    pub catalog: Catalog,
+    /// `--run DIR`: reload its results, and write runs into it.
+    pub run_dir: Option<PathBuf>,
+    /// `watch RUN_DIR`: follow another process's run, read-only.
+    pub watch: Option<PathBuf>,
+    pub trial_target_s: Option<f64>,
+    pub cpu: Option<usize>,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+}
+
+/// Builds the app the options describe (catalog, settings, reloaded results), without a
+/// terminal — the part of start-up tests can see.
+pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>) {
+    let mut settings = opts.catalog.settings.clone();
+    if let Some(t) = opts.trial_target_s {
+        settings.trial_target_s = t;
+    }
+    if let Some(c) = opts.cpu {
+        settings.cpu = Some(c);
+    }
+    let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
+    let mut follower = None;
+    if let Some(dir) = &opts.watch {
+        // Records first (a harness run has no journal), then the journal replays on top.
+        for ev in super::records::load(dir) {
+            app.apply(ev);
+        }
+        app.read_only = true;
+        app.run_dir = Some(dir.clone());
+        follower = Some(Follower::new(dir));
+    } else if let Some(dir) = &opts.run_dir {
+        for ev in super::records::load(dir) {
+            app.apply(ev);
+        }
+        app.run_dir = Some(dir.clone());
+    }
+    (app, follower)
+}
+
+/// Runs the workbench until the operator leaves; returns the results as the report's §4
+/// Markdown table (empty when nothing finished), for the caller to print after the terminal
+/// is restored.
+pub fn run(opts: Options) -> io::Result<String> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (mut app, mut follower) = initial_app(&opts, cpus);
+    let mut link = EngineLink::new(LinkOptions {
+        run_dir: opts.run_dir.clone(),
+        runs_dir: opts.catalog.settings.runs_dir.clone(),
+        allow_unfixed_host: opts.allow_unfixed_host,
+        allow_kat_fail: opts.allow_kat_fail,
+    });
+    link.keep_off(app.cpu);
+    if !app.read_only
+        && let Some(e) = app.act(super::action::Action::RecheckHost)
+    {
+        perform(&mut app, &mut link, e);
+    }
+
+    let (guard, mut terminal) = TerminalGuard::enter()?;
+    let mut last_draw: Option<Instant> = None;
+    let mut map = Hitmap::default();
+    loop {
+        for m in link.drain() {
+            if matches!(m, Msg::Repaint) {
+                terminal.clear()?;
+            }
+            deliver(&mut app, m);
+        }
+        if let Some(f) = follower.as_mut() {
+            for ev in f.poll(&mut app) {
+                app.apply(ev);
+            }
+        }
+        if redraw_due(app.dirty, last_draw, Instant::now()) {
+            terminal.draw(|f| map = screen::draw(f, &app))?;
+            app.dirty = false;
+            last_draw = Some(Instant::now());
+            // Lets the end-to-end tests prove the panic path restores the terminal.
+            #[cfg(debug_assertions)]
+            if std::env::var_os("CYCLESCOPE_TEST_PANIC").is_some() {
+                panic!("CYCLESCOPE_TEST_PANIC is set");
+            }
+        }
+        if !event::poll(POLL)? {
+            continue;
+        }
+        let effect = match event::read()? {
+            Event::Key(k) => app.on_key(k),
+            Event::Mouse(m) => app.on_mouse(m, &map),
+            Event::Resize(..) => {
+                app.dirty = true;
+                None
+            }
+            _ => None,
+        };
+        match effect {
+            Some(Effect::Quit) => break,
+            Some(e) => perform(&mut app, &mut link, e),
+            None => {}
+        }
+    }
+    for m in link.shutdown(SHUTDOWN_WAIT) {
+        deliver(&mut app, m);
+    }
+    drop(terminal);
+    drop(guard);
+    Ok(super::panel::results::markdown(&app))
+}
+
+/// Whether to draw now: only when something changed, and never twice within 1/`MAX_FPS` s.
+pub fn redraw_due(dirty: bool, last: Option<Instant>, now: Instant) -> bool {
+    let gap = Duration::from_secs(1) / MAX_FPS;
+    dirty && last.is_none_or(|t| now.saturating_duration_since(t) >= gap)
+}
+
+fn deliver(app: &mut App, m: Msg) {
+    match m {
+        Msg::Engine(ev) => app.apply(*ev),
+        Msg::Host(rows) => app.set_host(rows),
+        Msg::Repaint => app.dirty = true,
+    }
+}
+
+fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
+    match e {
+        Effect::Quit => {}
+        Effect::Start(spec) => link.start(spec),
+        Effect::Cancel => link.cancel(),
+        Effect::RecheckHost { cpu } => {
+            link.keep_off(cpu);
+            link.check_host(cpu);
+        }
+    }
+    app.dirty = true;
+}
+
+/// Restores the terminal when dropped.
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> io::Result<(Self, Terminal<CrosstermBackend<Stdout>>)> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        TERMINAL_TAKEN.store(true, Ordering::SeqCst);
+        // From here on the guard restores whatever else fails.
+        let guard = TerminalGuard;
+        execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        terminal.hide_cursor()?;
+        terminal.clear()?;
+        Ok((guard, terminal))
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Whether this process holds the terminal (raw mode, alternate screen).
+static TERMINAL_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Gives the terminal back: cooked mode, main screen, no mouse reporting, a cursor. Only
+/// once: leaving the alternate screen twice would move the cursor over what was printed in
+/// between (the panic message).
+pub fn restore_terminal() {
+    if !TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            // A helper thread's panic is caught and reported in the workbench; only the UI
+            // thread's takes the terminal down with it.
+            if std::thread::current().name() == Some("main") {
+                restore_terminal();
+            }
+            previous(info);
+        }));
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redraws_only_when_dirty_and_at_most_fifteen_times_a_second() {
+        let t0 = Instant::now();
+        assert!(redraw_due(true, None, t0));
+        assert!(!redraw_due(false, None, t0));
+        assert!(!redraw_due(true, Some(t0), t0 + Duration::from_millis(50)));
+        assert!(redraw_due(true, Some(t0), t0 + Duration::from_millis(67)));
+        assert!(!redraw_due(false, Some(t0), t0 + Duration::from_secs(5)));
+    }
+}

@@ -1,0 +1,97 @@
+//! One file per panel; each draws from `&App` into a rectangle and knows nothing of the
+//! layout around it. Shared here: the framed block with the focus highlight and the colours
+//! the panels agree on (so Pass is the same green everywhere).
+
+pub mod catalog;
+pub mod curve;
+pub mod footer;
+pub mod help;
+pub mod histogram;
+pub mod host;
+pub mod progress;
+pub mod results;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, BorderType};
+
+use super::app::{App, KatState, LogLevel, Panel};
+
+pub const GOOD: Color = Color::Green;
+pub const WARN: Color = Color::Yellow;
+pub const BAD: Color = Color::Red;
+pub const DIM: Color = Color::DarkGray;
+pub const ACCENT: Color = Color::Cyan;
+
+/// The frame of a panel: its title, and a bright border when it has the focus.
+pub fn block<'a>(app: &App, panel: Panel, title: String) -> Block<'a> {
+    let focused = app.focus == panel;
+    let style = if focused {
+        Style::new().fg(ACCENT)
+    } else {
+        Style::new().fg(DIM)
+    };
+    Block::bordered()
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(style)
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused {
+                Style::new().fg(ACCENT).add_modifier(Modifier::BOLD)
+            } else {
+                Style::new().add_modifier(Modifier::BOLD)
+            },
+        ))
+}
+
+/// The highlight of the row under the cursor (dimmer when the panel is not focused).
+pub fn cursor_style(focused: bool) -> Style {
+    if focused {
+        Style::new().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::new().add_modifier(Modifier::UNDERLINED)
+    }
+}
+
+pub fn log_color(level: LogLevel) -> Color {
+    match level {
+        LogLevel::Info => Color::Reset,
+        LogLevel::Good => GOOD,
+        LogLevel::Warn => WARN,
+        LogLevel::Bad => BAD,
+    }
+}
+
+/// A KAT state as a short coloured word.
+pub fn kat_span(state: &KatState) -> Span<'static> {
+    match state {
+        KatState::Unknown => Span::styled("  · ", Style::new().fg(DIM)),
+        KatState::Running { done, total } if *total > 0 => {
+            Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
+        }
+        KatState::Running { .. } => Span::styled("KAT…", Style::new().fg(WARN)),
+        KatState::Pass => Span::styled("PASS", Style::new().fg(GOOD)),
+        KatState::Fail { .. } => {
+            Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
+        }
+    }
+}
+
+/// Cuts `s` to `width` characters, ending in `…` when cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// The first row to draw so that `cursor` stays visible in `height` rows.
+pub fn scroll_start(cursor: usize, height: usize) -> usize {
+    (cursor + 1).saturating_sub(height.max(1))
+}

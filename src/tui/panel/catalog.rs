@@ -1,0 +1,199 @@
+//! Catalog panel: candidates → instances with digest width and KAT state, the selection
+//! marks, the S1–S8 length toggles and one line of detail (filter, KAT failure reason, or the
+//! chosen lengths).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{ACCENT, BAD, DIM, block, cursor_style, fit, kat_span, scroll_start};
+use crate::catalog::GUIDE_LENGTHS;
+use crate::format;
+use crate::tui::app::{App, KatState, Mode, Panel, TreeRow};
+
+/// Draws the panel; returns the tree's row area and its first visible row.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)> {
+    let title = format!("Catalog · {} selected", app.selected.len());
+    let blk = block(app, Panel::Catalog, title);
+    let inner = blk.inner(area);
+    frame.render_widget(blk, area);
+    let [tree, lengths, detail] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+
+    let rows = app.tree_rows();
+    let height = usize::from(tree.height);
+    let first = scroll_start(app.cursor, height);
+    let focused = app.focus == Panel::Catalog;
+    let width = usize::from(tree.width);
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(i, row)| {
+            let mut line = tree_line(app, *row, width);
+            if i == app.cursor {
+                line = line.patch_style(cursor_style(focused));
+            }
+            line
+        })
+        .collect();
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "nothing matches the filter",
+                Style::new().fg(DIM),
+            )),
+            tree,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(lines), tree);
+    }
+    frame.render_widget(length_toggles(app), lengths);
+    frame.render_widget(detail_line(app, usize::from(detail.width)), detail);
+    Some((tree, first))
+}
+
+fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
+    match row {
+        TreeRow::Candidate(ci) => {
+            let c = &app.candidates[ci];
+            Line::from(vec![
+                Span::styled(
+                    format!("▾ {} ", c.id),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    fit(&c.algorithm, width.saturating_sub(c.id.len() + 3)),
+                    Style::new().fg(DIM),
+                ),
+            ])
+        }
+        TreeRow::Instance(ci, ii) => {
+            let inst = &app.candidates[ci].instances[ii];
+            let on = app.selected.contains(&inst.label);
+            let mark = if on { "[x] " } else { "[ ] " };
+            // " [x] " + label + bits(5) + " " + KAT(4)
+            let label_w = width.saturating_sub(1 + 4 + 5 + 1 + 4).max(4);
+            Line::from(vec![
+                Span::raw(" "),
+                Span::styled(
+                    mark,
+                    if on {
+                        Style::new().fg(ACCENT)
+                    } else {
+                        Style::new().fg(DIM)
+                    },
+                ),
+                Span::raw(format!("{:<label_w$}", fit(&inst.label, label_w))),
+                Span::styled(format!("{:>5} ", inst.digest_bits), Style::new().fg(DIM)),
+                kat_span(app.kat_state(&inst.label)),
+            ])
+        }
+    }
+}
+
+fn length_toggles(app: &App) -> Line<'static> {
+    let mut spans = vec![Span::styled("len ", Style::new().fg(DIM))];
+    for i in 0..GUIDE_LENGTHS.len() {
+        let style = if app.has_guide_length(i) {
+            Style::new().fg(ACCENT).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(DIM)
+        };
+        spans.push(Span::styled(format!("S{}", i + 1), style));
+        spans.push(Span::raw(" "));
+    }
+    let custom = app.custom_lengths().count();
+    if custom > 0 {
+        spans.push(Span::styled(format!("+{custom}"), Style::new().fg(ACCENT)));
+    }
+    Line::from(spans)
+}
+
+fn detail_line(app: &App, width: usize) -> Line<'static> {
+    match &app.mode {
+        Mode::Filter => {
+            return Line::from(vec![
+                Span::styled("/", Style::new().fg(ACCENT)),
+                Span::raw(format!("{}▏", app.filter)),
+            ]);
+        }
+        Mode::LengthInput(buf) => {
+            return Line::from(vec![
+                Span::styled("length: ", Style::new().fg(ACCENT)),
+                Span::raw(format!("{buf}▏")),
+            ]);
+        }
+        _ => {}
+    }
+    if !app.filter.is_empty() {
+        return Line::from(Span::styled(
+            fit(&format!("/{} (Esc clears)", app.filter), width),
+            Style::new().fg(ACCENT),
+        ));
+    }
+    if let Some(inst) = app.cursor_instance()
+        && let KatState::Fail { status, detail } = app.kat_state(&inst.label)
+    {
+        return Line::from(Span::styled(
+            fit(&format!("KAT {status}: {detail}"), width),
+            Style::new().fg(BAD),
+        ));
+    }
+    let lengths: Vec<String> = app.lengths.iter().map(|&l| format::size(l)).collect();
+    let text = if lengths.is_empty() {
+        "no length chosen (1–8, l)".to_string()
+    } else {
+        lengths.join(" · ")
+    };
+    Line::from(Span::styled(fit(&text, width), Style::new().fg(DIM)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn rows_show_selection_width_and_kat() {
+        let app = demo::fault();
+        let text = demo::draw_text(32, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("Catalog · 3 selected"), "{text}");
+        assert!(text.contains("[x] pseudohash-512   512 FAIL"), "{text}");
+        assert!(text.contains("[x] sm3hash-256      256 PASS"), "{text}");
+        assert!(text.contains("[ ] pseudoXOF-256    256   ·"), "{text}");
+        assert!(text.contains("len S1 S2 S3 S4 S5 S6 S7 S8"), "{text}");
+        assert!(text.contains("32 B · 1 KiB"), "{text}");
+    }
+
+    #[test]
+    fn the_detail_line_shows_a_kat_failure_and_the_filter() {
+        let mut app = demo::fault();
+        app.cursor = 2; // pseudohash-512
+        let text = demo::draw_text(40, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("KAT MISMATCH: vector 17"), "{text}");
+        app.filter = "1024".into();
+        let text = demo::draw_text(40, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("pseudohash-1024") && text.contains("pseudoXOF-1024"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("sm3hash") && text.contains("/1024 (Esc clears)"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Curve panel: cycles per byte against message length on a log₂ x axis, one solid line per
+//! measured instance, and the pseudoXOF of the same width dashed as the reference when it has
+//! been measured. Points appear as lengths finish.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::Span;
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LegendPosition, Paragraph};
+
+use super::{DIM, block};
+use crate::format;
+use crate::tui::app::{App, CurveSeries, Panel};
+
+const PALETTE: [Color; 6] = [
+    Color::Cyan,
+    Color::Green,
+    Color::Magenta,
+    Color::Yellow,
+    Color::LightBlue,
+    Color::LightRed,
+];
+const REFERENCE: Color = Color::Gray;
+
+/// Points of a dashed line through `pts` (log₂ x): samples along each segment, in runs of
+/// `on` kept and `off` skipped.
+pub fn dashed(pts: &[(f64, f64)], samples_per_unit: f64) -> Vec<(f64, f64)> {
+    let (on, off) = (3usize, 3usize);
+    let mut out = vec![];
+    let mut k = 0usize;
+    for w in pts.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        let n = (((x1 - x0) * samples_per_unit).ceil() as usize).max(1);
+        for i in 0..n {
+            let t = i as f64 / n as f64;
+            if k % (on + off) < on {
+                out.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
+            }
+            k += 1;
+        }
+    }
+    if let Some(&last) = pts.last() {
+        out.push(last);
+    }
+    out
+}
+
+fn log_points(s: &CurveSeries) -> Vec<(f64, f64)> {
+    s.points
+        .iter()
+        .map(|&(b, c)| ((b as f64).log2(), c))
+        .collect()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let blk = block(
+        app,
+        Panel::Curve,
+        "Curve · cycles/byte vs message length".into(),
+    );
+    let series = app.curves();
+    if series.is_empty() {
+        let inner = blk.inner(area);
+        frame.render_widget(blk, area);
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "cycles/byte per length appears as lengths finish",
+                Style::new().fg(DIM),
+            )),
+            inner,
+        );
+        return;
+    }
+    let all: Vec<(u64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
+    let mut lens: Vec<u64> = all
+        .iter()
+        .map(|p| p.0)
+        .chain(app.lengths.iter().copied())
+        .collect();
+    lens.sort_unstable();
+    lens.dedup();
+    let x_lo = (lens.first().copied().unwrap_or(32) as f64).log2().floor();
+    let x_hi = (lens.last().copied().unwrap_or(65536) as f64)
+        .log2()
+        .ceil()
+        .max(x_lo + 1.0);
+    let y_hi = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+
+    let per_unit = f64::from(area.width) * 2.0 / (x_hi - x_lo);
+    // (legend name, points, style, dashed reference)
+    type Drawn = (String, Vec<(f64, f64)>, Style, bool);
+    let data: Vec<Drawn> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let pts = log_points(s);
+            if s.reference {
+                (
+                    format!("{} (ref)", s.label),
+                    dashed(&pts, per_unit),
+                    Style::new().fg(REFERENCE),
+                    true,
+                )
+            } else {
+                (
+                    s.label.clone(),
+                    pts,
+                    Style::new().fg(PALETTE[i % PALETTE.len()]),
+                    false,
+                )
+            }
+        })
+        .collect();
+    let datasets: Vec<Dataset> = data
+        .iter()
+        .map(|(name, pts, style, reference)| {
+            Dataset::default()
+                .name(name.clone())
+                .marker(Marker::Braille)
+                .graph_type(if *reference {
+                    GraphType::Scatter
+                } else {
+                    GraphType::Line
+                })
+                .style(*style)
+                .data(pts)
+        })
+        .collect();
+    let x_labels: Vec<Span> = [x_lo, (x_lo + x_hi) / 2.0, x_hi]
+        .iter()
+        .map(|&e| Span::raw(format::size(2f64.powf(e.round()) as u64)))
+        .collect();
+    let y_labels: Vec<Span> = [0.0, y_hi / 2.0, y_hi]
+        .iter()
+        .map(|&v| Span::raw(format!("{v:.1}")))
+        .collect();
+    let chart = Chart::new(datasets)
+        .block(blk)
+        .legend_position(Some(LegendPosition::TopRight))
+        .hidden_legend_constraints((
+            ratatui::layout::Constraint::Percentage(60),
+            ratatui::layout::Constraint::Percentage(60),
+        ))
+        .x_axis(
+            Axis::default()
+                .bounds([x_lo, x_hi])
+                .labels(x_labels)
+                .style(Style::new().fg(DIM)),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, y_hi])
+                .labels(y_labels)
+                .style(Style::new().fg(DIM)),
+        );
+    frame.render_widget(chart, area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dashes_alternate_and_end_on_the_last_point() {
+        let pts = [(5.0, 100.0), (10.0, 50.0)];
+        let d = dashed(&pts, 2.4);
+        // 12 samples in runs of 3 kept / 3 skipped, plus the end point.
+        assert_eq!(d.len(), 6 + 1);
+        assert_eq!(d[0], (5.0, 100.0));
+        assert_eq!(*d.last().unwrap(), (10.0, 50.0));
+        assert!(dashed(&[(1.0, 1.0)], 4.0).len() == 1);
+    }
+}
+
+#[cfg(test)]
+mod render_tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn draws_one_line_per_instance_and_the_reference_when_measured() {
+        let mut app = demo::finished();
+        let text = demo::draw_text(70, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("sm3hash-256") && text.contains("pseudoXOF-512"),
+            "{text}"
+        );
+        assert!(text.contains("32 B") && text.contains("1 KiB"), "{text}");
+        assert!(
+            !text.contains("(ref)"),
+            "pseudoXOF-256 was not measured: {text}"
+        );
+        // Measure the reference of sm3hash-256's width, unselected: it is drawn dashed.
+        for bytes in [32, 1024] {
+            app.apply(crate::measure::EngineEvent::JobFinished {
+                job: crate::measure::JobKey {
+                    candidate: "iccs".into(),
+                    label: "pseudoXOF-256".into(),
+                    input_bytes: bytes,
+                },
+                #[allow(clippy::useless_conversion)]
+                summary: demo::summary(1536.0 * bytes as f64 / 32.0, bytes).into(),
+                record: "r.json".into(),
+                snapshot: None,
+            });
+        }
+        let series = app.curves();
+        assert_eq!(
+            series.last().map(|s| (s.label.as_str(), s.reference)),
+            Some(("pseudoXOF-256", true))
+        );
+        let text = demo::draw_text(70, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("pseudoXOF-256 (ref)"), "{text}");
+        let empty = demo::draw_text(70, 8, |f| render(f, f.area(), &demo::idle()));
+        assert!(empty.contains("appears as lengths finish"), "{empty}");
+    }
+}

@@ -1,0 +1,114 @@
+//! Footer: the keys that matter now, straight from the key table (only the actions the
+//! current state offers), or the prompt of the text field being typed into.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::{ACCENT, DIM};
+use crate::tui::action::Action;
+use crate::tui::app::{App, Mode};
+use crate::tui::keymap::{BINDINGS, Scope};
+
+/// Whether the footer should offer `a` in the current state.
+fn offered(app: &App, a: Action) -> bool {
+    if app.read_only && a.mutates_run() {
+        return false;
+    }
+    match a {
+        Action::Start => !app.is_running(),
+        Action::Cancel => app.is_running(),
+        Action::RecheckHost => !app.is_running(),
+        Action::HistPrev => app.hist_jobs().len() > 1,
+        _ => true,
+    }
+}
+
+pub fn hints(app: &App) -> Line<'static> {
+    match &app.mode {
+        Mode::Filter => {
+            return Line::from(Span::styled(
+                " type to filter · Enter keep · Esc clear",
+                Style::new().fg(ACCENT),
+            ));
+        }
+        Mode::LengthInput(_) => {
+            return Line::from(Span::styled(
+                " length in bytes (100, 2k, 1KiB) · Enter add/remove · Esc cancel",
+                Style::new().fg(ACCENT),
+            ));
+        }
+        Mode::Help => {
+            return Line::from(Span::styled(
+                " any key closes the help",
+                Style::new().fg(ACCENT),
+            ));
+        }
+        Mode::Normal => {}
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for b in BINDINGS {
+        let Some(word) = b.footer else { continue };
+        let here = match b.scope {
+            Scope::Global => true,
+            Scope::In(p) => p == app.focus,
+        };
+        if !here || !offered(app, b.action) {
+            continue;
+        }
+        // The first key is enough here; the help overlay names them all.
+        let key = match (b.action, b.keys) {
+            (Action::HistPrev, _) => b.keys_text(),
+            (_, [k, ..]) => k.text(),
+            (_, []) => continue,
+        };
+        spans.push(Span::styled(
+            key,
+            Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::styled(format!(" {word}  "), Style::new().fg(DIM)));
+    }
+    Line::from(spans)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    frame.render_widget(hints(app), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::Panel;
+    use crate::tui::demo;
+
+    fn text(app: &App) -> String {
+        hints(app)
+            .spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect()
+    }
+
+    #[test]
+    fn offers_what_the_state_allows() {
+        let mut app = demo::idle();
+        let idle = text(&app);
+        assert!(
+            idle.contains("s start") && !idle.contains("c cancel"),
+            "{idle}"
+        );
+        assert!(idle.contains("Space select"), "{idle}");
+        app.focus = Panel::Results;
+        assert!(text(&app).contains("Enter histogram"));
+        let running = text(&demo::measuring());
+        assert!(
+            running.contains("c cancel") && !running.contains("s start"),
+            "{running}"
+        );
+        app.read_only = true;
+        assert!(!text(&app).contains("s start"));
+        app.mode = crate::tui::app::Mode::Filter;
+        assert!(text(&app).contains("type to filter"));
+    }
+}

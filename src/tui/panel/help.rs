@@ -1,0 +1,86 @@
+//! The `?` overlay: every row of the key table with its help text, plus the mouse gestures,
+//! centred over the screen.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
+
+use super::{ACCENT, DIM};
+use crate::tui::keymap::{Scope, help_rows};
+
+pub fn lines() -> Vec<Line<'static>> {
+    let key_w = help_rows()
+        .map(|b| b.keys_text().chars().count())
+        .max()
+        .unwrap_or(5);
+    let mut out: Vec<Line> = help_rows()
+        .map(|b| {
+            let key = b.keys_text();
+            let scope = match b.scope {
+                Scope::Global => String::new(),
+                Scope::In(p) => format!("{}: ", p.title()),
+            };
+            Line::from(vec![
+                Span::styled(
+                    format!("{key:>key_w$}  "),
+                    Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(scope, Style::new().fg(DIM)),
+                Span::raw(b.help),
+            ])
+        })
+        .collect();
+    out.push(Line::from(Span::styled(
+        format!(
+            "{:>key_w$}  click a panel or row to focus / select; wheel scrolls",
+            "mouse"
+        ),
+        Style::new().fg(DIM),
+    )));
+    out
+}
+
+pub fn render(frame: &mut Frame, area: Rect) {
+    let text = lines();
+    let w = text.iter().map(Line::width).max().unwrap_or(40) as u16 + 4;
+    let h = text.len() as u16 + 2;
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(text).block(
+            Block::bordered()
+                .border_type(BorderType::Double)
+                .border_style(Style::new().fg(ACCENT))
+                .title(" Keys · any key closes "),
+        ),
+        rect,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keymap::BINDINGS;
+
+    #[test]
+    fn every_help_row_of_the_table_is_in_the_overlay() {
+        let text: Vec<String> = lines()
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        for b in help_rows() {
+            assert!(text.iter().any(|l| l.contains(b.help)), "{}", b.help);
+        }
+        assert!(text.len() < BINDINGS.len() + 2, "pairs are merged");
+        assert!(text.iter().any(|l| l.contains("Ctrl-C")));
+    }
+}

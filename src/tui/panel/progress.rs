@@ -1,0 +1,153 @@
+//! Progress panel: the current job, its trial k/n and calls done, the run's jobs done and
+//! ETA with a bar, then the event log (KAT results, disturbed retries, faults with the
+//! worker's stderr tail), newest last, scrollable.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Gauge, Paragraph};
+
+use super::{ACCENT, DIM, block, fit, log_color};
+use crate::format;
+use crate::tui::app::{App, JobState, KatState, Panel, RunState};
+
+/// What the engine is doing right now, in one line.
+pub fn status_line(app: &App) -> String {
+    if let Some(j) = app.current.as_ref().and_then(|k| app.job(k)) {
+        if let JobState::Running {
+            trial,
+            trials,
+            calls_done,
+            calls_total,
+        } = &j.state
+        {
+            return format!(
+                "▶ {} · trial {trial}/{trials} · calls {} / {}",
+                j.key,
+                format::int(Some(*calls_done as f64)),
+                format::int(Some(*calls_total as f64)),
+            );
+        }
+        return format!("▶ {} · starting", j.key);
+    }
+    if let Some((label, done, total)) = app.kat.iter().find_map(|(l, s)| match s {
+        KatState::Running { done, total } => Some((l, *done, *total)),
+        _ => None,
+    }) {
+        return format!("▶ KAT {label}: {done}/{total} vectors");
+    }
+    match &app.run {
+        RunState::Idle => "idle · Space selects, 1–8 picks lengths, s starts".into(),
+        RunState::Running { cancelling: true } => "cancelling…".into(),
+        RunState::Running { .. } => "preparing: KAT, host check, calibration…".into(),
+        RunState::Finished {
+            cancelled,
+            wall,
+            finished,
+            failed,
+        } => format!(
+            "{} · {finished} done, {failed} failed in {} · s runs again",
+            if *cancelled { "cancelled" } else { "finished" },
+            format::duration(*wall)
+        ),
+        RunState::Lost(why) => format!("the writing process is gone: {why}"),
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let blk = block(app, Panel::Progress, "Progress".into());
+    let inner = blk.inner(area);
+    frame.render_widget(blk, area);
+    let [status, bar, log] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let width = usize::from(inner.width);
+    frame.render_widget(
+        Line::from(Span::styled(
+            fit(&status_line(app), width),
+            Style::new().add_modifier(Modifier::BOLD),
+        )),
+        status,
+    );
+
+    let (done, total) = app.run_counts();
+    let eta = app.eta_seconds().map_or(String::new(), |s| {
+        format!(
+            " · ETA {}",
+            format::duration(std::time::Duration::from_secs_f64(s.max(0.0)))
+        )
+    });
+    let label = format!("jobs {done}/{total}{eta}");
+    let ratio = if total > 0 {
+        done as f64 / total as f64
+    } else {
+        0.0
+    };
+    frame.render_widget(
+        Gauge::default()
+            .ratio(ratio.clamp(0.0, 1.0))
+            .label(label)
+            .gauge_style(Style::new().fg(ACCENT).bg(ratatui::style::Color::Black))
+            .use_unicode(true),
+        bar,
+    );
+
+    let h = usize::from(log.height);
+    let end = app.log.len().saturating_sub(app.log_back);
+    let start = end.saturating_sub(h);
+    let lines: Vec<Line> = app.log[start..end]
+        .iter()
+        .map(|l| {
+            Line::from(Span::styled(
+                fit(&l.text, width),
+                Style::new().fg(log_color(l.level)),
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        frame.render_widget(
+            Span::styled("events appear here", Style::new().fg(DIM)),
+            log,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(lines), log);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn shows_the_trial_the_eta_and_the_log() {
+        let app = demo::measuring();
+        assert_eq!(
+            status_line(&app),
+            "▶ sm3hash-256 @ 32 B · trial 3/5 · calls 48.0 k / 100.0 k"
+        );
+        let text = demo::draw_text(90, 8, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("jobs 1/4 · ETA"), "{text}");
+        assert!(text.contains("trial 2 disturbed, re-run"), "{text}");
+    }
+
+    #[test]
+    fn a_fault_shows_the_workers_stderr_tail() {
+        let app = demo::fault();
+        let text = demo::draw_text(90, 10, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("FAULT worker crashed (signal=SIGSEGV)"),
+            "{text}"
+        );
+        assert!(text.contains("stderr│ Segmentation fault"), "{text}");
+        assert!(status_line(&app).starts_with("finished · 1 done, 1 failed"));
+    }
+}

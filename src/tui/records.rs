@@ -1,0 +1,213 @@
+//! Results from disk, as engine events: the records of a run directory become `JobFinished`
+//! / `JobFailed` (for `--run DIR`), and a `Follower` replays and then tails the run's journal
+//! (for `watch`), noticing when the writing process dies without finishing. Reads only.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
+
+use super::app::{App, RunState};
+use crate::measure::stats::per_call;
+use crate::measure::{EngineEvent, HistogramSnapshot, JobKey};
+use crate::record::TimingRecord;
+use crate::record::journal::{JournalEvent, JournalReader};
+use crate::record::run_dir::list_records;
+use crate::record::schema::STATUS_COMPLETE;
+
+/// How often the journal file is read while following.
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The per-call histogram a record carries (cyclescope's addition), if any.
+fn snapshot_of(rec: &TimingRecord) -> Option<HistogramSnapshot> {
+    let add = rec.cyclescope.as_ref()?;
+    let h = crate::record::histogram::decode(add.histogram_v2_base64.as_deref()?)?;
+    Some(HistogramSnapshot {
+        per_call: per_call(&h),
+        histogram: Arc::new(h),
+        loop_mean_cycles: rec.mean_cycles,
+        timer_overhead_ticks: add.timer_overhead_ticks,
+        per_call_source: add.per_call_source.clone(),
+    })
+}
+
+/// One event per record under `run_dir` (none when there is no such directory).
+pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
+    list_records(run_dir)
+        .into_iter()
+        .map(|(path, rec)| {
+            let job = JobKey {
+                candidate: rec.candidate.clone(),
+                label: rec.label.clone(),
+                input_bytes: rec.input_bytes,
+            };
+            if rec.status == STATUS_COMPLETE {
+                #[allow(clippy::useless_conversion)]
+                let summary = rec.summary().into();
+                EngineEvent::JobFinished {
+                    job,
+                    summary,
+                    record: path,
+                    snapshot: snapshot_of(&rec),
+                }
+            } else {
+                let reason = rec
+                    .cyclescope
+                    .as_ref()
+                    .and_then(|a| a.failure.clone())
+                    .unwrap_or_else(|| rec.status.clone());
+                let stderr_tail = rec
+                    .processes
+                    .last()
+                    .map_or_else(String::new, |p| p.stderr.clone());
+                EngineEvent::JobFailed {
+                    job,
+                    reason,
+                    stderr_tail,
+                    record: Some(path),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Follows the journal of a run another process writes.
+pub struct Follower {
+    run_dir: PathBuf,
+    reader: JournalReader,
+    writer: Option<Pid>,
+    last_read: Option<Instant>,
+    seen_any: bool,
+    announced: bool,
+}
+
+impl Follower {
+    pub fn new(run_dir: &Path) -> Self {
+        Self {
+            run_dir: run_dir.to_path_buf(),
+            reader: JournalReader::new(run_dir),
+            writer: None,
+            last_read: None,
+            seen_any: false,
+            announced: false,
+        }
+    }
+
+    /// Events appended since the last call (the whole history on the first); marks the run
+    /// lost when its writer is gone without having finished it.
+    pub fn poll(&mut self, app: &mut App) -> Vec<EngineEvent> {
+        if self
+            .last_read
+            .is_some_and(|t| t.elapsed() < FOLLOW_INTERVAL)
+        {
+            return vec![];
+        }
+        self.last_read = Some(Instant::now());
+        let entries = match self.reader.poll() {
+            Ok(e) => e,
+            Err(e) => {
+                app.writer_lost(format!(
+                    "cannot read the journal of {}: {e}",
+                    self.run_dir.display()
+                ));
+                return vec![];
+            }
+        };
+        if !self.seen_any && entries.is_empty() && !self.announced {
+            self.announced = true;
+            app.push_log(
+                super::app::LogLevel::Info,
+                format!("waiting for {}/journal.jsonl", self.run_dir.display()),
+            );
+        }
+        let mut events = Vec::with_capacity(entries.len());
+        for entry in entries {
+            self.seen_any = true;
+            if let JournalEvent::RunStarted { pid, .. } = &entry.event {
+                self.writer = i32::try_from(*pid).ok().map(Pid::from_raw);
+            }
+            events.push(entry.event.into_event(&self.run_dir));
+        }
+        if events.is_empty()
+            && matches!(app.run, RunState::Running { .. })
+            && let Some(pid) = self.writer
+            && kill(pid, None) == Err(Errno::ESRCH)
+        {
+            app.writer_lost(format!("process {pid} ended without finishing the run"));
+        }
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::journal::JournalWriter;
+    use crate::tui::demo;
+
+    fn started(pid: u32) -> JournalEvent {
+        JournalEvent::RunStarted {
+            labels: vec!["sm3hash-256".into()],
+            lengths: vec![32],
+            cpu: 1,
+            pid,
+        }
+    }
+
+    #[test]
+    fn following_replays_then_tails_and_sees_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = demo::idle();
+        app.read_only = true;
+        let mut f = Follower::new(dir.path());
+        assert!(f.poll(&mut app).is_empty());
+        assert!(app.log.iter().any(|l| l.text.contains("waiting for")));
+        let mut w = JournalWriter::open(dir.path()).unwrap();
+        w.append(started(std::process::id())).unwrap();
+        w.append(JournalEvent::KatStarted {
+            label: "sm3hash-256".into(),
+        })
+        .unwrap();
+        f.last_read = None;
+        for ev in f.poll(&mut app) {
+            app.apply(ev);
+        }
+        assert!(app.is_running());
+        w.append(JournalEvent::RunFinished {
+            cancelled: false,
+            wall_s: 2.0,
+            finished: 0,
+            failed: 0,
+        })
+        .unwrap();
+        f.last_read = None;
+        for ev in f.poll(&mut app) {
+            app.apply(ev);
+        }
+        assert_eq!(app.run_word(), "finished");
+    }
+
+    #[test]
+    fn a_writer_that_died_mid_run_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        JournalWriter::open(dir.path())
+            .unwrap()
+            .append(started(pid))
+            .unwrap();
+        let mut app = demo::idle();
+        let mut f = Follower::new(dir.path());
+        for ev in f.poll(&mut app) {
+            app.apply(ev);
+        }
+        f.last_read = None;
+        assert!(f.poll(&mut app).is_empty());
+        assert!(app.is_lost(), "{:?}", app.run);
+        assert_eq!(app.run_word(), "writer gone");
+    }
+}

@@ -1,0 +1,55 @@
+//! Whole-screen snapshots: every demo state at 80×24 and 160×48 on `TestBackend`, compared
+//! with insta. The demo states are deterministic, so nothing needs filtering.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::demo;
+
+fn screen(name: &str, width: u16, height: u16) -> TestBackend {
+    let app = demo::state(name).unwrap_or_else(|| panic!("no demo state {name}"));
+    let mut terminal =
+        Terminal::new(TestBackend::new(width, height)).unwrap_or_else(|e| match e {});
+    let _ = terminal.draw(|f| {
+        super::screen::draw(f, &app);
+    });
+    terminal.backend().clone()
+}
+
+macro_rules! snap {
+    ($test:ident, $state:literal) => {
+        #[test]
+        fn $test() {
+            let (w, h) = if $state == "too-small" {
+                (70, 20)
+            } else {
+                (80, 24)
+            };
+            insta::assert_snapshot!(concat!($state, "_80x24"), screen($state, w, h));
+            if $state != "too-small" {
+                insta::assert_snapshot!(concat!($state, "_160x48"), screen($state, 160, 48));
+            }
+        }
+    };
+}
+
+snap!(idle_screen, "idle");
+snap!(measuring_screen, "measuring");
+snap!(finished_screen, "finished");
+snap!(fault_screen, "fault");
+snap!(too_small_screen, "too-small");
+snap!(help_screen, "help");
+
+#[test]
+fn the_minimum_size_gets_the_full_layout_and_one_less_does_not() {
+    let full = demo::text(&demo::render(&demo::idle(), 80, 24));
+    assert!(
+        full.contains("Catalog") && full.contains("Progress"),
+        "{full}"
+    );
+    let small = demo::text(&demo::render(&demo::idle(), 79, 24));
+    assert!(
+        small.contains("terminal too small") && small.contains("79×24"),
+        "{small}"
+    );
+}

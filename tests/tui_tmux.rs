@@ -1,0 +1,307 @@
+//! End-to-end tests of the workbench: the real binary in a detached tmux session of fixed
+//! size (own socket per test), driven with `send-keys` and read back with `capture-pane`.
+//! Waiting is polling with a generous deadline, never a fixed sleep. Skipped, with a message,
+//! only when tmux is not installed (CI installs it).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `script` (a shell command line) in a `width`×`height` session, or None when
+    /// tmux is missing.
+    fn start(name: &str, width: u16, height: u16, script: &str) -> Option<Tmux> {
+        Self::start_in(
+            name,
+            width,
+            height,
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            script,
+        )
+    }
+
+    /// As `start`, with `cwd` as the working folder (where runs are created).
+    fn start_in(name: &str, width: u16, height: u16, cwd: &Path, script: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("SKIPPED {name}: tmux is not installed (apt-get install tmux)");
+            return None;
+        }
+        let t = Tmux {
+            socket: format!("cyclescope-e2e-{}-{name}", std::process::id()),
+        };
+        let out = t.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-c",
+            &cwd.display().to_string(),
+            script,
+        ]);
+        assert!(out.status.success(), "tmux new-session: {out:?}");
+        Some(t)
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("running tmux")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        for k in keys {
+            let out = self.tmux(&["send-keys", k]);
+            assert!(out.status.success(), "send-keys {k}: {out:?}");
+        }
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        let out = self.tmux(&["send-keys", "-l", text]);
+        assert!(out.status.success(), "send-keys -l {text}: {out:?}");
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p"]).stdout).into_owned()
+    }
+
+    /// Polls the pane until `ok` holds; fails with the last screen after the deadline.
+    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; the pane shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// The binary, then its exit status and the terminal modes once it is gone.
+fn script(args: &str) -> String {
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    assert!(Path::new(bin).exists());
+    format!(
+        "{bin} {args}; echo \"EXIT:$?\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?icanon\\|-\\?echo'; echo MODES-SHOWN; sleep 120"
+    )
+}
+
+#[test]
+fn launch_help_filter_select_and_quit_restores_the_terminal() {
+    let Some(t) = Tmux::start("basic", 100, 30, &script("")) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.wait_for("s start");
+
+    t.send(&["?"]);
+    t.wait_for("Keys · any key closes");
+    t.send(&["Escape"]);
+    t.wait("help closed", |s| !s.contains("Keys · any key closes"));
+
+    t.send(&["/"]);
+    t.type_text("xof-5");
+    t.wait("the filter narrows the tree", |s| {
+        s.contains("/xof-5▏") && s.contains("pseudoXOF-512") && !s.contains("pseudoXOF-256")
+    });
+    t.send(&["Enter", "j", "Space"]);
+    t.wait_for("Catalog · 1 selected");
+    t.send(&["Escape"]);
+    t.wait_for("sm3hash-256");
+
+    // Lengths: S1 and S4 only (32 B and 1 KiB).
+    for k in ["2", "3", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("32 B · 1 KiB");
+
+    t.send(&["Tab"]);
+    t.wait_for("Host · CPU");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(
+        s.lines().any(|l| l == "icanon") && s.lines().any(|l| l == "echo"),
+        "the terminal is back in cooked mode with echo:\n{s}"
+    );
+    assert!(!s.contains("┏"), "the alternate screen is gone:\n{s}");
+}
+
+#[test]
+fn a_small_terminal_is_told_so_and_q_still_leaves() {
+    let Some(t) = Tmux::start("small", 70, 20, &script("")) else {
+        return;
+    };
+    t.wait_for("terminal too small");
+    t.wait_for("70×20");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn ctrl_c_leaves_from_inside_the_filter() {
+    let Some(t) = Tmux::start("ctrlc", 100, 30, &script("")) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["/"]);
+    t.type_text("q");
+    t.wait_for("/q▏");
+    t.send(&["C-c"]);
+    t.wait_for("EXIT:0");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(s.lines().any(|l| l == "icanon"), "{s}");
+}
+
+#[test]
+fn watch_follows_a_journal_live_and_shows_the_end() {
+    use cyclescope::record::journal::{JournalEvent, JournalWriter};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut w = JournalWriter::open(dir.path()).expect("journal");
+    w.append(JournalEvent::RunStarted {
+        labels: vec!["sm3hash-256".into()],
+        lengths: vec![32],
+        cpu: 1,
+        pid: std::process::id(),
+    })
+    .expect("append");
+    w.append(JournalEvent::KatFinished {
+        label: "sm3hash-256".into(),
+        status: "PASS".into(),
+        detail: String::new(),
+        log: None,
+    })
+    .expect("append");
+    let args = format!("watch {}", dir.path().display());
+    let Some(t) = Tmux::start("watch", 100, 30, &script(&args)) else {
+        return;
+    };
+    t.wait_for("watching (read-only)");
+    t.wait_for("KAT sm3hash-256: PASS");
+    t.wait_for("sm3hash-256      256 PASS");
+    t.send(&["s"]);
+    t.wait_for("read-only");
+    w.append(JournalEvent::RunFinished {
+        cancelled: false,
+        wall_s: 3.0,
+        finished: 0,
+        failed: 0,
+    })
+    .expect("append");
+    t.wait_for("run finished after 3 s");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn a_run_directory_reloads_and_its_table_is_printed_after_leaving() {
+    let args = format!("--run {}", common::arm_1().display());
+    let Some(t) = Tmux::start("reload", 120, 40, &script(&args)) else {
+        return;
+    };
+    t.wait_for("Results · 120");
+    t.send(&["q"]);
+    let s = t.wait_for("EXIT:0");
+    assert!(
+        s.contains("| `uHash-1024` | 65536 B | 253.45 M | 3867.4 | 94 ms | 0.7 | 100 (5 × 20) |"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_panic_still_restores_the_terminal() {
+    let Some(t) = Tmux::start(
+        "panic",
+        100,
+        30,
+        &format!("CYCLESCOPE_TEST_PANIC=1 {}", script("")),
+    ) else {
+        return;
+    };
+    t.wait_for("EXIT:101");
+    let s = t.wait_for("MODES-SHOWN");
+    assert!(
+        s.contains("CYCLESCOPE_TEST_PANIC is set"),
+        "the panic message is readable:\n{s}"
+    );
+    assert!(
+        s.lines().any(|l| l == "icanon") && s.lines().any(|l| l == "echo"),
+        "{s}"
+    );
+}
+
+/// Selects pseudoXOF-512 and sm3hash-256, keeps 32 B and 1 KiB.
+fn select_the_issue_example(t: &Tmux) {
+    t.wait_for("Catalog · 0 selected");
+    // sm3hash-256 is the first instance, pseudoXOF-512 the seventh.
+    t.send(&["j", "Space", "j", "j", "j", "j", "j", "j", "Space"]);
+    t.wait_for("Catalog · 2 selected");
+    for k in ["2", "3", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("32 B · 1 KiB");
+}
+
+#[test]
+fn measure_cancel_and_measure_again() {
+    // Trials of 0.2 s keep each job on screen for about a second: long enough for polling to
+    // see a running trial and to cancel after the first result.
+    let args = "--trial-target 0.2 --allow-unfixed-host";
+    // Runs go to `runs/` under the working folder: a temporary one, with the repository's
+    // catalog named explicitly.
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!("--config {}/config.toml {args}", env!("CARGO_MANIFEST_DIR"));
+    let Some(t) = Tmux::start_in("measure", 120, 36, cwd.path(), &script(&args)) else {
+        return;
+    };
+    select_the_issue_example(&t);
+    t.send(&["s"]);
+    // KAT verdicts stay in the catalog; the histogram's title names the running trial.
+    t.wait_for("sm3hash-256      256 PASS");
+    t.wait_for("pseudoXOF-512    512 PASS");
+    t.wait_for("· trial ");
+    t.wait_for("Results · 1/4 jobs");
+    t.send(&["c"]);
+    t.wait_for("cancelled ·");
+    t.send(&["s"]);
+    let s = t.wait_for("Results · 4/4 jobs of this run");
+    assert!(
+        s.contains("✓ pseudoXOF-512") || s.contains("⚠ pseudoXOF-512"),
+        "{s}"
+    );
+    assert!(s.contains("sm3hash-256   1024 B"), "{s}");
+    t.send(&["q"]);
+    let s = t.wait_for("EXIT:0");
+    assert!(
+        s.contains("| `sm3hash-256` | 32 B |"),
+        "the table is printed after leaving:\n{s}"
+    );
+}
