@@ -105,7 +105,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("cyclescope: {e:#}");
+            eprintln!("cyclescope: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
@@ -121,5 +121,39 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
         }
         eprintln!("cyclescope: cannot write to stdout: {e}");
         std::process::exit(2);
+    }
+}
+
+/// An error and its causes, each cause only once: layer errors often embed their source in
+/// their own message already, and `{:#}` would then print it twice.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn causes_already_in_the_message_are_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = anyhow::Error::new(crate::catalog::ConfigError::Read {
+            path: "x.toml".into(),
+            source: io,
+        });
+        assert_eq!(error_text(&e), "cannot read config x.toml: gone");
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&e), "outer: inner");
     }
 }

@@ -79,22 +79,7 @@ pub fn job_record(
         m.disturbed_retries,
         additions,
     );
-    let summary = JobSummary {
-        status: rec.status.clone(),
-        kat: rec.kat.clone(),
-        mean_cycles: rec.mean_cycles,
-        mean_seconds: rec.mean_seconds.unwrap_or(0.0),
-        throughput_mb_per_second: rec.throughput_MB_per_second.unwrap_or(0.0),
-        measurements: rec.measurements,
-        trials: rec.plan.trials,
-        iterations_per_trial: rec.plan.iterations_per_trial,
-        cycle_source: rec
-            .cyclescope
-            .as_ref()
-            .map_or_else(String::new, |a| a.cycle_source.clone()),
-        per_call: pc,
-        disturbed_retries: rec.disturbed_retries,
-    };
+    let summary = rec.summary();
     let path = dir.write_record(&rec).ok();
     (path, summary, snapshot)
 }
