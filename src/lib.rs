@@ -13,5 +13,6 @@ pub mod kat;
 pub mod measure;
 pub mod plugin;
 pub mod record;
+pub mod report;
 pub mod tui;
 pub mod worker;

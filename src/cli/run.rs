@@ -79,8 +79,14 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = engine::run(
         &req,
         &mut |ev| {
-            if let EngineEvent::JobFinished { job, summary, .. } = &ev {
-                results.push(Row::from(job, summary));
+            if let EngineEvent::JobFinished {
+                job,
+                summary,
+                record,
+                ..
+            } = &ev
+            {
+                results.push(Row::from(job, summary, &req.run_dir, record));
             }
             progress.show(&ev);
         },
@@ -197,69 +203,45 @@ fn default_run_dir(runs_dir: &Path) -> PathBuf {
     ))
 }
 
-/// One row of the §4 table.
+/// One finished job, as `--json` prints it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Row {
-    pub label: String,
-    pub input_bytes: u64,
-    pub mean_cycles: Option<f64>,
-    pub mean_seconds: f64,
-    pub throughput_mb_per_second: f64,
-    pub measurements: u64,
-    pub trials: u32,
-    pub iterations_per_trial: u64,
-    pub cycle_source: String,
-    pub per_call_p50: Option<u64>,
+    #[serde(flatten)]
+    pub job: JobKey,
+    #[serde(flatten)]
+    pub summary: crate::measure::JobSummary,
+    /// What measured it (counter, clock, CPU), from the record.
+    pub measured_by: String,
 }
 
 impl Row {
-    fn from(job: &JobKey, s: &crate::measure::JobSummary) -> Self {
+    fn from(job: &JobKey, s: &crate::measure::JobSummary, run_dir: &Path, record: &Path) -> Self {
+        let measured_by = std::fs::read(run_dir.join(record))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<crate::record::TimingRecord>(&b).ok())
+            .map(|r| {
+                let reference = r.cyclescope.as_ref().is_some_and(|a| a.reference_cycles);
+                crate::report::measured_by(&r.environment, &s.cycle_source, reference)
+            })
+            .unwrap_or_else(|| format!("cycles: {}", s.cycle_source));
         Row {
-            label: job.label.clone(),
-            input_bytes: job.input_bytes,
-            mean_cycles: s.mean_cycles,
-            mean_seconds: s.mean_seconds,
-            throughput_mb_per_second: s.throughput_mb_per_second,
-            measurements: s.measurements,
-            trials: s.trials,
-            iterations_per_trial: s.iterations_per_trial,
-            cycle_source: s.cycle_source.clone(),
-            per_call_p50: s.per_call.map(|p| p.p50),
+            job: job.clone(),
+            summary: s.clone(),
+            measured_by,
         }
     }
 }
 
-/// The report's §4 table: `| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |`.
+/// The report's §4 table of the finished jobs, by instance and length, with the counter named.
 pub fn results_table(rows: &[Row]) -> String {
-    use crate::format;
     let mut rows = rows.to_vec();
-    rows.sort_by(|a, b| (&a.label, a.input_bytes).cmp(&(&b.label, b.input_bytes)));
-    let mut out = String::from(
-        "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|---|---|---|---|---|---|\n",
+    rows.sort_by(|a, b| (&a.job.label, a.job.input_bytes).cmp(&(&b.job.label, b.job.input_bytes)));
+    let mut out = crate::report::perf_table(
+        rows.iter()
+            .map(|r| crate::report::perf_cells(&r.job, Some(&r.summary), None)),
     );
-    for r in &rows {
-        let cpb = r.mean_cycles.map_or(format::MISSING.to_string(), |c| {
-            format::cycles_per_byte(c, r.input_bytes)
-        });
-        out += &format!(
-            "| `{}` | {} B | {} | {} | {} | {:.1} | {} ({} × {}) |\n",
-            r.label,
-            r.input_bytes,
-            format::int(r.mean_cycles),
-            cpb,
-            format::time(r.mean_seconds),
-            r.throughput_mb_per_second,
-            r.measurements,
-            r.trials,
-            r.iterations_per_trial
-        );
-    }
-    if let Some(src) = rows
-        .first()
-        .map(|r| r.cycle_source.as_str())
-        .filter(|s| !s.is_empty())
-    {
-        out += &format!("\ncycles counted by {src}\n");
+    if let Some(first) = rows.first() {
+        out += &format!("\n{}\n", first.measured_by);
     }
     out
 }

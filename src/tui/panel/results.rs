@@ -9,19 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::{BAD, DIM, GOOD, WARN, block, cursor_style, scroll_start};
-use crate::format;
 use crate::tui::app::{App, Panel, ResultRow};
 
 /// The report's §4 header.
-pub const HEADER: [&str; 7] = [
-    "instance",
-    "message",
-    "mean cycles",
-    "cycles/byte",
-    "mean time",
-    "MB/s",
-    "n",
-];
+pub const HEADER: [&str; 7] = crate::report::PERF_HEADER;
 
 /// The same columns, briefly, for narrow panels.
 const SHORT_HEADER: [&str; 7] = ["instance", "msg", "cycles", "c/B", "time", "MB/s", "n"];
@@ -49,43 +40,7 @@ fn fit_columns(table: &[[String; 7]], header: &[&str; 7], width: u16) -> (Vec<u1
 
 /// A row's cells in §4 formatting; a failed job reads `failed` with its reason last.
 pub fn cells(r: &ResultRow) -> [String; 7] {
-    let label = format!("`{}`", r.key.label);
-    let message = format!("{} B", r.key.input_bytes);
-    match r.summary {
-        Some(s) => {
-            let mean = match s.mean_cycles {
-                Some(c) if s.measurements < 100 => {
-                    format!("{} (n={})", format::int(Some(c)), s.measurements)
-                }
-                Some(c) => format::int(Some(c)),
-                None => format::time(s.mean_seconds),
-            };
-            let cpb = s.mean_cycles.map_or(format::MISSING.into(), |c| {
-                format::cycles_per_byte(c, r.key.input_bytes)
-            });
-            [
-                label,
-                message,
-                mean,
-                cpb,
-                format::time(s.mean_seconds),
-                format!("{:.1}", s.throughput_mb_per_second),
-                format!(
-                    "{} ({} × {})",
-                    s.measurements, s.trials, s.iterations_per_trial
-                ),
-            ]
-        }
-        None => [
-            label,
-            message,
-            "failed".into(),
-            format::MISSING.into(),
-            format::MISSING.into(),
-            format::MISSING.into(),
-            r.failure.unwrap_or_default().to_string(),
-        ],
-    }
+    crate::report::perf_cells(r.key, r.summary, r.failure)
 }
 
 /// The status mark: ✓ clean, ⚠ usable with a caveat, ✗ failed.
@@ -106,19 +61,7 @@ pub fn mark(r: &ResultRow) -> (&'static str, Style) {
 
 /// The finished jobs as the report's §4 Markdown table (empty when nothing finished).
 pub fn markdown(app: &App) -> String {
-    let rows = app.result_rows();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        HEADER.join(" | "),
-        "---|".repeat(HEADER.len())
-    );
-    for r in &rows {
-        out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
-    }
-    out
+    crate::report::perf_table(app.result_rows().iter().map(cells))
 }
 
 /// Draws the table; returns the body's area and first visible row.
