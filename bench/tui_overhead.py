@@ -54,7 +54,7 @@ def attached(tmp, rnd):
     try:
         pid = int(tmux(sock, "display", "-p", "-t", "bench", "#{pane_pid}").strip())
         wait_for(sock, "Catalog · 0 selected")
-        tmux(sock, "send-keys", "-t", "bench", *(["j"] * 6), "Space")
+        tmux(sock, "send-keys", "-t", "bench", *(["j"] * 7), "Space")
         wait_for(sock, "Catalog · 1 selected")
         for k in "1235678":
             tmux(sock, "send-keys", "-t", "bench", k)
