@@ -305,3 +305,44 @@ fn measure_cancel_and_measure_again() {
         "the table is printed after leaving:\n{s}"
     );
 }
+
+#[test]
+fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
+    // Launched as `cargo run --release` does: no host flag. On a host whose checks fail (this
+    // VM has no PMU) start is refused with a pointer to A; A measures and stores the problems.
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!(
+        "--config {}/config.toml --trial-target 0.05",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let Some(t) = Tmux::start_in("consent", 120, 36, cwd.path(), &script(&args)) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["j", "Space"]); // sm3hash-256
+    t.wait_for("Catalog · 1 selected");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.send(&["s"]);
+    let s = t.wait(&"a refusal or a result".to_string(), |s| {
+        s.contains("press A") || s.contains("Results · 1/1 jobs")
+    });
+    let refused = s.contains("press A");
+    if refused {
+        t.send(&["A"]);
+    }
+    t.wait_for("Results · 1/1 jobs of this run");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let record = std::fs::read_dir(cwd.path().join("runs"))
+        .expect("runs/")
+        .flatten()
+        .map(|e| e.path().join("records/iccs/sm3hash-256__hash_32.json"))
+        .find(|p| p.exists())
+        .expect("a record");
+    let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    let problems = rec["cyclescope"]["host_problems"].as_array().unwrap();
+    assert_eq!(refused, !problems.is_empty(), "{problems:?}");
+    assert_eq!(rec["cyclescope"]["tui_attached"], true);
+}

@@ -29,6 +29,9 @@ pub enum Action {
     CustomLength,
     /// Start a run on the selected instances and lengths.
     Start,
+    /// Start even though host checks failed: the operator's consent for this session; the
+    /// problems are stored with the run (the headless `--allow-unfixed-host`).
+    StartAnyway,
     /// Cancel the running run (the current trial is abandoned).
     Cancel,
     /// Run the host checks again.
@@ -47,7 +50,7 @@ pub enum Action {
 
 impl Action {
     /// One representative of every action, for the "every action has a key and help" test.
-    pub const ALL: [Action; 22] = [
+    pub const ALL: [Action; 23] = [
         Action::Quit,
         Action::ForceQuit,
         Action::Help,
@@ -62,6 +65,7 @@ impl Action {
         Action::ToggleLength(0),
         Action::CustomLength,
         Action::Start,
+        Action::StartAnyway,
         Action::Cancel,
         Action::RecheckHost,
         Action::HistPrev,
@@ -80,6 +84,7 @@ impl Action {
                 | Action::ToggleLength(_)
                 | Action::CustomLength
                 | Action::Start
+                | Action::StartAnyway
                 | Action::Cancel
                 | Action::RecheckHost
                 | Action::CpuPrev

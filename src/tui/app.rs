@@ -153,6 +153,8 @@ pub struct RunSpec {
     /// KATs passed in this session, label → that run's KAT log: the engine copies the log
     /// instead of running the KAT again.
     pub kat_passed: BTreeMap<String, PathBuf>,
+    /// Measure even if the host checks fail (`A`, or `--allow-unfixed-host`).
+    pub allow_unfixed_host: bool,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -188,6 +190,8 @@ pub struct App {
     pub chart: Chart,
     /// Watching another process's run: nothing that changes the run is offered.
     pub read_only: bool,
+    /// The operator agreed to measure on this host despite failed checks (`A`).
+    pub allow_unfixed_host: bool,
     /// Set by every change; the event loop redraws only when it is set.
     pub dirty: bool,
 }
@@ -232,6 +236,7 @@ impl App {
             mode: Mode::Normal,
             chart: Chart::Histogram,
             read_only: false,
+            allow_unfixed_host: false,
             dirty: true,
         }
     }

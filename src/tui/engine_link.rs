@@ -176,7 +176,7 @@ fn run_engine(
     let started = Instant::now();
     let mut req = RunRequest::new(spec.instances, spec.lengths, spec.cpu, run_dir);
     req.planning = spec.planning;
-    req.allow_unfixed_host = options.allow_unfixed_host;
+    req.allow_unfixed_host = options.allow_unfixed_host || spec.allow_unfixed_host;
     req.allow_kat_fail = options.allow_kat_fail;
     req.tui_attached = true;
     req.kat_passed = spec.kat_passed;
@@ -190,6 +190,13 @@ fn run_engine(
     }));
     match result {
         Ok(Ok(_)) => {}
+        // The hint goes first: a log line is cut at the panel's edge.
+        Ok(Err(engine::EngineError::UnfixedHost(problems))) => emit(EngineEvent::Warning {
+            message: format!(
+                "run refused, host checks failed: press A to measure anyway (the problems are stored with the run): {}",
+                problems.join("; ")
+            ),
+        }),
         Ok(Err(e)) => emit(EngineEvent::Warning {
             message: format!("run refused: {e}"),
         }),

@@ -135,6 +135,12 @@ pub const BINDINGS: &[Binding] = &[
         Some("start"),
     ),
     bind(
+        &[Char('A')],
+        Action::StartAnyway,
+        "start anyway despite failed host checks (stored with the run)",
+        None,
+    ),
+    bind(
         &[Char('c')],
         Action::Cancel,
         "cancel the run (the trial in flight is dropped, records stay)",

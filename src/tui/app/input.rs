@@ -150,6 +150,16 @@ impl App {
             }
             Action::CustomLength => self.mode = Mode::LengthInput(String::new()),
             Action::Start => return self.start(),
+            Action::StartAnyway => {
+                if !self.allow_unfixed_host {
+                    self.allow_unfixed_host = true;
+                    self.push_log(
+                        LogLevel::Warn,
+                        "measuring on this host despite failed checks: the problems are stored with the run",
+                    );
+                }
+                return self.start();
+            }
             Action::Cancel => {
                 if let RunState::Running { cancelling } = &mut self.run {
                     if !*cancelling {
@@ -304,6 +314,7 @@ impl App {
             cpu: self.cpu,
             planning: self.planning,
             kat_passed,
+            allow_unfixed_host: self.allow_unfixed_host,
         }))
     }
 

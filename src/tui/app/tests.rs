@@ -260,3 +260,40 @@ fn a_click_selects_the_catalog_row_under_the_pointer() {
     );
     assert_eq!(app.focus, hist_panel);
 }
+
+#[test]
+fn start_anyway_carries_the_consent_for_the_rest_of_the_session() {
+    let cat = demo::catalog();
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    app.cursor = 7; // pseudoXOF-512
+    app.act(Action::Toggle);
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("no start");
+    };
+    assert!(!spec.allow_unfixed_host, "no consent without A");
+    app.apply(EngineEvent::RunFinished {
+        cancelled: false,
+        wall: Duration::from_secs(1),
+        finished: 0,
+        failed: 0,
+    });
+    let Some(Effect::Start(spec)) = app.act(Action::StartAnyway) else {
+        panic!("A starts");
+    };
+    assert!(spec.allow_unfixed_host);
+    assert!(
+        app.log
+            .iter()
+            .any(|l| l.text.contains("problems are stored with the run"))
+    );
+    app.apply(EngineEvent::RunFinished {
+        cancelled: false,
+        wall: Duration::from_secs(1),
+        finished: 0,
+        failed: 0,
+    });
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("s starts again");
+    };
+    assert!(spec.allow_unfixed_host, "the consent lasts for the session");
+}

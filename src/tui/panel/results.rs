@@ -43,16 +43,13 @@ pub fn cells(r: &ResultRow) -> [String; 7] {
     crate::report::perf_cells(r.key, r.summary, r.failure)
 }
 
-/// The status mark: ✓ clean, ⚠ usable with a caveat, ✗ failed.
+/// The status mark: ✓ clean, ⚠ usable with a caveat (incomplete, KAT not passed, fewer than
+/// the guide's 100 measurements), ✗ failed. Disturbed trials that were re-run are no caveat:
+/// the kept trials were undisturbed (they stay counted in the log and the record).
 pub fn mark(r: &ResultRow) -> (&'static str, Style) {
     match r.summary {
         None => ("✗", Style::new().fg(BAD)),
-        Some(s)
-            if s.status != "complete"
-                || s.kat != "PASS"
-                || r.retries > 0
-                || s.measurements < 100 =>
-        {
+        Some(s) if s.status != "complete" || s.kat != "PASS" || s.measurements < 100 => {
             ("⚠", Style::new().fg(WARN))
         }
         Some(_) => ("✓", Style::new().fg(GOOD)),
