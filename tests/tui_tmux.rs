@@ -325,7 +325,7 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
         t.send(&[k]);
     }
     t.send(&["s"]);
-    let s = t.wait(&"a refusal or a result".to_string(), |s| {
+    let s = t.wait("a refusal or a result", |s| {
         s.contains("press A") || s.contains("Results · 1/1 jobs")
     });
     let refused = s.contains("press A");
