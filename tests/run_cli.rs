@@ -360,3 +360,46 @@ fn the_kernel_cpu_limit_stops_a_runaway_candidate_without_any_timeout() {
     let why = r.cyclescope.and_then(|a| a.failure).unwrap_or_default();
     assert!(why.contains("SIGXCPU") || why.contains("SIGKILL"), "{why}");
 }
+
+#[test]
+fn adaptive_mode_stops_when_the_confidence_interval_is_tight_and_stays_valid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32,4096",
+            "--adaptive",
+            "0.02",
+            "--max-trials",
+            "12",
+            "--trial-target",
+            "0.02",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for len in [32, 4096] {
+        let r = record(&run, "iccs", "sm3hash-256", len);
+        let extra = r.cyclescope.as_ref().unwrap();
+        assert_eq!(extra.mode, "adaptive");
+        assert_eq!(extra.adaptive_precision, Some(0.02));
+        let k = r.trials.len() as u32;
+        assert_eq!(r.plan.trials, k, "the plan states the trials actually run");
+        assert!((3..=12).contains(&k), "{k} trials");
+        let ci = extra.trial_spread.unwrap().ci95_relative;
+        assert!(
+            ci <= 0.02 || k == 12,
+            "stopped at {k} trials with a CI of {ci}"
+        );
+    }
+    validate(&run);
+    let campaign: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("campaign.json")).unwrap()).unwrap();
+    assert_eq!(campaign["cyclescope"]["adaptive"]["precision"], 0.02);
+}

@@ -42,6 +42,13 @@ pub struct RunArgs {
     /// Seconds of measured time allowed per job.
     #[arg(long, value_name = "S")]
     pub op_budget: Option<f64>,
+    /// Adaptive mode: add trials until the 95 % CI of the mean is within this fraction of it
+    /// (e.g. 0.01), instead of the guide's fixed trials; pair it with a short --trial-target.
+    #[arg(long, value_name = "FRACTION")]
+    pub adaptive: Option<f64>,
+    /// Most trials per job in adaptive mode.
+    #[arg(long, value_name = "K", default_value_t = 30, requires = "adaptive")]
+    pub max_trials: u32,
     /// Seconds before a KAT worker is killed.
     #[arg(long, value_name = "S")]
     pub kat_timeout: Option<f64>,
@@ -129,6 +136,7 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
         r.planning = c.planning;
         r.allow_unfixed_host = c.cyclescope.allow_unfixed_host;
         r.allow_kat_fail = c.cyclescope.allow_kat_fail;
+        r.adaptive = c.cyclescope.adaptive;
         r
     } else {
         let (catalog, instances) = args.select.resolve(config, false)?;
@@ -162,6 +170,19 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     }
     if req.planning.trial_target_s <= 0.0 || req.planning.op_budget_s <= 0.0 {
         anyhow::bail!("--trial-target and --op-budget must be positive");
+    }
+    if let Some(precision) = args.adaptive {
+        if !(precision > 0.0 && precision < 1.0) {
+            anyhow::bail!(
+                "--adaptive takes a fraction between 0 and 1 (e.g. 0.01), not {precision}"
+            );
+        }
+        req.adaptive = Some(crate::measure::plan::Adaptive {
+            precision,
+            max_trials: args
+                .max_trials
+                .clamp(crate::measure::plan::MIN_ADAPTIVE_TRIALS, 1000),
+        });
     }
     req.allow_unfixed_host |= args.allow_unfixed_host;
     req.allow_kat_fail |= args.allow_kat_fail;

@@ -49,6 +49,8 @@ pub struct RunRequest {
     pub limits: Limits,
     /// Where host checks read sysfs/procfs (tests point it at fixture trees).
     pub host_root: PathBuf,
+    /// The adaptive mode instead of the guide's fixed number of trials.
+    pub adaptive: Option<super::plan::Adaptive>,
     /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
     /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
     pub timeout_cap: Option<Duration>,
@@ -81,6 +83,7 @@ impl RunRequest {
             },
             host_root: PathBuf::from("/"),
             timeout_cap: None,
+            adaptive: None,
         }
     }
 }
@@ -320,6 +323,17 @@ pub fn run(
         match measure_job(req, &setup, j, &mut send) {
             Measured::Done(m) => {
                 let failure = m.failure.clone();
+                // Adaptive jobs ran as many single-trial processes as they needed: the record's
+                // plan says so, which keeps it valid by the harness's rules.
+                let mut plan = j.plan;
+                if req.adaptive.is_some() {
+                    plan.trials = m
+                        .processes
+                        .iter()
+                        .map(|p| p.record.trials.len() as u32)
+                        .sum();
+                    plan.separate_processes = true;
+                }
                 let (record, summary, snapshot) = write::job_record(
                     &dir,
                     req,
@@ -327,7 +341,7 @@ pub fn run(
                     j.key.input_bytes,
                     &kat,
                     &host,
-                    &j.plan,
+                    &plan,
                     m,
                     j.t1,
                     &j.calibration,
@@ -412,6 +426,7 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             allow_unfixed_host: req.allow_unfixed_host,
             allow_kat_fail: req.allow_kat_fail,
             tui_attached: req.tui_attached,
+            adaptive: req.adaptive,
             state: "running".into(),
         },
     }

@@ -35,6 +35,20 @@ impl Planning {
     }
 }
 
+/// cyclescope's second mode: each job runs trials (one per process) until the 95 % confidence
+/// interval of the mean per-call cycles is within `precision` of the mean, at least
+/// `MIN_ADAPTIVE_TRIALS` and at most `max_trials` of them. The guide's plan still sizes each
+/// trial (set a short trial target); the record's `plan.trials` is the number actually run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Adaptive {
+    /// Relative half-width of the 95 % confidence interval, e.g. 0.01.
+    pub precision: f64,
+    pub max_trials: u32,
+}
+
+/// Fewest trials before the adaptive mode may stop (a CI from two points is meaningless).
+pub const MIN_ADAPTIVE_TRIALS: u32 = 3;
+
 /// The record's `plan` object, field order as the harness writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialPlan {

@@ -63,6 +63,9 @@ pub struct CampaignRequest {
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
     pub tui_attached: bool,
+    /// The adaptive mode, when the run uses it (absent: the guide's fixed trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::measure::plan::Adaptive>,
     /// `running`, `finished`, `cancelled`.
     pub state: String,
 }

@@ -78,6 +78,12 @@ pub struct TimingRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Additions {
     pub version: String,
+    /// `guide` (the harness's fixed trials) or `adaptive` (trials until the CI is tight).
+    #[serde(default)]
+    pub mode: String,
+    /// The adaptive mode's target: relative 95 % CI half-width.
+    #[serde(default)]
+    pub adaptive_precision: Option<f64>,
     /// What the loop counter counted (`perf_event:cpu-cycles:u`, `tsc`, …).
     pub cycle_source: String,
     /// True when `mean_cycles` are reference (TSC/cntvct) ticks, not core cycles.

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use super::{Job, RunRequest};
 use crate::measure::event::{EngineEvent, HistogramSnapshot, PROGRESS_INTERVAL};
 use crate::measure::job::{self, MAX_ATTEMPTS, ProcessRun, WorkerSetup};
-use crate::measure::stats::{Trial, loop_stats, per_call};
+use crate::measure::plan::MIN_ADAPTIVE_TRIALS;
+use crate::measure::stats::{Trial, loop_stats, per_call, trial_spread};
 use crate::measure::trial::TrialSpec;
 
 /// The measured processes of a job.
@@ -35,7 +36,16 @@ pub(super) fn measure_job(
     send(EngineEvent::JobStarted { job: j.key.clone() });
     let p = &j.plan;
     let per_process_trials = if p.separate_processes { 1 } else { p.trials };
-    let processes_needed = if p.separate_processes { p.trials } else { 1 };
+    let processes_needed = match req.adaptive {
+        Some(a) => a.max_trials.max(MIN_ADAPTIVE_TRIALS),
+        None if p.separate_processes => p.trials,
+        None => 1,
+    };
+    let per_process_trials = if req.adaptive.is_some() {
+        1
+    } else {
+        per_process_trials
+    };
     let spec = TrialSpec {
         library: j.inst.library.clone(),
         digest_bits: j.inst.digest_bits,
@@ -46,7 +56,8 @@ pub(super) fn measure_job(
         sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
     };
     let timeout = req.capped(Duration::from_secs_f64(p.timeout_per_process_s));
-    let calls_total = u64::from(p.trials) * p.iterations_per_trial;
+    let total_trials = processes_needed * per_process_trials;
+    let calls_total = u64::from(total_trials) * p.iterations_per_trial;
     let mut m = JobMeasurement {
         processes: Vec::new(),
         histogram: job::empty_histogram(),
@@ -65,7 +76,7 @@ pub(super) fn measure_job(
             let mut h_process = job::empty_histogram();
             let mut trials_here: Vec<Trial> = Vec::new();
             let trial_no =
-                |extra: usize| (done_trials.len() + extra + 1).min(p.trials as usize) as u32;
+                |extra: usize| (done_trials.len() + extra + 1).min(total_trials as usize) as u32;
             let run = job::run_process(setup, &j.inst, &spec, timeout, &mut |ticks, trial| {
                 job::record_samples(&mut h, ticks);
                 job::record_samples(&mut h_process, ticks);
@@ -82,7 +93,7 @@ pub(super) fn measure_job(
                     send(EngineEvent::TrialProgress {
                         job: j.key.clone(),
                         trial: trial_no(trials_here.len()),
-                        trials: p.trials,
+                        trials: total_trials,
                         calls_done: all.iter().map(|t| t.measurements).sum(),
                         calls_total,
                         snapshot: HistogramSnapshot {
@@ -132,6 +143,12 @@ pub(super) fn measure_job(
             break;
         }
         if m.failure.is_some() {
+            break;
+        }
+        if let Some(a) = req.adaptive
+            && done_trials.len() as u32 >= MIN_ADAPTIVE_TRIALS
+            && trial_spread(&done_trials).is_some_and(|s| s.ci95_relative <= a.precision)
+        {
             break;
         }
     }

@@ -123,6 +123,13 @@ fn base_additions(
 ) -> Additions {
     Additions {
         version: env!("CARGO_PKG_VERSION").into(),
+        mode: if req.adaptive.is_some() {
+            "adaptive"
+        } else {
+            "guide"
+        }
+        .into(),
+        adaptive_precision: req.adaptive.map(|a| a.precision),
         cycle_source: info.map_or_else(String::new, |i| i.cycle_source.clone()),
         reference_cycles: info.is_some_and(|i| !i.core_cycles),
         ref_to_core_ratio: host.ref_to_core_ratio(),
