@@ -304,6 +304,10 @@ fn measure_cancel_and_measure_again() {
         s.contains("| `sm3hash-256` | 32 B |"),
         "the table is printed after leaving:\n{s}"
     );
+    assert!(
+        s.contains("cycles: tsc (") || s.contains("cycles: perf_event"),
+        "the printed table says what measured it:\n{s}"
+    );
 }
 
 #[test]

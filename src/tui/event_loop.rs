@@ -141,7 +141,16 @@ pub fn run(opts: Options) -> io::Result<String> {
     }
     drop(terminal);
     drop(guard);
-    Ok(super::panel::results::markdown(&app))
+    let mut table = super::panel::results::markdown(&app);
+    if let Some(line) = app
+        .run_dir
+        .as_deref()
+        .filter(|_| !table.is_empty())
+        .and_then(super::records::measured_by)
+    {
+        table += &format!("\n{line}\n");
+    }
+    Ok(table)
 }
 
 /// Whether to draw now: only when something changed, and never twice within 1/`MAX_FPS` s.

@@ -18,6 +18,22 @@ use crate::record::journal::{JournalEvent, JournalReader};
 use crate::record::run_dir::list_records;
 use crate::record::schema::STATUS_COMPLETE;
 
+/// What measured a run's figures (counter, clock, CPU), from its first record that names a
+/// counter: the line printed under the results table.
+pub fn measured_by(run_dir: &Path) -> Option<String> {
+    list_records(run_dir).into_iter().find_map(|(_, r)| {
+        let add = r
+            .cyclescope
+            .as_ref()
+            .filter(|a| !a.cycle_source.is_empty())?;
+        Some(crate::report::measured_by(
+            &r.environment,
+            &add.cycle_source,
+            add.reference_cycles,
+        ))
+    })
+}
+
 /// How often the journal file is read while following.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(100);
 
