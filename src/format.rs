@@ -78,6 +78,17 @@ fn py_round0(x: f64) -> String {
     format!("{x:.0}")
 }
 
+/// A byte count for messages about space: `512 B`, `1016 KiB`, `3.8 MiB`, `12.5 GiB`.
+pub fn bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.0} KiB", n as f64 / KIB),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", n as f64 / KIB / KIB),
+        _ => format!("{:.1} GiB", n as f64 / KIB / KIB / KIB),
+    }
+}
+
 /// Cycles per byte with one decimal, as the report's §4 table.
 pub fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
     format!("{:.1}", mean_cycles / bytes as f64)
@@ -147,6 +158,9 @@ mod tests {
         assert_eq!(size(4096), "4 KiB");
         assert_eq!(size(100), "100 B");
         assert_eq!(size(1500), "1500 B");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1_040_384), "1016 KiB");
+        assert_eq!(bytes(4_009_112), "3.8 MiB");
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
         assert_eq!(ratio(Some(3.0), None), "(ratio –)");
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");

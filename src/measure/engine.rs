@@ -101,6 +101,27 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Host(#[from] crate::host::HostError),
+    #[error(
+        "stopped: {needed} needed in {run_dir} for {what}, but only {free} are free on its disk; \
+         the records written so far are intact: free some space and `cyclescope run --resume {run_dir}`",
+        needed = crate::format::bytes(*.needed), free = crate::format::bytes(*.free), run_dir = .run_dir.display()
+    )]
+    DiskFull {
+        run_dir: PathBuf,
+        what: String,
+        needed: u64,
+        free: u64,
+    },
+    #[error(
+        "stopped: cannot write {what} in {}: {source}; the records written so far are intact: \
+         fix the cause and `cyclescope run --resume {}`",
+        .run_dir.display(), .run_dir.display()
+    )]
+    RecordWrite {
+        run_dir: PathBuf,
+        what: String,
+        source: RunDirError,
+    },
     #[error("cannot write the journal of {path}: {source}")]
     Journal {
         path: PathBuf,
@@ -242,7 +263,7 @@ pub fn run(
         if todo.is_empty() {
             continue;
         }
-        let kat = KatGate::run(inst, req, &dir, &mut send);
+        let kat = KatGate::run(inst, req, &dir, &mut send)?;
         let timed = kat.status == "PASS" || req.allow_kat_fail;
         kat_results.insert(inst.label.clone(), kat.clone());
         if !timed {
@@ -271,6 +292,7 @@ pub fn run(
                     break;
                 }
                 outcome.failed += 1;
+                let stderr_tail = calibration.record.stderr.clone();
                 let record = write::failed_record(
                     &dir,
                     req,
@@ -281,12 +303,17 @@ pub fn run(
                     None,
                     vec![calibration],
                     &reason,
-                );
+                )
+                .map_err(|source| EngineError::RecordWrite {
+                    run_dir: req.run_dir.clone(),
+                    what: format!("the record of {key}"),
+                    source,
+                })?;
                 send(EngineEvent::JobFailed {
                     job: key,
                     reason,
-                    stderr_tail: String::new(),
-                    record,
+                    stderr_tail,
+                    record: Some(record),
                 });
                 continue;
             }
@@ -323,6 +350,11 @@ pub fn run(
         match measure_job(req, &setup, j, &mut send) {
             Measured::Done(m) => {
                 let failure = m.failure.clone();
+                let stderr_tail = m
+                    .processes
+                    .last()
+                    .map(|p| p.record.stderr.clone())
+                    .unwrap_or_default();
                 // Adaptive jobs ran as many single-trial processes as they needed: the record's
                 // plan says so, which keeps it valid by the harness's rules.
                 let mut plan = j.plan;
@@ -346,24 +378,28 @@ pub fn run(
                     j.t1,
                     &j.calibration,
                 );
-                match (failure, record) {
-                    (None, Some(path)) => {
+                let record = record.map_err(|source| EngineError::RecordWrite {
+                    run_dir: req.run_dir.clone(),
+                    what: format!("the record of {}", j.key),
+                    source,
+                })?;
+                match failure {
+                    None => {
                         outcome.finished += 1;
                         send(EngineEvent::JobFinished {
                             job: j.key.clone(),
                             summary: Box::new(summary),
-                            record: path,
+                            record,
                             snapshot: Some(snapshot),
                         });
                     }
-                    (failure, record) => {
+                    Some(reason) => {
                         outcome.failed += 1;
                         send(EngineEvent::JobFailed {
                             job: j.key.clone(),
-                            reason: failure
-                                .unwrap_or_else(|| "the record could not be written".into()),
-                            stderr_tail: summary.status.clone(),
-                            record,
+                            reason,
+                            stderr_tail,
+                            record: Some(record),
                         });
                     }
                 }

@@ -129,6 +129,12 @@ impl RunDir {
     }
 }
 
+/// Bytes free for this user on the filesystem holding `path` (None if it cannot be asked).
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(path).ok()?;
+    Some((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+}
+
 /// Reads `campaign.json` of a run (no lock needed: it is replaced atomically).
 pub fn read_campaign(root: &Path) -> Result<Campaign, RunDirError> {
     let path = root.join("campaign.json");

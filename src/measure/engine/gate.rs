@@ -7,11 +7,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::RunRequest;
+use super::{EngineError, RunRequest};
 use crate::catalog::{Instance, display_path};
 use crate::kat::{KatEvent, KatOptions, run_kat};
 use crate::measure::EngineEvent;
 use crate::record::RunDir;
+use crate::record::run_dir::free_bytes;
 
 /// The KAT verdict as records store it.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +45,7 @@ impl KatGate {
         req: &RunRequest,
         dir: &RunDir,
         send: &mut dyn FnMut(EngineEvent),
-    ) -> KatResult {
+    ) -> Result<KatResult, EngineError> {
         let rel = Path::new("kat")
             .join(&inst.candidate)
             .join(format!("{}.log", inst.label));
@@ -57,6 +58,17 @@ impl KatGate {
                 log_sha256: crate::record::sha256_file(&log_path).ok(),
             },
             _ => {
+                // The KAT text goes into the run directory: a disk that cannot hold it stops
+                // the run here, rather than failing the candidate for our lack of space.
+                let needed = kat_text_bytes(inst.digest_bits) + (1 << 20);
+                if let Some(free) = free_bytes(dir.root()).filter(|&f| f < needed) {
+                    return Err(EngineError::DiskFull {
+                        run_dir: dir.root().to_path_buf(),
+                        what: format!("the KAT text of {}", inst.label),
+                        needed,
+                        free,
+                    });
+                }
                 send(EngineEvent::KatStarted {
                     label: inst.label.clone(),
                 });
@@ -97,13 +109,20 @@ impl KatGate {
             log: result.log.as_ref().map(|l| dir.root().join(l)),
         });
         let entry = build_entry(inst, &result);
-        if let Err(e) = dir.update_build(&inst.key(), entry) {
-            send(EngineEvent::Warning {
-                message: format!("build.json not updated: {e}"),
-            });
-        }
-        result
+        dir.update_build(&inst.key(), entry)
+            .map_err(|source| EngineError::RecordWrite {
+                run_dir: dir.root().to_path_buf(),
+                what: "build.json".into(),
+                source,
+            })?;
+        Ok(result)
     }
+}
+
+/// Bytes of the default-scope KAT text for a `digest_bits` instance: `KAT_2_12` (4097
+/// messages of up to 512 bytes in hex, and their digests) dominates; `KAT_2_23` is small.
+fn kat_text_bytes(digest_bits: u32) -> u64 {
+    2_600_000 + 4097 * (u64::from(digest_bits) / 4 + 24)
 }
 
 fn copy_log(from: &Path, to: &Path) -> bool {

@@ -14,7 +14,7 @@ use crate::measure::plan::TrialPlan;
 use crate::measure::stats::{Trial, loop_stats, per_call, trial_spread};
 use crate::record::run_dir::read_record;
 use crate::record::schema::{SCHEMA, STATUS_COMPLETE, STATUS_FAILED, hash_sizes};
-use crate::record::{Additions, RunDir, TimingRecord, histogram};
+use crate::record::{Additions, RunDir, RunDirError, TimingRecord, histogram};
 
 /// True when a complete record of this job exists (resume skips it).
 pub fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
@@ -36,7 +36,7 @@ pub fn job_record(
     m: JobMeasurement,
     t1: f64,
     calibration: &ProcessRun,
-) -> (Option<PathBuf>, JobSummary, HistogramSnapshot) {
+) -> (Result<PathBuf, RunDirError>, JobSummary, HistogramSnapshot) {
     let _ = (t1, calibration);
     let info = m.processes.iter().find_map(|p| p.info.clone());
     let pc = per_call(&m.histogram);
@@ -80,7 +80,7 @@ pub fn job_record(
         additions,
     );
     let summary = rec.summary();
-    let path = dir.write_record(&rec).ok();
+    let path = dir.write_record(&rec);
     (path, summary, snapshot)
 }
 
@@ -96,7 +96,7 @@ pub fn failed_record(
     plan: Option<TrialPlan>,
     processes: Vec<ProcessRun>,
     reason: &str,
-) -> Option<PathBuf> {
+) -> Result<PathBuf, RunDirError> {
     let plan = plan.unwrap_or(TrialPlan {
         iterations_per_trial: 1,
         warmups: 0,
@@ -111,7 +111,7 @@ pub fn failed_record(
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
-    dir.write_record(&rec).ok()
+    dir.write_record(&rec)
 }
 
 /// The additions every record carries, with empty per-call figures.
