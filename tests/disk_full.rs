@@ -86,7 +86,7 @@ fn a_disk_that_fills_mid_run_stops_the_run_and_tears_nothing() {
         return;
     };
     let out = fs.0.join("run");
-    let mut child = run_cmd(&out, "32,128,512,1024,4096")
+    let child = run_cmd(&out, "32,128,512,1024,4096")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
