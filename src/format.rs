@@ -221,7 +221,10 @@ mod tests {
             clock(&arm),
             "fixed 2.71 GHz (governor performance, minimum = maximum), boost off, SMT none"
         );
-        let unpinned = ClockState { min_khz: Some(300_000), ..arm };
+        let unpinned = ClockState {
+            min_khz: Some(300_000),
+            ..arm
+        };
         assert_eq!(
             clock(&unpinned),
             "max 2.71 GHz, governor performance, boost off, SMT none"
@@ -238,14 +241,24 @@ mod tests {
             clock(&x86),
             "max 2.10 GHz, governor performance, turbo off, SMT off"
         );
-        let turbo = ClockState { boost: Some(true), smt: Some("on"), ..x86 };
-        assert_eq!(clock(&turbo), "max 2.10 GHz, governor performance, turbo on, SMT on");
+        let turbo = ClockState {
+            boost: Some(true),
+            smt: Some("on"),
+            ..x86
+        };
+        assert_eq!(
+            clock(&turbo),
+            "max 2.10 GHz, governor performance, turbo on, SMT on"
+        );
         let vm = ClockState {
             arch: "x86_64",
             smt: Some("notsupported"),
             ..Default::default()
         };
-        assert_eq!(clock(&vm), "no cpufreq (clock not reported), SMT notsupported");
+        assert_eq!(
+            clock(&vm),
+            "no cpufreq (clock not reported), SMT notsupported"
+        );
         assert_eq!(kib(1_437_696), "1404 KiB");
         assert_eq!(kib(1500), "1 KiB");
         assert_eq!(plain(0.5), "0.5");

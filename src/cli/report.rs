@@ -44,11 +44,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.check {
         let diffs = check_pages(&args.out, &pages);
         for d in &diffs {
-            outln!("DIFF {}", d.to_string().replacen(
-                &d.path.display().to_string(),
-                &args.out.join(&d.path).display().to_string(),
-                1,
-            ));
+            outln!(
+                "DIFF {}",
+                d.to_string().replacen(
+                    &d.path.display().to_string(),
+                    &args.out.join(&d.path).display().to_string(),
+                    1,
+                )
+            );
         }
         outln!(
             "{} page(s) checked in {}: {}",

@@ -121,7 +121,12 @@ impl Dataset {
             .and_then(Value::as_object)
             .and_then(|m| m.values().filter_map(Value::as_u64).min());
         shard_min
-            .or_else(|| self.campaign.get("cyclescope").and_then(|c| c.get("cpu")).and_then(Value::as_u64))
+            .or_else(|| {
+                self.campaign
+                    .get("cyclescope")
+                    .and_then(|c| c.get("cpu"))
+                    .and_then(Value::as_u64)
+            })
             .or_else(|| {
                 self.records
                     .first()
@@ -144,8 +149,7 @@ impl Dataset {
 
     /// Evidence per (candidate, label), for instances with records; labels in natural order.
     pub fn instances(&self) -> BTreeMap<String, Vec<InstanceEvidence>> {
-        let mut by_key: BTreeMap<(String, String), Vec<(PathBuf, TimingRecord)>> =
-            BTreeMap::new();
+        let mut by_key: BTreeMap<(String, String), Vec<(PathBuf, TimingRecord)>> = BTreeMap::new();
         for (path, r) in &self.records {
             by_key
                 .entry((r.candidate.clone(), r.label.clone()))
@@ -177,25 +181,27 @@ impl Dataset {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .or_else(|| first.kat_log_sha256.clone());
-            out.entry(candidate.clone()).or_default().push(InstanceEvidence {
-                variant: text("variant", &first.variant),
-                flags: text("flags", &first.flags),
-                kat: text("kat", &first.kat),
-                digest_bits: first
-                    .sizes
-                    .get("digest_bytes")
-                    .and_then(Value::as_u64)
-                    .map(|b| b * 8),
-                elf_load_bytes: build
-                    .and_then(|b| b.get("elf_load_bytes"))
-                    .and_then(Value::as_u64)
-                    .or_else(|| first.cyclescope.as_ref().and_then(|a| a.elf_load_bytes)),
-                kat_log,
-                kat_log_sha256,
-                candidate: candidate.clone(),
-                label,
-                records,
-            });
+            out.entry(candidate.clone())
+                .or_default()
+                .push(InstanceEvidence {
+                    variant: text("variant", &first.variant),
+                    flags: text("flags", &first.flags),
+                    kat: text("kat", &first.kat),
+                    digest_bits: first
+                        .sizes
+                        .get("digest_bytes")
+                        .and_then(Value::as_u64)
+                        .map(|b| b * 8),
+                    elf_load_bytes: build
+                        .and_then(|b| b.get("elf_load_bytes"))
+                        .and_then(Value::as_u64)
+                        .or_else(|| first.cyclescope.as_ref().and_then(|a| a.elf_load_bytes)),
+                    kat_log,
+                    kat_log_sha256,
+                    candidate: candidate.clone(),
+                    label,
+                    records,
+                });
         }
         for list in out.values_mut() {
             list.sort_by(|a, b| natural_cmp(&a.label, &b.label));
@@ -246,11 +252,23 @@ mod tests {
 
     #[test]
     fn natural_order_compares_numbers_as_numbers() {
-        let mut v = vec!["uHash-1024", "uHash-512", "uHash-768", "Garnet_512_Cap1024", "Garnet_512_Cap640"];
+        let mut v = vec![
+            "uHash-1024",
+            "uHash-512",
+            "uHash-768",
+            "Garnet_512_Cap1024",
+            "Garnet_512_Cap640",
+        ];
         v.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(
             v,
-            ["Garnet_512_Cap640", "Garnet_512_Cap1024", "uHash-512", "uHash-768", "uHash-1024"]
+            [
+                "Garnet_512_Cap640",
+                "Garnet_512_Cap1024",
+                "uHash-512",
+                "uHash-768",
+                "uHash-1024"
+            ]
         );
     }
 }

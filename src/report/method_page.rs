@@ -42,7 +42,10 @@ impl MethodFacts {
             if let Some(cpu) = r.environment.get("cpu_number").and_then(Value::as_u64) {
                 cores.insert(cpu);
                 let name = format!("{} {}", r.candidate, r.label);
-                if !shard_cores.is_empty() && !shard_cores.contains(&cpu) && !deferred.contains(&name) {
+                if !shard_cores.is_empty()
+                    && !shard_cores.contains(&cpu)
+                    && !deferred.contains(&name)
+                {
                     deferred.push(name);
                 }
             }
@@ -59,7 +62,10 @@ impl MethodFacts {
 }
 
 fn list(set: &BTreeSet<u64>) -> String {
-    set.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    set.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn render(host: &HostView, ds: &Dataset, facts: &MethodFacts) -> String {
@@ -88,11 +94,19 @@ pub fn render(host: &HostView, ds: &Dataset, facts: &MethodFacts) -> String {
             .records
             .first()
             .and_then(|(_, r)| r.cyclescope.as_ref())
-            .map_or("an unknown counter".to_string(), |a| format!("`{}`", a.cycle_source));
-        format!("Cycles come from {source} (as stored in each record); time from `CLOCK_MONOTONIC_RAW`.")
+            .map_or("an unknown counter".to_string(), |a| {
+                format!("`{}`", a.cycle_source)
+            });
+        format!(
+            "Cycles come from {source} (as stored in each record); time from `CLOCK_MONOTONIC_RAW`."
+        )
     };
     let state = if pinned {
-        let ghz = clock.trim_start_matches("fixed ").split(' ').next().unwrap_or("");
+        let ghz = clock
+            .trim_start_matches("fixed ")
+            .split(' ')
+            .next()
+            .unwrap_or("");
         format!(
             "clock pinned at {ghz} GHz on the clusters of the timing cores: `performance` governor with minimum = maximum frequency, below the level at which the firmware's thermal limiter intervenes; boost off; no SMT; hardware cycle counter available"
         )

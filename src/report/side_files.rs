@@ -175,8 +175,11 @@ mod tests {
         assert!(side.summary_notes[0].applies("hash-05", "uHash-512"));
         assert!(!side.summary_notes[0].applies("hash-06", "uHash-512"));
         assert!(side.kat_issues.is_empty());
-        std::fs::write(dir.path().join("kat_issues.csv"), "ID;Label;Action;Cause\nx;(;a;b\n")
-            .unwrap();
+        std::fs::write(
+            dir.path().join("kat_issues.csv"),
+            "ID;Label;Action;Cause\nx;(;a;b\n",
+        )
+        .unwrap();
         assert!(SideFiles::read(Some(dir.path())).is_err());
     }
 }

@@ -79,10 +79,17 @@ pub fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
     ));
     l.push(format!("|{}", "---|".repeat(LENGTHS.len() + 3)));
     let mut helpers: Vec<&InstanceEvidence> = iccs.iter().collect();
-    let rank = |l: &str| ["sm3hash", "pseudohash", "pseudoXOF"].iter().position(|p| l.starts_with(p));
+    let rank = |l: &str| {
+        ["sm3hash", "pseudohash", "pseudoXOF"]
+            .iter()
+            .position(|p| l.starts_with(p))
+    };
     helpers.sort_by_key(|i| (rank(&i.label).unwrap_or(3), i.digest_bits, i.label.clone()));
     for i in helpers {
-        let name = i.label.rsplit_once('-').map_or(i.label.as_str(), |(n, _)| n);
+        let name = i
+            .label
+            .rsplit_once('-')
+            .map_or(i.label.as_str(), |(n, _)| n);
         let cells: Vec<String> = LENGTHS.iter().map(|&b| cell(i.at(b))).collect();
         let cpb = i
             .at(65536)
@@ -130,13 +137,15 @@ fn hash_row(
 ) -> String {
     let cand = &i.candidate;
     let algorithm = match names.get(cand) {
-        Some(n) => format!("{} [PDF]({HARNESS_BLOB}/{cand}/{cand}-spec.pdf)", n.algorithm),
+        Some(n) => format!(
+            "{} [PDF]({HARNESS_BLOB}/{cand}/{cand}-spec.pdf)",
+            n.algorithm
+        ),
         None => cand.clone(),
     };
-    let baseline = i.digest_bits.and_then(|bits| {
-        iccs.iter()
-            .find(|b| b.label == format!("pseudoXOF-{bits}"))
-    });
+    let baseline = i
+        .digest_bits
+        .and_then(|bits| iccs.iter().find(|b| b.label == format!("pseudoXOF-{bits}")));
     let cells: Vec<String> = [32, 1024, 65536]
         .iter()
         .map(|&b| {
@@ -145,7 +154,9 @@ fn hash_row(
                 .and_then(|x| x.at(b))
                 .filter(|x| x.status == STATUS_COMPLETE)
                 .and_then(|x| x.mean_cycles);
-            let own = r.filter(|x| x.status == STATUS_COMPLETE).and_then(|x| x.mean_cycles);
+            let own = r
+                .filter(|x| x.status == STATUS_COMPLETE)
+                .and_then(|x| x.mean_cycles);
             match r {
                 None => format::MISSING.to_string(),
                 Some(_) => {
