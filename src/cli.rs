@@ -20,6 +20,7 @@ mod check;
 mod hash;
 mod kat;
 mod list;
+mod report;
 mod run;
 mod screenshots;
 pub(crate) mod select;
@@ -67,6 +68,9 @@ pub enum Command {
     Kat(kat::KatArgs),
     /// KAT gate, host check, plan and measure: cycles per call and per byte, with records.
     Run(run::RunArgs),
+    /// Report pages in the published layout (candidate, method, summary) from a run directory
+    /// or a harness dataset; `--check` compares with pages already written (exit 1 on a difference).
+    Report(report::ReportArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
@@ -99,6 +103,7 @@ pub fn main() -> ExitCode {
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
         Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
+        Some(Command::Report(a)) => report::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };

@@ -114,6 +114,61 @@ pub fn duration(d: std::time::Duration) -> String {
     }
 }
 
+/// `bytes//1024 KiB`, as the report's RSS columns (truncating, unlike `size`).
+pub fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes / 1024)
+}
+
+/// A planning figure as Python's `str(float)` would read in prose: `0.5`, `60`, `0.01`.
+pub fn plain(x: f64) -> String {
+    format!("{x}")
+}
+
+/// The clock state of the measuring CPU as the report's environment table writes it (spec §6):
+/// x86 `max 2.10 GHz, governor performance, turbo off, SMT off`; aarch64 with minimum =
+/// maximum `fixed 2.71 GHz (governor performance, minimum = maximum), boost off, SMT none`.
+/// Unknown values read `unknown`; without cpufreq the text says so instead of a frequency.
+pub fn clock(c: &ClockState<'_>) -> String {
+    let governor = c.governor.unwrap_or("unknown");
+    let boost = match c.boost {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "unknown",
+    };
+    let smt = match c.smt {
+        None => "unknown",
+        Some("notsupported" | "notimplemented") if c.arch == "aarch64" => "none",
+        Some(s) => s,
+    };
+    let Some(max) = c.max_khz else {
+        return format!("no cpufreq (clock not reported), SMT {smt}");
+    };
+    let ghz = max as f64 / 1e6;
+    if c.arch == "aarch64" {
+        if c.min_khz == Some(max) {
+            format!(
+                "fixed {ghz:.2} GHz (governor {governor}, minimum = maximum), boost {boost}, SMT {smt}"
+            )
+        } else {
+            format!("max {ghz:.2} GHz, governor {governor}, boost {boost}, SMT {smt}")
+        }
+    } else {
+        format!("max {ghz:.2} GHz, governor {governor}, turbo {boost}, SMT {smt}")
+    }
+}
+
+/// The sysfs facts `clock` reads; `boost` is turbo/boost on (x86: `intel_pstate/no_turbo` = 0
+/// or `cpufreq/boost` = 1).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClockState<'a> {
+    pub arch: &'a str,
+    pub governor: Option<&'a str>,
+    pub min_khz: Option<u64>,
+    pub max_khz: Option<u64>,
+    pub boost: Option<bool>,
+    pub smt: Option<&'a str>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +219,63 @@ mod tests {
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
         assert_eq!(ratio(Some(3.0), None), "(ratio –)");
         assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
+    }
+
+    #[test]
+    fn clock_text_per_architecture() {
+        let arm = ClockState {
+            arch: "aarch64",
+            governor: Some("performance"),
+            min_khz: Some(2_707_200),
+            max_khz: Some(2_707_200),
+            boost: Some(false),
+            smt: Some("notsupported"),
+        };
+        assert_eq!(
+            clock(&arm),
+            "fixed 2.71 GHz (governor performance, minimum = maximum), boost off, SMT none"
+        );
+        let unpinned = ClockState {
+            min_khz: Some(300_000),
+            ..arm
+        };
+        assert_eq!(
+            clock(&unpinned),
+            "max 2.71 GHz, governor performance, boost off, SMT none"
+        );
+        let x86 = ClockState {
+            arch: "x86_64",
+            governor: Some("performance"),
+            min_khz: Some(800_000),
+            max_khz: Some(2_100_000),
+            boost: Some(false),
+            smt: Some("off"),
+        };
+        assert_eq!(
+            clock(&x86),
+            "max 2.10 GHz, governor performance, turbo off, SMT off"
+        );
+        let turbo = ClockState {
+            boost: Some(true),
+            smt: Some("on"),
+            ..x86
+        };
+        assert_eq!(
+            clock(&turbo),
+            "max 2.10 GHz, governor performance, turbo on, SMT on"
+        );
+        let vm = ClockState {
+            arch: "x86_64",
+            smt: Some("notsupported"),
+            ..Default::default()
+        };
+        assert_eq!(
+            clock(&vm),
+            "no cpufreq (clock not reported), SMT notsupported"
+        );
+        assert_eq!(kib(1_437_696), "1404 KiB");
+        assert_eq!(kib(1500), "1 KiB");
+        assert_eq!(plain(0.5), "0.5");
+        assert_eq!(plain(60.0), "60");
     }
 }

@@ -1,6 +1,19 @@
-//! Report formatting shared by every frontend: the performance table of the published pages'
-//! §4 (`| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |`), cell by
-//! cell as `report.py` writes it. Numbers go through `format`. Never reads files or measures.
+//! Report pages in the published layout (spec §6), shared by every frontend: the §4
+//! performance table (`| instance | message | mean cycles | cycles/byte | mean time | MB/s |
+//! n |`), cell by cell as `report.py` writes it, and — in the submodules — the candidate,
+//! method and summary pages of a dataset. Numbers go through `format`. Never measures; reads
+//! files only through the dataset, side-file and output paths handed to `page_set`.
+
+pub mod candidate_page;
+pub mod dataset;
+pub mod host_view;
+pub mod method_page;
+pub mod page_set;
+pub mod side_files;
+pub mod summary_page;
+
+pub use dataset::{Dataset, ReportError};
+pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};
 
 use crate::format;
 use crate::measure::{JobKey, JobSummary};

@@ -1,0 +1,77 @@
+//! `cyclescope report DATASET_DIR`: the published report pages of a run directory or harness
+//! dataset, written under `--out` or, with `--check`, compared with the pages already there
+//! (exit 1 naming the first differing line of each differing file).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::report::{ReportOptions, build_pages, check_pages, write_pages};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A cyclescope run directory or a harness dataset such as performance/data/arm_1.
+    pub dataset_dir: PathBuf,
+    /// System ID in page names and titles (default: campaign.json `system_id`).
+    #[arg(long, value_name = "ID")]
+    pub system: Option<String>,
+    /// Output folder: `<cand>/perf_<ID>.md`, `performance/{method,summary}_<ID>.md`.
+    #[arg(long, value_name = "DIR", default_value = "pages")]
+    pub out: PathBuf,
+    /// Regenerate in memory and compare with the pages in --out instead of writing.
+    #[arg(long)]
+    pub check: bool,
+    /// `ID;Algorithm;URL` file with the candidates' names and NICCS pages.
+    #[arg(long, value_name = "FILE")]
+    pub candidates: Option<PathBuf>,
+    /// Folder with systems.csv, kat_issues.csv, summary_notes.csv (default: DATASET_DIR/../..
+    /// when it has systems.csv).
+    #[arg(long, value_name = "DIR")]
+    pub side: Option<PathBuf>,
+}
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let opts = ReportOptions {
+        system: args.system.clone(),
+        side_dir: args.side.clone(),
+        candidates: args.candidates.clone(),
+        method_facts: None,
+    };
+    let pages = build_pages(&args.dataset_dir, &opts)
+        .with_context(|| format!("cannot build pages from {}", args.dataset_dir.display()))?;
+    if args.check {
+        let diffs = check_pages(&args.out, &pages);
+        for d in &diffs {
+            outln!(
+                "DIFF {}",
+                d.to_string().replacen(
+                    &d.path.display().to_string(),
+                    &args.out.join(&d.path).display().to_string(),
+                    1,
+                )
+            );
+        }
+        outln!(
+            "{} page(s) checked in {}: {}",
+            pages.len(),
+            args.out.display(),
+            if diffs.is_empty() {
+                "identical".to_string()
+            } else {
+                format!("{} differ", diffs.len())
+            }
+        );
+        return Ok(if diffs.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    write_pages(&args.out, &pages)?;
+    for p in &pages {
+        outln!("wrote {}", args.out.join(&p.path).display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
