@@ -7,6 +7,7 @@
 pub mod candidate_page;
 pub mod dataset;
 pub mod host_view;
+pub mod method_cyclescope;
 pub mod method_page;
 pub mod page_set;
 pub mod side_files;

@@ -218,6 +218,17 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
     let summary = std::fs::read_to_string(summary_path).unwrap();
     assert!(summary.contains("## ICCS hash helpers"), "{summary}");
     assert!(summary.contains("| `pseudoXOF` | 512 | "), "{summary}");
+    // Our pages describe what cyclescope did, not the harness's C builds and relinking.
+    assert!(summary.contains("as bundled with cyclescope"), "{summary}");
+    assert!(summary.contains("Measured by "), "{summary}");
+    let method_path = summary_path_sibling(&iccs_pages, "method_");
+    let method = std::fs::read_to_string(method_path).unwrap();
+    for needle in ["loop counter", "timer overhead", "schedstat", "Counter: "] {
+        assert!(method.contains(needle), "{needle}: {method}");
+    }
+    for harness_only in ["-Wl,--wrap", "Key exchange", "OpenSSL"] {
+        assert!(!method.contains(harness_only), "{harness_only}: {method}");
+    }
 
     // An ad-hoc library without a KAT manifest is a candidate of its own.
     let run = tmp.path().join("run");
@@ -294,4 +305,18 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
         stdout.contains(&format!("{} line {line}:", path.display())),
         "{stdout}"
     );
+}
+
+/// The page under `<pages>/performance/` whose name starts with `prefix`.
+fn summary_path_sibling(pages: &std::path::Path, prefix: &str) -> std::path::PathBuf {
+    std::fs::read_dir(pages.join("performance"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .unwrap()
 }

@@ -97,7 +97,11 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         .unwrap_or_else(|| MethodFacts::count(&ds));
     pages.push(Page {
         path: Path::new("performance").join(format!("method_{system_id}.md")),
-        text: method_page::render(&host, &ds, &facts),
+        text: if super::method_cyclescope::is_cyclescope_run(&ds) {
+            super::method_cyclescope::render(&host, &ds)
+        } else {
+            method_page::render(&host, &ds, &facts)
+        },
     });
     pages.push(Page {
         path: Path::new("performance").join(format!("summary_{system_id}.md")),

@@ -66,10 +66,23 @@ pub fn render(
 
 /// `## ICCS hash helpers` with its intro and table, ending with a blank line.
 pub fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
+    // The page says what was measured: the harness's C helpers, or cyclescope's own (a
+    // record that carries cyclescope's additions came from a cyclescope run).
+    let ours = iccs
+        .iter()
+        .flat_map(|i| i.records.iter())
+        .find_map(|(_, r)| r.cyclescope.as_ref().map(|a| (r, a)));
+    let intro = match ours {
+        None => "The ICCS placeholder functions from `api/auxfunc.c`, built with the reference flags and timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.".to_string(),
+        Some((r, _)) => format!(
+            "The ICCS helper functions as bundled with cyclescope (Rust implementations of `api/auxfunc.c`'s `sm3hash`, `pseudohash` and `pseudoXOF` that reproduce its published self-test values; build: {}), timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). They are not the harness's C builds: compare candidates against them within this system's runs only. `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.",
+            if r.build_flags.is_empty() { "unknown" } else { r.build_flags.as_str() }
+        ),
+    };
     let mut l = vec![
         "## ICCS hash helpers".to_string(),
         String::new(),
-        "The ICCS placeholder functions from `api/auxfunc.c`, built with the reference flags and timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.".into(),
+        intro,
         String::new(),
     ];
     let heads: Vec<String> = LENGTHS.iter().map(|&b| format::size(b)).collect();
@@ -107,6 +120,13 @@ pub fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
         ));
     }
     l.push(String::new());
+    if let Some((r, a)) = ours {
+        l.push(format!(
+            "Measured by {}.",
+            crate::report::measured_by(&r.environment, &a.cycle_source, a.reference_cycles)
+        ));
+        l.push(String::new());
+    }
     l
 }
 
