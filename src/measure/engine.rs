@@ -17,7 +17,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use super::event::{EngineEvent, JobKey};
-use super::job::{self, ProcessRun, WorkerSetup};
+use super::job::{self, WorkerSetup};
 use super::plan::{Planning, TrialPlan, plan};
 use crate::catalog::Instance;
 use crate::record::journal::{JournalEvent, JournalWriter};
@@ -166,7 +166,6 @@ struct Job {
     key: JobKey,
     plan: TrialPlan,
     t1: f64,
-    calibration: ProcessRun,
 }
 
 /// Runs the request to its end on the calling thread.
@@ -328,7 +327,6 @@ pub fn run(
                 key,
                 plan: p,
                 t1,
-                calibration,
             });
         }
     }
@@ -366,18 +364,8 @@ pub fn run(
                         .sum();
                     plan.separate_processes = true;
                 }
-                let (record, summary, snapshot) = write::job_record(
-                    &dir,
-                    req,
-                    &j.inst,
-                    j.key.input_bytes,
-                    &kat,
-                    &host,
-                    &plan,
-                    m,
-                    j.t1,
-                    &j.calibration,
-                );
+                let (record, summary, snapshot) =
+                    write::job_record(&dir, req, &j.inst, j.key.input_bytes, &kat, &host, &plan, m);
                 let record = record.map_err(|source| EngineError::RecordWrite {
                     run_dir: req.run_dir.clone(),
                     what: format!("the record of {}", j.key),

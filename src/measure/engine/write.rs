@@ -22,8 +22,8 @@ pub fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
         .is_some_and(|r| r.status == STATUS_COMPLETE)
 }
 
-/// Builds and writes the record of a measured job; returns its path (None if the write
-/// failed), the summary for the frontends and the final histogram snapshot.
+/// Builds and writes the record of a measured job; returns its path (or why it could not be
+/// written), the summary for the frontends and the final histogram snapshot.
 #[allow(clippy::too_many_arguments)]
 pub fn job_record(
     dir: &RunDir,
@@ -34,10 +34,7 @@ pub fn job_record(
     host: &HostGate,
     plan: &TrialPlan,
     m: JobMeasurement,
-    t1: f64,
-    calibration: &ProcessRun,
 ) -> (Result<PathBuf, RunDirError>, JobSummary, HistogramSnapshot) {
-    let _ = (t1, calibration);
     let info = m.processes.iter().find_map(|p| p.info.clone());
     let pc = per_call(&m.histogram);
     let trials: Vec<Trial> = m
