@@ -17,6 +17,7 @@ macro_rules! out {
 }
 
 mod check;
+mod compare;
 mod hash;
 mod kat;
 mod list;
@@ -71,6 +72,8 @@ pub enum Command {
     /// Report pages in the published layout (candidate, method, summary) from a run directory
     /// or a harness dataset; `--check` compares with pages already written (exit 1 on a difference).
     Report(report::ReportArgs),
+    /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise.
+    Compare(compare::CompareArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
@@ -104,6 +107,7 @@ pub fn main() -> ExitCode {
         Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
+        Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };

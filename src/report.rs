@@ -5,6 +5,7 @@
 //! files only through the dataset, side-file and output paths handed to `page_set`.
 
 pub mod candidate_page;
+pub mod compare;
 pub mod dataset;
 pub mod host_view;
 pub mod method_cyclescope;
