@@ -98,6 +98,12 @@ fn compare_of_the_published_dataset_with_itself_is_all_within_noise() {
     let out = String::from_utf8_lossy(&o.stdout);
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| `")).collect();
     assert_eq!(rows.len(), 120, "{out}");
-    assert!(rows.iter().all(|r| r.ends_with("| 1.00× | within noise |")), "{out}");
-    assert!(out.contains("| `uHash-512` | 1024 B | 671.7 k | 671.7 k |"), "{out}");
+    assert!(
+        rows.iter().all(|r| r.ends_with("| 1.00× | within noise |")),
+        "{out}"
+    );
+    assert!(
+        out.contains("| `uHash-512` | 1024 B | 671.7 k | 671.7 k |"),
+        "{out}"
+    );
 }
