@@ -81,7 +81,7 @@ pub struct RunArgs {
 pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let req = build_request(config, args)?;
     let cancel = Arc::new(AtomicBool::new(false));
-    let mut progress = Progress::new(req.planning.trials);
+    let mut progress = Progress::new();
     let mut results: Vec<Row> = Vec::new();
     let outcome = engine::run(
         &req,

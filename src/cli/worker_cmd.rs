@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::Instance;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
-use crate::measure::trial::{TrialSpec, run_in_worker};
+use crate::measure::trial::{TrialSpec, serve};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
 
@@ -112,7 +112,6 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             address_space_bytes: max_address_space,
             cpu_seconds: max_cpu_seconds,
         };
-        let mut ch = child::enter(cpu, limits)?;
         let spec = TrialSpec {
             library: lib,
             digest_bits,
@@ -122,8 +121,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             trials,
             sample_calls: samples,
         };
-        let code = run_in_worker(&spec, &mut ch);
-        return Ok(ExitCode::from(code as u8));
+        return Ok(serve(&spec, cpu, limits));
     }
     let mut ch = child::enter(None, Limits::default())?;
     let reply = match args.job {

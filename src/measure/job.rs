@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 use serde_json::{Map, Value};
 
 use super::plan::TrialPlan;
-use super::stats::{Trial, new_histogram};
+use super::stats::Trial;
 use super::trial::{TrialMessage, TrialSpec};
 use crate::catalog::Instance;
 use crate::plugin::NgccMeta;
@@ -327,10 +327,6 @@ pub fn record_samples(h: &mut Histogram<u64>, ticks: &[u64]) {
         // Values beyond the histogram's range are clamped rather than lost.
         h.saturating_record(t);
     }
-}
-
-pub fn empty_histogram() -> Histogram<u64> {
-    new_histogram()
 }
 
 fn tail(s: &str, n: usize) -> String {

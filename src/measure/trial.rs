@@ -293,13 +293,6 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
         address_space_bytes: get("max-address-space"),
         cpu_seconds: get("max-cpu-seconds"),
     };
-    let mut ch = match crate::worker::child::enter(get("cpu").map(|c| c as usize), limits) {
-        Ok(ch) => ch,
-        Err(e) => {
-            eprintln!("cyclescope-worker: {e}");
-            return ExitCode::from(2);
-        }
-    };
     let spec = TrialSpec {
         library: PathBuf::from(lib),
         digest_bits: digest_bits as u32,
@@ -309,7 +302,23 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
         trials: get("trials").unwrap_or(1) as u32,
         sample_calls: get("samples").unwrap_or(0),
     };
-    ExitCode::from(run_in_worker(&spec, &mut ch) as u8)
+    serve(&spec, get("cpu").map(|c| c as usize), limits)
+}
+
+/// A measurement worker's whole life, for both entry points (`cyclescope worker measure` and
+/// the `cyclescope-worker` companion): set the process up, run the spec, exit with its code.
+pub fn serve(
+    spec: &TrialSpec,
+    cpu: Option<usize>,
+    limits: crate::worker::Limits,
+) -> std::process::ExitCode {
+    match crate::worker::child::enter(cpu, limits) {
+        Ok(mut ch) => std::process::ExitCode::from(run_in_worker(spec, &mut ch) as u8),
+        Err(e) => {
+            eprintln!("cyclescope worker: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 #[cfg(test)]

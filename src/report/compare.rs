@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::format;
-use crate::measure::stats::{Trial, trial_spread};
+use crate::measure::stats::trial_spread;
 use crate::record::TimingRecord;
 
 /// How B compares with A for one job.
@@ -52,8 +52,7 @@ fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
 }
 
 fn half_width(r: &TimingRecord) -> f64 {
-    let trials: Vec<Trial> = r.trials.clone();
-    trial_spread(&trials).map_or(0.0, |s| s.ci95_half_width_cycles)
+    trial_spread(&r.trials).map_or(0.0, |s| s.ci95_half_width_cycles)
 }
 
 /// Compares the complete records of two runs, job by job, in label and length order.
@@ -118,6 +117,7 @@ pub fn table(rows: &[Comparison]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::stats::Trial;
 
     fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
         let trials: Vec<Trial> = per_call

@@ -16,20 +16,18 @@ pub(super) struct Progress {
     /// Wall time since the first job started, to scale the plans' estimates (they come from
     /// one cold call and leave out the per-call phase).
     measuring_since: Option<Instant>,
-    trials: u32,
     estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
 }
 
 impl Progress {
-    pub(super) fn new(trials: u32) -> Self {
+    pub(super) fn new() -> Self {
         Self {
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
             planned_s: 0.0,
             done_s: 0.0,
             measuring_since: None,
-            trials,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
         }
@@ -132,7 +130,6 @@ impl Progress {
             }
             EngineEvent::JobFinished { job, summary, .. } => {
                 self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
-                let _ = self.trials;
                 self.line(&format!(
                     "done {job}: {} cycles/call ({}), n={}",
                     crate::format::int(summary.mean_cycles),

@@ -9,7 +9,7 @@ use super::{Job, RunRequest};
 use crate::measure::event::{EngineEvent, HistogramSnapshot, PROGRESS_INTERVAL};
 use crate::measure::job::{self, MAX_ATTEMPTS, ProcessRun, WorkerSetup};
 use crate::measure::plan::MIN_ADAPTIVE_TRIALS;
-use crate::measure::stats::{Trial, loop_stats, per_call, trial_spread};
+use crate::measure::stats::{Trial, loop_stats, new_histogram, per_call, trial_spread};
 use crate::measure::trial::TrialSpec;
 
 /// The measured processes of a job.
@@ -60,7 +60,7 @@ pub(super) fn measure_job(
     let calls_total = u64::from(total_trials) * p.iterations_per_trial;
     let mut m = JobMeasurement {
         processes: Vec::new(),
-        histogram: job::empty_histogram(),
+        histogram: new_histogram(),
         per_process: Vec::new(),
         disturbed_retries: 0,
         failure: None,
@@ -73,7 +73,7 @@ pub(super) fn measure_job(
         let mut attempt = 1;
         loop {
             let mut h = m.histogram.clone();
-            let mut h_process = job::empty_histogram();
+            let mut h_process = new_histogram();
             let mut trials_here: Vec<Trial> = Vec::new();
             let trial_no =
                 |extra: usize| (done_trials.len() + extra + 1).min(total_trials as usize) as u32;
