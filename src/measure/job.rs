@@ -176,8 +176,17 @@ pub fn run_process(
         .exe
         .file_name()
         .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
+    // The record names the library as `library` does (relative to the working folder): the
+    // evidence must carry no absolute home or temp paths.
+    let shown = crate::catalog::display_path(&spec.library);
     let mut command = vec![program, "worker".to_string()];
-    command.extend(args);
+    command.extend(args.into_iter().map(|a| {
+        if std::path::Path::new(&a) == spec.library.as_path() {
+            shown.clone()
+        } else {
+            a
+        }
+    }));
     ProcessRun {
         record: ProcessRecord {
             status: if complete { "complete" } else { "partial" }.into(),
