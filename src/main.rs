@@ -1,5 +1,14 @@
+//! The `cyclescope` binary: the headless CLI (`cli`) and the terminal workbench (`tui`), two thin
+//! frontends over the engine in `cyclescope-core`.
+
+mod cli;
+mod tui;
+
+// The engine's modules under their short names, so both frontends read `crate::catalog::…`.
+use cyclescope_core::{catalog, format, host, kat, measure, plugin, record, report, worker};
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cyclescope::cli::main()
+    cli::main()
 }

@@ -19,4 +19,5 @@ pub mod svg;
 #[cfg(test)]
 mod screen_tests;
 
-pub use app::App;
+#[cfg(test)]
+use app::App;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cyclescope::counter::{CounterError, PerfCycles};
+use cyclescope_core::counter::{CounterError, PerfCycles};
 use serde_json::Value;
 
 const IDS: [&str; 14] = [
@@ -226,7 +226,7 @@ fn this_host_is_described_honestly() {
     let cpu = doc["cpu"].as_u64().unwrap();
     assert_eq!(doc["root"], "/");
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let online = cyclescope::host::parse_cpu_list(&online).unwrap();
+    let online = cyclescope_core::host::parse_cpu_list(&online).unwrap();
     assert!(online.contains(&(cpu as usize)));
 
     let guide_arch = matches!(std::env::consts::ARCH, "x86_64" | "aarch64");

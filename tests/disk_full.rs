@@ -93,7 +93,7 @@ fn a_disk_that_fills_mid_run_stops_the_run_and_tears_nothing() {
         .unwrap();
     // Once the first record is on disk, fill what is left.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while cyclescope::record::run_dir::list_records(&out).is_empty() {
+    while cyclescope_core::record::run_dir::list_records(&out).is_empty() {
         assert!(Instant::now() < deadline, "no record appeared");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -117,7 +117,7 @@ fn a_disk_that_fills_mid_run_stops_the_run_and_tears_nothing() {
             p.display()
         );
         let bytes = std::fs::read(&p).unwrap();
-        serde_json::from_slice::<cyclescope::record::TimingRecord>(&bytes)
+        serde_json::from_slice::<cyclescope_core::record::TimingRecord>(&bytes)
             .unwrap_or_else(|e| panic!("{} is torn: {e}", p.display()));
     }
 }

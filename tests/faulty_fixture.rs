@@ -6,7 +6,7 @@
 
 use std::process::{Command, Output};
 
-use cyclescope::catalog::bundled_library;
+use cyclescope_core::catalog::bundled_library;
 use iccs_sm3::iccs::pseudo_xof;
 
 /// `cyclescope hash --lib libfaulty.so --digest-bits 256 --hex <hex>` with `FAULTY_MODE=mode`.

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cyclescope::host::{
+use cyclescope_core::host::{
     self, HostCheck, HostError, HostReport, HostRoot, Probes, Status, check_host, fixed_env_diff,
     refuse_unfixed,
 };

@@ -7,8 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use cyclescope::catalog::bundled_library;
-use cyclescope::plugin::{GuardedBuffer, HashLibrary, INVALID_DIGESTBITLEN};
+use cyclescope_core::catalog::bundled_library;
+use cyclescope_core::plugin::{GuardedBuffer, HashLibrary, INVALID_DIGESTBITLEN};
 
 /// One `ok …` line of a self-test log.
 #[derive(Debug)]

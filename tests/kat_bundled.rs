@@ -99,7 +99,7 @@ fn write_manifest_reproduces_the_committed_entries() {
 
 /// Runs the ad-hoc bundled pseudoXOF at 256 bits against a reference folder (no manifest).
 fn against_kat_dir(dir: &std::path::Path, out: &std::path::Path) -> std::process::Output {
-    let lib = cyclescope::catalog::bundled_library("pseudoxof");
+    let lib = cyclescope_core::catalog::bundled_library("pseudoxof");
     kat(
         &[
             "--lib",
@@ -169,7 +169,7 @@ fn kat_dir_comparison_tolerates_crlf_and_blank_len_lines() {
     );
     // --write-manifest from such references chooses nolen.
     let m = tmp.path().join("m.sha256");
-    let lib = cyclescope::catalog::bundled_library("pseudoxof");
+    let lib = cyclescope_core::catalog::bundled_library("pseudoxof");
     let o = kat(
         &[
             "--lib",

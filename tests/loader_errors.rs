@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use cyclescope::catalog::bundled_library;
-use cyclescope::plugin::{HashLibrary, PluginError};
+use cyclescope_core::catalog::bundled_library;
+use cyclescope_core::plugin::{HashLibrary, PluginError};
 use iccs_sm3::meta::{NGCC_LINK_ABI, NGCC_META_MAGIC, NGCC_TYPE_HASH};
 
 /// Opens `path`, expecting an error; checks that the message names the file.

@@ -4,9 +4,9 @@
 
 mod common;
 
-use cyclescope::record::TimingRecord;
-use cyclescope::record::pyjson::to_py_json;
-use cyclescope::record::validate::validate;
+use cyclescope_core::record::TimingRecord;
+use cyclescope_core::record::pyjson::to_py_json;
+use cyclescope_core::record::validate::validate;
 
 fn published_records() -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use cyclescope::record::TimingRecord;
+use cyclescope_core::record::TimingRecord;
 
 const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 
@@ -45,7 +45,7 @@ fn validate(run: &Path) {
 /// A config with the faulty library posing as pseudoXOF-256 (so its KAT passes against the
 /// bundled manifest) next to the real pseudoXOF-256.
 fn fault_config(dir: &Path) -> PathBuf {
-    let faulty = cyclescope::catalog::bundled_library("faulty");
+    let faulty = cyclescope_core::catalog::bundled_library("faulty");
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
     // The bundled pseudoXOF-256 entries, also under the faulty instance's label.
     let text = std::fs::read_to_string(&bundled).unwrap();
@@ -237,7 +237,7 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
-    let records = || cyclescope::record::run_dir::list_records(&run);
+    let records = || cyclescope_core::record::run_dir::list_records(&run);
     while records().is_empty() {
         assert!(Instant::now() < deadline, "no record appeared");
         assert!(
@@ -297,7 +297,7 @@ fn resume_refuses_a_changed_host() {
     let p = run.join("records/iccs/sm3hash-256__hash_32.json");
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
     v["environment"]["cpu_model"] = serde_json::json!("Some Other CPU");
-    std::fs::write(&p, cyclescope::record::pyjson::to_py_json(&v).unwrap()).unwrap();
+    std::fs::write(&p, cyclescope_core::record::pyjson::to_py_json(&v).unwrap()).unwrap();
     let o = cyclescope(&["run", "--resume", run.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);

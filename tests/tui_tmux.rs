@@ -183,7 +183,7 @@ fn ctrl_c_leaves_from_inside_the_filter() {
 
 #[test]
 fn watch_follows_a_journal_live_and_shows_the_end() {
-    use cyclescope::record::journal::{JournalEvent, JournalWriter};
+    use cyclescope_core::record::journal::{JournalEvent, JournalWriter};
     let dir = tempfile::tempdir().expect("temp dir");
     let mut w = JournalWriter::open(dir.path()).expect("journal");
     w.append(JournalEvent::RunStarted {

@@ -49,6 +49,7 @@ pub enum Action {
 }
 
 impl Action {
+    #[cfg(test)]
     /// One representative of every action, for the "every action has a key and help" test.
     pub const ALL: [Action; 23] = [
         Action::Quit,

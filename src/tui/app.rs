@@ -300,6 +300,7 @@ impl App {
         self.current = None;
     }
 
+    #[cfg(test)]
     pub fn is_lost(&self) -> bool {
         matches!(self.run, RunState::Lost(_))
     }

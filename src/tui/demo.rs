@@ -327,6 +327,7 @@ pub fn render(app: &App, width: u16, height: u16) -> Buffer {
 }
 
 /// Text drawn by `draw` off-screen (panel tests).
+#[cfg(test)]
 pub fn draw_text(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
     text(&draw_buffer(width, height, draw))
 }

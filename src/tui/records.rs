@@ -226,4 +226,44 @@ mod tests {
         assert!(app.is_lost(), "{:?}", app.run);
         assert_eq!(app.run_word(), "writer gone");
     }
+
+    /// The published arm_1 records loaded into the results table give, row for row, the §4
+    /// table of the published hash-05 page.
+    #[test]
+    fn reloaded_records_reproduce_the_published_performance_table() {
+        let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/reference/harness-data");
+        let events = load(&reference.join("performance/data/arm_1"));
+        assert_eq!(events.len(), 120);
+        let mut app = crate::tui::App::new(vec![], &crate::catalog::Settings::default(), 2);
+        for ev in events {
+            app.apply(ev);
+        }
+        let table = crate::tui::panel::results::markdown(&app);
+        let ours: Vec<&str> = table
+            .lines()
+            .filter(|l| l.starts_with("| `uHash"))
+            .collect();
+        let page = std::fs::read_to_string(reference.join("hash-05/perf_arm_1.tables.md"))
+            .expect("the published page's tables");
+        let section = page
+            .split("## 4. Performance")
+            .nth(1)
+            .and_then(|s| s.split("## 5.").next())
+            .expect("§4 of the page");
+        let published: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with("| `uHash"))
+            .collect();
+        assert_eq!(published.len(), 24);
+        assert_eq!(ours, published);
+        assert!(table.starts_with(
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|"
+        ));
+    }
+
+    #[test]
+    fn a_missing_run_directory_loads_nothing() {
+        assert!(load(std::path::Path::new("/nonexistent/run")).is_empty());
+    }
 }

@@ -4,26 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// The project's `shared/` folder (spec, reference data): the first ancestor of this crate's
-/// folder that holds `shared/reference`. In a worktree that is `/work/shared`; in CI the repo
-/// is cloned next to `shared/`, so it is `../shared` of the repo root.
-pub fn shared_dir() -> PathBuf {
-    let start = Path::new(env!("CARGO_MANIFEST_DIR"));
-    start
-        .ancestors()
-        .map(|dir| dir.join("shared"))
-        .find(|shared| shared.join("reference").is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "no shared/reference in {} or any parent folder",
-                start.display()
-            )
-        })
+/// The published reference data the tests compare against, copied into the repository (see
+/// `tests/fixtures/reference/README.md` for where each file comes from).
+pub fn reference_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference")
 }
 
 /// The published ICCS self-test logs (`<label>.log`).
 pub fn iccs_selftest_logs() -> PathBuf {
-    shared_dir().join("reference/harness-data/performance/data/arm_1/kat/iccs")
+    reference_dir().join("harness-data/performance/data/arm_1/kat/iccs")
 }
 
 /// The self-test message of `performance/iccs/selftest.py`: byte i = (7·i + 1) mod 256.
@@ -31,9 +20,9 @@ pub fn selftest_message(n: usize) -> Vec<u8> {
     (0..n).map(|i| (7 * i + 1) as u8).collect()
 }
 
-/// `shared/reference/harness-data`.
+/// The ngcc-harness files under their repository paths.
 pub fn harness_data() -> PathBuf {
-    shared_dir().join("reference").join("harness-data")
+    reference_dir().join("harness-data")
 }
 
 /// The published arm_1 dataset.

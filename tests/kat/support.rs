@@ -55,7 +55,7 @@ pub fn results(o: &Output) -> Vec<String> {
 
 /// The fault-injection library, built next to the test executables.
 pub fn faulty() -> PathBuf {
-    let lib = cyclescope::catalog::bundled_library("faulty");
+    let lib = cyclescope_core::catalog::bundled_library("faulty");
     assert!(lib.is_file(), "{} not built", lib.display());
     lib
 }

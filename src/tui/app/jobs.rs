@@ -18,6 +18,7 @@ pub enum JobState {
     Done(Box<JobSummary>),
     Failed {
         reason: String,
+        #[expect(dead_code, reason = "the row detail will show it")]
         stderr_tail: String,
     },
 }
@@ -89,6 +90,7 @@ pub struct ResultRow<'a> {
     pub key: &'a JobKey,
     pub summary: Option<&'a JobSummary>,
     pub failure: Option<&'a str>,
+    #[expect(dead_code, reason = "the results panel will mark disturbed jobs")]
     pub retries: u32,
 }
 

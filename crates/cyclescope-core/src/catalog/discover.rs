@@ -1,0 +1,219 @@
+//! Catalogs without a config file: one ad-hoc library (`--lib`), or every `lib*.so` under a
+//! folder (`--scan`), including an ngcc-harness tree (`hash-NN/lib/lib<label>.so` next to
+//! `hash-NN/kat.sha256`). Metadata comes from a probe the caller supplies (the CLI probes in
+//! a worker process, so a library whose initialiser crashes cannot take the caller down).
+
+use std::path::{Path, PathBuf};
+
+use super::{Candidate, Catalog, CatalogError, Instance, Settings};
+use crate::plugin::NgccMeta;
+
+/// What probing a library found: its metadata if it exports any, or why it did not load.
+pub(crate) type Probe = Result<Option<NgccMeta>, String>;
+
+/// Builds the instance for `--lib PATH [--label L] [--digest-bits N]`. Missing label and
+/// width come from `ngcc_meta`, then from the file name (`lib<label>.so`, trailing digits).
+pub fn adhoc_instance(
+    library: &Path,
+    label: Option<&str>,
+    digest_bits: Option<u32>,
+    meta: Option<&NgccMeta>,
+) -> Result<Instance, String> {
+    let stem = library_label(library);
+    let label = label
+        .map(str::to_string)
+        .or_else(|| {
+            meta.filter(|m| m.digest_bits != 0)
+                .map(|m| m.instance.clone())
+        })
+        .filter(|l| !l.is_empty())
+        .unwrap_or(stem);
+    let bits = digest_bits
+        .or_else(|| meta.and_then(|m| u32::try_from(m.digest_bits).ok()).filter(|&b| b != 0))
+        .or_else(|| trailing_number(&label))
+        .ok_or_else(|| {
+            format!(
+                "cannot tell the digest width of {} (no ngcc_meta width, no number in {label:?}): pass --digest-bits",
+                library.display()
+            )
+        })?;
+    if bits == 0 || bits % 8 != 0 {
+        return Err(format!(
+            "digest bits {bits} is not a positive multiple of 8"
+        ));
+    }
+    Ok(Instance {
+        candidate: meta
+            .map(|m| m.id.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "adhoc".into()),
+        algorithm: meta
+            .map(|m| m.algorithm.clone())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| label.clone()),
+        label,
+        library: library.to_path_buf(),
+        digest_bits: bits,
+        variant: meta
+            .map(|m| normalise_variant(&m.variant))
+            .unwrap_or_else(|| "reference".into()),
+        flags: "guide".into(),
+        kat_manifest: None,
+        kat_name: meta
+            .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
+            .map(|m| m.instance.clone()),
+    })
+}
+
+/// Scans `dir` (recursively, a few levels) for `lib*.so`. Libraries whose width cannot be
+/// told are skipped and reported in the second return value.
+pub fn scan_dir(
+    dir: &Path,
+    probe: impl Fn(&Path) -> Probe,
+) -> Result<(Catalog, Vec<String>), CatalogError> {
+    let mut libs = Vec::new();
+    walk(dir, 0, &mut libs).map_err(|source| CatalogError::Scan {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if libs.is_empty() {
+        return Err(CatalogError::NothingFound(dir.to_path_buf()));
+    }
+    libs.sort();
+    let mut skipped = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for lib in libs {
+        let meta = match probe(&lib) {
+            Ok(m) => m,
+            Err(e) => {
+                skipped.push(format!("{}: {e}", lib.display()));
+                None
+            }
+        };
+        let mut inst = match adhoc_instance(&lib, None, None, meta.as_ref()) {
+            Ok(i) => i,
+            Err(e) => {
+                skipped.push(e);
+                continue;
+            }
+        };
+        // ngcc-harness layout: <tree>/hash-NN/lib/lib<label>.so and <tree>/hash-NN/kat.sha256.
+        if let Some(cand_dir) = harness_candidate_dir(&lib) {
+            let id = cand_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            if let Some(id) = id.filter(|_| inst.candidate == "adhoc") {
+                inst.candidate = id;
+            }
+            let manifest = cand_dir.join("kat.sha256");
+            if manifest.is_file() {
+                inst.kat_manifest = Some(manifest);
+            }
+        }
+        match candidates.iter_mut().find(|c| c.id == inst.candidate) {
+            Some(c) => c.instances.push(inst),
+            None => candidates.push(Candidate {
+                id: inst.candidate.clone(),
+                algorithm: inst.algorithm.clone(),
+                instances: vec![inst],
+            }),
+        }
+    }
+    Ok((
+        Catalog {
+            source: None,
+            settings: Settings::default(),
+            candidates,
+        },
+        skipped,
+    ))
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        if ty.is_dir() && depth < 4 {
+            walk(&path, depth + 1, out)?;
+        } else if ty.is_file() || ty.is_symlink() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("lib") && name.ends_with(".so") {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn harness_candidate_dir(lib: &Path) -> Option<&Path> {
+    let lib_dir = lib.parent()?;
+    (lib_dir.file_name()? == "lib").then_some(())?;
+    let cand = lib_dir.parent()?;
+    let name = cand.file_name()?.to_str()?;
+    let digits = name.strip_prefix("hash-")?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(cand)
+}
+
+/// `lib<label>.so` → `<label>`.
+fn library_label(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".so").unwrap_or(&name);
+    name.strip_prefix("lib").unwrap_or(name).to_string()
+}
+
+fn trailing_number(label: &str) -> Option<u32> {
+    let digits: String = label
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+/// The harness's `ngcc_meta.variant` says `Reference_Implementation`; records say `reference`.
+fn normalise_variant(v: &str) -> String {
+    match v {
+        "Reference_Implementation" | "" => "reference".into(),
+        "Optimized_Implementation" => "optimized".into(),
+        other => other.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adhoc_takes_label_and_width_from_the_file_name() {
+        let i = adhoc_instance(Path::new("x/libFEILIAN512.so"), None, None, None).unwrap();
+        assert_eq!(
+            (i.label.as_str(), i.digest_bits, i.candidate.as_str()),
+            ("FEILIAN512", 512, "adhoc")
+        );
+        let err = adhoc_instance(Path::new("x/libfoo.so"), None, None, None).unwrap_err();
+        assert!(err.contains("--digest-bits"), "{err}");
+        let i = adhoc_instance(Path::new("x/libfoo.so"), Some("foo"), Some(384), None).unwrap();
+        assert_eq!(i.digest_bits, 384);
+    }
+
+    #[test]
+    fn harness_layout_is_recognised() {
+        assert_eq!(
+            harness_candidate_dir(Path::new("t/hash-10/lib/libFEILIAN512.so")),
+            Some(Path::new("t/hash-10"))
+        );
+        assert_eq!(
+            harness_candidate_dir(Path::new("t/other/lib/libX.so")),
+            None
+        );
+        assert_eq!(harness_candidate_dir(Path::new("t/hash-10/libX.so")), None);
+    }
+}

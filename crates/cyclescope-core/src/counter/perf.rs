@@ -1,0 +1,237 @@
+//! `perf_event_open` user-mode hardware cycles of the calling thread, exactly as the harness's
+//! `ngcc_perf.c` and `clockprobe.c` open them (`PERF_TYPE_HARDWARE`, `PERF_COUNT_HW_CPU_CYCLES`,
+//! disabled, exclude_kernel, exclude_hv, pid 0, cpu -1). The attribute struct is laid out here
+//! because the `libc` crate does not define it. Nothing else: no multiplexing scaling, no groups.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use nix::errno::Errno;
+
+use super::CounterError;
+
+const PERF_TYPE_HARDWARE: u32 = 0;
+const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
+/// `PERF_ATTR_SIZE_VER8`: the layout below, up to and including `config3`. Older kernels accept
+/// a larger struct as long as the bytes they do not know are zero.
+const PERF_ATTR_SIZE: u32 = 136;
+
+const FLAG_DISABLED: u64 = 1 << 0;
+const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+
+// `_IO('$', n)`: no direction bits, no size, type '$' (0x24) — the same on x86-64 and AArch64.
+const PERF_EVENT_IOC_ENABLE: u32 = 0x2400;
+const PERF_EVENT_IOC_DISABLE: u32 = 0x2401;
+const PERF_EVENT_IOC_RESET: u32 = 0x2403;
+
+/// `struct perf_event_attr` of `<linux/perf_event.h>` (the unions are reduced to their first
+/// member; the bitfield word is `flags`).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved_2: u16,
+    aux_sample_size: u32,
+    reserved_3: u32,
+    sig_data: u64,
+    config3: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == PERF_ATTR_SIZE as usize);
+
+/// An open user-mode cycle counter of the calling thread (it follows the thread across CPUs).
+#[derive(Debug)]
+pub struct PerfCycles {
+    fd: OwnedFd,
+}
+
+impl PerfCycles {
+    /// Opens the counter, disabled. The error says why it is unavailable: no PMU (ENOENT,
+    /// ENODEV, EOPNOTSUPP — e.g. a virtual machine) or not permitted (EACCES, EPERM —
+    /// `kernel.perf_event_paranoid`).
+    pub fn open() -> Result<Self, CounterError> {
+        let attr = PerfEventAttr {
+            type_: PERF_TYPE_HARDWARE,
+            size: PERF_ATTR_SIZE,
+            config: PERF_COUNT_HW_CPU_CYCLES,
+            flags: FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+            ..PerfEventAttr::default()
+        };
+        let (pid, cpu, group_fd, flags): (libc::pid_t, libc::c_int, libc::c_int, libc::c_ulong) =
+            (0, -1, -1, 0);
+        // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size`
+        // field is its true size; the kernel only reads it. The other arguments are integers.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                pid,
+                cpu,
+                group_fd,
+                flags,
+            )
+        };
+        if ret < 0 {
+            return Err(CounterError::from_open_errno(Errno::last()));
+        }
+        let raw = libc::c_int::try_from(ret).map_err(|_| CounterError::Open {
+            errno: Errno::EBADF,
+        })?;
+        // SAFETY: a non-negative return of perf_event_open is a new descriptor owned by nobody
+        // else; OwnedFd closes it once.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        Ok(PerfCycles { fd })
+    }
+
+    /// Opens the counter and checks that it counts: some hypervisors accept the event but
+    /// never advance it, which would otherwise show up as zero cycles in every trial.
+    pub(crate) fn open_counting() -> Result<Self, CounterError> {
+        let perf = Self::open()?;
+        perf.reset_enable();
+        let mut x = 0u64;
+        for i in 0..100_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        if perf.disable_read() == 0 {
+            return Err(CounterError::NoCount);
+        }
+        Ok(perf)
+    }
+
+    fn ioctl(&self, request: u32) {
+        // SAFETY: the descriptor is a live perf event owned by `self`; these requests take no
+        // argument (0 is passed and ignored). They cannot fail on a valid perf descriptor, and
+        // a failure would show as a zero count, which callers treat as "no count".
+        unsafe {
+            libc::ioctl(self.fd.as_raw_fd(), request as libc::Ioctl, 0);
+        }
+    }
+
+    /// Zeroes the count and starts counting.
+    #[inline]
+    pub(crate) fn reset_enable(&self) {
+        self.ioctl(PERF_EVENT_IOC_RESET);
+        self.ioctl(PERF_EVENT_IOC_ENABLE);
+    }
+
+    /// Stops counting and returns the count (0 if it could not be read).
+    #[inline]
+    pub(crate) fn disable_read(&self) -> u64 {
+        self.ioctl(PERF_EVENT_IOC_DISABLE);
+        let mut count = 0u64;
+        // SAFETY: reads at most 8 bytes into a live local u64 from a descriptor owned by `self`.
+        let n = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut count as *mut u64).cast::<libc::c_void>(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        if n == std::mem::size_of::<u64>() as isize {
+            count
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attr_flags_are_the_harness_bits() {
+        // disabled:1, inherit:1, pinned:1, exclusive:1, exclude_user:1, exclude_kernel:1,
+        // exclude_hv:1 — bits 0 and 5, 6.
+        assert_eq!(
+            FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+            0b110_0001
+        );
+        assert_eq!(std::mem::offset_of!(PerfEventAttr, flags), 40);
+        assert_eq!(std::mem::offset_of!(PerfEventAttr, config1), 56);
+        assert_eq!(std::mem::offset_of!(PerfEventAttr, sample_regs_intr), 96);
+        assert_eq!(std::mem::offset_of!(PerfEventAttr, sig_data), 120);
+    }
+
+    #[test]
+    fn open_errors_are_classified_by_errno() {
+        for (errno, want) in [
+            (Errno::ENOENT, "NoPmu"),
+            (Errno::ENODEV, "NoPmu"),
+            (Errno::EOPNOTSUPP, "NoPmu"),
+            (Errno::EACCES, "NotPermitted"),
+            (Errno::EPERM, "NotPermitted"),
+            (Errno::EINVAL, "Open"),
+        ] {
+            let got = CounterError::from_open_errno(errno);
+            assert!(format!("{got:?}").starts_with(want), "{errno:?} -> {got:?}");
+        }
+    }
+
+    /// A hardware PMU the kernel registered (x86 `cpu`, `cpu_core`, `cpu_atom`; Arm `armv8_*`
+    /// and friends), as sysfs shows it, independently of perf_event_open.
+    fn sysfs_has_hardware_pmu() -> bool {
+        std::fs::read_dir("/sys/bus/event_source/devices")
+            .map(|dir| {
+                dir.filter_map(Result::ok).any(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name == "cpu" || name.starts_with("cpu_") || name.starts_with("armv")
+                })
+            })
+            .unwrap_or(false)
+    }
+
+    /// The counter's verdict must agree with what sysfs says of this machine: no hardware PMU
+    /// means `NoPmu`; a PMU with `perf_event_paranoid` at most 2 means a counter whose count
+    /// grows with the work done.
+    #[test]
+    fn open_agrees_with_the_pmu_sysfs_shows() {
+        let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(3);
+        let opened = PerfCycles::open_counting();
+        if !sysfs_has_hardware_pmu() {
+            assert!(
+                matches!(opened, Err(CounterError::NoPmu { .. })),
+                "no PMU in sysfs, yet {opened:?}"
+            );
+            return;
+        }
+        if paranoid > 2 {
+            assert!(
+                opened.is_err(),
+                "paranoid {paranoid} yet the counter opened"
+            );
+            return;
+        }
+        let perf = opened.expect("a PMU and paranoid <= 2: the counter must open and count");
+        let count = |n: u64| {
+            perf.reset_enable();
+            let mut x = 0u64;
+            for i in 0..n {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
+            perf.disable_read()
+        };
+        let (small, large) = (count(10_000), count(1_000_000));
+        assert!(small > 0 && large > 10 * small, "{small} then {large}");
+    }
+}

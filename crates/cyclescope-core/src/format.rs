@@ -1,0 +1,281 @@
+//! Number formatting shared by the CLI, the TUI and the report pages (spec §6): one place, so
+//! a figure reads the same everywhere and reproduces the published pages byte for byte. Never
+//! formats anything but numbers and sizes.
+
+/// The report's placeholder for a missing value (an en dash).
+pub(crate) const MISSING: &str = "–";
+
+/// `fmt_int`: `2323`, `17.9 k`, `1.13 M`, `2.01 G`; `–` for None.
+pub fn int(x: Option<f64>) -> String {
+    match x {
+        None => MISSING.into(),
+        Some(x) if x >= 1e9 => format!("{:.2} G", x / 1e9),
+        Some(x) if x >= 1e6 => format!("{:.2} M", x / 1e6),
+        Some(x) if x >= 1e4 => format!("{:.1} k", x / 1e3),
+        Some(x) => py_round0(x),
+    }
+}
+
+/// `fmt_time`: the first unit of s, ms, µs, ns in which the value is ≥ 1, with 3 significant
+/// digits (`865 ns`, `6.63 µs`, `22 µs`, `2.68 ms`); below 1 ns → ns.
+pub fn time(seconds: f64) -> String {
+    for (factor, unit) in [(1.0, "s"), (1e3, "ms"), (1e6, "µs"), (1e9, "ns")] {
+        if seconds * factor >= 1.0 {
+            return format!("{} {unit}", g3(seconds * factor));
+        }
+    }
+    format!("{} ns", g3(seconds * 1e9))
+}
+
+/// `pct`: `12%` from 0.095 up, else `3.4%`; `–` for None.
+pub(crate) fn pct(x: Option<f64>) -> String {
+    match x {
+        None => MISSING.into(),
+        Some(x) if x >= 0.095 => format!("{}%", py_round0(100.0 * x)),
+        Some(x) => format!("{:.1}%", 100.0 * x),
+    }
+}
+
+/// `size_text`: `4 KiB` when a whole number of KiB, else `100 B`.
+pub fn size(bytes: u64) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Python's `f"{x:.3g}"`: three significant digits, trailing zeros removed, exponent form
+/// when the rounded exponent is below -4 or at least 3.
+pub(crate) fn g3(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    // `{:.2e}` rounds to 3 significant digits exactly as Python does; its exponent is the
+    // one after rounding, which is what %g decides on.
+    let sci = format!("{x:.2e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let e: i32 = exp.parse().unwrap_or(0);
+    if !(-4..3).contains(&e) {
+        let mant = trim_zeros(mant);
+        return format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (2 - e) as usize;
+    trim_zeros(&format!("{x:.decimals$}")).to_string()
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Python's `f"{x:.0f}"`: round half to even (Rust's `{:.0}` does the same on the binary value,
+/// which is what Python formats too).
+fn py_round0(x: f64) -> String {
+    format!("{x:.0}")
+}
+
+/// A byte count for messages about space: `512 B`, `1016 KiB`, `3.8 MiB`, `12.5 GiB`.
+pub(crate) fn bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.0} KiB", n as f64 / KIB),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", n as f64 / KIB / KIB),
+        _ => format!("{:.1} GiB", n as f64 / KIB / KIB / KIB),
+    }
+}
+
+/// Cycles per byte with one decimal, as the report's §4 table.
+pub(crate) fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
+    format!("{:.1}", mean_cycles / bytes as f64)
+}
+
+/// Ratio to a baseline: `1.52×`, or `(ratio –)` when unavailable.
+pub(crate) fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
+    match (value, baseline) {
+        (Some(v), Some(b)) if b > 0.0 => format!("{:.2}×", v / b),
+        _ => format!("(ratio {MISSING})"),
+    }
+}
+
+/// A wall-clock duration for progress lines: `42 s`, `3 min 05 s`, `2 h 07 min`.
+pub fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.0} s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    }
+}
+
+/// `bytes//1024 KiB`, as the report's RSS columns (truncating, unlike `size`).
+pub(crate) fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes / 1024)
+}
+
+/// A planning figure as Python's `str(float)` would read in prose: `0.5`, `60`, `0.01`.
+pub(crate) fn plain(x: f64) -> String {
+    format!("{x}")
+}
+
+/// The clock state of the measuring CPU as the report's environment table writes it (spec §6):
+/// x86 `max 2.10 GHz, governor performance, turbo off, SMT off`; aarch64 with minimum =
+/// maximum `fixed 2.71 GHz (governor performance, minimum = maximum), boost off, SMT none`.
+/// Unknown values read `unknown`; without cpufreq the text says so instead of a frequency.
+pub(crate) fn clock(c: &ClockState<'_>) -> String {
+    let governor = c.governor.unwrap_or("unknown");
+    let boost = match c.boost {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "unknown",
+    };
+    let smt = match c.smt {
+        None => "unknown",
+        Some("notsupported" | "notimplemented") if c.arch == "aarch64" => "none",
+        Some(s) => s,
+    };
+    let Some(max) = c.max_khz else {
+        return format!("no cpufreq (clock not reported), SMT {smt}");
+    };
+    let ghz = max as f64 / 1e6;
+    if c.arch == "aarch64" {
+        if c.min_khz == Some(max) {
+            format!(
+                "fixed {ghz:.2} GHz (governor {governor}, minimum = maximum), boost {boost}, SMT {smt}"
+            )
+        } else {
+            format!("max {ghz:.2} GHz, governor {governor}, boost {boost}, SMT {smt}")
+        }
+    } else {
+        format!("max {ghz:.2} GHz, governor {governor}, turbo {boost}, SMT {smt}")
+    }
+}
+
+/// The sysfs facts `clock` reads; `boost` is turbo/boost on (x86: `intel_pstate/no_turbo` = 0
+/// or `cpufreq/boost` = 1).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClockState<'a> {
+    pub(crate) arch: &'a str,
+    pub(crate) governor: Option<&'a str>,
+    pub(crate) min_khz: Option<u64>,
+    pub(crate) max_khz: Option<u64>,
+    pub(crate) boost: Option<bool>,
+    pub(crate) smt: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_matches_the_published_pages() {
+        for (x, want) in [
+            (2323.0, "2323"),
+            (9043.0, "9043"),
+            (17_900.0, "17.9 k"),
+            (15_100.4, "15.1 k"),
+            (1_130_000.0, "1.13 M"),
+            (962_600.0, "962.6 k"),
+            (2_010_000_000.0, "2.01 G"),
+            (9999.5, "10000"),
+        ] {
+            assert_eq!(int(Some(x)), want, "{x}");
+        }
+        assert_eq!(int(None), "–");
+    }
+
+    #[test]
+    fn time_picks_the_first_unit_at_or_above_one() {
+        for (s, want) in [
+            (865e-9, "865 ns"),
+            (6.63099948e-6, "6.63 µs"),
+            (22e-6, "22 µs"),
+            (2.68e-3, "2.68 ms"),
+            (1.5, "1.5 s"),
+            (0.5e-9, "0.5 ns"),
+            (999.6e-9, "1e+03 ns"),
+        ] {
+            assert_eq!(time(s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn pct_size_ratio() {
+        assert_eq!(pct(Some(0.12)), "12%");
+        assert_eq!(pct(Some(0.034)), "3.4%");
+        assert_eq!(pct(None), "–");
+        assert_eq!(size(4096), "4 KiB");
+        assert_eq!(size(100), "100 B");
+        assert_eq!(size(1500), "1500 B");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1_040_384), "1016 KiB");
+        assert_eq!(bytes(4_009_112), "3.8 MiB");
+        assert_eq!(ratio(Some(3.0), Some(2.0)), "1.50×");
+        assert_eq!(ratio(Some(3.0), None), "(ratio –)");
+        assert_eq!(cycles_per_byte(17_900.0, 1024), "17.5");
+    }
+
+    #[test]
+    fn clock_text_per_architecture() {
+        let arm = ClockState {
+            arch: "aarch64",
+            governor: Some("performance"),
+            min_khz: Some(2_707_200),
+            max_khz: Some(2_707_200),
+            boost: Some(false),
+            smt: Some("notsupported"),
+        };
+        assert_eq!(
+            clock(&arm),
+            "fixed 2.71 GHz (governor performance, minimum = maximum), boost off, SMT none"
+        );
+        let unpinned = ClockState {
+            min_khz: Some(300_000),
+            ..arm
+        };
+        assert_eq!(
+            clock(&unpinned),
+            "max 2.71 GHz, governor performance, boost off, SMT none"
+        );
+        let x86 = ClockState {
+            arch: "x86_64",
+            governor: Some("performance"),
+            min_khz: Some(800_000),
+            max_khz: Some(2_100_000),
+            boost: Some(false),
+            smt: Some("off"),
+        };
+        assert_eq!(
+            clock(&x86),
+            "max 2.10 GHz, governor performance, turbo off, SMT off"
+        );
+        let turbo = ClockState {
+            boost: Some(true),
+            smt: Some("on"),
+            ..x86
+        };
+        assert_eq!(
+            clock(&turbo),
+            "max 2.10 GHz, governor performance, turbo on, SMT on"
+        );
+        let vm = ClockState {
+            arch: "x86_64",
+            smt: Some("notsupported"),
+            ..Default::default()
+        };
+        assert_eq!(
+            clock(&vm),
+            "no cpufreq (clock not reported), SMT notsupported"
+        );
+        assert_eq!(kib(1_437_696), "1404 KiB");
+        assert_eq!(kib(1500), "1 KiB");
+        assert_eq!(plain(0.5), "0.5");
+        assert_eq!(plain(60.0), "60");
+    }
+}

@@ -1,0 +1,269 @@
+//! The worker side of a KAT job: load the library, check its width, generate the requested
+//! files into the output folder and report over the worker protocol — the metadata, `timing`
+//! log lines, progress (at most ten messages a second), and per file either its size and
+//! canonical digests or the candidate fault that stopped it. Runs only inside
+//! `cyclescope worker kat`; it decides no verdict (the parent compares against references).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::KatStatus;
+use super::generate::{self, GenerateError, KatFile};
+use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+
+/// Minimum spacing of progress messages.
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the parent asks a worker to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSpec {
+    pub library: PathBuf,
+    pub label: String,
+    pub digest_bits: u32,
+    /// Explicit KAT name (`--kat-name` or the catalog's); else chosen from the metadata.
+    pub kat_name: Option<String>,
+    pub files: Vec<KatFile>,
+    /// Folder the KAT text is written to (exists).
+    pub out_dir: PathBuf,
+}
+
+impl JobSpec {
+    /// The arguments after `cyclescope worker`.
+    pub(crate) fn worker_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "kat".to_string(),
+            format!("--label={}", self.label),
+            format!("--digest-bits={}", self.digest_bits),
+            format!("--out-dir={}", self.out_dir.display()),
+            format!(
+                "--files={}",
+                self.files
+                    .iter()
+                    .map(|f| f.tag())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        ];
+        if let Some(n) = &self.kat_name {
+            args.push(format!("--kat-name={n}"));
+        }
+        args.extend(["--".to_string(), self.library.display().to_string()]);
+        args
+    }
+}
+
+/// Messages from the worker, one JSON line each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum KatMessage {
+    /// The library loaded; `kat_name` is the name used in the file names.
+    Loaded {
+        meta: Option<NgccMeta>,
+        kat_name: String,
+    },
+    /// The library did not load or disagrees with the catalog (LOADFAIL).
+    LoadFailed { detail: String },
+    /// A line for the KAT log, verbatim.
+    Log { line: String },
+    Progress {
+        file: KatFile,
+        done: u64,
+        total: u64,
+    },
+    /// A file was written completely.
+    FileDone {
+        file: KatFile,
+        name: String,
+        bytes: u64,
+        seconds: f64,
+        sha256_strict: String,
+        sha256_nolen: String,
+    },
+    /// A candidate fault stopped the job (CRYPTOFAIL, OVERFLOW).
+    Fault {
+        file: KatFile,
+        status: KatStatus,
+        detail: String,
+    },
+    /// Our own failure (e.g. the output folder is not writable): not the candidate's fault.
+    Error { detail: String },
+    /// Every requested file was written.
+    Done,
+}
+
+/// The KAT name: the explicit one, else `ngcc_meta.instance` of a fixed-width library, else
+/// the label.
+pub(crate) fn kat_name(explicit: Option<&str>, meta: Option<&NgccMeta>, label: &str) -> String {
+    explicit
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            meta.filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
+                .map(|m| m.instance.clone())
+        })
+        .unwrap_or_else(|| label.to_string())
+}
+
+/// Runs the job, handing every message to `send`.
+pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
+    let lib = match HashLibrary::open(&spec.library)
+        .and_then(|l| l.check_digest_bits(spec.digest_bits).map(|()| l))
+    {
+        Ok(l) if spec.digest_bits == 0 => {
+            return send(&KatMessage::LoadFailed {
+                detail: format!(
+                    "library {} states no digest width and none was given",
+                    l.path().display()
+                ),
+            });
+        }
+        Ok(l) => l,
+        Err(e) => {
+            return send(&KatMessage::LoadFailed {
+                detail: e.to_string(),
+            });
+        }
+    };
+    let name = kat_name(spec.kat_name.as_deref(), lib.meta(), &spec.label);
+    send(&KatMessage::Loaded {
+        meta: lib.meta().cloned(),
+        kat_name: name.clone(),
+    });
+    let bits = spec.digest_bits;
+    let mut hash = |msg: &GuardedBuffer, msg_bits: u64, digest: &mut GuardedBuffer| {
+        lib.crypt_hash(bits, msg, msg_bits, digest)
+    };
+    for &file in &spec.files {
+        match one_file(spec, file, &name, &mut hash, send) {
+            Ok(()) => {}
+            Err(e) => {
+                let detail = format!("{}: {e}", file.file_name(&name));
+                return send(&match e.status() {
+                    Some(status) => KatMessage::Fault {
+                        file,
+                        status,
+                        detail,
+                    },
+                    None => KatMessage::Error { detail },
+                });
+            }
+        }
+    }
+    send(&KatMessage::Done);
+}
+
+fn one_file<H>(
+    spec: &JobSpec,
+    file: KatFile,
+    name: &str,
+    hash: &mut H,
+    send: &mut dyn FnMut(&KatMessage),
+) -> Result<(), GenerateError>
+where
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+{
+    let file_name = file.file_name(name);
+    let out = BufWriter::with_capacity(1 << 16, File::create(spec.out_dir.join(&file_name))?);
+    let started = Instant::now();
+    let mut last = started;
+    let mut progress = |done: u64, total: u64| {
+        // Checking the clock only every 64 steps keeps it off a million-call loop's profile.
+        if done == total || (done.is_multiple_of(64) && last.elapsed() >= PROGRESS_INTERVAL) {
+            last = Instant::now();
+            send(&KatMessage::Progress { file, done, total });
+        }
+    };
+    let mut out = out;
+    let written = generate::generate(file, spec.digest_bits, hash, &mut out, &mut progress)?;
+    out.flush()?;
+    drop(out);
+    let seconds = started.elapsed().as_secs_f64();
+    send(&KatMessage::Log {
+        line: format!(
+            "timing  {} {seconds:.3} s{}",
+            file.tag(),
+            file.timing_note()
+        ),
+    });
+    send(&KatMessage::FileDone {
+        file,
+        name: file_name,
+        bytes: written.bytes,
+        seconds,
+        sha256_strict: hex::encode(written.sha256_strict),
+        sha256_nolen: hex::encode(written.sha256_nolen),
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(instance: &str, digest_bits: u64) -> NgccMeta {
+        NgccMeta {
+            id: "hash-05".into(),
+            kind: "hash".into(),
+            algorithm: "uHash".into(),
+            instance: instance.into(),
+            variant: String::new(),
+            source_dir: String::new(),
+            compiler: String::new(),
+            build_flags: String::new(),
+            digest_bits,
+            digest_len: digest_bits / 8,
+        }
+    }
+
+    #[test]
+    fn kat_name_prefers_explicit_then_fixed_width_meta_then_label() {
+        let m = meta("laurus_xof", 2048);
+        assert_eq!(kat_name(Some("x"), Some(&m), "L"), "x");
+        assert_eq!(kat_name(None, Some(&m), "Laurus-XOF"), "laurus_xof");
+        assert_eq!(
+            kat_name(None, Some(&meta("pseudoXOF", 0)), "pseudoXOF-512"),
+            "pseudoXOF-512"
+        );
+        assert_eq!(kat_name(None, None, "L"), "L");
+    }
+
+    #[test]
+    fn messages_are_json_lines_with_a_tag() {
+        let m = KatMessage::Progress {
+            file: KatFile::Kat2_12,
+            done: 1,
+            total: 4097,
+        };
+        let s = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            s,
+            r#"{"t":"progress","file":"KAT_2_12","done":1,"total":4097}"#
+        );
+        assert_eq!(serde_json::from_str::<KatMessage>(&s).unwrap(), m);
+    }
+
+    #[test]
+    fn an_unloadable_library_reports_loadfail() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("libx.so");
+        std::fs::write(&lib, "not a library\n").unwrap();
+        let spec = JobSpec {
+            library: lib,
+            label: "x".into(),
+            digest_bits: 256,
+            kat_name: None,
+            files: vec![KatFile::Kat2_12],
+            out_dir: dir.path().to_path_buf(),
+        };
+        let mut got = Vec::new();
+        run(&spec, &mut |m| got.push(m.clone()));
+        assert!(
+            matches!(got.as_slice(), [KatMessage::LoadFailed { detail }] if detail.contains("not an ELF")),
+            "{got:?}"
+        );
+    }
+}

@@ -1,0 +1,266 @@
+//! The engine side of a KAT job: runs it for one `Instance` in a worker process
+//! (`cyclescope worker kat …`), follows its messages, compares every finished file with its
+//! reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT), classifies
+//! how the worker ended (signal → CRASH, timeout → TIMEOUT, load error → LOADFAIL, no result →
+//! CRASH `exit=<rc>`), and writes the KAT log. The calling process survives whatever the
+//! candidate does; this module never loads a candidate library itself.
+
+mod check;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::KatStatus;
+use super::generate::{KatFile, Written};
+use super::job::{JobSpec, KatMessage};
+use super::log;
+use super::manifest::{CanonicalMode, ManifestEntry, ManifestError};
+use crate::catalog::Instance;
+use crate::worker::{self, Exit, WorkerCommand, WorkerError};
+
+pub use check::Reference;
+
+/// Which files a job generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KatScope {
+    /// `KAT_2_12` and `KAT_2_23` (the harness's `make test`).
+    #[default]
+    Default,
+    /// The default files and `KAT_Loop` (`--loop`).
+    Loop,
+    /// All four, including the 1 GiB messages of `KAT_2_33` (`--full`).
+    Full,
+}
+
+impl KatScope {
+    pub(crate) fn files(self) -> Vec<KatFile> {
+        match self {
+            KatScope::Default => vec![KatFile::Kat2_12, KatFile::Kat2_23],
+            KatScope::Loop => vec![KatFile::Kat2_12, KatFile::Kat2_23, KatFile::Loop],
+            KatScope::Full => KatFile::ALL.to_vec(),
+        }
+    }
+}
+
+/// How to run a KAT job.
+#[derive(Debug, Clone)]
+pub struct KatOptions {
+    pub scope: KatScope,
+    /// The whole job's limit; the worker is killed after it (TIMEOUT).
+    pub timeout: Duration,
+    /// A manifest to use instead of the instance's `kat_manifest`.
+    pub manifest: Option<PathBuf>,
+    /// Reference KAT files, compared line by line when the manifest has no entry.
+    pub kat_dir: Option<PathBuf>,
+    /// The KAT name to use instead of the instance's (`--kat-name`).
+    pub kat_name: Option<String>,
+    /// The run directory: logs go to `kat/<candidate>/<label>.log`, text to `katgen/…`.
+    pub(crate) run_dir: PathBuf,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+    /// The executable that hosts workers.
+    pub(crate) worker_exe: PathBuf,
+}
+
+impl KatOptions {
+    /// Default scope, the harness's 900 s timeout, this executable as the worker.
+    pub fn new(run_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            scope: KatScope::Default,
+            timeout: Duration::from_secs(900),
+            manifest: None,
+            kat_dir: None,
+            kat_name: None,
+            run_dir: run_dir.into(),
+            cancel: None,
+            worker_exe: worker::default_exe(),
+        }
+    }
+}
+
+/// What a running job reports to its caller (for progress displays).
+#[derive(Debug, Clone, PartialEq)]
+pub enum KatEvent {
+    Loaded {
+        kat_name: String,
+    },
+    Progress {
+        file: KatFile,
+        done: u64,
+        total: u64,
+    },
+    FileChecked {
+        file: KatFile,
+        status: KatStatus,
+    },
+}
+
+/// One generated file and its verdict.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    pub(crate) file: KatFile,
+    /// `KAT_2_12_<kat name>.txt`.
+    pub(crate) name: String,
+    pub(crate) written: Written,
+    pub(crate) status: KatStatus,
+    pub(crate) detail: String,
+}
+
+/// The outcome of a KAT job.
+#[derive(Debug, Clone)]
+pub struct KatReport {
+    /// The `RESULT` line's id and instance name.
+    pub id: String,
+    pub(crate) instance: String,
+    pub label: String,
+    pub status: KatStatus,
+    pub(crate) detail: String,
+    pub(crate) files: Vec<FileReport>,
+    pub(crate) log_path: PathBuf,
+    /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
+    pub stderr_tail: String,
+}
+
+impl KatReport {
+    /// `RESULT <id> <instance> <STATUS> <detail>`.
+    pub fn result_line(&self) -> String {
+        log::result_line(&self.id, &self.instance, self.status, &self.detail)
+    }
+
+    /// Manifest entries for the files this job generated completely (`--write-manifest`):
+    /// from the trusted reference file of a `--kat-dir` when there is one (mode chosen by
+    /// its content), else `strict` from the generated text.
+    pub fn manifest_entries(&self, kat_dir: Option<&Path>) -> Vec<ManifestEntry> {
+        self.files
+            .iter()
+            .map(|f| {
+                let reference = kat_dir.and_then(|d| {
+                    let path = super::manifest::find_reference(d, &self.label, &f.name)?;
+                    let text = std::fs::read(&path).ok()?;
+                    let name = format!("{}/{}", self.label, f.name);
+                    Some(super::manifest::entry_for_reference(&text, name))
+                });
+                reference.unwrap_or_else(|| ManifestEntry {
+                    sha256: f.written.sha256(CanonicalMode::Strict),
+                    mode: CanonicalMode::Strict,
+                    count: None,
+                    name: format!("{}/{}", self.label, f.name),
+                })
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KatError {
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+    #[error("the KAT job of {0} was cancelled")]
+    Cancelled(String),
+    #[error("the KAT worker for {label} failed: {detail}")]
+    Internal { label: String, detail: String },
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KatError {
+    let path = path.to_path_buf();
+    move |source| KatError::Io { what, path, source }
+}
+
+/// Runs the KAT job of `inst` in a worker process and writes its log.
+pub fn run_kat(
+    inst: &Instance,
+    opts: &KatOptions,
+    on_event: &mut dyn FnMut(&KatEvent),
+) -> Result<KatReport, KatError> {
+    let reference = check::References::load(inst, opts)?;
+    let gen_dir = opts
+        .run_dir
+        .join("katgen")
+        .join(&inst.candidate)
+        .join(&inst.label);
+    std::fs::create_dir_all(&gen_dir).map_err(io_err("cannot create", &gen_dir))?;
+    let log_path = opts
+        .run_dir
+        .join("kat")
+        .join(&inst.candidate)
+        .join(format!("{}.log", inst.label));
+    let files = opts.scope.files();
+    let spec = JobSpec {
+        library: inst.library.clone(),
+        label: inst.label.clone(),
+        digest_bits: inst.digest_bits,
+        kat_name: opts.kat_name.clone().or_else(|| inst.kat_name.clone()),
+        files: files.clone(),
+        out_dir: gen_dir.clone(),
+    };
+    let cmd = WorkerCommand {
+        exe: opts.worker_exe.clone(),
+        args: spec.worker_args(),
+        timeout: opts.timeout,
+        cancel: opts.cancel.clone(),
+    };
+    let library_shown = log::shown_path(&inst.library, &opts.run_dir);
+    let mut state = check::JobState::new(inst, &library_shown);
+    let outcome = worker::run(&cmd, |m: KatMessage| {
+        state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)
+    })?;
+    let (status, detail) = match (&outcome.exit, state.verdict()) {
+        (_, Some(v)) => v,
+        (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
+        (Exit::Signal { name, .. }, None) => (
+            KatStatus::Crash,
+            format!("signal={name}{}", state.during(&files)),
+        ),
+        (Exit::TimedOut(d), None) => (
+            KatStatus::Timeout,
+            format!(
+                "timeout after {:.0} s{}",
+                d.as_secs_f64(),
+                state.during(&files)
+            ),
+        ),
+        (Exit::Code(rc), None) => (
+            KatStatus::Crash,
+            format!("exit={rc}{}", state.during(&files)),
+        ),
+    };
+    if let Some(detail) = state.internal_error() {
+        return Err(KatError::Internal {
+            label: inst.label.clone(),
+            detail,
+        });
+    }
+    let mut report = state.finish(status, detail, log_path);
+    report.stderr_tail = outcome.stderr_tail;
+    write_log(&report.log_path, &state_log(&report, &state))?;
+    Ok(report)
+}
+
+fn state_log(report: &KatReport, state: &check::JobState) -> String {
+    let mut text = state.log_lines().join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(&report.result_line());
+    text.push('\n');
+    text
+}
+
+fn write_log(path: &Path, text: &str) -> Result<(), KatError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text).map_err(io_err("cannot write", path))?;
+    std::fs::rename(&tmp, path).map_err(io_err("cannot write", path))
+}

@@ -1,0 +1,338 @@
+//! Following one worker: collect its messages into the log and the file list, and judge each
+//! finished file against its reference. Pure bookkeeping; spawning and classifying the
+//! worker's end is the parent module's.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use super::{FileReport, KatError, KatEvent, KatOptions, KatReport};
+use crate::catalog::Instance;
+use crate::kat::KatStatus;
+use crate::kat::generate::{KatFile, Written};
+use crate::kat::job::KatMessage;
+use crate::kat::log;
+use crate::kat::manifest::{self, LineComparison, Manifest, ManifestEntry};
+use crate::plugin::NgccMeta;
+
+/// What a file was compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reference {
+    /// A manifest entry (its digest, mode and name).
+    Manifest(ManifestEntry),
+    /// A reference file of a `--kat-dir`, compared line by line.
+    File {
+        path: PathBuf,
+        bytes: u64,
+        comparison: LineComparison,
+    },
+    /// Nothing to compare with (NOKAT).
+    None,
+}
+
+/// The references of one job: its manifest (if any) and `--kat-dir`.
+pub(super) struct References {
+    manifest: Option<Manifest>,
+    /// Why there is no manifest although one was configured.
+    missing: Option<String>,
+    kat_dir: Option<PathBuf>,
+}
+
+impl References {
+    /// An explicit `--manifest` must exist; a catalog manifest that does not is only noted
+    /// (its files become NOKAT), so a fresh instance can be run to write one.
+    pub(super) fn load(inst: &Instance, opts: &KatOptions) -> Result<Self, KatError> {
+        let (manifest, missing) = match (&opts.manifest, &inst.kat_manifest) {
+            (Some(p), _) => (Some(Manifest::load(p)?), None),
+            (None, Some(p)) if p.is_file() => (Some(Manifest::load(p)?), None),
+            (None, Some(p)) => (
+                None,
+                Some(format!(
+                    "manifest {} does not exist",
+                    log::shown_path(p, &opts.run_dir)
+                )),
+            ),
+            (None, None) => (None, None),
+        };
+        Ok(Self {
+            manifest,
+            missing,
+            kat_dir: opts.kat_dir.clone(),
+        })
+    }
+
+    /// Judges one generated file: status, detail, log lines, and what it was compared with.
+    fn check(
+        &self,
+        label: &str,
+        name: &str,
+        written: &Written,
+        generated: &Path,
+        run_dir: &Path,
+    ) -> (KatStatus, String, Vec<String>, Reference) {
+        if let Some(e) = self.manifest.as_ref().and_then(|m| m.lookup(label, name)) {
+            let line = log::manifest_line(&e.sha256_hex(), &e.mode_text(), name);
+            let got = written.sha256(e.mode);
+            let (status, detail) = match e.count {
+                Some(n) => (
+                    KatStatus::Mismatch,
+                    format!(
+                        "{name}: the manifest entry covers {n} Count records (:{n}); a hash KAT has none"
+                    ),
+                ),
+                None if got == e.sha256 => (KatStatus::Pass, String::new()),
+                None => (
+                    KatStatus::Mismatch,
+                    format!(
+                        "{name}: sha256 {} != manifest {}",
+                        hex::encode(got),
+                        e.sha256_hex()
+                    ),
+                ),
+            };
+            return (status, detail, vec![line], Reference::Manifest(e.clone()));
+        }
+        let found = self
+            .kat_dir
+            .as_deref()
+            .and_then(|d| manifest::find_reference(d, label, name));
+        if let Some(path) = found {
+            let shown = log::shown_path(&path, run_dir);
+            let compared = File::open(&path).and_then(|r| {
+                let bytes = r.metadata()?.len();
+                let g = File::open(generated)?;
+                Ok((
+                    bytes,
+                    manifest::compare_lines(BufReader::new(g), BufReader::new(r))?,
+                ))
+            });
+            let (bytes, comparison) = match compared {
+                Ok(c) => c,
+                Err(e) => {
+                    return (
+                        KatStatus::Nokat,
+                        format!("{name}: cannot compare with {shown}: {e}"),
+                        vec![],
+                        Reference::None,
+                    );
+                }
+            };
+            let mut lines = vec![log::compare_line(&shown, bytes)];
+            if comparison.tolerated_blank_len > 0 {
+                lines.push(format!(
+                    "note    {} blank X_Len lines in the reference tolerated",
+                    comparison.tolerated_blank_len
+                ));
+            }
+            let (status, detail) = match &comparison.difference {
+                None => (KatStatus::Pass, String::new()),
+                Some(d) => (
+                    KatStatus::Mismatch,
+                    format!(
+                        "{name}: line {} differs from {shown} line {}: {:?} != {:?}",
+                        d.generated_line, d.reference_line, d.generated, d.reference
+                    ),
+                ),
+            };
+            let reference = Reference::File {
+                path,
+                bytes,
+                comparison,
+            };
+            return (status, detail, lines, reference);
+        }
+        let why = match &self.missing {
+            Some(m) => format!(" ({m})"),
+            None if self.manifest.is_some() => String::new(),
+            None => " (no manifest)".to_string(),
+        };
+        let dir = if self.kat_dir.is_some() {
+            " and no reference file in --kat-dir"
+        } else {
+            ""
+        };
+        (
+            KatStatus::Nokat,
+            format!("{name}: no manifest entry{why}{dir}"),
+            vec![],
+            Reference::None,
+        )
+    }
+}
+
+/// Everything learnt from the worker so far.
+pub(super) struct JobState<'a> {
+    inst: &'a Instance,
+    library_shown: String,
+    meta: Option<NgccMeta>,
+    kat_name: Option<String>,
+    log: Vec<String>,
+    files: Vec<FileReport>,
+    current: Option<KatFile>,
+    load_failed: Option<String>,
+    fault: Option<(KatStatus, String)>,
+    error: Option<String>,
+    done: bool,
+}
+
+fn digest_from_hex(s: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(s, &mut out).ok().map(|()| out)
+}
+
+impl<'a> JobState<'a> {
+    pub(super) fn new(inst: &'a Instance, library_shown: &str) -> Self {
+        Self {
+            inst,
+            library_shown: library_shown.to_string(),
+            meta: None,
+            kat_name: None,
+            log: Vec::new(),
+            files: Vec::new(),
+            current: None,
+            load_failed: None,
+            fault: None,
+            error: None,
+            done: false,
+        }
+    }
+
+    pub(super) fn on_message(
+        &mut self,
+        m: KatMessage,
+        refs: &References,
+        gen_dir: &Path,
+        run_dir: &Path,
+        on_event: &mut dyn FnMut(&KatEvent),
+    ) {
+        match m {
+            KatMessage::Loaded { meta, kat_name } => {
+                self.log.extend(log::metadata_block(
+                    &self.library_shown,
+                    meta.as_ref(),
+                    self.inst,
+                ));
+                self.meta = meta;
+                on_event(&KatEvent::Loaded {
+                    kat_name: kat_name.clone(),
+                });
+                self.kat_name = Some(kat_name);
+            }
+            KatMessage::LoadFailed { detail } => {
+                self.log
+                    .push(format!("{:<12}= {}", "library", self.library_shown));
+                // Loader errors name the library by its full path; logs must not.
+                let full = self.inst.library.display().to_string();
+                self.load_failed = Some(detail.replace(&full, &self.library_shown));
+            }
+            KatMessage::Log { line } => self.log.push(line),
+            KatMessage::Progress { file, done, total } => {
+                self.current = Some(file);
+                on_event(&KatEvent::Progress { file, done, total });
+            }
+            KatMessage::FileDone {
+                seconds: _,
+                file,
+                name,
+                bytes,
+                sha256_strict,
+                sha256_nolen,
+            } => {
+                let (Some(strict), Some(nolen)) = (
+                    digest_from_hex(&sha256_strict),
+                    digest_from_hex(&sha256_nolen),
+                ) else {
+                    self.error = Some(format!("bad digests for {name} from the worker"));
+                    return;
+                };
+                let path = gen_dir.join(&name);
+                self.log
+                    .push(log::wrote_line(&log::shown_path(&path, run_dir), bytes));
+                let written = Written {
+                    bytes,
+                    sha256_strict: strict,
+                    sha256_nolen: nolen,
+                };
+                let (status, detail, lines, _reference) =
+                    refs.check(&self.inst.label, &name, &written, &path, run_dir);
+                self.log.extend(lines);
+                on_event(&KatEvent::FileChecked { file, status });
+                self.files.push(FileReport {
+                    file,
+                    name,
+                    written,
+                    status,
+                    detail,
+                });
+            }
+            KatMessage::Fault {
+                file: _,
+                status,
+                detail,
+            } => self.fault = Some((status, detail)),
+            KatMessage::Error { detail } => self.error = Some(detail),
+            KatMessage::Done => self.done = true,
+        }
+    }
+
+    /// The verdict the messages give, if they give one.
+    pub(super) fn verdict(&self) -> Option<(KatStatus, String)> {
+        if let Some(d) = &self.load_failed {
+            return Some((KatStatus::Loadfail, d.clone()));
+        }
+        if let Some(f) = &self.fault {
+            return Some(f.clone());
+        }
+        if !self.done {
+            return None;
+        }
+        let worst = self
+            .files
+            .iter()
+            .map(|f| f.status)
+            .max()
+            .unwrap_or_default();
+        let detail = self
+            .files
+            .iter()
+            .find(|f| f.status == worst)
+            .map(|f| f.detail.clone())
+            .unwrap_or_default();
+        Some((worst, detail))
+    }
+
+    /// Our own failure reported by the worker (not the candidate's).
+    pub(super) fn internal_error(&self) -> Option<String> {
+        self.error.clone().filter(|_| self.fault.is_none())
+    }
+
+    /// ` in <file>` for the file being generated when the worker died.
+    pub(super) fn during(&self, files: &[KatFile]) -> String {
+        let Some(name) = &self.kat_name else {
+            return " while loading the library".into();
+        };
+        let done: Vec<KatFile> = self.files.iter().map(|f| f.file).collect();
+        self.current
+            .filter(|c| !done.contains(c))
+            .or_else(|| files.iter().copied().find(|f| !done.contains(f)))
+            .map(|f| format!(" in {}", f.file_name(name)))
+            .unwrap_or_default()
+    }
+
+    pub(super) fn log_lines(&self) -> &[String] {
+        &self.log
+    }
+
+    pub(super) fn finish(&self, status: KatStatus, detail: String, log_path: PathBuf) -> KatReport {
+        KatReport {
+            id: log::candidate_id(self.meta.as_ref(), self.inst),
+            instance: log::instance_name(self.meta.as_ref(), self.inst),
+            label: self.inst.label.clone(),
+            status,
+            detail,
+            files: self.files.clone(),
+            log_path,
+            stderr_tail: String::new(),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The verdict of a KAT job, as the harness's `ngcc_kat` reports it: eight statuses ordered by
+//! severity (the exit code is the index, the overall status of several files is the worst),
+//! each carrying the hint that tells an operator what to do. The TUI, the CLI and the report
+//! render these same values; this module never decides a status itself.
+
+use serde::{Deserialize, Serialize};
+
+/// KAT status; the discriminant is the exit code of `ngcc_kat` and of `cyclescope kat`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum KatStatus {
+    /// Every generated file matched its reference.
+    #[default]
+    Pass = 0,
+    /// A generated file differs from its reference.
+    Mismatch = 1,
+    /// No reference (manifest entry or reference file) for a generated file.
+    Nokat = 2,
+    /// CryptHash returned non-zero.
+    Cryptofail = 3,
+    /// CryptHash wrote outside its message or digest buffer.
+    Overflow = 4,
+    /// The library could not be loaded, or its metadata disagrees with the catalog.
+    Loadfail = 5,
+    /// The job did not finish within its time limit; the worker was killed.
+    Timeout = 6,
+    /// The worker died (signal, or exit without a result).
+    Crash = 7,
+}
+
+impl KatStatus {
+    pub const ALL: [KatStatus; 8] = [
+        KatStatus::Pass,
+        KatStatus::Mismatch,
+        KatStatus::Nokat,
+        KatStatus::Cryptofail,
+        KatStatus::Overflow,
+        KatStatus::Loadfail,
+        KatStatus::Timeout,
+        KatStatus::Crash,
+    ];
+
+    /// The word in `RESULT` lines and logs (`PASS`, `MISMATCH`, …).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            KatStatus::Pass => "PASS",
+            KatStatus::Mismatch => "MISMATCH",
+            KatStatus::Nokat => "NOKAT",
+            KatStatus::Cryptofail => "CRYPTOFAIL",
+            KatStatus::Overflow => "OVERFLOW",
+            KatStatus::Loadfail => "LOADFAIL",
+            KatStatus::Timeout => "TIMEOUT",
+            KatStatus::Crash => "CRASH",
+        }
+    }
+
+    /// Parses the word of a `RESULT` line.
+    #[cfg(test)]
+    fn from_word(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+
+    /// The process exit code (= the index).
+    pub fn exit_code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn is_pass(self) -> bool {
+        self == KatStatus::Pass
+    }
+
+    /// The more severe of two statuses.
+    pub fn worst(self, other: Self) -> Self {
+        self.max(other)
+    }
+
+    /// What to do about it, in one sentence.
+    pub fn hint(self) -> &'static str {
+        match self {
+            KatStatus::Pass => "the library reproduces its known-answer tests; it may be measured",
+            KatStatus::Mismatch => {
+                "the output differs from the submitted KAT: check the build flags, the instance \
+                 (--kat-name, digest width) and endianness, or whether the reference is stale"
+            }
+            KatStatus::Nokat => {
+                "nothing to compare against: add the instance to a kat.sha256 manifest \
+                 (--manifest, or --write-manifest from trusted reference files) or pass --kat-dir"
+            }
+            KatStatus::Cryptofail => {
+                "CryptHash returned an error: check that the catalog's digest width is one the \
+                 library accepts, and the message length it failed on"
+            }
+            KatStatus::Overflow => {
+                "CryptHash wrote outside its buffers (guard bytes changed): a memory-safety bug \
+                 in the candidate; do not measure it until fixed"
+            }
+            KatStatus::Loadfail => {
+                "the library did not load: check the path, that it is an ELF shared object for \
+                 this machine exporting CryptHash, its missing dependencies (ldd), and the width"
+            }
+            KatStatus::Timeout => {
+                "the KAT did not finish in time: raise --timeout (kat_timeout_s) for slow \
+                 candidates, or look for an endless loop at the reported message length"
+            }
+            KatStatus::Crash => {
+                "the library crashed the worker process: run the reported file and length \
+                 under a debugger or sanitizer"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for KatStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_the_harness_indices() {
+        let words: Vec<(u8, &str)> = KatStatus::ALL
+            .iter()
+            .map(|s| (s.exit_code(), s.as_str()))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                (0, "PASS"),
+                (1, "MISMATCH"),
+                (2, "NOKAT"),
+                (3, "CRYPTOFAIL"),
+                (4, "OVERFLOW"),
+                (5, "LOADFAIL"),
+                (6, "TIMEOUT"),
+                (7, "CRASH")
+            ]
+        );
+    }
+
+    #[test]
+    fn worst_is_the_maximum_and_words_round_trip() {
+        assert_eq!(KatStatus::Pass.worst(KatStatus::Nokat), KatStatus::Nokat);
+        assert_eq!(
+            KatStatus::Crash.worst(KatStatus::Mismatch),
+            KatStatus::Crash
+        );
+        for s in KatStatus::ALL {
+            assert_eq!(KatStatus::from_word(s.as_str()), Some(s));
+            assert!(!s.hint().is_empty());
+        }
+    }
+}

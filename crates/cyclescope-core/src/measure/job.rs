@@ -1,0 +1,409 @@
+//! The engine side of one job (an instance at one message length): calibration, then the
+//! planned trials, each in a fresh worker process (the guide's method: a new memory layout per
+//! trial), with the harness's disturbance retry. It aggregates the per-call samples into one
+//! histogram, keeps every process's evidence, and classifies faults (crash by signal, hang by
+//! timeout, error return, overflow, exit without result). It never writes files.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde_json::{Map, Value};
+
+use super::plan::TrialPlan;
+use super::stats::Trial;
+use super::trial::{TrialMessage, TrialSpec};
+use crate::catalog::Instance;
+use crate::plugin::NgccMeta;
+use crate::record::ProcessRecord;
+use crate::worker::{self, Exit, Limits, WorkerCommand};
+
+/// Attempts per process when the clock was slow during a trial (the 3rd is kept regardless).
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
+
+/// Where and how workers run.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerSetup {
+    pub(crate) exe: PathBuf,
+    pub(crate) cpu: usize,
+    pub(crate) limits: Limits,
+    pub(crate) cancel: Arc<AtomicBool>,
+    /// The clock the disturbance test compares against (Hz), when known.
+    pub fixed_clock_hz: Option<f64>,
+}
+
+/// What the worker said about itself before measuring.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct WorkerInfo {
+    pub meta: Option<NgccMeta>,
+    pub(crate) cycle_source: String,
+    pub(crate) core_cycles: bool,
+    pub(crate) perf_unavailable: Option<String>,
+    pub(crate) per_call_source: String,
+    pub(crate) timer_overhead_ticks: f64,
+    pub(crate) baseline_rss_bytes: u64,
+}
+
+/// One worker process's result.
+#[derive(Debug, Clone)]
+pub(crate) struct ProcessRun {
+    pub(crate) record: ProcessRecord,
+    /// Per trial, the nanoseconds the worker waited for the CPU during the loop.
+    pub(crate) waited_ns: Vec<Option<u64>>,
+    pub(crate) info: Option<WorkerInfo>,
+    /// Why the process did not complete (None when it did).
+    pub(crate) failure: Option<String>,
+    pub(crate) peak_rss_bytes: u64,
+}
+
+/// The worker command line, also stored in the record (`command`).
+pub(crate) fn worker_args(spec: &TrialSpec, cpu: usize, limits: Limits) -> Vec<String> {
+    let mut args = vec![
+        "measure".to_string(),
+        spec.library.display().to_string(),
+        "--digest-bits".into(),
+        spec.digest_bits.to_string(),
+        "--bytes".into(),
+        spec.input_bytes.to_string(),
+        "--iters".into(),
+        spec.iterations.to_string(),
+        "--warmups".into(),
+        spec.warmups.to_string(),
+        "--trials".into(),
+        spec.trials.to_string(),
+        "--samples".into(),
+        spec.sample_calls.to_string(),
+        "--cpu".into(),
+        cpu.to_string(),
+    ];
+    if let Some(b) = limits.address_space_bytes {
+        args.extend(["--max-address-space".into(), b.to_string()]);
+    }
+    if let Some(s) = limits.cpu_seconds {
+        args.extend(["--max-cpu-seconds".into(), s.to_string()]);
+    }
+    args
+}
+
+/// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives.
+pub(crate) fn run_process(
+    setup: &WorkerSetup,
+    inst: &Instance,
+    spec: &TrialSpec,
+    timeout: Duration,
+    on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+) -> ProcessRun {
+    let args = worker_args(spec, setup.cpu, setup.limits);
+    let cmd = WorkerCommand {
+        exe: setup.exe.clone(),
+        args: args.clone(),
+        timeout,
+        cancel: Some(setup.cancel.clone()),
+    };
+    let mut info = None;
+    let mut trials = Vec::new();
+    let mut waited = Vec::new();
+    let mut fault: Option<String> = None;
+    let mut done_peak = None;
+    let result = worker::run(&cmd, |m: TrialMessage| match m {
+        TrialMessage::Ready {
+            meta,
+            baseline_rss_bytes,
+            cycle_source,
+            core_cycles,
+            perf_unavailable,
+            per_call_source,
+            timer_overhead_ticks,
+        } => {
+            info = Some(WorkerInfo {
+                meta: meta.map(|m| *m),
+                cycle_source,
+                core_cycles,
+                perf_unavailable,
+                per_call_source,
+                timer_overhead_ticks,
+                baseline_rss_bytes,
+            })
+        }
+        TrialMessage::Trial {
+            measurements,
+            seconds,
+            cycles,
+            waited_ns,
+        } => {
+            waited.push(waited_ns);
+            let t = Trial {
+                measurements,
+                seconds,
+                cycles,
+            };
+            on_samples(&[], Some(&t));
+            trials.push(t);
+        }
+        TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+        TrialMessage::Fault { status, detail } => fault = Some(format!("{status}: {detail}")),
+        TrialMessage::Error { message } => fault = Some(format!("LOADFAIL: {message}")),
+        TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+    });
+    let (exit, stderr, wall) = match result {
+        Ok(o) => (o.exit, o.stderr_tail, o.wall.as_secs_f64()),
+        Err(e) => (Exit::Code(-1), e.to_string(), 0.0),
+    };
+    let failure = match (&exit, &fault, done_peak) {
+        (_, Some(f), _) => Some(f.clone()),
+        (Exit::Code(0), None, Some(_)) => None,
+        (Exit::Signal { name, .. }, None, _) => Some(format!("CRASH: worker killed by {name}")),
+        (Exit::TimedOut(d), None, _) => Some(format!(
+            "TIMEOUT: no result after {:.1} s; worker killed",
+            d.as_secs_f64()
+        )),
+        (Exit::Cancelled, None, _) => Some("cancelled".into()),
+        (Exit::Code(c), None, _) => Some(format!(
+            "CRASH: worker exited with status {c} before finishing"
+        )),
+    };
+    let exit_code = match &exit {
+        Exit::Code(c) => *c,
+        Exit::Signal { number, .. } => -number,
+        Exit::TimedOut(_) | Exit::Cancelled => -9,
+    };
+    let peak = done_peak.unwrap_or(0);
+    let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
+    let complete = failure.is_none() && trials.len() as u32 == spec.trials;
+    let program = setup
+        .exe
+        .file_name()
+        .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
+    // The record names the library as `library` does (relative to the working folder): the
+    // evidence must carry no absolute home or temp paths.
+    let shown = crate::catalog::display_path(&spec.library);
+    let mut command = vec![program, "worker".to_string()];
+    command.extend(args.into_iter().map(|a| {
+        if std::path::Path::new(&a) == spec.library.as_path() {
+            shown.clone()
+        } else {
+            a
+        }
+    }));
+    ProcessRun {
+        record: ProcessRecord {
+            status: if complete { "complete" } else { "partial" }.into(),
+            exit_code,
+            meta,
+            trials,
+            stderr: tail(&stderr, crate::worker::STDERR_TAIL_BYTES),
+            command,
+            wall_s: wall,
+            disturbed_retries: 0,
+        },
+        waited_ns: waited,
+        info,
+        failure,
+        peak_rss_bytes: peak,
+    }
+}
+
+/// The META block of `ngcc_perf`, values as strings, in its order.
+fn process_meta(
+    inst: &Instance,
+    spec: &TrialSpec,
+    info: Option<&WorkerInfo>,
+    trials: &[Trial],
+    peak: Option<u64>,
+) -> Map<String, Value> {
+    let meta = info.and_then(|i| i.meta.as_ref());
+    let mut m = Map::new();
+    let mut put = |k: &str, v: String| {
+        m.insert(k.into(), Value::String(v));
+    };
+    put("id", inst.candidate.clone());
+    put("instance", inst.label.clone());
+    put(
+        "variant",
+        meta.map_or_else(|| inst.variant.clone(), |m| m.variant.clone()),
+    );
+    put("operation", "hash".into());
+    put("input_bytes", spec.input_bytes.to_string());
+    put(
+        "build_flags",
+        meta.map(|m| m.build_flags.clone()).unwrap_or_default(),
+    );
+    put(
+        "baseline_rss_bytes",
+        info.map_or(0, |i| i.baseline_rss_bytes).to_string(),
+    );
+    for k in [
+        "pk_bytes",
+        "sk_bytes",
+        "ct_bytes",
+        "ss_bytes",
+        "signature_bytes",
+    ] {
+        put(k, "0".into());
+    }
+    put("digest_bytes", (inst.digest_bits / 8).to_string());
+    put("mode", "fixed_iterations".into());
+    let perf = info.is_some_and(|i| i.core_cycles);
+    put(
+        "cpu_cycles_available",
+        if perf { "yes" } else { "no" }.into(),
+    );
+    put("timing_scope", "loop".into());
+    put("warmups", spec.warmups.to_string());
+    if let Some(p) = peak {
+        let n: u64 = trials.iter().map(|t| t.measurements).sum();
+        put("peak_rss_bytes", p.to_string());
+        put("measurement_count", n.to_string());
+        put(
+            "guide_100_measurements",
+            if n >= 100 { "met" } else { "not_met" }.into(),
+        );
+    }
+    m
+}
+
+/// True when a trial ran at less than 95 % of the fixed clock (the harness's disturbance test).
+pub(crate) fn disturbed(t: &Trial, fixed_clock_hz: Option<f64>) -> bool {
+    match fixed_clock_hz {
+        Some(clock) => {
+            t.cycles > 0 && t.seconds > 0.01 && (t.cycles as f64 / t.seconds) < 0.95 * clock
+        }
+        None => false,
+    }
+}
+
+/// Share of a trial's wall time the worker spent waiting for the CPU above which the trial
+/// counts as disturbed: a reference counter (TSC) keeps counting while it waits.
+pub(crate) const MAX_PREEMPTED_SHARE: f64 = 0.01;
+
+/// Why a trial counts as disturbed, if it does: the harness's slow-clock test, or (beyond the
+/// harness) preemption during the loop.
+pub(crate) fn disturbance(
+    t: &Trial,
+    waited_ns: Option<u64>,
+    fixed_clock_hz: Option<f64>,
+) -> Option<String> {
+    if disturbed(t, fixed_clock_hz) {
+        return Some(format!(
+            "clock {:.2} GHz below 95 % of the fixed clock",
+            t.cycles as f64 / t.seconds / 1e9
+        ));
+    }
+    let share = waited_ns? as f64 / (t.seconds * 1e9).max(1.0);
+    (share > MAX_PREEMPTED_SHARE).then(|| {
+        format!(
+            "preempted: waited {:.1} % of the trial for the CPU",
+            100.0 * share
+        )
+    })
+}
+
+/// The calibration run: one process, 1 trial × 1 call, no warm-up, no per-call phase.
+/// Returns `(t1_s, setup_s, run)`.
+pub(crate) fn calibrate(
+    setup: &WorkerSetup,
+    inst: &Instance,
+    input_bytes: u64,
+    timeout: Duration,
+) -> (f64, f64, ProcessRun) {
+    let spec = TrialSpec {
+        library: inst.library.clone(),
+        digest_bits: inst.digest_bits,
+        input_bytes,
+        iterations: 1,
+        warmups: 0,
+        trials: 1,
+        sample_calls: 0,
+    };
+    let run = run_process(setup, inst, &spec, timeout, &mut |_, _| {});
+    let t1 = run.record.trials.first().map_or(0.0, |t| t.seconds);
+    let setup_s = (run.record.wall_s - t1).max(0.0);
+    (t1, setup_s, run)
+}
+
+/// Calls stamped one by one after each trial's loop: all of them for fast calls, capped at
+/// about a quarter of the trial's time for slow ones (at least 100).
+pub(crate) fn sample_calls_for(plan: &TrialPlan, t1: f64, trial_target_s: f64) -> u64 {
+    let quarter = (0.25 * trial_target_s / t1.max(1e-9)).ceil() as u64;
+    plan.iterations_per_trial.min(quarter.max(100))
+}
+
+/// Accumulates a job's per-call samples.
+pub(crate) fn record_samples(h: &mut Histogram<u64>, ticks: &[u64]) {
+    for &t in ticks {
+        // Values beyond the histogram's range are clamped rather than lost.
+        h.saturating_record(t);
+    }
+}
+
+fn tail(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut start = s.len() - n;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disturbance_follows_the_harness_rule() {
+        let t = |c: u64, s: f64| Trial {
+            measurements: 1,
+            seconds: s,
+            cycles: c,
+        };
+        let clock = Some(2.1e9);
+        assert!(!disturbed(&t(2_100_000_000, 1.0), clock));
+        assert!(disturbed(&t(1_900_000_000, 1.0), clock));
+        assert!(
+            !disturbed(&t(1_000, 0.005), clock),
+            "short trials are exempt"
+        );
+        assert!(!disturbed(&t(1_900_000_000, 1.0), None));
+    }
+
+    #[test]
+    fn preemption_beyond_one_percent_is_a_disturbance() {
+        let t = Trial {
+            measurements: 100,
+            seconds: 1.0,
+            cycles: 2_100_000_000,
+        };
+        assert_eq!(disturbance(&t, Some(5_000_000), None), None);
+        let why = disturbance(&t, Some(50_000_000), None).unwrap();
+        assert!(why.contains("5.0 %"), "{why}");
+        assert_eq!(disturbance(&t, None, None), None);
+        let slow = Trial {
+            cycles: 1_000_000_000,
+            ..t
+        };
+        assert!(
+            disturbance(&slow, Some(0), Some(2.1e9))
+                .unwrap()
+                .contains("clock")
+        );
+    }
+
+    #[test]
+    fn sample_calls_are_capped_for_slow_calls() {
+        let plan = |iters| TrialPlan {
+            iterations_per_trial: iters,
+            warmups: 3,
+            trials: 5,
+            separate_processes: true,
+            estimated_s: 0.0,
+            timeout_per_process_s: 0.0,
+        };
+        assert_eq!(sample_calls_for(&plan(20_000), 1e-6, 1.0), 20_000);
+        assert_eq!(sample_calls_for(&plan(1000), 1e-3, 1.0), 250);
+        assert_eq!(sample_calls_for(&plan(20), 0.05, 1.0), 20);
+    }
+}

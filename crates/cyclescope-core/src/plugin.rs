@@ -1,0 +1,331 @@
+//! Loading candidate libraries: the only place that calls into foreign code (besides the cycle
+//! counters). It checks a file before `dlopen` (exists, ELF, this machine's architecture),
+//! resolves the ICCS `CryptHash` symbol, reads and validates the optional `ngcc_meta` block, and
+//! hands out calls that keep the library loaded. It must never be used inside the TUI or CLI
+//! process for anything but metadata: candidate code runs in worker processes.
+
+mod elf;
+mod guarded;
+
+pub use elf::{ElfCheck, check_elf, elf_load_bytes};
+pub use guarded::GuardedBuffer;
+
+use std::ffi::{c_int, c_ulonglong};
+use std::path::{Path, PathBuf};
+
+use iccs_sm3::meta::{
+    NGCC_LINK_ABI, NGCC_META_MAGIC, NGCC_TYPE_HASH, NgccMetaCommon, NgccMetaHash, field_str,
+};
+
+/// `int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest)`.
+type CryptHashFn = unsafe extern "C" fn(c_int, *const u8, c_ulonglong, *mut u8) -> c_int;
+type MetaFn = unsafe extern "C" fn() -> *const NgccMetaCommon;
+type BuildFlagsFn = unsafe extern "C" fn() -> *const std::ffi::c_char;
+
+/// `INVALID_DIGESTBITLEN` of the ICCS helper file.
+pub const INVALID_DIGESTBITLEN: i32 = -4;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    #[error("library {0} does not exist")]
+    Missing(PathBuf),
+    #[error("library {path} cannot be read: {source}")]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("library {0} is not an ELF shared object (no ELF magic)")]
+    NotElf(PathBuf),
+    #[error("library {path} is a truncated or corrupt ELF file: {detail}")]
+    BadElf { path: PathBuf, detail: String },
+    #[error("library {path} is built for {found}, but this machine is {expected}")]
+    WrongArchitecture {
+        path: PathBuf,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("library {path} cannot be loaded: {detail}")]
+    Dlopen { path: PathBuf, detail: String },
+    #[error("library {path} has no symbol CryptHash (is it built with the ICCS API?)")]
+    MissingSymbol { path: PathBuf },
+    #[error("library {path} exports ngcc_meta but it is invalid: {detail}")]
+    BadMetadata { path: PathBuf, detail: String },
+    #[error(
+        "library {path} says digest_bits = {library} in ngcc_meta, but the catalog says {catalog}"
+    )]
+    DigestBitsDisagree {
+        path: PathBuf,
+        library: u64,
+        catalog: u32,
+    },
+}
+
+/// The `ngcc_meta` block of a library, copied out of it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NgccMeta {
+    pub id: String,
+    pub kind: String,
+    pub(crate) algorithm: String,
+    pub instance: String,
+    pub variant: String,
+    pub(crate) source_dir: String,
+    pub(crate) compiler: String,
+    pub(crate) build_flags: String,
+    /// 0: the library serves several widths and the caller chooses.
+    pub digest_bits: u64,
+    pub digest_len: u64,
+}
+
+/// A loaded candidate library.
+pub struct HashLibrary {
+    path: PathBuf,
+    crypt_hash: CryptHashFn,
+    meta: Option<NgccMeta>,
+    // Declared last so it is dropped after everything that came from it.
+    _library: libloading::Library,
+}
+
+impl std::fmt::Debug for HashLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HashLibrary")
+            .field("path", &self.path)
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
+
+impl HashLibrary {
+    /// Checks and loads `path` (`RTLD_NOW | RTLD_LOCAL`, as the harness does).
+    pub fn open(path: &Path) -> Result<Self, PluginError> {
+        check_elf(path)?;
+        let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+        // SAFETY: loading a library runs its initialisers, which is foreign code we cannot
+        // vet; that is the point of this tool. The file was checked to be an ELF object for
+        // this architecture, and callers only do this in processes meant to host candidates
+        // (workers) or for metadata listing.
+        let os_lib =
+            unsafe { libloading::os::unix::Library::open(Some(path), flags) }.map_err(|e| {
+                PluginError::Dlopen {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        let library = libloading::Library::from(os_lib);
+        // SAFETY: the symbol is declared by the ICCS API with exactly this C signature; the
+        // copied function pointer is only used while `library` (stored in the same struct and
+        // dropped last) keeps the code mapped.
+        let crypt_hash: CryptHashFn = unsafe { library.get::<CryptHashFn>(b"CryptHash\0") }
+            .map(|s| *s)
+            .map_err(|_| PluginError::MissingSymbol {
+                path: path.to_path_buf(),
+            })?;
+        let meta = read_meta(&library, path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            crypt_hash,
+            meta,
+            _library: library,
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn meta(&self) -> Option<&NgccMeta> {
+        self.meta.as_ref()
+    }
+
+    /// Checks that the catalog's width agrees with the library's own (when it states one).
+    pub fn check_digest_bits(&self, catalog: u32) -> Result<(), PluginError> {
+        match &self.meta {
+            Some(m) if m.digest_bits != 0 && m.digest_bits != u64::from(catalog) => {
+                Err(PluginError::DigestBitsDisagree {
+                    path: self.path.clone(),
+                    library: m.digest_bits,
+                    catalog,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Calls `CryptHash(digest_bits, msg, msg_bits, digest)` on guarded buffers. The guards
+    /// let the caller detect writes outside either buffer afterwards.
+    ///
+    /// # Panics
+    /// If `msg_bits` exceeds the message buffer or the digest buffer is too small for
+    /// `digest_bits`: both are caller bugs, not candidate faults.
+    #[inline]
+    pub fn crypt_hash(
+        &self,
+        digest_bits: u32,
+        msg: &GuardedBuffer,
+        msg_bits: u64,
+        digest: &mut GuardedBuffer,
+    ) -> i32 {
+        assert!(
+            msg_bits.div_ceil(8) <= msg.len() as u64,
+            "message shorter than msg_bits"
+        );
+        assert!(
+            (digest_bits as usize).div_ceil(8) <= digest.len(),
+            "digest buffer shorter than digest_bits"
+        );
+        let bits = c_int::try_from(digest_bits).unwrap_or(c_int::MAX);
+        // SAFETY: both pointers point at live buffers of at least the lengths the ICCS API
+        // lets the callee touch (checked above), framed by guard bytes that belong to the same
+        // allocations; the function pointer is valid while `self` holds the library. What the
+        // candidate does beyond its contract is what the worker process is there to contain.
+        unsafe { (self.crypt_hash)(bits, msg.as_ptr(), msg_bits, digest.as_mut_ptr()) }
+    }
+}
+
+/// A `CryptHash` call with its arguments checked once, for loops that call it many times: the
+/// timed loop then contains nothing but the indirect call.
+pub(crate) struct PreparedCall<'a> {
+    f: CryptHashFn,
+    digest_bits: c_int,
+    msg: &'a GuardedBuffer,
+    msg_bits: u64,
+    digest: &'a mut GuardedBuffer,
+}
+
+impl HashLibrary {
+    /// Checks the arguments like [`HashLibrary::crypt_hash`] and binds them for repeated calls.
+    pub(crate) fn prepare<'a>(
+        &'a self,
+        digest_bits: u32,
+        msg: &'a GuardedBuffer,
+        msg_bits: u64,
+        digest: &'a mut GuardedBuffer,
+    ) -> PreparedCall<'a> {
+        assert!(
+            msg_bits.div_ceil(8) <= msg.len() as u64,
+            "message shorter than msg_bits"
+        );
+        assert!(
+            (digest_bits as usize).div_ceil(8) <= digest.len(),
+            "digest buffer shorter than digest_bits"
+        );
+        PreparedCall {
+            f: self.crypt_hash,
+            digest_bits: c_int::try_from(digest_bits).unwrap_or(c_int::MAX),
+            msg,
+            msg_bits,
+            digest,
+        }
+    }
+}
+
+impl PreparedCall<'_> {
+    #[inline(always)]
+    pub(crate) fn call(&mut self) -> i32 {
+        // SAFETY: as in `HashLibrary::crypt_hash`: the lengths were checked in `prepare`, the
+        // buffers are borrowed for the lifetime of this value, and so is the library that
+        // keeps the function mapped.
+        unsafe {
+            (self.f)(
+                self.digest_bits,
+                self.msg.as_ptr(),
+                self.msg_bits,
+                self.digest.as_mut_ptr(),
+            )
+        }
+    }
+
+    /// True when neither buffer's guards were touched.
+    pub fn guards_intact(&self) -> bool {
+        self.msg.guards_intact() && self.digest.guards_intact()
+    }
+}
+
+fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMeta>, PluginError> {
+    let bad = |detail: String| PluginError::BadMetadata {
+        path: path.to_path_buf(),
+        detail,
+    };
+    // SAFETY: `ngcc_meta` is `const ngcc_meta_t *ngcc_meta(void)` in the harness's link ABI.
+    let Ok(meta_fn) = (unsafe { library.get::<MetaFn>(b"ngcc_meta\0") }).map(|s| *s) else {
+        return Ok(None);
+    };
+    // SAFETY: calling the ABI's metadata getter, which takes nothing and returns a pointer to
+    // a static block (or NULL, checked next).
+    let ptr = unsafe { meta_fn() };
+    if ptr.is_null() {
+        return Err(bad("ngcc_meta() returned NULL".into()));
+    }
+    // SAFETY: a non-NULL pointer from ngcc_meta points at at least the common header, which
+    // every ABI-1 library defines; we read it by value (unaligned-safe) before trusting it.
+    let common = unsafe { std::ptr::read_unaligned(ptr) };
+    if common.magic != NGCC_META_MAGIC {
+        return Err(bad(format!(
+            "magic is {:#010x}, expected {NGCC_META_MAGIC:#010x}",
+            common.magic
+        )));
+    }
+    if common.abi != NGCC_LINK_ABI {
+        return Err(bad(format!(
+            "ABI {} (expected {NGCC_LINK_ABI})",
+            common.abi
+        )));
+    }
+    if common.kind != NGCC_TYPE_HASH {
+        return Err(bad(format!(
+            "type {} ({}), not hash",
+            common.kind,
+            kind_name(common.kind)
+        )));
+    }
+    if (common.struct_size as usize) < std::mem::size_of::<NgccMetaHash>() {
+        return Err(bad(format!(
+            "struct_size {} is smaller than the hash block ({} bytes)",
+            common.struct_size,
+            std::mem::size_of::<NgccMetaHash>()
+        )));
+    }
+    // SAFETY: struct_size says the block is at least a whole `ngcc_meta_hash_t`.
+    let hash = unsafe { std::ptr::read_unaligned(ptr.cast::<NgccMetaHash>()) };
+    if hash.digest_bits != 0 && hash.digest_len != hash.digest_bits / 8 {
+        return Err(bad(format!(
+            "digest_len {} is not digest_bits/8 ({})",
+            hash.digest_len,
+            hash.digest_bits / 8
+        )));
+    }
+    let mut build_flags = field_str(&common.build_flags);
+    // SAFETY: optional `const char *ngcc_build_flags(void)` of newer harness builds, returning
+    // a NUL-terminated static string (or NULL, checked).
+    if let Ok(flags_fn) = unsafe { library.get::<BuildFlagsFn>(b"ngcc_build_flags\0") } {
+        // SAFETY: as above; the string is copied before the library can be unloaded.
+        let s = unsafe { flags_fn() };
+        if !s.is_null() {
+            // SAFETY: non-NULL, NUL-terminated per the ABI.
+            build_flags = unsafe { std::ffi::CStr::from_ptr(s) }
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+    Ok(Some(NgccMeta {
+        id: field_str(&common.id),
+        kind: kind_name(common.kind).to_string(),
+        algorithm: field_str(&common.algorithm),
+        instance: field_str(&common.instance),
+        variant: field_str(&common.variant),
+        source_dir: field_str(&common.source_dir),
+        compiler: field_str(&common.compiler),
+        build_flags,
+        digest_bits: hash.digest_bits,
+        digest_len: hash.digest_len,
+    }))
+}
+
+fn kind_name(kind: u32) -> &'static str {
+    match kind {
+        1 => "kem",
+        2 => "sig",
+        3 => "kex",
+        4 => "hash",
+        _ => "unknown",
+    }
+}

@@ -1,0 +1,348 @@
+//! The run journal (`journal.jsonl`): one JSON line per engine event worth keeping, appended
+//! and flushed as it happens, so a second process (`cyclescope watch`) can follow a run live
+//! and a killed run leaves a readable history. Live histograms are included at most once a
+//! second per job. Reading tolerates a torn last line (the writer may be mid-write or killed).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::histogram;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::measure::{EngineEvent, HistogramSnapshot, JobKey, JobSummary, TrialPlan};
+
+pub(crate) const FILE_NAME: &str = "journal.jsonl";
+
+/// A journal line: the engine event in serialisable form, stamped with UTC time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub(crate) utc: String,
+    #[serde(flatten)]
+    pub event: JournalEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum JournalEvent {
+    RunStarted {
+        labels: Vec<String>,
+        lengths: Vec<u64>,
+        cpu: usize,
+        pid: u32,
+    },
+    HostProblems {
+        problems: Vec<String>,
+    },
+    KatStarted {
+        label: String,
+    },
+    KatFinished {
+        label: String,
+        status: String,
+        detail: String,
+        log: Option<PathBuf>,
+    },
+    JobPlanned {
+        job: JobKey,
+        plan: TrialPlan,
+        t1_s: f64,
+    },
+    JobStarted {
+        job: JobKey,
+    },
+    TrialProgress {
+        job: JobKey,
+        trial: u32,
+        trials: u32,
+        calls_done: u64,
+        calls_total: u64,
+        loop_mean_cycles: Option<f64>,
+        timer_overhead_ticks: f64,
+        per_call_source: String,
+        histogram: Option<String>,
+    },
+    TrialRetried {
+        job: JobKey,
+        trial: u32,
+        reason: String,
+    },
+    JobFinished {
+        job: JobKey,
+        summary: JobSummary,
+        record: PathBuf,
+    },
+    JobFailed {
+        job: JobKey,
+        reason: String,
+        stderr_tail: String,
+        record: Option<PathBuf>,
+    },
+    Warning {
+        message: String,
+    },
+    RunFinished {
+        cancelled: bool,
+        wall_s: f64,
+        finished: usize,
+        failed: usize,
+    },
+}
+
+impl JournalEvent {
+    /// The journal form of an engine event; None for events not journalled (KAT progress).
+    /// Paths are stored relative to the run directory, so the journal names no absolute path.
+    pub(crate) fn from_event(ev: &EngineEvent, run_dir: &Path) -> Option<Self> {
+        let rel = |p: PathBuf| p.strip_prefix(run_dir).map(Path::to_path_buf).unwrap_or(p);
+        Some(match ev.clone() {
+            EngineEvent::RunStarted {
+                run_dir: _,
+                labels,
+                lengths,
+                cpu,
+            } => JournalEvent::RunStarted {
+                labels,
+                lengths,
+                cpu,
+                pid: std::process::id(),
+            },
+            EngineEvent::HostProblems { problems } => JournalEvent::HostProblems { problems },
+            EngineEvent::KatStarted { label } => JournalEvent::KatStarted { label },
+            EngineEvent::KatProgress { .. } => return None,
+            EngineEvent::KatFinished {
+                label,
+                status,
+                detail,
+                log,
+            } => JournalEvent::KatFinished {
+                label,
+                status,
+                detail,
+                log: log.map(rel),
+            },
+            EngineEvent::JobPlanned { job, plan, t1_s } => {
+                JournalEvent::JobPlanned { job, plan, t1_s }
+            }
+            EngineEvent::JobStarted { job } => JournalEvent::JobStarted { job },
+            EngineEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                snapshot,
+            } => JournalEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                loop_mean_cycles: snapshot.loop_mean_cycles,
+                timer_overhead_ticks: snapshot.timer_overhead_ticks,
+                per_call_source: snapshot.per_call_source,
+                histogram: histogram::encode(&snapshot.histogram),
+            },
+            EngineEvent::TrialRetried { job, trial, reason } => {
+                JournalEvent::TrialRetried { job, trial, reason }
+            }
+            EngineEvent::JobFinished {
+                job,
+                summary,
+                record,
+                ..
+            } => JournalEvent::JobFinished {
+                job,
+                summary: *summary,
+                record,
+            },
+            EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record,
+            } => JournalEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record,
+            },
+            EngineEvent::Warning { message } => JournalEvent::Warning { message },
+            EngineEvent::RunFinished {
+                cancelled,
+                wall,
+                finished,
+                failed,
+            } => JournalEvent::RunFinished {
+                cancelled,
+                wall_s: wall.as_secs_f64(),
+                finished,
+                failed,
+            },
+        })
+    }
+
+    /// Back to an engine event, for frontends that follow the journal of `run_dir`.
+    pub fn into_event(self, run_dir: &Path) -> EngineEvent {
+        match self {
+            JournalEvent::RunStarted {
+                labels,
+                lengths,
+                cpu,
+                ..
+            } => EngineEvent::RunStarted {
+                run_dir: run_dir.to_path_buf(),
+                labels,
+                lengths,
+                cpu,
+            },
+            JournalEvent::HostProblems { problems } => EngineEvent::HostProblems { problems },
+            JournalEvent::KatStarted { label } => EngineEvent::KatStarted { label },
+            JournalEvent::KatFinished {
+                label,
+                status,
+                detail,
+                log,
+            } => EngineEvent::KatFinished {
+                label,
+                status,
+                detail,
+                log: log.map(|l| run_dir.join(l)),
+            },
+            JournalEvent::JobPlanned { job, plan, t1_s } => {
+                EngineEvent::JobPlanned { job, plan, t1_s }
+            }
+            JournalEvent::JobStarted { job } => EngineEvent::JobStarted { job },
+            JournalEvent::TrialProgress {
+                job,
+                trial,
+                trials,
+                calls_done,
+                calls_total,
+                loop_mean_cycles,
+                timer_overhead_ticks,
+                per_call_source,
+                histogram,
+            } => {
+                let h = histogram
+                    .as_deref()
+                    .and_then(histogram::decode)
+                    .unwrap_or_else(crate::measure::stats::new_histogram);
+                EngineEvent::TrialProgress {
+                    job,
+                    trial,
+                    trials,
+                    calls_done,
+                    calls_total,
+                    snapshot: HistogramSnapshot {
+                        per_call: crate::measure::stats::per_call(&h),
+                        histogram: Arc::new(h),
+                        loop_mean_cycles,
+                        timer_overhead_ticks,
+                        per_call_source,
+                    },
+                }
+            }
+            JournalEvent::TrialRetried { job, trial, reason } => {
+                EngineEvent::TrialRetried { job, trial, reason }
+            }
+            JournalEvent::JobFinished {
+                job,
+                summary,
+                record,
+            } => EngineEvent::JobFinished {
+                job,
+                summary: Box::new(summary),
+                record,
+                snapshot: None,
+            },
+            JournalEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record,
+            } => EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record,
+            },
+            JournalEvent::Warning { message } => EngineEvent::Warning { message },
+            JournalEvent::RunFinished {
+                cancelled,
+                wall_s,
+                finished,
+                failed,
+            } => EngineEvent::RunFinished {
+                cancelled,
+                wall: Duration::from_secs_f64(wall_s.max(0.0)),
+                finished,
+                failed,
+            },
+        }
+    }
+}
+
+/// The appending side.
+pub struct JournalWriter {
+    file: File,
+}
+
+impl JournalWriter {
+    pub fn open(run_dir: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(run_dir.join(FILE_NAME))?;
+        Ok(Self { file })
+    }
+
+    /// Appends one line (written with a single `write` so readers never see half of it
+    /// interleaved with another line).
+    pub fn append(&mut self, event: JournalEvent) -> std::io::Result<()> {
+        let entry = Entry {
+            utc: crate::record::utc_now(),
+            event,
+        };
+        let mut line = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)
+    }
+}
+
+/// The following side: reads complete lines appended since the last call.
+pub struct JournalReader {
+    path: PathBuf,
+    offset: u64,
+}
+
+impl JournalReader {
+    pub fn new(run_dir: &Path) -> Self {
+        Self {
+            path: run_dir.join(FILE_NAME),
+            offset: 0,
+        }
+    }
+
+    /// New complete entries (a torn or garbled line is skipped; an incomplete last line is
+    /// left for the next call).
+    pub fn poll(&mut self) -> std::io::Result<Vec<Entry>> {
+        let mut f = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(e),
+        };
+        f.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf)?;
+        let complete = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        self.offset += complete as u64;
+        Ok(buf[..complete]
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect())
+    }
+}

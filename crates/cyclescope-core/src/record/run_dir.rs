@@ -1,0 +1,184 @@
+//! A run directory: `campaign.json` (what was asked, the host at start and end, planning),
+//! `build.json` (per instance: library, KAT status and log, as the harness's), `records/`,
+//! `kat/`, `katgen/` (generated KAT text) and `journal.jsonl`. One writer at a time, enforced
+//! with an advisory lock on `.campaign.lock`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::pyjson::write_json_atomic;
+use super::schema::TimingRecord;
+use crate::catalog::Instance;
+use crate::measure::Planning;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    #[error("run directory {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a cyclescope run directory (no campaign.json)")]
+    NotARun { path: PathBuf },
+    #[error("{path} is malformed: {detail}")]
+    Malformed { path: PathBuf, detail: String },
+    #[error("another cyclescope process is writing {0} (it holds .campaign.lock)")]
+    Busy(PathBuf),
+}
+
+/// One host check pass stored with the campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HostCheckEntry {
+    pub(crate) phase: String,
+    pub(crate) cpu: usize,
+    pub(crate) utc: String,
+    pub problems: Vec<String>,
+}
+
+/// `campaign.json`: the harness's keys, then cyclescope's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Campaign {
+    pub(crate) system_id: String,
+    pub(crate) started_utc: String,
+    pub(crate) environment_at_start: Map<String, Value>,
+    pub(crate) host_checks: Vec<HostCheckEntry>,
+    pub planning: Planning,
+    pub(crate) ended_utc: Option<String>,
+    pub(crate) environment_at_end: Option<Map<String, Value>>,
+    pub(crate) host_problems: Vec<String>,
+    pub(crate) shards: u32,
+    pub cyclescope: CampaignRequest,
+}
+
+/// What the run was asked to do: enough for `run --resume` to finish it with no other input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignRequest {
+    pub instances: Vec<Instance>,
+    pub lengths: Vec<u64>,
+    pub cpu: usize,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+    pub(crate) tui_attached: bool,
+    /// The adaptive mode, when the run uses it (absent: the guide's fixed trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::measure::plan::Adaptive>,
+    /// `running`, `finished`, `cancelled`.
+    pub(crate) state: String,
+}
+
+/// An open run directory, locked for writing.
+pub struct RunDir {
+    root: PathBuf,
+    _lock: Flock<File>,
+}
+
+impl RunDir {
+    /// Creates (or opens) `root` for writing and takes its lock.
+    pub(crate) fn open_for_writing(root: &Path) -> Result<Self, RunDirError> {
+        let io = |source| RunDirError::Io {
+            path: root.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(root.join("records")).map_err(io)?;
+        let lock_file = File::create(root.join(".campaign.lock")).map_err(io)?;
+        let lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
+            .map_err(|_| RunDirError::Busy(root.to_path_buf()))?;
+        Ok(Self {
+            root: root.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(crate) fn write_campaign(&self, c: &Campaign) -> Result<(), RunDirError> {
+        let path = self.root.join("campaign.json");
+        write_json_atomic(&path, c).map_err(|source| RunDirError::Io { path, source })
+    }
+
+    /// Writes a record atomically; returns its path relative to the run directory.
+    pub(crate) fn write_record(&self, r: &TimingRecord) -> Result<PathBuf, RunDirError> {
+        let rel = TimingRecord::relative_path(&r.candidate, &r.label, r.input_bytes);
+        let path = self.root.join(&rel);
+        write_json_atomic(&path, r).map_err(|source| RunDirError::Io { path, source })?;
+        Ok(rel)
+    }
+
+    /// Adds or replaces one instance's entry in `build.json` (read-modify-write under the lock).
+    pub(crate) fn update_build(&self, key: &str, entry: Value) -> Result<(), RunDirError> {
+        let path = self.root.join("build.json");
+        let mut build = match std::fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice::<Value>(&bytes).map_err(|e| RunDirError::Malformed {
+                    path: path.clone(),
+                    detail: e.to_string(),
+                })?
+            }
+            Err(_) => serde_json::json!({"instances": {}, "optimized": {}}),
+        };
+        if let Some(instances) = build.get_mut("instances").and_then(Value::as_object_mut) {
+            instances.insert(key.to_string(), entry);
+        }
+        write_json_atomic(&path, &build).map_err(|source| RunDirError::Io { path, source })
+    }
+}
+
+/// Bytes free for this user on the filesystem holding `path` (None if it cannot be asked).
+pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(path).ok()?;
+    Some((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+}
+
+/// Reads `campaign.json` of a run (no lock needed: it is replaced atomically).
+pub fn read_campaign(root: &Path) -> Result<Campaign, RunDirError> {
+    let path = root.join("campaign.json");
+    let bytes = std::fs::read(&path).map_err(|_| RunDirError::NotARun {
+        path: root.to_path_buf(),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| RunDirError::Malformed {
+        path,
+        detail: e.to_string(),
+    })
+}
+
+/// Reads a record if it exists and parses (a missing or unreadable one is "not done").
+pub(crate) fn read_record(
+    root: &Path,
+    candidate: &str,
+    label: &str,
+    bytes: u64,
+) -> Option<TimingRecord> {
+    let path = root.join(TimingRecord::relative_path(candidate, label, bytes));
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Every record under `records/`, with its path relative to the run directory.
+pub fn list_records(root: &Path) -> Vec<(PathBuf, TimingRecord)> {
+    let mut out = Vec::new();
+    let Ok(cands) = std::fs::read_dir(root.join("records")) else {
+        return out;
+    };
+    for cand in cands.flatten() {
+        let Ok(files) = std::fs::read_dir(cand.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|e| e == "json")
+                && let Ok(bytes) = std::fs::read(&p)
+                && let Ok(r) = serde_json::from_slice::<TimingRecord>(&bytes)
+            {
+                let rel = p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p);
+                out.push((rel, r));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}

@@ -1,0 +1,161 @@
+//! The timing record, schema 2 (spec §5.1): field names and order exactly as the harness
+//! writes them, so its validator and report generator read ours; cyclescope's additions live
+//! in one trailing `cyclescope` object that the harness ignores. Reading a harness record with
+//! this type works too (the additions are absent).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::measure::TrialPlan;
+use crate::measure::stats::{PerCall, Trial, TrialSpread};
+
+pub const SCHEMA: u32 = 2;
+pub const STATUS_COMPLETE: &str = "complete";
+pub(crate) const STATUS_FAILED: &str = "failed_or_partial";
+
+/// One driver process of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    pub(crate) status: String,
+    pub exit_code: i32,
+    /// META pairs of the driver, values as strings.
+    pub meta: Map<String, Value>,
+    pub(crate) trials: Vec<Trial>,
+    pub stderr: String,
+    pub(crate) command: Vec<String>,
+    pub(crate) wall_s: f64,
+    pub(crate) disturbed_retries: u32,
+}
+
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingRecord {
+    pub(crate) schema: u32,
+    pub status: String,
+    pub candidate: String,
+    pub label: String,
+    pub(crate) instance: String,
+    pub(crate) variant: String,
+    pub(crate) flags: String,
+    pub(crate) operation: String,
+    pub input_bytes: u64,
+    pub plan: TrialPlan,
+    pub kat: String,
+    pub(crate) kat_not_passed: bool,
+    pub(crate) disturbed_retries: u32,
+    pub(crate) library: String,
+    pub(crate) library_sha256: String,
+    pub(crate) kat_log: Option<String>,
+    pub(crate) kat_log_sha256: Option<String>,
+    pub(crate) started_utc: String,
+    pub(crate) ended_utc: String,
+    pub(crate) load_average_start: [f64; 3],
+    pub(crate) load_average_end: [f64; 3],
+    pub environment: Map<String, Value>,
+    pub processes: Vec<ProcessRecord>,
+    pub trials: Vec<Trial>,
+    pub(crate) measurements: u64,
+    pub(crate) guide_100_measurements_met: bool,
+    pub(crate) mean_seconds: Option<f64>,
+    pub(crate) median_trial_seconds: Option<f64>,
+    pub(crate) min_trial_seconds: Option<f64>,
+    pub(crate) max_trial_seconds: Option<f64>,
+    pub mean_cycles: Option<f64>,
+    pub(crate) median_trial_cycles: Option<f64>,
+    pub(crate) operations_per_second: Option<f64>,
+    pub(crate) throughput_MB_per_second: Option<f64>,
+    pub(crate) sizes: Map<String, Value>,
+    pub(crate) kex: Map<String, Value>,
+    pub(crate) build_flags: String,
+    pub(crate) baseline_rss_bytes: u64,
+    pub(crate) peak_rss_bytes: u64,
+    pub(crate) timing_scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cyclescope: Option<Additions>,
+}
+
+/// What cyclescope measures beyond the harness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Additions {
+    pub(crate) version: String,
+    /// `guide` (the harness's fixed trials) or `adaptive` (trials until the CI is tight).
+    #[serde(default)]
+    pub mode: String,
+    /// The adaptive mode's target: relative 95 % CI half-width.
+    #[serde(default)]
+    pub adaptive_precision: Option<f64>,
+    /// What the loop counter counted (`perf_event:cpu-cycles:u`, `tsc`, …).
+    pub cycle_source: String,
+    /// True when `mean_cycles` are reference (TSC/cntvct) ticks, not core cycles.
+    pub reference_cycles: bool,
+    /// Core cycles per reference tick from the clock probe, when both were available.
+    pub(crate) ref_to_core_ratio: Option<f64>,
+    /// The per-call counter and its measured overhead (subtracted from every sample).
+    pub per_call_source: String,
+    pub timer_overhead_ticks: f64,
+    pub per_call: Option<PerCall>,
+    /// Per-call figures of each trial process, in order.
+    pub(crate) per_call_by_process: Vec<PerCall>,
+    pub trial_spread: Option<TrialSpread>,
+    /// Per kept trial, nanoseconds the worker waited for the CPU during the loop.
+    pub(crate) preempted_ns_by_trial: Vec<Option<u64>>,
+    /// The per-call hdrhistogram, V2 serialisation, base64.
+    pub histogram_v2_base64: Option<String>,
+    pub elf_load_bytes: Option<u64>,
+    pub(crate) measurement_cpu: usize,
+    /// The program that hosted the trials (`cyclescope-worker` or `cyclescope worker`).
+    pub(crate) worker: String,
+    pub(crate) tui_attached: bool,
+    /// Host problems accepted with `--allow-unfixed-host`.
+    pub(crate) host_problems: Vec<String>,
+    /// Why the record is not complete.
+    pub failure: Option<String>,
+}
+
+impl TimingRecord {
+    /// `records/<candidate>/<label>__hash_<bytes>.json`, relative to the run directory.
+    pub(crate) fn relative_path(
+        candidate: &str,
+        label: &str,
+        input_bytes: u64,
+    ) -> std::path::PathBuf {
+        std::path::Path::new("records")
+            .join(candidate)
+            .join(format!("{label}__hash_{input_bytes}.json"))
+    }
+
+    /// The figures a frontend shows for this record (the engine's `JobFinished` summary).
+    pub fn summary(&self) -> crate::measure::JobSummary {
+        let add = self.cyclescope.as_ref();
+        crate::measure::JobSummary {
+            status: self.status.clone(),
+            kat: self.kat.clone(),
+            mean_cycles: self.mean_cycles,
+            mean_seconds: self.mean_seconds.unwrap_or(0.0),
+            throughput_mb_per_second: self.throughput_MB_per_second.unwrap_or(0.0),
+            measurements: self.measurements,
+            trials: self.plan.trials,
+            iterations_per_trial: self.plan.iterations_per_trial,
+            cycle_source: add.map_or_else(String::new, |a| a.cycle_source.clone()),
+            per_call: add.and_then(|a| a.per_call),
+            disturbed_retries: self.disturbed_retries,
+        }
+    }
+}
+
+/// The `sizes` object of a hash record.
+pub(crate) fn hash_sizes(input_bytes: u64, digest_bytes: u64) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("input_bytes".into(), input_bytes.into());
+    for k in [
+        "pk_bytes",
+        "sk_bytes",
+        "ct_bytes",
+        "ss_bytes",
+        "signature_bytes",
+    ] {
+        m.insert(k.into(), 0.into());
+    }
+    m.insert("digest_bytes".into(), digest_bytes.into());
+    m
+}

@@ -1,0 +1,182 @@
+//! Report pages in the published layout (spec §6), shared by every frontend: the §4
+//! performance table (`| instance | message | mean cycles | cycles/byte | mean time | MB/s |
+//! n |`), cell by cell as `report.py` writes it, and — in the submodules — the candidate,
+//! method and summary pages of a dataset. Numbers go through `format`. Never measures; reads
+//! files only through the dataset, side-file and output paths handed to `page_set`.
+
+pub(crate) mod candidate_page;
+pub mod compare;
+pub(crate) mod dataset;
+pub(crate) mod host_view;
+pub mod method_cyclescope;
+pub mod method_page;
+pub(crate) mod page_set;
+pub(crate) mod side_files;
+pub(crate) mod summary_page;
+
+pub use dataset::{Dataset, ReportError};
+pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};
+
+use crate::format;
+use crate::measure::{JobKey, JobSummary};
+
+/// The §4 header.
+pub const PERF_HEADER: [&str; 7] = [
+    "instance",
+    "message",
+    "mean cycles",
+    "cycles/byte",
+    "mean time",
+    "MB/s",
+    "n",
+];
+
+/// One §4 row: a finished job's figures, or `failed` with its reason in the last column.
+pub fn perf_cells(
+    key: &JobKey,
+    summary: Option<&JobSummary>,
+    failure: Option<&str>,
+) -> [String; 7] {
+    let label = format!("`{}`", key.label);
+    let message = format!("{} B", key.input_bytes);
+    match summary {
+        Some(s) => {
+            let mean = match s.mean_cycles {
+                Some(c) if s.measurements < 100 => {
+                    format!("{} (n={})", format::int(Some(c)), s.measurements)
+                }
+                Some(c) => format::int(Some(c)),
+                None => format::time(s.mean_seconds),
+            };
+            let cpb = s.mean_cycles.map_or(format::MISSING.into(), |c| {
+                format::cycles_per_byte(c, key.input_bytes)
+            });
+            [
+                label,
+                message,
+                mean,
+                cpb,
+                format::time(s.mean_seconds),
+                format!("{:.1}", s.throughput_mb_per_second),
+                format!(
+                    "{} ({} × {})",
+                    s.measurements, s.trials, s.iterations_per_trial
+                ),
+            ]
+        }
+        None => [
+            label,
+            message,
+            "failed".into(),
+            format::MISSING.into(),
+            format::MISSING.into(),
+            format::MISSING.into(),
+            failure.unwrap_or_default().to_string(),
+        ],
+    }
+}
+
+/// The §4 table in Markdown (header, rule, one line per row); empty without rows.
+pub fn perf_table<'a>(rows: impl IntoIterator<Item = [String; 7]> + 'a) -> String {
+    let mut out = String::new();
+    for (i, cells) in rows.into_iter().enumerate() {
+        if i == 0 {
+            out = format!(
+                "| {} |\n|{}\n",
+                PERF_HEADER.join(" | "),
+                "---|".repeat(PERF_HEADER.len())
+            );
+        }
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// What measured the figures, from a record's environment and counter: e.g. "cycles: tsc
+/// (reference cycles, 2.596 GHz), CPU 1 (AMD EPYC), virtualized". Every table of measured
+/// figures carries this line.
+pub fn measured_by(
+    env: &serde_json::Map<String, serde_json::Value>,
+    cycle_source: &str,
+    reference_cycles: bool,
+) -> String {
+    let get_f = |k: &str| env.get(k).and_then(serde_json::Value::as_f64);
+    let kind = if reference_cycles {
+        match get_f("reference_clock_hz") {
+            Some(hz) => format!("reference cycles at {:.3} GHz", hz / 1e9),
+            None => "reference cycles".to_string(),
+        }
+    } else {
+        match get_f("core_clock_hz") {
+            Some(hz) => format!("core cycles, clock {:.3} GHz", hz / 1e9),
+            None => "core cycles".to_string(),
+        }
+    };
+    let cpu = env.get("cpu_number").and_then(serde_json::Value::as_u64);
+    let model = env
+        .get("cpu_model")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("unknown CPU");
+    let mut text = format!("cycles: {cycle_source} ({kind})");
+    if let Some(cpu) = cpu {
+        text += &format!(", CPU {cpu} ({model})");
+    }
+    if env.get("virtualized").and_then(serde_json::Value::as_bool) == Some(true) {
+        text += ", virtualized";
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_by_names_counter_clock_and_cpu() {
+        let env = serde_json::json!({"cpu_model": "AMD EPYC", "cpu_number": 1, "virtualized": true,
+            "reference_clock_hz": 2596154450u64, "core_clock_hz": null});
+        let env = env.as_object().unwrap();
+        assert_eq!(
+            measured_by(env, "tsc", true),
+            "cycles: tsc (reference cycles at 2.596 GHz), CPU 1 (AMD EPYC), virtualized"
+        );
+        let env = serde_json::json!({"cpu_model": "Qualcomm Oryon", "cpu_number": 3, "core_clock_hz": 2695228108u64});
+        assert_eq!(
+            measured_by(env.as_object().unwrap(), "perf_event:cpu-cycles:u", false),
+            "cycles: perf_event:cpu-cycles:u (core cycles, clock 2.695 GHz), CPU 3 (Qualcomm Oryon)"
+        );
+    }
+
+    #[test]
+    fn perf_rows_follow_the_published_layout() {
+        let key = JobKey {
+            candidate: "hash-10".into(),
+            label: "FEILIAN512".into(),
+            input_bytes: 1024,
+        };
+        let s = JobSummary {
+            status: "complete".into(),
+            kat: "PASS".into(),
+            mean_cycles: Some(17_900.0),
+            mean_seconds: 6.63099948e-06,
+            throughput_mb_per_second: 154.43,
+            measurements: 87_915,
+            trials: 5,
+            iterations_per_trial: 17_583,
+            cycle_source: "perf_event:cpu-cycles:u".into(),
+            per_call: None,
+            disturbed_retries: 0,
+        };
+        let table = perf_table([
+            perf_cells(&key, Some(&s), None),
+            perf_cells(&key, None, Some("CRASH")),
+        ]);
+        assert_eq!(
+            table,
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|---|---|---|---|---|---|\n\
+             | `FEILIAN512` | 1024 B | 17.9 k | 17.5 | 6.63 µs | 154.4 | 87915 (5 × 17583) |\n\
+             | `FEILIAN512` | 1024 B | failed | – | – | – | CRASH |\n"
+        );
+        assert_eq!(perf_table(Vec::new()), "");
+    }
+}

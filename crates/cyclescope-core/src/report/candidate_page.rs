@@ -1,0 +1,232 @@
+//! The hash candidate page `<cand>/perf_<ID>.md` (spec §6): basic information, environment,
+//! KAT, the §4 performance table, resource use and the raw evidence index, line for line as
+//! the harness's `report.py` writes it. Never reads files; numbers go through `format`.
+
+use super::dataset::InstanceEvidence;
+use super::host_view::HostView;
+use super::side_files::{CandidateInfo, LabelNote};
+use crate::format;
+use crate::measure::JobKey;
+use crate::record::schema::STATUS_COMPLETE;
+
+const HARNESS: &str = "https://github.com/ngcc-dev/ngcc-harness";
+
+/// One candidate's page. `algorithm` is the name to print when `info` has none.
+pub(crate) fn render(
+    host: &HostView,
+    candidate: &str,
+    info: Option<&CandidateInfo>,
+    algorithm: &str,
+    instances: &[InstanceEvidence],
+    kat_issues: &[LabelNote],
+) -> String {
+    let id = &host.system_id;
+    let algorithm = info.map_or(algorithm, |i| i.algorithm.as_str());
+    let mut l: Vec<String> = Vec::new();
+    l.push(format!(
+        "# {candidate} {algorithm} — performance on {} (system {id})",
+        host.arch_title()
+    ));
+    l.push(String::new());
+    let mut crumb = format!(
+        "[Performance {id}](../performance/summary_{id}.md) › `{candidate}` · [method](../performance/method_{id}.md)"
+    );
+    if let Some(i) = info {
+        crumb += &format!(" · [NICCS page]({})", i.url);
+    }
+    l.push(crumb);
+    l.push(String::new());
+    l.push(format!(
+        "Independent measurement following the structure of the NICCS {} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.",
+        host.guide()
+    ));
+    l.push(String::new());
+    basic_information(&mut l, algorithm, instances);
+    l.push("## 2. Assessment environment".into());
+    l.push(String::new());
+    l.push("| item | value |".into());
+    l.push("|---|---|".into());
+    for (item, value) in host.environment_rows() {
+        l.push(format!("| {item} | {value} |"));
+    }
+    l.push(String::new());
+    kat_section(&mut l, host, candidate, instances, kat_issues);
+    performance(&mut l, instances);
+    resources(&mut l, instances);
+    evidence(&mut l, host, instances);
+    l.join("\n") + "\n"
+}
+
+fn basic_information(l: &mut Vec<String>, algorithm: &str, instances: &[InstanceEvidence]) {
+    let mut versions: Vec<&str> = Vec::new();
+    for i in instances {
+        let v = match i.variant.as_str() {
+            "optimized-avx2" => "optimized (AVX2)",
+            v if v.starts_with("optimized") => "optimized",
+            _ => "reference",
+        };
+        if !versions.contains(&v) {
+            versions.push(v);
+        }
+    }
+    let sets: Vec<String> = instances.iter().map(|i| format!("`{}`", i.label)).collect();
+    l.push("## 1. Basic information".into());
+    l.push(String::new());
+    l.push("- Category: cryptographic hash algorithm; function: hash".into());
+    l.push(format!("- Algorithm: {algorithm}"));
+    l.push(format!(
+        "- Implementation versions measured: {}",
+        versions.join(", ")
+    ));
+    l.push(format!("- Parameter sets: {}", sets.join(", ")));
+    l.push(String::new());
+}
+
+fn kat_section(
+    l: &mut Vec<String>,
+    host: &HostView,
+    candidate: &str,
+    instances: &[InstanceEvidence],
+    kat_issues: &[LabelNote],
+) {
+    l.push("## 3. Functional testing (KAT)".into());
+    l.push(String::new());
+    if host.harness {
+        l.push(format!(
+            "Each library was checked against the submitted KAT vectors (SHA-256 manifest `{candidate}/kat.sha256` in the harness) before timing."
+        ));
+    } else {
+        l.push("Each library ran the official KAT procedure (`KAT_CryptHash`) before timing; its output was checked against a `kat.sha256` manifest where one was given.".into());
+    }
+    l.push(String::new());
+    l.push("| instance | build flags | KAT |".into());
+    l.push("|---|---|---|".into());
+    let mut footnotes: Vec<String> = Vec::new();
+    for i in instances {
+        let mut kat = i.kat.clone();
+        if let Some(note) = kat_issues.iter().find(|n| n.applies(candidate, &i.label)) {
+            footnotes.push(note.text.clone());
+            kat += &format!(" [^{}]", footnotes.len());
+        }
+        l.push(format!("| `{}` | {} | {kat} |", i.label, i.flags));
+    }
+    l.push(String::new());
+    for (n, text) in footnotes.iter().enumerate() {
+        l.push(format!("[^{}]: {text}", n + 1));
+        l.push(String::new());
+    }
+    let unchecked: Vec<String> = instances
+        .iter()
+        .filter(|i| i.kat != "PASS")
+        .map(|i| format!("`{}` ({})", i.label, i.kat))
+        .collect();
+    if !unchecked.is_empty() {
+        l.push(format!(
+            "⚠ Timed without a passing KAT: {}. NOKAT means there was no reference (manifest entry) to check the output against, so these figures are of unverified output.",
+            unchecked.join(", ")
+        ));
+        l.push(String::new());
+    }
+}
+
+fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
+    l.push("## 4. Performance".into());
+    l.push(String::new());
+    let rows = instances.iter().flat_map(|i| {
+        i.records.iter().map(|(_, r)| {
+            let key = JobKey {
+                candidate: r.candidate.clone(),
+                label: r.label.clone(),
+                input_bytes: r.input_bytes,
+            };
+            let summary = r.summary();
+            let failure = r.cyclescope.as_ref().and_then(|a| a.failure.clone());
+            if r.status == STATUS_COMPLETE {
+                super::perf_cells(&key, Some(&summary), None)
+            } else {
+                super::perf_cells(&key, None, Some(failure.as_deref().unwrap_or(&r.status)))
+            }
+        })
+    });
+    l.push(super::perf_table(rows).trim_end().to_string());
+    l.push(String::new());
+}
+
+fn resources(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
+    l.push("## 5. Resource consumption".into());
+    l.push(String::new());
+    l.push("Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.".into());
+    l.push(String::new());
+    l.push("| instance | operation | static: ELF image (bytes) | baseline RSS | peak RSS |".into());
+    l.push("|---|---|---|---|---|".into());
+    for i in instances {
+        let elf = i
+            .elf_load_bytes
+            .map_or(format::MISSING.to_string(), |b| b.to_string());
+        for (_, r) in &i.records {
+            l.push(format!(
+                "| `{}` | hash_{} | {elf} | {} | {} |",
+                i.label,
+                r.input_bytes,
+                format::kib(r.baseline_rss_bytes),
+                format::kib(r.peak_rss_bytes)
+            ));
+        }
+    }
+    l.push(String::new());
+}
+
+fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]) {
+    l.push("## 7. Raw evidence index".into());
+    l.push(String::new());
+    if host.harness {
+        l.push(format!(
+            "Paths are relative to `performance/data/{}/` in the [harness]({HARNESS}); each JSON file records its commands, environment and trials.",
+            host.system_id
+        ));
+    } else {
+        l.push("Paths are relative to the cyclescope run directory; each JSON file records its commands, environment and trials.".into());
+    }
+    l.push(String::new());
+    l.push("| instance | item | file |".into());
+    l.push("|---|---|---|".into());
+    for i in instances {
+        if let Some(log) = &i.kat_log {
+            let sha: String = i
+                .kat_log_sha256
+                .as_deref()
+                .unwrap_or(format::MISSING)
+                .chars()
+                .take(16)
+                .collect();
+            l.push(format!(
+                "| `{}` | KAT log (sha256 `{sha}…`) | `{log}` |",
+                i.label
+            ));
+        }
+        let mut ops: Vec<(String, String)> = i
+            .records
+            .iter()
+            .map(|(p, r)| {
+                (
+                    format!("hash_{}", r.input_bytes),
+                    p.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        ops.sort();
+        for (op, path) in ops {
+            l.push(format!("| `{}` | timing {op} | `{path}` |", i.label));
+        }
+    }
+    l.push(String::new());
+    if host.harness {
+        l.push(format!("Scripts: `performance/campaign.py`, `performance/ngcc_perf.c`, `performance/hashprof/` in the [harness]({HARNESS})."));
+    } else {
+        l.push(format!(
+            "Measured with cyclescope {}.",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    l.push(String::new());
+}

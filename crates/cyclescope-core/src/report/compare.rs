@@ -1,0 +1,187 @@
+//! Comparing two runs job by job (the evaluator's "did my change help?"): mean cycles of each,
+//! their ratio, and a verdict that counts a difference only when it exceeds both runs' 95 %
+//! confidence intervals of the mean (from the trial means). Pure: it gets the records.
+
+use std::collections::BTreeMap;
+
+use crate::format;
+use crate::measure::stats::trial_spread;
+use crate::record::TimingRecord;
+
+/// How B compares with A for one job.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    Faster,
+    Slower,
+    WithinNoise,
+    OnlyInA,
+    OnlyInB,
+    NotComparable(String),
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Faster => f.write_str("faster (beyond both 95 % CIs)"),
+            Verdict::Slower => f.write_str("slower (beyond both 95 % CIs)"),
+            Verdict::WithinNoise => f.write_str("within noise"),
+            Verdict::OnlyInA => f.write_str("only in A"),
+            Verdict::OnlyInB => f.write_str("only in B"),
+            Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub label: String,
+    pub(crate) input_bytes: u64,
+    pub(crate) a: Option<f64>,
+    pub(crate) b: Option<f64>,
+    pub(crate) verdict: Verdict,
+}
+
+type Key = (String, u64);
+
+fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
+    records
+        .iter()
+        .filter(|r| r.status == "complete")
+        .map(|r| ((r.label.clone(), r.input_bytes), r))
+        .collect()
+}
+
+fn half_width(r: &TimingRecord) -> f64 {
+    trial_spread(&r.trials).map_or(0.0, |s| s.ci95_half_width_cycles)
+}
+
+/// Compares the complete records of two runs, job by job, in label and length order.
+pub fn compare(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Comparison> {
+    let (ma, mb) = (by_job(a), by_job(b));
+    let keys: std::collections::BTreeSet<&Key> = ma.keys().chain(mb.keys()).collect();
+    keys.into_iter()
+        .map(|k| {
+            let (ra, rb) = (ma.get(k), mb.get(k));
+            let (ca, cb) = (
+                ra.and_then(|r| r.mean_cycles),
+                rb.and_then(|r| r.mean_cycles),
+            );
+            let verdict = match (ra, rb, ca, cb) {
+                (Some(_), None, ..) => Verdict::OnlyInA,
+                (None, Some(_), ..) => Verdict::OnlyInB,
+                (Some(ra), Some(rb), Some(ca), Some(cb)) => {
+                    let source =
+                        |r: &TimingRecord| r.cyclescope.as_ref().map(|x| x.cycle_source.clone());
+                    if source(ra) != source(rb) {
+                        Verdict::NotComparable("different cycle counters".into())
+                    } else if (cb - ca).abs() <= half_width(ra) + half_width(rb) {
+                        Verdict::WithinNoise
+                    } else if cb < ca {
+                        Verdict::Faster
+                    } else {
+                        Verdict::Slower
+                    }
+                }
+                _ => Verdict::NotComparable("no cycle counts".into()),
+            };
+            Comparison {
+                label: k.0.clone(),
+                input_bytes: k.1,
+                a: ca,
+                b: cb,
+                verdict,
+            }
+        })
+        .collect()
+}
+
+/// The comparison as a Markdown table.
+pub fn table(rows: &[Comparison]) -> String {
+    let mut out = String::from(
+        "| instance | message | A mean cycles | B mean cycles | B / A | verdict |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out += &format!(
+            "| `{}` | {} B | {} | {} | {} | {} |\n",
+            r.label,
+            r.input_bytes,
+            format::int(r.a),
+            format::int(r.b),
+            format::ratio(r.b, r.a),
+            r.verdict
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Trial;
+
+    fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
+        let trials: Vec<Trial> = per_call
+            .iter()
+            .map(|&c| Trial {
+                measurements: 1000,
+                seconds: 0.001,
+                cycles: (c * 1000.0) as u64,
+            })
+            .collect();
+        let n = 1000 * trials.len() as u64;
+        let mean = trials.iter().map(|t| t.cycles).sum::<u64>() as f64 / n as f64;
+        let json = serde_json::json!({
+            "schema": 2, "status": "complete", "candidate": "c", "label": label, "instance": label,
+            "variant": "reference", "flags": "guide", "operation": "hash", "input_bytes": bytes,
+            "plan": {"iterations_per_trial": 1000, "warmups": 3, "trials": trials.len(),
+                     "separate_processes": true, "estimated_s": 0.0, "timeout_per_process_s": 1.0},
+            "kat": "PASS", "kat_not_passed": false, "disturbed_retries": 0, "library": "l",
+            "library_sha256": "", "kat_log": null, "kat_log_sha256": null,
+            "started_utc": "", "ended_utc": "", "load_average_start": [0.0, 0.0, 0.0],
+            "load_average_end": [0.0, 0.0, 0.0], "environment": {}, "processes": [],
+            "trials": trials, "measurements": n, "guide_100_measurements_met": true,
+            "mean_seconds": 1e-6, "median_trial_seconds": 1e-6, "min_trial_seconds": 1e-6,
+            "max_trial_seconds": 1e-6, "mean_cycles": mean, "median_trial_cycles": mean,
+            "operations_per_second": 1.0, "throughput_MB_per_second": 1.0, "sizes": {}, "kex": {},
+            "build_flags": "", "baseline_rss_bytes": 0, "peak_rss_bytes": 0, "timing_scope": "loop"
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn verdicts_respect_the_confidence_intervals() {
+        let a = [
+            rec("x", 32, &[100.0, 101.0, 99.0]),
+            rec("x", 64, &[100.0, 100.5, 99.5]),
+            rec("y", 32, &[1.0, 1.0]),
+        ];
+        let b = [
+            rec("x", 32, &[150.0, 151.0, 149.0]),
+            rec("x", 64, &[100.4, 100.9, 99.9]),
+            rec("z", 32, &[1.0, 1.0]),
+        ];
+        let rows = compare(&a, &b);
+        let v: Vec<(&str, u64, &Verdict)> = rows
+            .iter()
+            .map(|r| (r.label.as_str(), r.input_bytes, &r.verdict))
+            .collect();
+        assert_eq!(
+            v,
+            [
+                ("x", 32, &Verdict::Slower),
+                ("x", 64, &Verdict::WithinNoise),
+                ("y", 32, &Verdict::OnlyInA),
+                ("z", 32, &Verdict::OnlyInB),
+            ]
+        );
+        let t = table(&rows);
+        assert!(
+            t.contains("| `x` | 32 B | 100 | 150 | 1.50× | slower (beyond both 95 % CIs) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| `y` | 32 B | 1 | – | (ratio –) | only in A |"),
+            "{t}"
+        );
+    }
+}

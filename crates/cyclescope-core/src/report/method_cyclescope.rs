@@ -1,0 +1,117 @@
+//! The method page of a cyclescope run (a run directory whose campaign.json carries
+//! cyclescope's request): what this tool actually did, from the campaign and the records —
+//! counters and their overhead, planning, disturbance handling, the KAT gate, isolation,
+//! memory proxies, accepted host problems. The harness's own page (`method_page`) describes
+//! the harness and stays for its datasets. Never measures anything.
+
+use serde_json::Value;
+
+use super::dataset::Dataset;
+use super::host_view::HostView;
+use crate::format;
+
+/// True when the dataset is a cyclescope run directory.
+pub(crate) fn is_cyclescope_run(ds: &Dataset) -> bool {
+    ds.campaign.contains_key("cyclescope")
+}
+
+pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
+    let id = &host.system_id;
+    let plan = ds.campaign.get("planning").cloned().unwrap_or(Value::Null);
+    let num = |k: &str| plan.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let request = ds
+        .campaign
+        .get("cyclescope")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let records: Vec<_> = ds.records.iter().map(|(_, r)| r).collect();
+    let additions: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.cyclescope.as_ref())
+        .collect();
+    let first = records
+        .iter()
+        .find_map(|r| r.cyclescope.as_ref().map(|a| (*r, a)));
+    let measured_by = first.map_or("the counter named in each record".to_string(), |(r, a)| {
+        super::measured_by(&r.environment, &a.cycle_source, a.reference_cycles)
+    });
+    let overheads: Vec<f64> = additions.iter().map(|a| a.timer_overhead_ticks).collect();
+    let overhead = crate::measure::stats::median(overheads);
+    let retries: u32 = records.iter().map(|r| r.disturbed_retries).sum();
+    let tui = additions.iter().filter(|a| a.tui_attached).count();
+    let complete = records.iter().filter(|r| r.status == "complete").count();
+    let adaptive = request.get("adaptive").filter(|a| !a.is_null());
+    let problems: Vec<String> = ds
+        .campaign
+        .get("host_problems")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut l = vec![
+        format!("# Performance method and limitations — system {id}"),
+        String::new(),
+        format!(
+            "System {id}: {}, one core. [Summary](summary_{id}.md). Measured with cyclescope {}.",
+            host.cpu_model(),
+            env!("CARGO_PKG_VERSION")
+        ),
+        String::new(),
+        "## Measurement".into(),
+        String::new(),
+        format!(
+            "- {} records ({complete} complete). Counter: {}. Time from `CLOCK_MONOTONIC_RAW`.",
+            records.len(),
+            measured_by.trim_start_matches("cycles: ")
+        ),
+        "- The guide's figure comes from the **loop counter**: cycles over a bare loop of a fixed number of `CryptHash` calls per trial, nothing else inside it; mean cycles = Σ cycles / Σ calls. Reference cycles (TSC, `cntvct_el0`) tick at a constant rate whatever the core clock does; core cycles come from `perf_event` where the kernel provides them.".into(),
+        format!(
+            "- Per-call percentiles and histograms come from a separate phase after each trial's loop, with serialised timestamps around every call and the measured timer overhead (median {} ticks) subtracted; they never enter the guide's figure.",
+            overhead.map_or(format::MISSING.to_string(), |o| format!("{o:.0}"))
+        ),
+        format!(
+            "- Planning as the harness: one calibration call, then {} trials of `clamp(ceil({} s / t1), 20, {})` calls, 3/1/0 warm-ups, at most {} of measured time per instance and length; each trial in a fresh worker process pinned to the measurement CPU (fresh address-space layout).",
+            num("trials"),
+            num("trial_target_s"),
+            num("max_iters_per_trial"),
+            format::duration(std::time::Duration::from_secs_f64(num("op_budget_s").max(0.0)))
+        ),
+    ];
+    if let Some(a) = adaptive {
+        l.push(format!(
+            "- **Adaptive mode**: instead of a fixed number of trials, single-trial processes were added until the 95 % confidence interval of the mean per-call cycles was within {} of the mean (at least 3, at most {} trials); each record's `plan.trials` is the number run.",
+            format::pct(a.get("precision").and_then(Value::as_f64)),
+            a.get("max_trials").and_then(Value::as_u64).unwrap_or(0)
+        ));
+    }
+    l.extend([
+        format!(
+            "- A trial was re-run (at most 3 attempts) when its clock ran below 95 % of the fixed clock (the harness's test) or when the worker waited more than 1 % of the trial for its CPU (`/proc/thread-self/schedstat`; a reference counter keeps counting while it waits). Re-runs in this run: {retries}."
+        ),
+        "- Every library was checked with the official ICCS KAT generators (KAT_2_12 and KAT_2_23) against its `kat.sha256` manifest in a worker process before timing; each candidate page gives the status and the KAT log.".into(),
+        "- Candidate code runs only in worker processes (no_new_privs, inherited descriptors closed, address-space limit); crashes, hangs, error returns and writes outside the buffers (guard bytes) fail the job, not the run.".into(),
+        format!(
+            "- {tui} of the {} records were measured with the workbench attached (its UI runs off the measurement CPU).",
+            records.len()
+        ),
+        String::new(),
+        "## Limitations".into(),
+        String::new(),
+        "- Static and peak memory are process-level proxies (ELF `PT_LOAD` image, baseline RSS and VmHWM of the worker process, which includes the driver and libc).".into(),
+    ]);
+    if first.is_some_and(|(_, a)| a.reference_cycles) {
+        l.push("- Cycles are reference cycles: they equal core cycles only when the core runs at the reference clock (turbo off, fixed frequency). Compare them with figures from other systems only with that in mind.".into());
+    }
+    if !problems.is_empty() {
+        l.push(format!(
+            "- The host was not fixed for cycle measurements; the run was allowed to measure anyway, with these problems: {}.",
+            problems.join("; ")
+        ));
+    }
+    l.push(String::new());
+    l.join("\n")
+}

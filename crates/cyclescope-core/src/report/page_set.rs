@@ -1,0 +1,157 @@
+//! Every page of one dataset, built in memory, written, or checked against files already
+//! written (`report --check`). Owns which pages exist (one per hash candidate with records,
+//! none for `iccs`; the method and summary pages) and where the side files are looked for.
+//! Never measures; reads only the dataset, the side files and the output folder it is given.
+
+use std::path::{Path, PathBuf};
+
+use super::dataset::{Dataset, ReportError};
+use super::host_view::HostView;
+use super::method_page::MethodFacts;
+use super::side_files::{SideFiles, read_candidates};
+use super::{candidate_page, method_page, summary_page};
+
+/// Where the report's inputs come from besides the dataset.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Default: campaign.json `system_id`.
+    pub system: Option<String>,
+    /// Folder with `systems.csv` & co.; default: the dataset's `../..` when it has `systems.csv`.
+    pub side_dir: Option<PathBuf>,
+    /// `ID;Algorithm;URL` file.
+    pub candidates: Option<PathBuf>,
+    /// Replaces the counted method facts (for facts of a full campaign this dataset lacks).
+    pub method_facts: Option<MethodFacts>,
+}
+
+/// One page: its path under the output folder and its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// A page on disk that differs from the regenerated one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageDifference {
+    pub path: PathBuf,
+    /// 1-based line of the first difference.
+    pub(crate) line: usize,
+    pub(crate) expected: Option<String>,
+    pub(crate) found: Option<String>,
+}
+
+impl std::fmt::Display for PageDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "(no line)".into());
+        write!(
+            f,
+            "{} line {}: expected {:?}, found {:?}",
+            self.path.display(),
+            self.line,
+            show(&self.expected),
+            show(&self.found)
+        )
+    }
+}
+
+/// The side-file folder: the given one, else `<dataset>/../..` when it holds `systems.csv`.
+pub(crate) fn side_dir(dataset: &Path, given: Option<&Path>) -> Option<PathBuf> {
+    given.map(Path::to_path_buf).or_else(|| {
+        let up = dataset.join("../..");
+        up.join("systems.csv").is_file().then_some(up)
+    })
+}
+
+/// Builds every page of `dataset` in memory.
+pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, ReportError> {
+    let ds = Dataset::open(dataset)?;
+    let side = SideFiles::read(side_dir(dataset, opts.side_dir.as_deref()).as_deref())?;
+    let names = read_candidates(opts.candidates.as_deref())?;
+    let system_id = opts
+        .system
+        .clone()
+        .or_else(|| ds.system_id().map(str::to_string))
+        .unwrap_or_else(|| "local".into());
+    let host = HostView::new(&ds, &system_id, side.system(&system_id));
+    let by_candidate = ds.instances();
+    let mut pages = Vec::new();
+    for (cand, instances) in by_candidate.iter().filter(|(c, _)| c.as_str() != "iccs") {
+        let algorithm = ds.catalog_algorithm(cand).unwrap_or_else(|| cand.clone());
+        pages.push(Page {
+            path: Path::new(cand).join(format!("perf_{system_id}.md")),
+            text: candidate_page::render(
+                &host,
+                cand,
+                names.get(cand),
+                &algorithm,
+                instances,
+                &side.kat_issues,
+            ),
+        });
+    }
+    let facts = opts
+        .method_facts
+        .clone()
+        .unwrap_or_else(|| MethodFacts::count(&ds));
+    pages.push(Page {
+        path: Path::new("performance").join(format!("method_{system_id}.md")),
+        text: if super::method_cyclescope::is_cyclescope_run(&ds) {
+            super::method_cyclescope::render(&host, &ds)
+        } else {
+            method_page::render(&host, &ds, &facts)
+        },
+    });
+    pages.push(Page {
+        path: Path::new("performance").join(format!("summary_{system_id}.md")),
+        text: summary_page::render(&host, &by_candidate, &names, &side.summary_notes),
+    });
+    Ok(pages)
+}
+
+/// Writes the pages under `out`.
+pub fn write_pages(out: &Path, pages: &[Page]) -> Result<(), ReportError> {
+    for p in pages {
+        let path = out.join(&p.path);
+        let write = |path: &Path| -> std::io::Result<()> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, &p.text)
+        };
+        write(&path).map_err(|source| ReportError::Write { path, source })?;
+    }
+    Ok(())
+}
+
+/// Compares the pages with the files under `out`: one entry per differing or missing file.
+pub fn check_pages(out: &Path, pages: &[Page]) -> Vec<PageDifference> {
+    let mut diffs = Vec::new();
+    for p in pages {
+        let on_disk = std::fs::read_to_string(out.join(&p.path)).ok();
+        let Some(found) = on_disk else {
+            diffs.push(PageDifference {
+                path: p.path.clone(),
+                line: 1,
+                expected: p.text.lines().next().map(str::to_string),
+                found: None,
+            });
+            continue;
+        };
+        if found == p.text {
+            continue;
+        }
+        let want: Vec<&str> = p.text.split('\n').collect();
+        let have: Vec<&str> = found.split('\n').collect();
+        let line = (0..want.len().max(have.len()))
+            .find(|&i| want.get(i) != have.get(i))
+            .unwrap_or(0);
+        diffs.push(PageDifference {
+            path: p.path.clone(),
+            line: line + 1,
+            expected: want.get(line).map(|s| s.to_string()),
+            found: have.get(line).map(|s| s.to_string()),
+        });
+    }
+    diffs
+}

@@ -1,0 +1,213 @@
+//! The summary page `performance/summary_<ID>.md` as far as hash data reaches: header, intro
+//! bullets, the `## ICCS hash helpers` table and the `## Hash functions` table with ratios to
+//! `pseudoXOF` of the same width (spec §6, §8). Public-key sections need records cyclescope
+//! does not produce and are left out. Never reads files.
+
+use std::collections::BTreeMap;
+
+use super::dataset::InstanceEvidence;
+use super::host_view::HostView;
+use super::side_files::{CandidateInfo, LabelNote};
+use crate::format;
+use crate::record::TimingRecord;
+use crate::record::schema::STATUS_COMPLETE;
+
+/// S1–S8.
+pub(crate) const LENGTHS: [u64; 8] = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
+const HARNESS_BLOB: &str = "https://github.com/ngcc-dev/ngcc-harness/blob/main";
+
+const BULLETS: &str = include_str!("summary_bullets.md");
+
+/// The whole summary page.
+pub(crate) fn render(
+    host: &HostView,
+    by_candidate: &BTreeMap<String, Vec<InstanceEvidence>>,
+    names: &BTreeMap<String, CandidateInfo>,
+    notes: &[LabelNote],
+) -> String {
+    let id = &host.system_id;
+    let mut l = vec![
+        format!("# Performance — {}, system {id}", host.arch_title()),
+        String::new(),
+        format!(
+            "Independent measurements of the NGCC Round 1 implementations on one {} core ({}).",
+            host.cpu_model(),
+            host.clock_text()
+        ),
+        String::new(),
+    ];
+    l.extend(
+        BULLETS
+            .lines()
+            .map(|b| b.replace("method_{ID}.md", &format!("method_{id}.md"))),
+    );
+    l.push(String::new());
+    let iccs = by_candidate.get("iccs").map(Vec::as_slice).unwrap_or(&[]);
+    if !iccs.is_empty() {
+        l.extend(iccs_section(iccs));
+    }
+    let hashes: Vec<&InstanceEvidence> = by_candidate
+        .iter()
+        .filter(|(c, _)| c.as_str() != "iccs")
+        .flat_map(|(_, v)| v)
+        .collect();
+    if !hashes.is_empty() {
+        l.push("## Hash functions".into());
+        l.push(String::new());
+        l.push("| id | algorithm | instance performance report | 32 B cycles (× pseudoXOF) | 1 KiB cycles (× pseudoXOF) | 64 KiB cycles (× pseudoXOF) | notes |".into());
+        l.push("|---|---|---|---|---|---|---|".into());
+        for i in hashes {
+            l.push(hash_row(host, i, iccs, names, notes));
+        }
+        l.push(String::new());
+    }
+    l.join("\n") + "\n"
+}
+
+/// `## ICCS hash helpers` with its intro and table, ending with a blank line.
+pub(crate) fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
+    // The page says what was measured: the harness's C helpers, or cyclescope's own (a
+    // record that carries cyclescope's additions came from a cyclescope run).
+    let ours = iccs
+        .iter()
+        .flat_map(|i| i.records.iter())
+        .find_map(|(_, r)| r.cyclescope.as_ref().map(|a| (r, a)));
+    let intro = match ours {
+        None => "The ICCS placeholder functions from `api/auxfunc.c`, built with the reference flags and timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.".to_string(),
+        Some((r, _)) => format!(
+            "The ICCS helper functions as bundled with cyclescope (Rust implementations of `api/auxfunc.c`'s `sm3hash`, `pseudohash` and `pseudoXOF` that reproduce its published self-test values; build: {}), timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). They are not the harness's C builds: compare candidates against them within this system's runs only. `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.",
+            if r.build_flags.is_empty() { "unknown" } else { r.build_flags.as_str() }
+        ),
+    };
+    let mut l = vec![
+        "## ICCS hash helpers".to_string(),
+        String::new(),
+        intro,
+        String::new(),
+    ];
+    let heads: Vec<String> = LENGTHS.iter().map(|&b| format::size(b)).collect();
+    l.push(format!(
+        "| ICCS helper | output bits | {} | cycles/byte (64 KiB) |",
+        heads.join(" | ")
+    ));
+    l.push(format!("|{}", "---|".repeat(LENGTHS.len() + 3)));
+    let mut helpers: Vec<&InstanceEvidence> = iccs.iter().collect();
+    let rank = |l: &str| {
+        ["sm3hash", "pseudohash", "pseudoXOF"]
+            .iter()
+            .position(|p| l.starts_with(p))
+    };
+    helpers.sort_by_key(|i| (rank(&i.label).unwrap_or(3), i.digest_bits, i.label.clone()));
+    for i in helpers {
+        let name = i
+            .label
+            .rsplit_once('-')
+            .map_or(i.label.as_str(), |(n, _)| n);
+        let cells: Vec<String> = LENGTHS.iter().map(|&b| cell(i.at(b))).collect();
+        let cpb = i
+            .at(65536)
+            .filter(|r| r.status == STATUS_COMPLETE)
+            .and_then(|r| r.mean_cycles)
+            .map_or(format::MISSING.to_string(), |c| {
+                format::cycles_per_byte(c, 65536)
+            });
+        let bits = i
+            .digest_bits
+            .map_or(format::MISSING.to_string(), |b| b.to_string());
+        l.push(format!(
+            "| `{name}` | {bits} | {} | {cpb} |",
+            cells.join(" | ")
+        ));
+    }
+    l.push(String::new());
+    if let Some((r, a)) = ours {
+        l.push(format!(
+            "Measured by {}.",
+            crate::report::measured_by(&r.environment, &a.cycle_source, a.reference_cycles)
+        ));
+        l.push(String::new());
+    }
+    l
+}
+
+/// `cell(rec)`: `–` missing, `failed`, else mean cycles (or time) with ` (n=…)` under 100.
+pub(crate) fn cell(r: Option<&TimingRecord>) -> String {
+    let Some(r) = r else {
+        return format::MISSING.into();
+    };
+    if r.status != STATUS_COMPLETE {
+        return "failed".into();
+    }
+    let mut text = match r.mean_cycles {
+        Some(c) => format::int(Some(c)),
+        None => format::time(r.mean_seconds.unwrap_or(0.0)),
+    };
+    if r.measurements < 100 {
+        text += &format!(" (n={})", r.measurements);
+    }
+    text
+}
+
+fn hash_row(
+    host: &HostView,
+    i: &InstanceEvidence,
+    iccs: &[InstanceEvidence],
+    names: &BTreeMap<String, CandidateInfo>,
+    notes: &[LabelNote],
+) -> String {
+    let cand = &i.candidate;
+    let algorithm = match names.get(cand) {
+        Some(n) => format!(
+            "{} [PDF]({HARNESS_BLOB}/{cand}/{cand}-spec.pdf)",
+            n.algorithm
+        ),
+        None => cand.clone(),
+    };
+    let baseline = i
+        .digest_bits
+        .and_then(|bits| iccs.iter().find(|b| b.label == format!("pseudoXOF-{bits}")));
+    let cells: Vec<String> = [32, 1024, 65536]
+        .iter()
+        .map(|&b| {
+            let r = i.at(b);
+            let base = baseline
+                .and_then(|x| x.at(b))
+                .filter(|x| x.status == STATUS_COMPLETE)
+                .and_then(|x| x.mean_cycles);
+            let own = r
+                .filter(|x| x.status == STATUS_COMPLETE)
+                .and_then(|x| x.mean_cycles);
+            match r {
+                None => format::MISSING.to_string(),
+                Some(_) => {
+                    let ratio = format::ratio(own, base);
+                    if ratio.starts_with('(') {
+                        format!("{} {ratio}", cell(r))
+                    } else {
+                        format!("{} ({ratio})", cell(r))
+                    }
+                }
+            }
+        })
+        .collect();
+    let mut label = format!("`{}`", i.label);
+    let mut row_notes: Vec<String> = notes
+        .iter()
+        .filter(|n| n.applies(cand, &i.label))
+        .map(|n| n.text.clone())
+        .collect();
+    if i.kat != "PASS" {
+        label += &format!(" ⚠ KAT {}", i.kat);
+        row_notes.push("KAT/output caveat; see candidate page".into());
+    }
+    let notes = if row_notes.is_empty() {
+        format::MISSING.to_string()
+    } else {
+        row_notes.join("; ")
+    };
+    format!(
+        "| [{cand}](../{cand}/perf_{}.md) | {algorithm} | {label} | {} | {notes} |",
+        host.system_id,
+        cells.join(" | ")
+    )
+}
