@@ -5,7 +5,9 @@ mod cli;
 mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
-use cyclescope_core::{catalog, format, host, kat, measure, plugin, record, report, worker};
+use cyclescope_core::{
+    catalog, counter, format, host, kat, measure, plugin, record, report, vocabulary, worker,
+};
 
 use std::process::ExitCode;
 

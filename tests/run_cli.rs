@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use cyclescope_core::record::TimingRecord;
+use cyclescope_core::vocabulary::RecordStatus;
 
 const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 
@@ -107,12 +108,12 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
         ("sm3hash-256", 1024),
     ] {
         let r = record(&run, "iccs", label, len);
-        assert_eq!(r.status, "complete");
-        assert_eq!(r.kat, "PASS");
+        assert_eq!(r.status, RecordStatus::Complete);
+        assert!(r.kat.is_pass());
         assert_eq!(r.trials.len(), 3);
         assert!(r.mean_cycles.unwrap() > 0.0);
         let extra = r.cyclescope.as_ref().unwrap();
-        assert!(!extra.cycle_source.is_empty());
+        assert!(extra.cycle_source.is_some());
         assert!(
             extra.per_call.unwrap().samples > 0,
             "per-call samples were taken"
@@ -164,11 +165,12 @@ fn each_fault_fails_its_job_and_the_campaign_finishes_the_others() {
         let run = tmp.path().join("run");
         assert_eq!(o.status.code(), Some(1), "{mode}: {}", text(&o));
         let failed = record(&run, "fixture", "faulty-256", 1024);
-        assert_eq!(failed.status, "failed_or_partial", "{mode}");
+        assert_eq!(failed.status, RecordStatus::FailedOrPartial, "{mode}");
         let why = failed
             .cyclescope
             .as_ref()
-            .and_then(|a| a.failure.clone())
+            .and_then(|a| a.failure.as_ref())
+            .map(ToString::to_string)
             .unwrap_or_default();
         assert!(why.starts_with(reason), "{mode}: {why}");
         assert!(
@@ -179,13 +181,13 @@ fn each_fault_fails_its_job_and_the_campaign_finishes_the_others() {
         // The other jobs of the campaign finished.
         assert_eq!(
             record(&run, "fixture", "faulty-256", 32).status,
-            "complete",
+            RecordStatus::Complete,
             "{mode}"
         );
         for len in [32, 1024] {
             assert_eq!(
                 record(&run, "iccs", "pseudoXOF-256", len).status,
-                "complete",
+                RecordStatus::Complete,
                 "{mode}"
             );
         }
@@ -198,7 +200,7 @@ fn a_candidate_that_prints_is_measured_and_its_output_kept_apart() {
     let (tmp, o) = run_with_fault("stdout");
     assert!(o.status.success(), "{}", text(&o));
     let r = record(&tmp.path().join("run"), "fixture", "faulty-256", 32);
-    assert_eq!(r.status, "complete");
+    assert_eq!(r.status, RecordStatus::Complete);
     assert!(
         r.processes
             .iter()
@@ -261,7 +263,7 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
     assert!(o.status.success(), "{}", text(&o));
     let after = records();
     assert_eq!(after.len(), 6, "{}", text(&o));
-    assert!(after.iter().all(|(_, r)| r.status == "complete"));
+    assert!(after.iter().all(|(_, r)| r.status.is_complete()));
     for (p, bytes) in before {
         assert_eq!(
             std::fs::read(run.join(&p)).unwrap(),
@@ -357,7 +359,11 @@ fn the_kernel_cpu_limit_stops_a_runaway_candidate_without_any_timeout() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let r = record(&run, "fixture", "faulty-256", 1024);
-    let why = r.cyclescope.and_then(|a| a.failure).unwrap_or_default();
+    let why = r
+        .cyclescope
+        .and_then(|a| a.failure)
+        .map(|f| f.to_string())
+        .unwrap_or_default();
     assert!(why.contains("SIGXCPU") || why.contains("SIGKILL"), "{why}");
 }
 

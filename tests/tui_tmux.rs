@@ -195,7 +195,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
     .expect("append");
     w.append(JournalEvent::KatFinished {
         label: "sm3hash-256".into(),
-        status: "PASS".into(),
+        status: cyclescope_core::kat::KatStatus::Pass,
         detail: String::new(),
         log: None,
     })

@@ -16,9 +16,10 @@ mod progress;
 use progress::Progress;
 
 use super::InstanceArgs;
+use crate::measure::Planning;
 use crate::measure::engine::{self, RunRequest};
-use crate::measure::{EngineEvent, JobKey, Planning};
 use crate::record::run_dir::read_campaign;
+use crate::vocabulary::{EngineEvent, JobKey, JobSummary};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -230,21 +231,22 @@ pub struct Row {
     #[serde(flatten)]
     pub job: JobKey,
     #[serde(flatten)]
-    pub summary: crate::measure::JobSummary,
+    pub summary: JobSummary,
     /// What measured it (counter, clock, CPU), from the record.
     pub measured_by: String,
 }
 
 impl Row {
-    fn from(job: &JobKey, s: &crate::measure::JobSummary, run_dir: &Path, record: &Path) -> Self {
+    fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
+        let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
         let measured_by = std::fs::read(run_dir.join(record))
             .ok()
             .and_then(|b| serde_json::from_slice::<crate::record::TimingRecord>(&b).ok())
             .map(|r| {
                 let reference = r.cyclescope.as_ref().is_some_and(|a| a.reference_cycles);
-                crate::report::measured_by(&r.environment, &s.cycle_source, reference)
+                crate::report::measured_by(&r.environment, source, reference)
             })
-            .unwrap_or_else(|| format!("cycles: {}", s.cycle_source));
+            .unwrap_or_else(|| format!("cycles: {source}"));
         Row {
             job: job.clone(),
             summary: s.clone(),

@@ -16,7 +16,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::catalog::{Candidate, GUIDE_LENGTHS, Instance, Settings};
-use crate::measure::{JobKey, Planning};
+pub use crate::host::Status as HostStatus;
+use crate::kat::KatStatus;
+use crate::measure::Planning;
+use crate::vocabulary::JobKey;
 
 /// The panels, in focus order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,7 +65,8 @@ pub enum Mode {
     LengthInput(String),
 }
 
-/// The KAT state of one instance in this session.
+/// Where the KAT of one instance stands in this session; a finished one carries the core's
+/// status and what the checker said.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum KatState {
     #[default]
@@ -71,21 +75,16 @@ pub enum KatState {
         done: u64,
         total: u64,
     },
-    Pass,
-    /// Any other KAT result (`MISMATCH`, `NOKAT`, `CRASH`, …) with what the checker said.
-    Fail {
-        status: String,
+    Done {
+        status: KatStatus,
         detail: String,
     },
 }
 
-/// A host check's verdict, as the host panel colours it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostStatus {
-    Pass,
-    Warn,
-    Fail,
-    Unknown,
+impl KatState {
+    pub fn passed(&self) -> bool {
+        matches!(self, KatState::Done { status, .. } if status.is_pass())
+    }
 }
 
 /// One host check as the panel shows it.

@@ -14,9 +14,13 @@ use ratatui::buffer::Buffer;
 
 use super::app::{App, HostRow, HostStatus, Mode};
 use crate::catalog::{self, Catalog};
+use crate::counter::CycleSource;
+use crate::kat::KatStatus;
 use crate::measure::plan::{Planning, plan};
 use crate::measure::stats::{new_histogram, per_call};
-use crate::measure::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
+use crate::vocabulary::{
+    EngineEvent, FailureKind, HistogramSnapshot, JobFailure, JobKey, JobSummary, RecordStatus,
+};
 
 const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
@@ -87,15 +91,15 @@ fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSn
 pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
     let secs = cycles / CLOCK_HZ;
     JobSummary {
-        status: "complete".into(),
-        kat: "PASS".into(),
+        status: RecordStatus::Complete,
+        kat: KatStatus::Pass.into(),
         mean_cycles: Some(cycles),
         mean_seconds: secs,
         throughput_mb_per_second: bytes as f64 / secs / 1e6,
         measurements: 100_000,
         trials: 5,
         iterations_per_trial: 20_000,
-        cycle_source: "perf user cycles".into(),
+        cycle_source: Some(CycleSource::PerfUserCycles),
         per_call: None,
         disturbed_retries: 0,
     }
@@ -177,7 +181,7 @@ fn start(app: &mut App, labels: &[&str]) {
 fn kat_pass(app: &mut App, label: &str) {
     app.apply(EngineEvent::KatFinished {
         label: label.into(),
-        status: "PASS".into(),
+        status: KatStatus::Pass,
         detail: "3 files, 1025 vectors".into(),
         log: Some(PathBuf::from(format!(
             "runs/demo-20260101T000000Z/kat/iccs/{label}.log"
@@ -266,7 +270,7 @@ pub fn fault() -> App {
     kat_pass(&mut app, "sm3hash-256");
     app.apply(EngineEvent::KatFinished {
         label: "pseudohash-512".into(),
-        status: "MISMATCH".into(),
+        status: KatStatus::Mismatch,
         detail: "vector 17 of ShortMsgKAT_512.txt differs".into(),
         log: None,
     });
@@ -279,7 +283,7 @@ pub fn fault() -> App {
     app.apply(EngineEvent::JobStarted { job: k.clone() });
     app.apply(EngineEvent::JobFailed {
         job: k,
-        reason: "worker crashed (signal=SIGSEGV) in trial 1".into(),
+        reason: JobFailure::new(FailureKind::Crash, "worker killed by SIGSEGV"),
         stderr_tail:
             "loading libsm3hash.so\nsm3: digest buffer overrun by 32 bytes\nSegmentation fault"
                 .into(),

@@ -15,8 +15,8 @@ use nix::unistd::Pid;
 
 use super::app::{HostRow, HostStatus, RunSpec};
 use crate::host::{self, HostRoot, Probes, Status};
-use crate::measure::EngineEvent;
 use crate::measure::engine::{self, RunRequest};
+use crate::vocabulary::EngineEvent;
 
 /// What the link hands back.
 #[derive(Debug)]
@@ -238,12 +238,7 @@ fn host_rows(cpu: usize) -> Vec<HostRow> {
         .filter(|c| c.status != Status::Skip)
         .map(|c| HostRow {
             name: c.check.title().to_string(),
-            status: match c.status {
-                Status::Pass => HostStatus::Pass,
-                Status::Warn => HostStatus::Warn,
-                Status::Fail => HostStatus::Fail,
-                Status::Unknown | Status::Skip => HostStatus::Unknown,
-            },
+            status: c.status,
             value: c.value,
             hint: c.hint.or(c.problem),
         })

@@ -74,8 +74,10 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
             Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
         }
         KatState::Running { .. } => Span::styled("KAT…", Style::new().fg(WARN)),
-        KatState::Pass => Span::styled("PASS", Style::new().fg(GOOD)),
-        KatState::Fail { .. } => {
+        KatState::Done { status, .. } if status.is_pass() => {
+            Span::styled("PASS", Style::new().fg(GOOD))
+        }
+        KatState::Done { .. } => {
             Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
         }
     }

@@ -12,23 +12,19 @@ use nix::unistd::Pid;
 
 use super::app::{App, RunState};
 use crate::measure::stats::per_call;
-use crate::measure::{EngineEvent, HistogramSnapshot, JobKey};
 use crate::record::TimingRecord;
 use crate::record::journal::{JournalEvent, JournalReader};
 use crate::record::run_dir::list_records;
-use crate::record::schema::STATUS_COMPLETE;
+use crate::vocabulary::{EngineEvent, FailureKind, HistogramSnapshot, JobFailure, JobKey};
 
 /// What measured a run's figures (counter, clock, CPU), from its first record that names a
 /// counter: the line printed under the results table.
 pub fn measured_by(run_dir: &Path) -> Option<String> {
     list_records(run_dir).into_iter().find_map(|(_, r)| {
-        let add = r
-            .cyclescope
-            .as_ref()
-            .filter(|a| !a.cycle_source.is_empty())?;
+        let add = r.cyclescope.as_ref().filter(|a| a.cycle_source.is_some())?;
         Some(crate::report::measured_by(
             &r.environment,
-            &add.cycle_source,
+            add.cycle_source_name(),
             add.reference_cycles,
         ))
     })
@@ -46,7 +42,9 @@ fn snapshot_of(rec: &TimingRecord) -> Option<HistogramSnapshot> {
         histogram: Arc::new(h),
         loop_mean_cycles: rec.mean_cycles,
         timer_overhead_ticks: add.timer_overhead_ticks,
-        per_call_source: add.per_call_source.clone(),
+        per_call_source: add
+            .per_call_source
+            .map_or_else(String::new, |s| s.name().to_string()),
     })
 }
 
@@ -60,7 +58,7 @@ pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
                 label: rec.label.clone(),
                 input_bytes: rec.input_bytes,
             };
-            if rec.status == STATUS_COMPLETE {
+            if rec.status.is_complete() {
                 #[allow(clippy::useless_conversion)]
                 let summary = rec.summary().into();
                 EngineEvent::JobFinished {
@@ -74,7 +72,9 @@ pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
                     .cyclescope
                     .as_ref()
                     .and_then(|a| a.failure.clone())
-                    .unwrap_or_else(|| rec.status.clone());
+                    .unwrap_or_else(|| {
+                        JobFailure::new(FailureKind::Unexplained, rec.status.to_string())
+                    });
                 let stderr_tail = rec
                     .processes
                     .last()

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 /// What a cycle count counts. Named in every record, because the two kinds differ by the ratio
 /// of the core clock to the reference clock (turbo, throttling, a pinned lower frequency).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum CycleSource {
+pub enum CycleSource {
     /// `perf_event_open(PERF_COUNT_HW_CPU_CYCLES)`, user mode only: core cycles, the guide's unit.
     #[serde(rename = "perf_event:cpu-cycles:u")]
     PerfUserCycles,
@@ -54,7 +54,7 @@ pub(crate) enum CycleKind {
 
 impl CycleSource {
     /// The stable name written to records (`"perf_event:cpu-cycles:u"`, `"tsc"`, `"cntvct_el0"`).
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             CycleSource::PerfUserCycles => "perf_event:cpu-cycles:u",
             CycleSource::Tsc => "tsc",
@@ -77,7 +77,7 @@ impl CycleSource {
     }
 
     /// True for core cycles (the guide's unit), false for reference cycles.
-    pub(crate) fn counts_core_cycles(self) -> bool {
+    pub fn counts_core_cycles(self) -> bool {
         self.kind() == CycleKind::Core
     }
 }
@@ -85,6 +85,33 @@ impl CycleSource {
 impl std::fmt::Display for CycleSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// An optional counter as records and journals name it: its name, or `""` when none was
+/// reported (a job that failed before its worker said which counter it opened). `"none"`, which
+/// older workers sent when no per-call counter existed, reads as none too.
+pub(crate) mod source_or_empty {
+    use super::CycleSource;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        v: &Option<CycleSource>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.map_or("", CycleSource::name))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<CycleSource>, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "" | "none" => Ok(None),
+            other => CycleSource::from_name(other).map(Some).ok_or_else(|| {
+                serde::de::Error::custom(format!("unknown cycle counter {other:?}"))
+            }),
+        }
     }
 }
 

@@ -19,4 +19,4 @@ pub use manifest::{Manifest, ManifestEntry};
 pub use run::{
     FileReport, KatError, KatEvent, KatOptions, KatReport, KatScope, Reference, run_kat,
 };
-pub use status::KatStatus;
+pub use status::{KatStatus, KatVerdict};

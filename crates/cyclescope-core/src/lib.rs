@@ -14,4 +14,5 @@ pub mod measure;
 pub mod plugin;
 pub mod record;
 pub mod report;
+pub mod vocabulary;
 pub mod worker;

@@ -3,11 +3,9 @@
 //! always in worker processes. Never imports ratatui or crossterm.
 
 pub mod engine;
-pub(crate) mod event;
 pub(crate) mod job;
 pub mod plan;
 pub mod stats;
 pub mod trial;
 
-pub use event::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
 pub use plan::{Planning, TrialPlan, plan};

@@ -18,7 +18,7 @@ pub use dataset::{Dataset, ReportError};
 pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};
 
 use crate::format;
-use crate::measure::{JobKey, JobSummary};
+use crate::vocabulary::{JobKey, JobSummary};
 
 /// The §4 header.
 pub const PERF_HEADER: [&str; 7] = [
@@ -155,15 +155,15 @@ mod tests {
             input_bytes: 1024,
         };
         let s = JobSummary {
-            status: "complete".into(),
-            kat: "PASS".into(),
+            status: crate::vocabulary::RecordStatus::Complete,
+            kat: crate::kat::KatStatus::Pass.into(),
             mean_cycles: Some(17_900.0),
             mean_seconds: 6.63099948e-06,
             throughput_mb_per_second: 154.43,
             measurements: 87_915,
             trials: 5,
             iterations_per_trial: 17_583,
-            cycle_source: "perf_event:cpu-cycles:u".into(),
+            cycle_source: Some(crate::counter::CycleSource::PerfUserCycles),
             per_call: None,
             disturbed_retries: 0,
         };

@@ -5,7 +5,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use crate::measure::{EngineEvent, JobKey};
+use crate::counter::CycleSource;
+use crate::vocabulary::{EngineEvent, JobKey};
 
 /// Live progress on stderr: an updating line on a terminal, plain lines otherwise.
 pub(super) struct Progress {
@@ -133,7 +134,7 @@ impl Progress {
                 self.line(&format!(
                     "done {job}: {} cycles/call ({}), n={}",
                     crate::format::int(summary.mean_cycles),
-                    summary.cycle_source,
+                    summary.cycle_source.map_or("", CycleSource::name),
                     summary.measurements
                 ));
             }

@@ -302,7 +302,7 @@ impl App {
         }
         let kat_passed = instances
             .iter()
-            .filter(|i| *self.kat_state(&i.label) == super::KatState::Pass)
+            .filter(|i| self.kat_state(&i.label).passed())
             .filter_map(|i| Some((i.label.clone(), self.kat_logs.get(&i.label)?.clone())))
             .collect();
         self.run_labels = instances.iter().map(|i| i.label.clone()).collect();

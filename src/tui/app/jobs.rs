@@ -2,7 +2,8 @@
 //! the results rows (report §4 order), the cycles/byte curves with their pseudoXOF reference,
 //! and the run's progress and ETA. Derived on demand, never stored twice.
 
-use crate::measure::{HistogramSnapshot, JobKey, JobSummary, TrialPlan};
+use crate::measure::TrialPlan;
+use crate::vocabulary::{HistogramSnapshot, JobKey, JobSummary};
 
 use super::{App, HistView, RunState};
 

@@ -3,7 +3,7 @@
 //! events alone.
 
 use crate::format;
-use crate::measure::EngineEvent;
+use crate::vocabulary::EngineEvent;
 
 use super::{App, HistView, JobState, KatState, LogLevel, RunState};
 
@@ -57,16 +57,15 @@ impl App {
                 detail,
                 log,
             } => {
-                if status == "PASS" {
+                if status.is_pass() {
                     if let Some(log) = log {
                         self.kat_logs.insert(label.clone(), log);
                     }
-                    self.push_log(LogLevel::Good, format!("KAT {label}: PASS"));
-                    self.kat.insert(label, KatState::Pass);
+                    self.push_log(LogLevel::Good, format!("KAT {label}: {status}"));
                 } else {
                     self.push_log(LogLevel::Bad, format!("KAT {label}: {status} — {detail}"));
-                    self.kat.insert(label, KatState::Fail { status, detail });
                 }
+                self.kat.insert(label, KatState::Done { status, detail });
             }
             EngineEvent::JobPlanned { job, plan, .. } => {
                 let j = self.job_mut(&job);
@@ -141,6 +140,7 @@ impl App {
                 ..
             } => {
                 self.push_log(LogLevel::Bad, format!("{job}: FAULT {reason}"));
+                let reason = reason.to_string();
                 let tail: Vec<&str> = stderr_tail
                     .lines()
                     .filter(|l| !l.trim().is_empty())
@@ -186,7 +186,7 @@ impl App {
         }
     }
 
-    fn finish_current(&mut self, job: &crate::measure::JobKey) {
+    fn finish_current(&mut self, job: &crate::vocabulary::JobKey) {
         if self.current.as_ref() == Some(job) {
             self.current = None;
         }

@@ -6,9 +6,10 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::*;
-use crate::measure::EngineEvent;
+use crate::kat::KatStatus;
 use crate::tui::action::{Action, Effect};
 use crate::tui::demo;
+use crate::vocabulary::EngineEvent;
 
 fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
@@ -41,7 +42,7 @@ fn start_needs_a_selection_and_lengths_and_skips_passed_kats() {
     app.act(Action::ToggleLength(3));
     app.apply(EngineEvent::KatFinished {
         label: "pseudoXOF-512".into(),
-        status: "PASS".into(),
+        status: KatStatus::Pass,
         detail: String::new(),
         log: Some("runs/a/kat/iccs/pseudoXOF-512.log".into()),
     });
@@ -124,10 +125,14 @@ fn changing_the_cpu_rechecks_the_host_but_not_during_a_run() {
 #[test]
 fn kat_results_and_faults_are_kept_per_instance() {
     let app = demo::fault();
-    assert_eq!(*app.kat_state("sm3hash-256"), KatState::Pass);
-    assert!(
-        matches!(app.kat_state("pseudohash-512"), KatState::Fail { status, .. } if status == "MISMATCH")
-    );
+    assert!(app.kat_state("sm3hash-256").passed());
+    assert!(matches!(
+        app.kat_state("pseudohash-512"),
+        KatState::Done {
+            status: KatStatus::Mismatch,
+            ..
+        }
+    ));
     assert_eq!(*app.kat_state("pseudoXOF-1024"), KatState::Unknown);
     let tail: Vec<&str> = app
         .log
@@ -138,10 +143,7 @@ fn kat_results_and_faults_are_kept_per_instance() {
     assert_eq!(tail.len(), 3);
     let rows = app.result_rows();
     assert_eq!(rows.len(), 2);
-    assert_eq!(
-        rows[0].failure,
-        Some("worker crashed (signal=SIGSEGV) in trial 1")
-    );
+    assert_eq!(rows[0].failure, Some("CRASH: worker killed by SIGSEGV"));
 }
 
 #[test]

@@ -140,7 +140,8 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         ));
     }
     if let Some(inst) = app.cursor_instance()
-        && let KatState::Fail { status, detail } = app.kat_state(&inst.label)
+        && let KatState::Done { status, detail } = app.kat_state(&inst.label)
+        && !status.is_pass()
     {
         return Line::from(Span::styled(
             fit(&format!("KAT {status}: {detail}"), width),

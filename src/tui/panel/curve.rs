@@ -198,8 +198,8 @@ mod render_tests {
         );
         // Measure the reference of sm3hash-256's width, unselected: it is drawn dashed.
         for bytes in [32, 1024] {
-            app.apply(crate::measure::EngineEvent::JobFinished {
-                job: crate::measure::JobKey {
+            app.apply(crate::vocabulary::EngineEvent::JobFinished {
+                job: crate::vocabulary::JobKey {
                     candidate: "iccs".into(),
                     label: "pseudoXOF-256".into(),
                     input_bytes: bytes,

@@ -12,9 +12,9 @@ use ratatui::widgets::Paragraph;
 
 use super::{BAD, DIM, GOOD, WARN, block};
 use crate::format;
-use crate::measure::HistogramSnapshot;
 use crate::measure::stats::outlier_fence;
 use crate::tui::app::{App, HistView, JobState, Panel};
+use crate::vocabulary::HistogramSnapshot;
 
 const BAR: Color = Color::Blue;
 const MEAN: Color = Color::Magenta;

@@ -15,7 +15,7 @@ pub fn status_span(s: HostStatus) -> Span<'static> {
         HostStatus::Pass => Span::styled("Pass", Style::new().fg(GOOD)),
         HostStatus::Warn => Span::styled("Warn", Style::new().fg(WARN)),
         HostStatus::Fail => Span::styled("Fail", Style::new().fg(BAD).add_modifier(Modifier::BOLD)),
-        HostStatus::Unknown => Span::styled("  ? ", Style::new().fg(DIM)),
+        HostStatus::Unknown | HostStatus::Skip => Span::styled("  ? ", Style::new().fg(DIM)),
     }
 }
 

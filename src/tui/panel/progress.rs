@@ -144,7 +144,7 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(
-            text.contains("FAULT worker crashed (signal=SIGSEGV)"),
+            text.contains("FAULT CRASH: worker killed by SIGSEGV"),
             "{text}"
         );
         assert!(text.contains("stderr│ Segmentation fault"), "{text}");

@@ -49,7 +49,7 @@ pub fn cells(r: &ResultRow) -> [String; 7] {
 pub fn mark(r: &ResultRow) -> (&'static str, Style) {
     match r.summary {
         None => ("✗", Style::new().fg(BAD)),
-        Some(s) if s.status != "complete" || s.kat != "PASS" || s.measurements < 100 => {
+        Some(s) if !s.status.is_complete() || !s.kat.is_pass() || s.measurements < 100 => {
             ("⚠", Style::new().fg(WARN))
         }
         Some(_) => ("✓", Style::new().fg(GOOD)),
@@ -170,7 +170,7 @@ mod tests {
             wide.contains("✗ sm3hash-256") && wide.contains("failed"),
             "{wide}"
         );
-        assert!(wide.contains("worker crashed"), "{wide}");
+        assert!(wide.contains("CRASH: worker killed"), "{wide}");
         assert!(wide.contains("✓ pseudoXOF-512"), "{wide}");
         let narrow = demo::draw_text(40, 6, |f| {
             render(f, f.area(), &app);

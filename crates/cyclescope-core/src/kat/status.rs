@@ -118,6 +118,37 @@ impl std::fmt::Display for KatStatus {
     }
 }
 
+/// A record's or `build.json`'s `kat` field: one of the eight statuses, or a word only the
+/// harness writes there (`BUILDFAIL`, `PARTIAL`), kept verbatim so its files round-trip.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KatVerdict {
+    Status(KatStatus),
+    Other(String),
+}
+
+impl KatVerdict {
+    /// True only for `PASS`: anything else is timed only when allowed, and flagged.
+    pub fn is_pass(&self) -> bool {
+        matches!(self, KatVerdict::Status(KatStatus::Pass))
+    }
+}
+
+impl From<KatStatus> for KatVerdict {
+    fn from(s: KatStatus) -> Self {
+        KatVerdict::Status(s)
+    }
+}
+
+impl std::fmt::Display for KatVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KatVerdict::Status(s) => f.write_str(s.as_str()),
+            KatVerdict::Other(word) => f.write_str(word),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +185,17 @@ mod tests {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));
             assert!(!s.hint().is_empty());
         }
+    }
+
+    #[test]
+    fn verdicts_keep_harness_only_words() {
+        let v: KatVerdict = serde_json::from_str("\"BUILDFAIL\"").unwrap();
+        assert_eq!(v, KatVerdict::Other("BUILDFAIL".into()));
+        assert!(!v.is_pass());
+        assert_eq!(serde_json::to_string(&v).unwrap(), "\"BUILDFAIL\"");
+        let pass: KatVerdict = serde_json::from_str("\"PASS\"").unwrap();
+        assert_eq!(pass, KatVerdict::Status(KatStatus::Pass));
+        assert!(pass.is_pass());
+        assert_eq!(pass.to_string(), "PASS");
     }
 }

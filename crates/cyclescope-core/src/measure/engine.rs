@@ -15,13 +15,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::event::{EngineEvent, JobKey};
 use super::job::{self, WorkerSetup};
 use super::plan::{Planning, TrialPlan, plan};
 use crate::catalog::Instance;
 use crate::record::journal::{JournalEvent, JournalWriter};
 use crate::record::run_dir::{CampaignRequest, read_campaign};
 use crate::record::{Campaign, RunDir, RunDirError};
+use crate::vocabulary::{CampaignState, EngineEvent, JobKey, JobOutcome};
 use crate::worker::Limits;
 
 pub(crate) use gate::{HostGate, KatGate};
@@ -194,7 +194,7 @@ pub fn run(
             problems: problems.clone(),
         });
     campaign.host_problems = problems.clone();
-    campaign.cyclescope.state = "running".into();
+    campaign.cyclescope.state = CampaignState::Running;
     dir.write_campaign(&campaign)?;
 
     send(EngineEvent::RunStarted {
@@ -242,7 +242,7 @@ pub fn run(
             continue;
         }
         let kat = KatGate::run(inst, req, &dir, &mut send)?;
-        let timed = kat.status == "PASS" || req.allow_kat_fail;
+        let timed = kat.status.is_pass() || req.allow_kat_fail;
         kat_results.insert(inst.label.clone(), kat.clone());
         if !timed {
             outcome.kat_blocked += todo.len();
@@ -265,10 +265,12 @@ pub fn run(
             };
             let (t1, setup_s, calibration) =
                 job::calibrate(&setup, inst, len, req.capped(Duration::from_secs(6 * 3600)));
-            if let Some(reason) = calibration.failure.clone() {
-                if reason == "cancelled" {
-                    break;
-                }
+            let reason = match &calibration.outcome {
+                JobOutcome::Complete => None,
+                JobOutcome::Cancelled => break,
+                JobOutcome::Failed(f) => Some(f.clone()),
+            };
+            if let Some(reason) = reason {
                 outcome.failed += 1;
                 let stderr_tail = calibration.record.stderr.clone();
                 let record = write::failed_record(
@@ -378,11 +380,10 @@ pub fn run(
     campaign.ended_utc = Some(crate::record::utc_now());
     campaign.environment_at_end = Some(host.environment());
     campaign.cyclescope.state = if outcome.cancelled {
-        "cancelled"
+        CampaignState::Cancelled
     } else {
-        "finished"
-    }
-    .into();
+        CampaignState::Finished
+    };
     dir.write_campaign(&campaign)?;
     send(EngineEvent::RunFinished {
         cancelled: outcome.cancelled,
@@ -430,7 +431,7 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             allow_kat_fail: req.allow_kat_fail,
             tui_attached: req.tui_attached,
             adaptive: req.adaptive,
-            state: "running".into(),
+            state: CampaignState::Running,
         },
     }
 }

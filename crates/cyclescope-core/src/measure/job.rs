@@ -16,8 +16,10 @@ use super::plan::TrialPlan;
 use super::stats::Trial;
 use super::trial::{TrialMessage, TrialSpec};
 use crate::catalog::Instance;
+use crate::counter::CycleSource;
 use crate::plugin::NgccMeta;
 use crate::record::ProcessRecord;
+use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
 use crate::worker::{self, Exit, Limits, WorkerCommand};
 
 /// Attempts per process when the clock was slow during a trial (the 3rd is kept regardless).
@@ -38,10 +40,10 @@ pub(crate) struct WorkerSetup {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct WorkerInfo {
     pub meta: Option<NgccMeta>,
-    pub(crate) cycle_source: String,
+    pub(crate) cycle_source: CycleSource,
     pub(crate) core_cycles: bool,
     pub(crate) perf_unavailable: Option<String>,
-    pub(crate) per_call_source: String,
+    pub(crate) per_call_source: Option<CycleSource>,
     pub(crate) timer_overhead_ticks: f64,
     pub(crate) baseline_rss_bytes: u64,
 }
@@ -53,8 +55,8 @@ pub(crate) struct ProcessRun {
     /// Per trial, the nanoseconds the worker waited for the CPU during the loop.
     pub(crate) waited_ns: Vec<Option<u64>>,
     pub(crate) info: Option<WorkerInfo>,
-    /// Why the process did not complete (None when it did).
-    pub(crate) failure: Option<String>,
+    /// How the process ended.
+    pub(crate) outcome: JobOutcome,
     pub(crate) peak_rss_bytes: u64,
 }
 
@@ -105,7 +107,7 @@ pub(crate) fn run_process(
     let mut info = None;
     let mut trials = Vec::new();
     let mut waited = Vec::new();
-    let mut fault: Option<String> = None;
+    let mut fault: Option<JobFailure> = None;
     let mut done_peak = None;
     let result = worker::run(&cmd, |m: TrialMessage| match m {
         TrialMessage::Ready {
@@ -143,25 +145,31 @@ pub(crate) fn run_process(
             trials.push(t);
         }
         TrialMessage::Samples { ticks } => on_samples(&ticks, None),
-        TrialMessage::Fault { status, detail } => fault = Some(format!("{status}: {detail}")),
-        TrialMessage::Error { message } => fault = Some(format!("LOADFAIL: {message}")),
+        TrialMessage::Fault { status, detail } => fault = Some(JobFailure::new(status, detail)),
+        TrialMessage::Error { message } => {
+            fault = Some(JobFailure::new(FailureKind::Loadfail, message))
+        }
         TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
     });
     let (exit, stderr, wall) = match result {
         Ok(o) => (o.exit, o.stderr_tail, o.wall.as_secs_f64()),
         Err(e) => (Exit::Code(-1), e.to_string(), 0.0),
     };
-    let failure = match (&exit, &fault, done_peak) {
-        (_, Some(f), _) => Some(f.clone()),
-        (Exit::Code(0), None, Some(_)) => None,
-        (Exit::Signal { name, .. }, None, _) => Some(format!("CRASH: worker killed by {name}")),
-        (Exit::TimedOut(d), None, _) => Some(format!(
-            "TIMEOUT: no result after {:.1} s; worker killed",
-            d.as_secs_f64()
+    let outcome = match (&exit, fault, done_peak) {
+        (_, Some(f), _) => JobOutcome::Failed(f),
+        (Exit::Code(0), None, Some(_)) => JobOutcome::Complete,
+        (Exit::Signal { name, .. }, None, _) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Crash,
+            format!("worker killed by {name}"),
         )),
-        (Exit::Cancelled, None, _) => Some("cancelled".into()),
-        (Exit::Code(c), None, _) => Some(format!(
-            "CRASH: worker exited with status {c} before finishing"
+        (Exit::TimedOut(d), None, _) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Timeout,
+            format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
+        )),
+        (Exit::Cancelled, None, _) => JobOutcome::Cancelled,
+        (Exit::Code(c), None, _) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Crash,
+            format!("worker exited with status {c} before finishing"),
         )),
     };
     let exit_code = match &exit {
@@ -171,7 +179,7 @@ pub(crate) fn run_process(
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
-    let complete = failure.is_none() && trials.len() as u32 == spec.trials;
+    let complete = outcome == JobOutcome::Complete && trials.len() as u32 == spec.trials;
     let program = setup
         .exe
         .file_name()
@@ -189,7 +197,11 @@ pub(crate) fn run_process(
     }));
     ProcessRun {
         record: ProcessRecord {
-            status: if complete { "complete" } else { "partial" }.into(),
+            status: if complete {
+                ProcessStatus::Complete
+            } else {
+                ProcessStatus::Partial
+            },
             exit_code,
             meta,
             trials,
@@ -200,7 +212,7 @@ pub(crate) fn run_process(
         },
         waited_ns: waited,
         info,
-        failure,
+        outcome,
         peak_rss_bytes: peak,
     }
 }

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::counter::{self, LoopCounter};
+use crate::counter::{self, CycleSource, LoopCounter};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta, PreparedCall};
+use crate::vocabulary::FailureKind;
 use crate::worker::child::Channel;
 
 /// Samples per batch message, and the longest a batch waits.
@@ -40,10 +41,11 @@ pub(crate) enum TrialMessage {
     Ready {
         meta: Option<Box<NgccMeta>>,
         baseline_rss_bytes: u64,
-        cycle_source: String,
+        cycle_source: CycleSource,
         core_cycles: bool,
         perf_unavailable: Option<String>,
-        per_call_source: String,
+        /// The per-call counter (None when this machine has none).
+        per_call_source: Option<CycleSource>,
         timer_overhead_ticks: f64,
     },
     Trial {
@@ -59,7 +61,7 @@ pub(crate) enum TrialMessage {
     },
     /// The candidate misbehaved without dying: `CRYPTOFAIL` or `OVERFLOW`.
     Fault {
-        status: String,
+        status: FailureKind,
         detail: String,
     },
     Done {
@@ -110,10 +112,10 @@ pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
     ch.send(&TrialMessage::Ready {
         meta: lib.meta().cloned().map(Box::new),
         baseline_rss_bytes,
-        cycle_source: loop_counter.source().name().to_string(),
+        cycle_source: loop_counter.source(),
         core_cycles: loop_counter.source().counts_core_cycles(),
         perf_unavailable: loop_counter.perf_error().map(ToString::to_string),
-        per_call_source: overhead.map_or("none".into(), |o| o.source.name().to_string()),
+        per_call_source: overhead.map(|o| o.source),
         timer_overhead_ticks: overhead_ticks as f64,
     });
 
@@ -201,7 +203,7 @@ fn fault(ch: &mut Channel, rc: i32, call: &PreparedCall<'_>, bits: u64) -> Optio
 
 fn cryptofail(ch: &mut Channel, rc: i32) -> i32 {
     ch.send(&TrialMessage::Fault {
-        status: "CRYPTOFAIL".into(),
+        status: FailureKind::Cryptofail,
         detail: format!("CryptHash returned {rc}"),
     });
     3
@@ -209,7 +211,7 @@ fn cryptofail(ch: &mut Channel, rc: i32) -> i32 {
 
 fn overflow(ch: &mut Channel, bits: u64) -> i32 {
     ch.send(&TrialMessage::Fault {
-        status: "OVERFLOW".into(),
+        status: FailureKind::Overflow,
         detail: format!("CryptHash wrote outside its buffers (msg_len={bits} bits)"),
     });
     3

@@ -13,7 +13,9 @@ use super::histogram;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::measure::{EngineEvent, HistogramSnapshot, JobKey, JobSummary, TrialPlan};
+use crate::kat::KatStatus;
+use crate::measure::TrialPlan;
+use crate::vocabulary::{EngineEvent, HistogramSnapshot, JobFailure, JobKey, JobSummary};
 
 pub(crate) const FILE_NAME: &str = "journal.jsonl";
 
@@ -42,7 +44,7 @@ pub enum JournalEvent {
     },
     KatFinished {
         label: String,
-        status: String,
+        status: KatStatus,
         detail: String,
         log: Option<PathBuf>,
     },
@@ -77,7 +79,7 @@ pub enum JournalEvent {
     },
     JobFailed {
         job: JobKey,
-        reason: String,
+        reason: JobFailure,
         stderr_tail: String,
         record: Option<PathBuf>,
     },

@@ -14,6 +14,7 @@ use super::pyjson::write_json_atomic;
 use super::schema::TimingRecord;
 use crate::catalog::Instance;
 use crate::measure::Planning;
+use crate::vocabulary::CampaignState;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunDirError {
@@ -66,8 +67,7 @@ pub struct CampaignRequest {
     /// The adaptive mode, when the run uses it (absent: the guide's fixed trials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<crate::measure::plan::Adaptive>,
-    /// `running`, `finished`, `cancelled`.
-    pub(crate) state: String,
+    pub(crate) state: CampaignState,
 }
 
 /// An open run directory, locked for writing.

@@ -6,17 +6,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::CycleSource;
+use crate::kat::KatVerdict;
 use crate::measure::TrialPlan;
 use crate::measure::stats::{PerCall, Trial, TrialSpread};
+use crate::vocabulary::{JobFailure, JobSummary, ProcessStatus, RecordStatus};
 
 pub const SCHEMA: u32 = 2;
-pub const STATUS_COMPLETE: &str = "complete";
-pub(crate) const STATUS_FAILED: &str = "failed_or_partial";
 
 /// One driver process of a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessRecord {
-    pub(crate) status: String,
+    pub(crate) status: ProcessStatus,
     pub exit_code: i32,
     /// META pairs of the driver, values as strings.
     pub meta: Map<String, Value>,
@@ -31,7 +32,7 @@ pub struct ProcessRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimingRecord {
     pub(crate) schema: u32,
-    pub status: String,
+    pub status: RecordStatus,
     pub candidate: String,
     pub label: String,
     pub(crate) instance: String,
@@ -40,7 +41,7 @@ pub struct TimingRecord {
     pub(crate) operation: String,
     pub input_bytes: u64,
     pub plan: TrialPlan,
-    pub kat: String,
+    pub kat: KatVerdict,
     pub(crate) kat_not_passed: bool,
     pub(crate) disturbed_retries: u32,
     pub(crate) library: String,
@@ -85,13 +86,15 @@ pub struct Additions {
     #[serde(default)]
     pub adaptive_precision: Option<f64>,
     /// What the loop counter counted (`perf_event:cpu-cycles:u`, `tsc`, …).
-    pub cycle_source: String,
+    #[serde(with = "crate::counter::source_or_empty")]
+    pub cycle_source: Option<CycleSource>,
     /// True when `mean_cycles` are reference (TSC/cntvct) ticks, not core cycles.
     pub reference_cycles: bool,
     /// Core cycles per reference tick from the clock probe, when both were available.
     pub(crate) ref_to_core_ratio: Option<f64>,
     /// The per-call counter and its measured overhead (subtracted from every sample).
-    pub per_call_source: String,
+    #[serde(with = "crate::counter::source_or_empty")]
+    pub per_call_source: Option<CycleSource>,
     pub timer_overhead_ticks: f64,
     pub per_call: Option<PerCall>,
     /// Per-call figures of each trial process, in order.
@@ -109,7 +112,14 @@ pub struct Additions {
     /// Host problems accepted with `--allow-unfixed-host`.
     pub(crate) host_problems: Vec<String>,
     /// Why the record is not complete.
-    pub failure: Option<String>,
+    pub failure: Option<JobFailure>,
+}
+
+impl Additions {
+    /// The loop counter's name as pages print it (empty when the record names none).
+    pub fn cycle_source_name(&self) -> &'static str {
+        self.cycle_source.map_or("", CycleSource::name)
+    }
 }
 
 impl TimingRecord {
@@ -125,10 +135,10 @@ impl TimingRecord {
     }
 
     /// The figures a frontend shows for this record (the engine's `JobFinished` summary).
-    pub fn summary(&self) -> crate::measure::JobSummary {
+    pub fn summary(&self) -> JobSummary {
         let add = self.cyclescope.as_ref();
-        crate::measure::JobSummary {
-            status: self.status.clone(),
+        JobSummary {
+            status: self.status,
             kat: self.kat.clone(),
             mean_cycles: self.mean_cycles,
             mean_seconds: self.mean_seconds.unwrap_or(0.0),
@@ -136,7 +146,7 @@ impl TimingRecord {
             measurements: self.measurements,
             trials: self.plan.trials,
             iterations_per_trial: self.plan.iterations_per_trial,
-            cycle_source: add.map_or_else(String::new, |a| a.cycle_source.clone()),
+            cycle_source: add.and_then(|a| a.cycle_source),
             per_call: add.and_then(|a| a.per_call),
             disturbed_retries: self.disturbed_retries,
         }

@@ -121,7 +121,8 @@ fn check_record(rel: &Path, r: &Value, v: &mut Validation) {
     if r["environment"].as_object().is_none_or(|e| e.is_empty()) {
         v.fail(rel, "environment missing");
     }
-    if r["status"] != "complete" {
+    let status = serde_json::from_value::<crate::vocabulary::RecordStatus>(r["status"].clone());
+    if !status.is_ok_and(|s| s.is_complete()) {
         return;
     }
     v.complete += 1;

@@ -6,8 +6,7 @@ use super::dataset::InstanceEvidence;
 use super::host_view::HostView;
 use super::side_files::{CandidateInfo, LabelNote};
 use crate::format;
-use crate::measure::JobKey;
-use crate::record::schema::STATUS_COMPLETE;
+use crate::vocabulary::JobKey;
 
 const HARNESS: &str = "https://github.com/ngcc-dev/ngcc-harness";
 
@@ -103,7 +102,7 @@ fn kat_section(
     l.push("|---|---|---|".into());
     let mut footnotes: Vec<String> = Vec::new();
     for i in instances {
-        let mut kat = i.kat.clone();
+        let mut kat = i.kat.to_string();
         if let Some(note) = kat_issues.iter().find(|n| n.applies(candidate, &i.label)) {
             footnotes.push(note.text.clone());
             kat += &format!(" [^{}]", footnotes.len());
@@ -117,7 +116,7 @@ fn kat_section(
     }
     let unchecked: Vec<String> = instances
         .iter()
-        .filter(|i| i.kat != "PASS")
+        .filter(|i| !i.kat.is_pass())
         .map(|i| format!("`{}` ({})", i.label, i.kat))
         .collect();
     if !unchecked.is_empty() {
@@ -141,10 +140,11 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
             };
             let summary = r.summary();
             let failure = r.cyclescope.as_ref().and_then(|a| a.failure.clone());
-            if r.status == STATUS_COMPLETE {
+            if r.status.is_complete() {
                 super::perf_cells(&key, Some(&summary), None)
             } else {
-                super::perf_cells(&key, None, Some(failure.as_deref().unwrap_or(&r.status)))
+                let why = failure.map_or_else(|| r.status.to_string(), |f| f.to_string());
+                super::perf_cells(&key, None, Some(&why))
             }
         })
     });

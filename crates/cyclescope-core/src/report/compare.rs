@@ -46,7 +46,7 @@ type Key = (String, u64);
 fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
     records
         .iter()
-        .filter(|r| r.status == "complete")
+        .filter(|r| r.status.is_complete())
         .map(|r| ((r.label.clone(), r.input_bytes), r))
         .collect()
 }
@@ -70,8 +70,7 @@ pub fn compare(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Comparison> {
                 (Some(_), None, ..) => Verdict::OnlyInA,
                 (None, Some(_), ..) => Verdict::OnlyInB,
                 (Some(ra), Some(rb), Some(ca), Some(cb)) => {
-                    let source =
-                        |r: &TimingRecord| r.cyclescope.as_ref().map(|x| x.cycle_source.clone());
+                    let source = |r: &TimingRecord| r.cyclescope.as_ref().map(|x| x.cycle_source);
                     if source(ra) != source(rb) {
                         Verdict::NotComparable("different cycle counters".into())
                     } else if (cb - ca).abs() <= half_width(ra) + half_width(rb) {

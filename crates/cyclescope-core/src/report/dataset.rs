@@ -38,7 +38,7 @@ pub struct InstanceEvidence {
     pub label: String,
     pub(crate) variant: String,
     pub(crate) flags: String,
-    pub(crate) kat: String,
+    pub(crate) kat: crate::kat::KatVerdict,
     pub(crate) digest_bits: Option<u64>,
     pub elf_load_bytes: Option<u64>,
     pub(crate) kat_log: Option<String>,
@@ -184,7 +184,10 @@ impl Dataset {
                 .push(InstanceEvidence {
                     variant: text("variant", &first.variant),
                     flags: text("flags", &first.flags),
-                    kat: text("kat", &first.kat),
+                    kat: build
+                        .and_then(|b| b.get("kat"))
+                        .and_then(|v| serde_json::from_value(v.clone()).ok())
+                        .unwrap_or_else(|| first.kat.clone()),
                     digest_bits: first
                         .sizes
                         .get("digest_bytes")

@@ -33,13 +33,13 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         .iter()
         .find_map(|r| r.cyclescope.as_ref().map(|a| (*r, a)));
     let measured_by = first.map_or("the counter named in each record".to_string(), |(r, a)| {
-        super::measured_by(&r.environment, &a.cycle_source, a.reference_cycles)
+        super::measured_by(&r.environment, a.cycle_source_name(), a.reference_cycles)
     });
     let overheads: Vec<f64> = additions.iter().map(|a| a.timer_overhead_ticks).collect();
     let overhead = crate::measure::stats::median(overheads);
     let retries: u32 = records.iter().map(|r| r.disturbed_retries).sum();
     let tui = additions.iter().filter(|a| a.tui_attached).count();
-    let complete = records.iter().filter(|r| r.status == "complete").count();
+    let complete = records.iter().filter(|r| r.status.is_complete()).count();
     let adaptive = request.get("adaptive").filter(|a| !a.is_null());
     let problems: Vec<String> = ds
         .campaign

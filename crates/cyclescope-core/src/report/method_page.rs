@@ -95,7 +95,7 @@ pub(crate) fn render(host: &HostView, ds: &Dataset, facts: &MethodFacts) -> Stri
             .first()
             .and_then(|(_, r)| r.cyclescope.as_ref())
             .map_or("an unknown counter".to_string(), |a| {
-                format!("`{}`", a.cycle_source)
+                format!("`{}`", a.cycle_source_name())
             });
         format!(
             "Cycles come from {source} (as stored in each record); time from `CLOCK_MONOTONIC_RAW`."

@@ -10,7 +10,6 @@ use super::host_view::HostView;
 use super::side_files::{CandidateInfo, LabelNote};
 use crate::format;
 use crate::record::TimingRecord;
-use crate::record::schema::STATUS_COMPLETE;
 
 /// S1–S8.
 pub(crate) const LENGTHS: [u64; 8] = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
@@ -106,7 +105,7 @@ pub(crate) fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
         let cells: Vec<String> = LENGTHS.iter().map(|&b| cell(i.at(b))).collect();
         let cpb = i
             .at(65536)
-            .filter(|r| r.status == STATUS_COMPLETE)
+            .filter(|r| r.status.is_complete())
             .and_then(|r| r.mean_cycles)
             .map_or(format::MISSING.to_string(), |c| {
                 format::cycles_per_byte(c, 65536)
@@ -123,7 +122,7 @@ pub(crate) fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
     if let Some((r, a)) = ours {
         l.push(format!(
             "Measured by {}.",
-            crate::report::measured_by(&r.environment, &a.cycle_source, a.reference_cycles)
+            crate::report::measured_by(&r.environment, a.cycle_source_name(), a.reference_cycles)
         ));
         l.push(String::new());
     }
@@ -135,7 +134,7 @@ pub(crate) fn cell(r: Option<&TimingRecord>) -> String {
     let Some(r) = r else {
         return format::MISSING.into();
     };
-    if r.status != STATUS_COMPLETE {
+    if !r.status.is_complete() {
         return "failed".into();
     }
     let mut text = match r.mean_cycles {
@@ -172,10 +171,10 @@ fn hash_row(
             let r = i.at(b);
             let base = baseline
                 .and_then(|x| x.at(b))
-                .filter(|x| x.status == STATUS_COMPLETE)
+                .filter(|x| x.status.is_complete())
                 .and_then(|x| x.mean_cycles);
             let own = r
-                .filter(|x| x.status == STATUS_COMPLETE)
+                .filter(|x| x.status.is_complete())
                 .and_then(|x| x.mean_cycles);
             match r {
                 None => format::MISSING.to_string(),
@@ -196,7 +195,7 @@ fn hash_row(
         .filter(|n| n.applies(cand, &i.label))
         .map(|n| n.text.clone())
         .collect();
-    if i.kat != "PASS" {
+    if !i.kat.is_pass() {
         label += &format!(" ⚠ KAT {}", i.kat);
         row_notes.push("KAT/output caveat; see candidate page".into());
     }

@@ -9,15 +9,16 @@ use serde_json::{Map, Value, json};
 
 use super::{EngineError, RunRequest};
 use crate::catalog::{Instance, display_path};
+use crate::kat::KatStatus;
 use crate::kat::{KatEvent, KatOptions, run_kat};
-use crate::measure::EngineEvent;
 use crate::record::RunDir;
 use crate::record::run_dir::free_bytes;
+use crate::vocabulary::EngineEvent;
 
 /// The KAT verdict as records store it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct KatResult {
-    pub(crate) status: String,
+    pub(crate) status: KatStatus,
     pub(crate) detail: String,
     /// The log, relative to the run directory.
     pub(crate) log: Option<String>,
@@ -27,7 +28,7 @@ pub(crate) struct KatResult {
 impl KatResult {
     pub(crate) fn unknown() -> Self {
         Self {
-            status: "NOKAT".into(),
+            status: KatStatus::Nokat,
             detail: String::new(),
             log: None,
             log_sha256: None,
@@ -52,7 +53,7 @@ impl KatGate {
         let log_path = dir.root().join(&rel);
         let result = match req.kat_passed.get(&inst.label) {
             Some(earlier) if earlier.is_file() && copy_log(earlier, &log_path) => KatResult {
-                status: "PASS".into(),
+                status: KatStatus::Pass,
                 detail: "passed earlier in this session; log carried over".into(),
                 log: Some(rel.display().to_string()),
                 log_sha256: crate::record::sha256_file(&log_path).ok(),
@@ -88,13 +89,13 @@ impl KatGate {
                 });
                 match report {
                     Ok(r) => KatResult {
-                        status: r.status.as_str().to_string(),
+                        status: r.status,
                         detail: r.detail.clone(),
                         log: Some(rel.display().to_string()),
                         log_sha256: crate::record::sha256_file(&log_path).ok(),
                     },
                     Err(e) => KatResult {
-                        status: "LOADFAIL".into(),
+                        status: KatStatus::Loadfail,
                         detail: e.to_string(),
                         log: None,
                         log_sha256: None,
@@ -104,7 +105,7 @@ impl KatGate {
         };
         send(EngineEvent::KatFinished {
             label: inst.label.clone(),
-            status: result.status.clone(),
+            status: result.status,
             detail: result.detail.clone(),
             log: result.log.as_ref().map(|l| dir.root().join(l)),
         });
@@ -218,7 +219,7 @@ impl HostGate {
         let mut records = crate::record::run_dir::list_records(run_dir);
         records.sort_by(|a, b| a.1.started_utc.cmp(&b.1.started_utc));
         let first = records.iter().find(|(_, r)| {
-            r.status == "complete" && r.environment.get("cpu_number").cloned() == cpu
+            r.status.is_complete() && r.environment.get("cpu_number").cloned() == cpu
         });
         match first {
             Some((_, r)) => crate::host::fixed_env_diff(&r.environment, &self.environment)

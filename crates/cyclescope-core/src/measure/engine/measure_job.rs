@@ -6,11 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Job, RunRequest};
-use crate::measure::event::{EngineEvent, HistogramSnapshot, PROGRESS_INTERVAL};
 use crate::measure::job::{self, MAX_ATTEMPTS, ProcessRun, WorkerSetup};
 use crate::measure::plan::MIN_ADAPTIVE_TRIALS;
 use crate::measure::stats::{Trial, loop_stats, new_histogram, per_call, trial_spread};
 use crate::measure::trial::TrialSpec;
+use crate::vocabulary::{
+    EngineEvent, HistogramSnapshot, JobFailure, JobOutcome, PROGRESS_INTERVAL,
+};
 
 /// The measured processes of a job.
 pub(crate) struct JobMeasurement {
@@ -19,7 +21,7 @@ pub(crate) struct JobMeasurement {
     /// Per-call figures of each kept process (one per trial when trials run separately).
     pub(crate) per_process: Vec<crate::measure::stats::PerCall>,
     pub(crate) disturbed_retries: u32,
-    pub(crate) failure: Option<String>,
+    pub(crate) failure: Option<JobFailure>,
 }
 
 pub(super) enum Measured {
@@ -109,18 +111,20 @@ pub(super) fn measure_job(
             });
             if let Some(info) = &run.info {
                 overhead = info.timer_overhead_ticks;
-                source = info.per_call_source.clone();
+                source = per_call_label(info.per_call_source);
             }
-            if run.failure.as_deref() == Some("cancelled") {
-                return Measured::Cancelled;
-            }
+            let failure = match &run.outcome {
+                JobOutcome::Cancelled => return Measured::Cancelled,
+                JobOutcome::Complete => None,
+                JobOutcome::Failed(f) => Some(f.clone()),
+            };
             let why = run
                 .record
                 .trials
                 .iter()
                 .zip(run.waited_ns.iter())
                 .find_map(|(t, w)| job::disturbance(t, *w, setup.fixed_clock_hz));
-            if let (None, Some(reason), true) = (&run.failure, why, attempt < MAX_ATTEMPTS) {
+            if let (None, Some(reason), true) = (&failure, why, attempt < MAX_ATTEMPTS) {
                 attempt += 1;
                 m.disturbed_retries += 1;
                 send(EngineEvent::TrialRetried {
@@ -132,12 +136,12 @@ pub(super) fn measure_job(
             }
             let mut run = run;
             run.record.disturbed_retries = attempt - 1;
-            if run.failure.is_none() {
+            if failure.is_none() {
                 m.histogram = h;
                 m.per_process.extend(per_call(&h_process));
                 done_trials.extend(run.record.trials.iter().copied());
             } else {
-                m.failure = run.failure.clone();
+                m.failure = failure;
             }
             m.processes.push(run);
             break;
@@ -153,4 +157,11 @@ pub(super) fn measure_job(
         }
     }
     Measured::Done(m)
+}
+
+/// The per-call counter as the live histogram names it (`none` when the worker has none).
+pub(crate) fn per_call_label(source: Option<crate::counter::CycleSource>) -> String {
+    source
+        .map_or("none", crate::counter::CycleSource::name)
+        .to_string()
 }

@@ -8,18 +8,18 @@ use std::sync::Arc;
 use super::gate::{HostGate, KatResult};
 use super::{JobMeasurement, RunRequest};
 use crate::catalog::{Instance, display_path};
-use crate::measure::event::{HistogramSnapshot, JobSummary};
+use crate::kat::KatVerdict;
 use crate::measure::job::ProcessRun;
 use crate::measure::plan::TrialPlan;
 use crate::measure::stats::{Trial, loop_stats, per_call, trial_spread};
 use crate::record::run_dir::read_record;
-use crate::record::schema::{SCHEMA, STATUS_COMPLETE, STATUS_FAILED, hash_sizes};
+use crate::record::schema::{SCHEMA, hash_sizes};
 use crate::record::{Additions, RunDir, RunDirError, TimingRecord, histogram};
+use crate::vocabulary::{HistogramSnapshot, JobFailure, JobSummary, ProcessStatus, RecordStatus};
 
 /// True when a complete record of this job exists (resume skips it).
 pub(crate) fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
-    read_record(run_dir, &inst.candidate, &inst.label, len)
-        .is_some_and(|r| r.status == STATUS_COMPLETE)
+    read_record(run_dir, &inst.candidate, &inst.label, len).is_some_and(|r| r.status.is_complete())
 }
 
 /// Builds and writes the record of a measured job; returns its path (or why it could not be
@@ -46,13 +46,13 @@ pub(crate) fn job_record(
         per_call: pc,
         loop_mean_cycles: loop_stats(&trials, len).and_then(|s| s.mean_cycles),
         timer_overhead_ticks: info.as_ref().map_or(0.0, |i| i.timer_overhead_ticks),
-        per_call_source: info
-            .as_ref()
-            .map_or_else(String::new, |i| i.per_call_source.clone()),
+        per_call_source: info.as_ref().map_or_else(String::new, |i| {
+            super::measure_job::per_call_label(i.per_call_source)
+        }),
         histogram: Arc::new(m.histogram.clone()),
     };
     let additions = Additions {
-        per_call_source: snapshot.per_call_source.clone(),
+        per_call_source: info.as_ref().and_then(|i| i.per_call_source),
         timer_overhead_ticks: snapshot.timer_overhead_ticks,
         per_call: pc,
         per_call_by_process: m.per_process.clone(),
@@ -92,7 +92,7 @@ pub(crate) fn failed_record(
     host: &HostGate,
     plan: Option<TrialPlan>,
     processes: Vec<ProcessRun>,
-    reason: &str,
+    reason: &JobFailure,
 ) -> Result<PathBuf, RunDirError> {
     let plan = plan.unwrap_or(TrialPlan {
         iterations_per_trial: 1,
@@ -104,7 +104,7 @@ pub(crate) fn failed_record(
     });
     let info = processes.iter().find_map(|p| p.info.clone());
     let additions = Additions {
-        failure: Some(reason.to_string()),
+        failure: Some(reason.clone()),
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(inst, len, kat, host, &plan, processes, 0, additions);
@@ -127,10 +127,10 @@ fn base_additions(
         }
         .into(),
         adaptive_precision: req.adaptive.map(|a| a.precision),
-        cycle_source: info.map_or_else(String::new, |i| i.cycle_source.clone()),
+        cycle_source: info.map(|i| i.cycle_source),
         reference_cycles: info.is_some_and(|i| !i.core_cycles),
         ref_to_core_ratio: host.ref_to_core_ratio(),
-        per_call_source: String::new(),
+        per_call_source: None,
         timer_overhead_ticks: 0.0,
         per_call: None,
         per_call_by_process: Vec::new(),
@@ -164,7 +164,9 @@ fn assemble(
         .flat_map(|p| p.record.trials.iter().copied())
         .collect();
     let complete = additions.failure.is_none()
-        && processes.iter().all(|p| p.record.status == "complete")
+        && processes
+            .iter()
+            .all(|p| p.record.status == ProcessStatus::Complete)
         && trials.len() as u32 == plan.trials;
     let stats = loop_stats(&trials, len);
     let meta = processes
@@ -185,11 +187,10 @@ fn assemble(
     TimingRecord {
         schema: SCHEMA,
         status: if complete {
-            STATUS_COMPLETE
+            RecordStatus::Complete
         } else {
-            STATUS_FAILED
-        }
-        .into(),
+            RecordStatus::FailedOrPartial
+        },
         candidate: inst.candidate.clone(),
         label: inst.label.clone(),
         instance: inst.kat_name.clone().unwrap_or_else(|| inst.label.clone()),
@@ -198,8 +199,8 @@ fn assemble(
         operation: "hash".into(),
         input_bytes: len,
         plan: *plan,
-        kat: kat.status.clone(),
-        kat_not_passed: kat.status != "PASS",
+        kat: KatVerdict::Status(kat.status),
+        kat_not_passed: !kat.status.is_pass(),
         disturbed_retries,
         library: display_path(&inst.library),
         library_sha256: crate::record::sha256_file(&inst.library).unwrap_or_default(),

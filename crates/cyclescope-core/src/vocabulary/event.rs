@@ -1,4 +1,4 @@
-//! What the engine tells its frontends: typed events, emitted at a bounded rate (trial
+//! What the campaign tells its frontends: typed events, emitted at a bounded rate (trial
 //! progress at most every `PROGRESS_INTERVAL`, never once per call). The TUI and the headless
 //! CLI consume the same stream; a run's journal stores the same events as JSON lines.
 
@@ -7,32 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
-use super::plan::TrialPlan;
-use super::stats::PerCall;
+use super::{JobFailure, JobKey, JobSummary};
+use crate::kat::KatStatus;
+use crate::measure::plan::TrialPlan;
+use crate::measure::stats::PerCall;
 
 /// Minimum spacing of progress events for one job.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(66);
-
-/// One measurement job: an instance at one message length.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct JobKey {
-    pub candidate: String,
-    pub label: String,
-    pub input_bytes: u64,
-}
-
-impl std::fmt::Display for JobKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} @ {}",
-            self.label,
-            crate::format::size(self.input_bytes)
-        )
-    }
-}
 
 /// The per-call histogram of a job so far, shared without copying samples.
 #[derive(Debug, Clone)]
@@ -45,22 +27,6 @@ pub struct HistogramSnapshot {
     pub timer_overhead_ticks: f64,
     /// What the per-call ticks are (e.g. `tsc (reference cycles)`).
     pub per_call_source: String,
-}
-
-/// The figures of a finished job, as the results table shows them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobSummary {
-    pub status: String,
-    pub kat: String,
-    pub mean_cycles: Option<f64>,
-    pub mean_seconds: f64,
-    pub throughput_mb_per_second: f64,
-    pub measurements: u64,
-    pub trials: u32,
-    pub iterations_per_trial: u64,
-    pub cycle_source: String,
-    pub per_call: Option<PerCall>,
-    pub disturbed_retries: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -86,7 +52,7 @@ pub enum EngineEvent {
     },
     KatFinished {
         label: String,
-        status: String,
+        status: KatStatus,
         detail: String,
         log: Option<PathBuf>,
     },
@@ -121,7 +87,7 @@ pub enum EngineEvent {
     },
     JobFailed {
         job: JobKey,
-        reason: String,
+        reason: JobFailure,
         stderr_tail: String,
         record: Option<PathBuf>,
     },

@@ -1,0 +1,203 @@
+//! One measurement job (an instance at one message length), how it ended, and the figures a
+//! finished job reports to the frontends.
+
+use serde::{Deserialize, Serialize};
+
+use crate::counter::CycleSource;
+use crate::kat::KatVerdict;
+use crate::measure::stats::PerCall;
+
+use super::RecordStatus;
+
+/// One measurement job: an instance at one message length.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct JobKey {
+    pub candidate: String,
+    pub label: String,
+    pub input_bytes: u64,
+}
+
+impl std::fmt::Display for JobKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} @ {}",
+            self.label,
+            crate::format::size(self.input_bytes)
+        )
+    }
+}
+
+/// What went wrong with a candidate during measurement, in the harness's status words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// CryptHash returned non-zero.
+    Cryptofail,
+    /// CryptHash wrote outside its buffers.
+    Overflow,
+    /// The library did not load in the worker (or no counter could be opened there).
+    Loadfail,
+    /// The worker died: a signal, or an exit without a result.
+    Crash,
+    /// The worker gave no result within its time limit and was killed.
+    Timeout,
+    /// A record that is not complete and does not say why (the harness stores no reason).
+    Unexplained,
+}
+
+impl FailureKind {
+    const ALL: [FailureKind; 6] = [
+        FailureKind::Cryptofail,
+        FailureKind::Overflow,
+        FailureKind::Loadfail,
+        FailureKind::Crash,
+        FailureKind::Timeout,
+        FailureKind::Unexplained,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Cryptofail => "CRYPTOFAIL",
+            FailureKind::Overflow => "OVERFLOW",
+            FailureKind::Loadfail => "LOADFAIL",
+            FailureKind::Crash => "CRASH",
+            FailureKind::Timeout => "TIMEOUT",
+            FailureKind::Unexplained => "FAILED",
+        }
+    }
+
+    fn from_word(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FailureKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(d)?;
+        Self::from_word(&word)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown failure kind {word:?}")))
+    }
+}
+
+/// Why a job failed: its kind and what was seen. Serialised as one string, `KIND: detail`
+/// (e.g. `CRASH: worker killed by SIGSEGV`), as records and journals have always stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFailure {
+    pub kind: FailureKind,
+    pub detail: String,
+}
+
+impl JobFailure {
+    pub fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for JobFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.detail)
+    }
+}
+
+impl std::str::FromStr for JobFailure {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (word, detail) = s
+            .split_once(": ")
+            .ok_or_else(|| format!("a failure reads `KIND: detail`, not {s:?}"))?;
+        let kind = FailureKind::from_word(word)
+            .ok_or_else(|| format!("unknown failure kind {word:?} in {s:?}"))?;
+        Ok(Self::new(kind, detail))
+    }
+}
+
+impl Serialize for JobFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for JobFailure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// How one worker process (and so a job) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOutcome {
+    Complete,
+    Failed(JobFailure),
+    /// The operator cancelled the run while it was in flight.
+    Cancelled,
+}
+
+impl JobOutcome {
+    /// The failure, when the outcome is one.
+    pub fn failure(&self) -> Option<&JobFailure> {
+        match self {
+            JobOutcome::Failed(f) => Some(f),
+            JobOutcome::Complete | JobOutcome::Cancelled => None,
+        }
+    }
+}
+
+/// The figures of a finished job, as the results table shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSummary {
+    pub status: RecordStatus,
+    pub kat: KatVerdict,
+    pub mean_cycles: Option<f64>,
+    pub mean_seconds: f64,
+    pub throughput_mb_per_second: f64,
+    pub measurements: u64,
+    pub trials: u32,
+    pub iterations_per_trial: u64,
+    #[serde(with = "crate::counter::source_or_empty")]
+    pub cycle_source: Option<CycleSource>,
+    pub per_call: Option<PerCall>,
+    pub disturbed_retries: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_round_trip_through_their_record_string() {
+        for (text, kind) in [
+            ("CRASH: worker killed by SIGSEGV", FailureKind::Crash),
+            (
+                "TIMEOUT: no result after 2.0 s; worker killed",
+                FailureKind::Timeout,
+            ),
+            ("CRYPTOFAIL: CryptHash returned 1", FailureKind::Cryptofail),
+            ("OVERFLOW: CryptHash wrote outside", FailureKind::Overflow),
+            ("LOADFAIL: no such file", FailureKind::Loadfail),
+        ] {
+            let f: JobFailure = serde_json::from_str(&format!("{text:?}")).unwrap();
+            assert_eq!(f.kind, kind);
+            assert_eq!(serde_json::to_string(&f).unwrap(), format!("{text:?}"));
+        }
+        assert!("cancelled".parse::<JobFailure>().is_err());
+        assert!("BOOM: x".parse::<JobFailure>().is_err());
+    }
+}
