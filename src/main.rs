@@ -6,7 +6,8 @@ mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
 use cyclescope_core::{
-    catalog, counter, format, host, kat, measure, plugin, record, report, vocabulary, worker,
+    campaign, catalog, counter, cpu, format, host, kat, measure, plugin, record, report,
+    vocabulary, worker,
 };
 
 use std::process::ExitCode;

@@ -6,5 +6,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cyclescope_core::measure::trial::worker_main(std::env::args().skip(1).collect())
+    cyclescope_core::measure::trial_args::worker_main(std::env::args().skip(1).collect())
 }

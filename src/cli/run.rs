@@ -6,18 +6,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 
 mod progress;
+#[cfg(test)]
+mod same_request;
 
 use progress::Progress;
 
 use super::InstanceArgs;
-use crate::measure::Planning;
-use crate::measure::engine::{self, RunRequest};
+use crate::campaign::{self, RequestOverrides, RunRequest};
 use crate::record::run_dir::read_campaign;
 use crate::vocabulary::{EngineEvent, JobKey, JobSummary};
 
@@ -84,7 +84,7 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let cancel = Arc::new(AtomicBool::new(false));
     let mut progress = Progress::new();
     let mut results: Vec<Row> = Vec::new();
-    let outcome = engine::run(
+    let outcome = campaign::run(
         &req,
         &mut |ev| {
             if let EngineEvent::JobFinished {
@@ -123,98 +123,54 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The run request of these arguments: the one builder, settings first, flags on top.
 fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunRequest> {
     let base = super::select::load_catalog(config)?;
-    let s = &base.settings;
-    let mut req = if let Some(dir) = &args.resume {
-        let c = read_campaign(dir)?;
-        let mut r = RunRequest::new(
-            c.cyclescope.instances,
-            c.cyclescope.lengths,
-            c.cyclescope.cpu,
-            dir.clone(),
-        );
-        r.planning = c.planning;
-        r.allow_unfixed_host = c.cyclescope.allow_unfixed_host;
-        r.allow_kat_fail = c.cyclescope.allow_kat_fail;
-        r.adaptive = c.cyclescope.adaptive;
-        r
-    } else {
-        let (catalog, instances) = args.select.resolve(config, false)?;
-        let s = &catalog.settings;
-        let lengths = args.lengths.clone().unwrap_or_else(|| s.lengths.clone());
-        if lengths.is_empty() || lengths.iter().any(|&l| l == 0 || l > 16 << 20) {
-            anyhow::bail!("--lengths must be between 1 byte and 16 MiB");
+    let req = match &args.resume {
+        Some(dir) => {
+            let c = read_campaign(dir)?;
+            RunRequest::resume(&base.settings, c, dir.clone(), overrides(args))?
         }
-        let cpu = args.cpu.or(s.cpu).unwrap_or_else(last_online_cpu);
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| default_run_dir(&s.runs_dir));
-        if out.join("campaign.json").exists() {
-            anyhow::bail!(
-                "{} already holds a run; use --resume {} to continue it",
-                out.display(),
-                out.display()
-            );
+        None => {
+            let (catalog, instances) = args.select.resolve(config, false)?;
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| default_run_dir(&catalog.settings.runs_dir));
+            if out.join("campaign.json").exists() {
+                anyhow::bail!(
+                    "{} already holds a run; use --resume {} to continue it",
+                    out.display(),
+                    out.display()
+                );
+            }
+            RunRequest::build(&catalog.settings, instances, out, overrides(args))?
         }
-        let mut r = RunRequest::new(instances, lengths, cpu, out);
-        r.planning = Planning::new(
-            args.trials.unwrap_or(s.trials),
-            args.trial_target.unwrap_or(s.trial_target_s),
-            args.op_budget.unwrap_or(s.op_budget_s),
-        );
-        r
     };
-    if !(1..=16).contains(&req.planning.trials) {
-        anyhow::bail!("--trials must be 1…16");
-    }
-    if req.planning.trial_target_s <= 0.0 || req.planning.op_budget_s <= 0.0 {
-        anyhow::bail!("--trial-target and --op-budget must be positive");
-    }
-    if let Some(precision) = args.adaptive {
-        if !(precision > 0.0 && precision < 1.0) {
-            anyhow::bail!(
-                "--adaptive takes a fraction between 0 and 1 (e.g. 0.01), not {precision}"
-            );
-        }
-        req.adaptive = Some(crate::measure::plan::Adaptive {
-            precision,
-            max_trials: args
-                .max_trials
-                .clamp(crate::measure::plan::MIN_ADAPTIVE_TRIALS, 1000),
-        });
-    }
-    req.allow_unfixed_host |= args.allow_unfixed_host;
-    req.allow_kat_fail |= args.allow_kat_fail;
-    req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
-    if let Some(mib) = args.max_address_space_mib {
-        req.limits.address_space_bytes = Some(mib << 20);
-    }
-    if let Some(s) = args.max_cpu_seconds {
-        req.limits.cpu_seconds = Some(s);
-    }
-    req.timeout_cap = args
-        .timeout_cap
-        .map(|s| Duration::from_secs_f64(s.max(0.1)));
-    if let Some(root) = &args.host_root {
-        req.host_root = root.clone();
-    }
     std::fs::create_dir_all(&req.run_dir)
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     Ok(req)
 }
 
-/// The highest-numbered CPU this process may use.
-pub fn last_online_cpu() -> usize {
-    nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .ok()
-        .and_then(|set| {
-            (0..nix::sched::CpuSet::count())
-                .rev()
-                .find(|&c| set.is_set(c).unwrap_or(false))
-        })
-        .unwrap_or(0)
+/// What the flags set on top of the settings.
+fn overrides(args: &RunArgs) -> RequestOverrides {
+    RequestOverrides {
+        lengths: args.lengths.clone(),
+        cpu: args.cpu,
+        trials: args.trials,
+        trial_target_s: args.trial_target,
+        op_budget_s: args.op_budget,
+        adaptive: args.adaptive.map(|p| (p, args.max_trials)),
+        kat_timeout_s: args.kat_timeout,
+        max_address_space_mib: args.max_address_space_mib,
+        max_cpu_seconds: args.max_cpu_seconds,
+        timeout_cap_s: args.timeout_cap,
+        host_root: args.host_root.clone(),
+        allow_unfixed_host: args.allow_unfixed_host,
+        allow_kat_fail: args.allow_kat_fail,
+        tui_attached: false,
+        kat_passed: Default::default(),
+    }
 }
 
 fn default_run_dir(runs_dir: &Path) -> PathBuf {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::Instance;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
-use crate::measure::trial::{TrialSpec, serve};
+use crate::measure::trial_args::worker_main;
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
 
@@ -25,27 +25,12 @@ pub struct WorkerArgs {
 enum Job {
     /// Load a library and report its ngcc_meta.
     Probe { lib: PathBuf },
-    /// Measure: warm-ups, then timed trials of ITERS calls and per-call samples.
+    /// Measure: warm-ups, then timed trials of ITERS calls and per-call samples. The
+    /// arguments (`LIB --digest-bits N --bytes L --iters I --warmups W …`) are read by the
+    /// same codec as the `cyclescope-worker` companion's.
     Measure {
-        lib: PathBuf,
-        #[arg(long)]
-        digest_bits: u32,
-        #[arg(long)]
-        bytes: u64,
-        #[arg(long)]
-        iters: u64,
-        #[arg(long)]
-        warmups: u64,
-        #[arg(long, default_value_t = 1)]
-        trials: u32,
-        #[arg(long, default_value_t = 0)]
-        samples: u64,
-        #[arg(long)]
-        cpu: Option<usize>,
-        #[arg(long)]
-        max_address_space: Option<u64>,
-        #[arg(long)]
-        max_cpu_seconds: Option<u64>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
     },
     /// Hash the bytes of FILE (first BITS bits) and report the digest.
     Hash {
@@ -95,33 +80,10 @@ enum Reply {
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    if let Job::Measure {
-        lib,
-        digest_bits,
-        bytes,
-        iters,
-        warmups,
-        trials,
-        samples,
-        cpu,
-        max_address_space,
-        max_cpu_seconds,
-    } = args.job
-    {
-        let limits = Limits {
-            address_space_bytes: max_address_space,
-            cpu_seconds: max_cpu_seconds,
-        };
-        let spec = TrialSpec {
-            library: lib,
-            digest_bits,
-            input_bytes: bytes,
-            iterations: iters,
-            warmups,
-            trials,
-            sample_calls: samples,
-        };
-        return Ok(serve(&spec, cpu, limits));
+    if let Job::Measure { args } = args.job {
+        let mut all = vec!["measure".to_string()];
+        all.extend(args);
+        return Ok(worker_main(all));
     }
     let mut ch = child::enter(None, Limits::default())?;
     let reply = match args.job {

@@ -1,7 +1,8 @@
 //! The seam between the workbench and the engine: starts a run on the engine's thread with a
 //! cancel flag, runs host checks off the UI thread, and hands everything back as messages the
-//! event loop drains without blocking. It also keeps this process's threads off the
-//! measurement CPU (the engine thread inherits the mask of the thread that spawns it).
+//! event loop drains without blocking. It also keeps the UI thread off the measurement CPU
+//! (through `cpu`; the engine thread inherits the mask of the thread that spawns it). Its run
+//! requests come from the core's one builder, so every setting the CLI honours it honours.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,12 +11,11 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::unistd::Pid;
-
 use super::app::{HostRow, HostStatus, RunSpec};
+use crate::campaign::{self, CampaignError, RequestOverrides, RunRequest};
+use crate::catalog::Settings;
+use crate::cpu::CpuMask;
 use crate::host::{self, HostRoot, Probes, Status};
-use crate::measure::engine::{self, RunRequest};
 use crate::vocabulary::EngineEvent;
 
 /// What the link hands back.
@@ -44,6 +44,8 @@ pub struct LinkOptions {
     pub runs_dir: PathBuf,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// The catalog's settings: what the request builder starts from.
+    pub settings: Settings,
 }
 
 pub struct EngineLink {
@@ -53,7 +55,7 @@ pub struct EngineLink {
     cancel: Option<Arc<AtomicBool>>,
     engine: Option<JoinHandle<()>>,
     /// The CPUs this process may use at start, before it stepped off the measurement CPU.
-    allowed: Option<CpuSet>,
+    allowed: Option<CpuMask>,
 }
 
 impl EngineLink {
@@ -65,24 +67,16 @@ impl EngineLink {
             rx,
             cancel: None,
             engine: None,
-            allowed: sched_getaffinity(Pid::from_raw(0)).ok(),
+            allowed: CpuMask::of_this_thread(),
         }
     }
 
     /// Moves the calling thread (the UI thread, and through inheritance every thread it
     /// spawns later) off `cpu`, when another CPU is left to run on.
     pub fn keep_off(&self, cpu: usize) {
-        let Some(allowed) = self.allowed else { return };
-        let mut set = allowed;
-        if set.unset(cpu).is_err() {
-            return;
-        }
-        let others = (0..CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .count();
-        if others > 0 {
+        if let Some(allowed) = self.allowed {
             // Best effort: a cpuset that forbids the change leaves us where we were.
-            let _ = sched_setaffinity(Pid::from_raw(0), &set);
+            allowed.step_off(cpu);
         }
     }
 
@@ -174,30 +168,25 @@ fn run_engine(
     cancel: &Arc<AtomicBool>,
 ) {
     let started = Instant::now();
-    let mut req = RunRequest::new(spec.instances, spec.lengths, spec.cpu, run_dir);
-    req.planning = spec.planning;
-    req.allow_unfixed_host = options.allow_unfixed_host || spec.allow_unfixed_host;
-    req.allow_kat_fail = options.allow_kat_fail;
-    req.tui_attached = true;
-    req.kat_passed = spec.kat_passed;
     let ended = std::cell::Cell::new(false);
     let emit = |ev: EngineEvent| {
         ended.set(ended.get() || matches!(ev, EngineEvent::RunFinished { .. }));
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        engine::run(&req, &mut |ev| emit(ev), cancel)
+        let req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
+        campaign::run(&req, &mut |ev| emit(ev), cancel).map_err(Refusal::from)
     }));
     match result {
         Ok(Ok(_)) => {}
         // The hint goes first: a log line is cut at the panel's edge.
-        Ok(Err(engine::EngineError::UnfixedHost(problems))) => emit(EngineEvent::Warning {
+        Ok(Err(Refusal::UnfixedHost(problems))) => emit(EngineEvent::Warning {
             message: format!(
                 "run refused, host checks failed: press A to measure anyway (the problems are stored with the run): {}",
                 problems.join("; ")
             ),
         }),
-        Ok(Err(e)) => emit(EngineEvent::Warning {
+        Ok(Err(Refusal::Other(e))) => emit(EngineEvent::Warning {
             message: format!("run refused: {e}"),
         }),
         Err(p) => {
@@ -214,6 +203,43 @@ fn run_engine(
             finished: 0,
             failed: 0,
         });
+    }
+}
+
+/// The request of a run the workbench starts: the session's settings, with the workbench's
+/// choices (instances, lengths, CPU, planning, the allow flags, the KAT cache) on top.
+pub fn request(
+    spec: RunSpec,
+    run_dir: PathBuf,
+    options: &LinkOptions,
+) -> Result<RunRequest, crate::campaign::RequestError> {
+    let overrides = RequestOverrides {
+        lengths: Some(spec.lengths),
+        cpu: Some(spec.cpu),
+        trials: Some(spec.planning.trials),
+        trial_target_s: Some(spec.planning.trial_target_s),
+        op_budget_s: Some(spec.planning.op_budget_s),
+        allow_unfixed_host: options.allow_unfixed_host || spec.allow_unfixed_host,
+        allow_kat_fail: options.allow_kat_fail,
+        tui_attached: true,
+        kat_passed: spec.kat_passed,
+        ..RequestOverrides::default()
+    };
+    RunRequest::build(&options.settings, spec.instances, run_dir, overrides)
+}
+
+/// Why the engine did not run: the refusal the operator can lift with `A`, or another.
+enum Refusal {
+    UnfixedHost(Vec<String>),
+    Other(String),
+}
+
+impl From<CampaignError> for Refusal {
+    fn from(e: CampaignError) -> Self {
+        match e {
+            CampaignError::UnfixedHost(problems) => Refusal::UnfixedHost(problems),
+            e => Refusal::Other(e.to_string()),
+        }
     }
 }
 

@@ -85,6 +85,7 @@ pub fn run(opts: Options) -> io::Result<String> {
         runs_dir: opts.catalog.settings.runs_dir.clone(),
         allow_unfixed_host: opts.allow_unfixed_host,
         allow_kat_fail: opts.allow_kat_fail,
+        settings: opts.catalog.settings.clone(),
     });
     link.keep_off(app.cpu);
     if !app.read_only

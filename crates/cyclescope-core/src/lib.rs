@@ -5,8 +5,10 @@
 //! stream, and Cargo keeps ratatui and crossterm out of this crate. `unsafe` is confined to
 //! `plugin` and `counter`.
 
+pub mod campaign;
 pub mod catalog;
 pub mod counter;
+pub mod cpu;
 pub mod format;
 pub mod host;
 pub mod kat;

@@ -1,11 +1,13 @@
-//! Measurement: planning (`plan`), statistics (`stats`), the engine's typed events (`event`).
-//! Measures cycles per call by the guide's loop method and per-call samples for histograms,
-//! always in worker processes. Never imports ratatui or crossterm.
+//! Measurement below the campaign: planning (`plan`), statistics (`stats`), the worker side of
+//! a trial (`trial`), the codec of its command line (`trial_args`) and the parent side of one
+//! worker process (`job`). Measures cycles per call by the guide's loop method and per-call
+//! samples for histograms, always in worker processes. It never decides which jobs run, never
+//! retries and never writes records (that is `campaign`).
 
-pub mod engine;
 pub(crate) mod job;
 pub mod plan;
 pub mod stats;
 pub mod trial;
+pub mod trial_args;
 
 pub use plan::{Planning, TrialPlan, plan};

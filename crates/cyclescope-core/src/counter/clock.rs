@@ -7,8 +7,6 @@
 
 use std::time::Duration;
 
-use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use super::{CounterError, CycleSource, PerfCycles, REFERENCE_SOURCE, reference_now};
@@ -83,28 +81,6 @@ pub fn monotonic_raw_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Restores the thread's affinity when dropped.
-struct Pinned {
-    previous: CpuSet,
-}
-
-impl Pinned {
-    fn to(cpu: usize) -> Result<Self, CounterError> {
-        let err = |errno| CounterError::Pin { cpu, errno };
-        let previous = sched_getaffinity(Pid::from_raw(0)).map_err(err)?;
-        crate::worker::child::pin_to_cpu(cpu).map_err(err)?;
-        Ok(Pinned { previous })
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // The previous set was valid a moment ago; if a hotplug removed it, the thread keeps
-        // the probe CPU, which is still a valid place to run.
-        let _ = sched_setaffinity(Pid::from_raw(0), &self.previous);
-    }
-}
-
 /// Probes the clock: perf core cycles when they open, else the reference counter's rate.
 pub fn clock_probe(config: &ClockProbeConfig) -> Result<ClockProbe, CounterError> {
     let perf = PerfCycles::open_counting().ok();
@@ -114,7 +90,10 @@ pub fn clock_probe(config: &ClockProbeConfig) -> Result<ClockProbe, CounterError
         (None, Some(r)) => r,
         (None, None) => return Err(CounterError::NoReferenceCounter),
     };
-    let _pinned = config.cpu.map(Pinned::to).transpose()?;
+    let _pinned = config
+        .cpu
+        .map(|cpu| crate::cpu::Pinned::to(cpu).map_err(|errno| CounterError::Pin { cpu, errno }))
+        .transpose()?;
     let windows = config.windows.max(1);
     let window_ns = (config.window.as_nanos() as u64).max(1);
     let mut rate = Vec::with_capacity(windows);
@@ -234,6 +213,8 @@ mod tests {
 
     #[test]
     fn a_short_probe_reports_its_source_and_restores_affinity() {
+        use nix::sched::{CpuSet, sched_getaffinity};
+        use nix::unistd::Pid;
         let before = sched_getaffinity(Pid::from_raw(0)).unwrap();
         let cpu = (0..CpuSet::count()).find(|&c| before.is_set(c).unwrap_or(false));
         let cfg = ClockProbeConfig {

@@ -70,7 +70,7 @@ impl CpuAccess {
     pub(crate) fn try_pin(&self, cpu: usize) -> Result<(), String> {
         match self {
             CpuAccess::Live => std::thread::scope(|s| {
-                s.spawn(|| crate::worker::child::pin_to_cpu(cpu))
+                s.spawn(|| crate::cpu::pin_current_thread(cpu))
                     .join()
                     .map_err(|_| "the pinning thread panicked".to_string())?
                     .map_err(|e| format!("sched_setaffinity({cpu}): {e}"))

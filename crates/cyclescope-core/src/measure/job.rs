@@ -1,8 +1,9 @@
-//! The engine side of one job (an instance at one message length): calibration, then the
-//! planned trials, each in a fresh worker process (the guide's method: a new memory layout per
-//! trial), with the harness's disturbance retry. It aggregates the per-call samples into one
-//! histogram, keeps every process's evidence, and classifies faults (crash by signal, hang by
-//! timeout, error return, overflow, exit without result). It never writes files.
+//! The parent side of one measurement worker process: start it with the spec's arguments,
+//! follow its messages, keep its evidence (the process record, per-trial preemption, what the
+//! worker said about itself) and classify how it ended (complete, crash by signal, hang by
+//! timeout, error return, overflow, exit without result, cancelled). Also the per-trial rules
+//! the campaign applies to what came back (the disturbance test, per-call sample counts). It
+//! never retries, plans or writes files: that is the campaign's.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use serde_json::{Map, Value};
 use super::plan::TrialPlan;
 use super::stats::Trial;
 use super::trial::{TrialMessage, TrialSpec};
+use super::trial_args::MeasureInvocation;
 use crate::catalog::Instance;
 use crate::counter::CycleSource;
 use crate::plugin::NgccMeta;
@@ -32,8 +34,6 @@ pub(crate) struct WorkerSetup {
     pub(crate) cpu: usize,
     pub(crate) limits: Limits,
     pub(crate) cancel: Arc<AtomicBool>,
-    /// The clock the disturbance test compares against (Hz), when known.
-    pub fixed_clock_hz: Option<f64>,
 }
 
 /// What the worker said about itself before measuring.
@@ -60,35 +60,6 @@ pub(crate) struct ProcessRun {
     pub(crate) peak_rss_bytes: u64,
 }
 
-/// The worker command line, also stored in the record (`command`).
-pub(crate) fn worker_args(spec: &TrialSpec, cpu: usize, limits: Limits) -> Vec<String> {
-    let mut args = vec![
-        "measure".to_string(),
-        spec.library.display().to_string(),
-        "--digest-bits".into(),
-        spec.digest_bits.to_string(),
-        "--bytes".into(),
-        spec.input_bytes.to_string(),
-        "--iters".into(),
-        spec.iterations.to_string(),
-        "--warmups".into(),
-        spec.warmups.to_string(),
-        "--trials".into(),
-        spec.trials.to_string(),
-        "--samples".into(),
-        spec.sample_calls.to_string(),
-        "--cpu".into(),
-        cpu.to_string(),
-    ];
-    if let Some(b) = limits.address_space_bytes {
-        args.extend(["--max-address-space".into(), b.to_string()]);
-    }
-    if let Some(s) = limits.cpu_seconds {
-        args.extend(["--max-cpu-seconds".into(), s.to_string()]);
-    }
-    args
-}
-
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives.
 pub(crate) fn run_process(
     setup: &WorkerSetup,
@@ -97,7 +68,12 @@ pub(crate) fn run_process(
     timeout: Duration,
     on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
 ) -> ProcessRun {
-    let args = worker_args(spec, setup.cpu, setup.limits);
+    let args = MeasureInvocation {
+        spec: spec.clone(),
+        cpu: Some(setup.cpu),
+        limits: setup.limits,
+    }
+    .to_args();
     let cmd = WorkerCommand {
         exe: setup.exe.clone(),
         args: args.clone(),
@@ -310,29 +286,6 @@ pub(crate) fn disturbance(
             100.0 * share
         )
     })
-}
-
-/// The calibration run: one process, 1 trial × 1 call, no warm-up, no per-call phase.
-/// Returns `(t1_s, setup_s, run)`.
-pub(crate) fn calibrate(
-    setup: &WorkerSetup,
-    inst: &Instance,
-    input_bytes: u64,
-    timeout: Duration,
-) -> (f64, f64, ProcessRun) {
-    let spec = TrialSpec {
-        library: inst.library.clone(),
-        digest_bits: inst.digest_bits,
-        input_bytes,
-        iterations: 1,
-        warmups: 0,
-        trials: 1,
-        sample_calls: 0,
-    };
-    let run = run_process(setup, inst, &spec, timeout, &mut |_, _| {});
-    let t1 = run.record.trials.first().map_or(0.0, |t| t.seconds);
-    let setup_s = (run.record.wall_s - t1).max(0.0);
-    (t1, setup_s, run)
 }
 
 /// Calls stamped one by one after each trial's loop: all of them for fast calls, capped at

@@ -257,56 +257,6 @@ pub(crate) fn peak_resident_bytes() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
-/// Entry point of the `cyclescope-worker` companion: `[worker] measure LIB --digest-bits N
-/// --bytes L --iters I --warmups W [--trials T] [--samples S] [--cpu C]
-/// [--max-address-space B] [--max-cpu-seconds S]`. Parsed by hand to keep the binary small.
-pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    let mut it = args.into_iter().skip_while(|a| a == "worker");
-    if it.next().as_deref() != Some("measure") {
-        eprintln!(
-            "usage: cyclescope-worker measure LIB --digest-bits N --bytes L --iters I --warmups W …"
-        );
-        return ExitCode::from(2);
-    }
-    let Some(lib) = it.next() else {
-        eprintln!("cyclescope-worker: no library given");
-        return ExitCode::from(2);
-    };
-    let mut opts = std::collections::HashMap::new();
-    while let Some(k) = it.next() {
-        let Some(v) = it.next().and_then(|v| v.parse::<u64>().ok()) else {
-            eprintln!("cyclescope-worker: {k} needs a number");
-            return ExitCode::from(2);
-        };
-        opts.insert(k.trim_start_matches("--").to_string(), v);
-    }
-    let get = |k: &str| opts.get(k).copied();
-    let (Some(digest_bits), Some(input_bytes), Some(iterations), Some(warmups)) = (
-        get("digest-bits"),
-        get("bytes"),
-        get("iters"),
-        get("warmups"),
-    ) else {
-        eprintln!("cyclescope-worker: --digest-bits, --bytes, --iters and --warmups are required");
-        return ExitCode::from(2);
-    };
-    let limits = crate::worker::Limits {
-        address_space_bytes: get("max-address-space"),
-        cpu_seconds: get("max-cpu-seconds"),
-    };
-    let spec = TrialSpec {
-        library: PathBuf::from(lib),
-        digest_bits: digest_bits as u32,
-        input_bytes,
-        iterations,
-        warmups,
-        trials: get("trials").unwrap_or(1) as u32,
-        sample_calls: get("samples").unwrap_or(0),
-    };
-    serve(&spec, get("cpu").map(|c| c as usize), limits)
-}
-
 /// A measurement worker's whole life, for both entry points (`cyclescope worker measure` and
 /// the `cyclescope-worker` companion): set the process up, run the spec, exit with its code.
 pub fn serve(

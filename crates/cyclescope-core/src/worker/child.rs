@@ -57,18 +57,11 @@ pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> 
         setrlimit(Resource::RLIMIT_CPU, secs, secs + 1).map_err(sys("RLIMIT_CPU"))?;
     }
     if let Some(cpu) = cpu {
-        pin_to_cpu(cpu).map_err(sys("pin to the measurement CPU"))?;
+        crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
     }
     Ok(Channel {
         out: BufWriter::new(File::from(proto)),
     })
-}
-
-/// Pins the calling thread (and so the process before it starts others) to `cpu`.
-pub(crate) fn pin_to_cpu(cpu: usize) -> nix::Result<()> {
-    let mut set = nix::sched::CpuSet::new();
-    set.set(cpu)?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
 
 /// Closes every descriptor above stderr except `keep`.

@@ -5,8 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::gate::{HostGate, KatResult};
-use super::{JobMeasurement, RunRequest};
+use super::RunRequest;
+use super::host_gate::HostGate;
+use super::kat_gate::KatResult;
+use super::measure::{JobMeasurement, per_call_label};
+use super::plan::Job;
 use crate::catalog::{Instance, display_path};
 use crate::kat::KatVerdict;
 use crate::measure::job::ProcessRun;
@@ -24,17 +27,25 @@ pub(crate) fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
 
 /// Builds and writes the record of a measured job; returns its path (or why it could not be
 /// written), the summary for the frontends and the final histogram snapshot.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn job_record(
+pub(super) fn job_record(
     dir: &RunDir,
     req: &RunRequest,
-    inst: &Instance,
-    len: u64,
-    kat: &KatResult,
+    j: &Job,
     host: &HostGate,
-    plan: &TrialPlan,
     m: JobMeasurement,
 ) -> (Result<PathBuf, RunDirError>, JobSummary, HistogramSnapshot) {
+    let (inst, len, kat) = (&j.inst, j.key.input_bytes, &j.kat);
+    // Adaptive jobs ran as many single-trial processes as they needed: the record's plan
+    // says so, which keeps it valid by the harness's rules.
+    let mut plan = j.plan;
+    if req.adaptive.is_some() {
+        plan.trials = m
+            .processes
+            .iter()
+            .map(|p| p.record.trials.len() as u32)
+            .sum();
+        plan.separate_processes = true;
+    }
     let info = m.processes.iter().find_map(|p| p.info.clone());
     let pc = per_call(&m.histogram);
     let trials: Vec<Trial> = m
@@ -46,9 +57,9 @@ pub(crate) fn job_record(
         per_call: pc,
         loop_mean_cycles: loop_stats(&trials, len).and_then(|s| s.mean_cycles),
         timer_overhead_ticks: info.as_ref().map_or(0.0, |i| i.timer_overhead_ticks),
-        per_call_source: info.as_ref().map_or_else(String::new, |i| {
-            super::measure_job::per_call_label(i.per_call_source)
-        }),
+        per_call_source: info
+            .as_ref()
+            .map_or_else(String::new, |i| per_call_label(i.per_call_source)),
         histogram: Arc::new(m.histogram.clone()),
     };
     let additions = Additions {
@@ -71,7 +82,7 @@ pub(crate) fn job_record(
         len,
         kat,
         host,
-        plan,
+        &plan,
         m.processes,
         m.disturbed_retries,
         additions,
@@ -81,28 +92,29 @@ pub(crate) fn job_record(
     (path, summary, snapshot)
 }
 
-/// Writes the record of a job that failed before its plan (e.g. in calibration).
+/// Writes the record of a job that failed before its plan (in calibration).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn failed_record(
+pub(super) fn failed_record(
     dir: &RunDir,
     req: &RunRequest,
     inst: &Instance,
     len: u64,
     kat: &KatResult,
     host: &HostGate,
-    plan: Option<TrialPlan>,
-    processes: Vec<ProcessRun>,
+    calibration: ProcessRun,
     reason: &JobFailure,
 ) -> Result<PathBuf, RunDirError> {
-    let plan = plan.unwrap_or(TrialPlan {
+    // The calibration's own shape: one process of one call.
+    let plan = TrialPlan {
         iterations_per_trial: 1,
         warmups: 0,
         trials: 1,
         separate_processes: true,
         estimated_s: 0.0,
         timeout_per_process_s: 0.0,
-    });
-    let info = processes.iter().find_map(|p| p.info.clone());
+    };
+    let info = calibration.info.clone();
+    let processes = vec![calibration];
     let additions = Additions {
         failure: Some(reason.clone()),
         ..base_additions(req, inst, host, info.as_ref())

@@ -1,0 +1,79 @@
+//! The host gate: the checks before measuring (refusing an unfixed host unless allowed, as
+//! the harness does), the environment block every record carries, the clock the disturbance
+//! test compares against, and the FIXED_ENV comparison that refuses to resume on a changed
+//! host. A thin adapter from `host` to what the campaign and its records need; it never
+//! measures a candidate.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+/// The host as the run found it: checks, the environment block, the clock for the
+/// disturbance test. Checked once per run; records carry this environment.
+pub(crate) struct HostGate {
+    report: crate::host::HostReport,
+    environment: Map<String, Value>,
+    started_utc: String,
+    load_average_start: [f64; 3],
+}
+
+impl HostGate {
+    /// Checks CPU `cpu` of the host below `root` (`/` for this machine).
+    pub(crate) fn check(root: &Path, cpu: usize) -> Result<Self, crate::host::HostError> {
+        let root = crate::host::HostRoot::new(root);
+        let mut probes = crate::host::Probes::for_root(&root)?;
+        let report = crate::host::check_host(&root, cpu, &mut probes);
+        let environment = crate::host::environment(&root, cpu, &mut probes);
+        Ok(Self {
+            report,
+            environment,
+            started_utc: crate::record::utc_now(),
+            load_average_start: crate::record::load_average(),
+        })
+    }
+
+    /// The harness's problem sentences (failed checks only).
+    pub fn problems(&self) -> Vec<String> {
+        self.report.problems()
+    }
+
+    pub fn environment(&self) -> Map<String, Value> {
+        self.environment.clone()
+    }
+
+    /// The harness's `fixed_clock` (cpufreq max, else the probed clock) for the disturbance test.
+    pub fn fixed_clock_hz(&self) -> Option<f64> {
+        crate::host::fixed_clock_hz(&self.environment)
+    }
+
+    pub(crate) fn ref_to_core_ratio(&self) -> Option<f64> {
+        self.environment
+            .get("ref_to_core_ratio")
+            .and_then(Value::as_f64)
+    }
+
+    pub(crate) fn started_utc(&self) -> String {
+        self.started_utc.clone()
+    }
+
+    pub(crate) fn load_average_start(&self) -> [f64; 3] {
+        self.load_average_start
+    }
+
+    /// FIXED_ENV differences between the run's first complete record on this CPU and now.
+    pub(crate) fn changed_since_first_record(&self, run_dir: &Path) -> Vec<String> {
+        let cpu = self.environment.get("cpu_number").cloned();
+        let mut records = crate::record::run_dir::list_records(run_dir);
+        records.sort_by(|a, b| a.1.started_utc.cmp(&b.1.started_utc));
+        let first = records.iter().find(|(_, r)| {
+            r.status.is_complete() && r.environment.get("cpu_number").cloned() == cpu
+        });
+        match first {
+            Some((_, r)) => crate::host::fixed_env_diff(&r.environment, &self.environment)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}

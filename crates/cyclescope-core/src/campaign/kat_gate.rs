@@ -1,0 +1,158 @@
+//! The KAT gate: an instance is timed only once its KAT passed (unless allowed, as the
+//! harness does). It runs the KAT job through the campaign's runner (or carries over a log the
+//! TUI's session already has), records the verdict in `build.json` and reports it as events.
+//! It never measures.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::runner::TrialRunner;
+use super::{CampaignError, RunRequest};
+use crate::catalog::{Instance, display_path};
+use crate::kat::{KatEvent, KatOptions, KatStatus};
+use crate::record::RunDir;
+use crate::record::run_dir::free_bytes;
+use crate::vocabulary::EngineEvent;
+
+/// The KAT verdict as records store it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KatResult {
+    pub(crate) status: KatStatus,
+    pub(crate) detail: String,
+    /// The log, relative to the run directory.
+    pub(crate) log: Option<String>,
+    pub(crate) log_sha256: Option<String>,
+}
+
+/// Runs (or, for a KAT passed earlier this session, carries over) the KAT of `inst`, records
+/// it in `build.json`, and reports it as events.
+pub(super) fn kat_gate(
+    inst: &Instance,
+    req: &RunRequest,
+    dir: &RunDir,
+    runner: &mut dyn TrialRunner,
+    send: &mut dyn FnMut(EngineEvent),
+) -> Result<KatResult, CampaignError> {
+    let rel = Path::new("kat")
+        .join(&inst.candidate)
+        .join(format!("{}.log", inst.label));
+    let result = match carried_over(req, inst, dir, &rel) {
+        Some(r) => r,
+        None => run_fresh(inst, req, dir, &rel, runner, send)?,
+    };
+    send(EngineEvent::KatFinished {
+        label: inst.label.clone(),
+        status: result.status,
+        detail: result.detail.clone(),
+        log: result.log.as_ref().map(|l| dir.root().join(l)),
+    });
+    dir.update_build(&inst.key(), build_entry(inst, &result))
+        .map_err(|source| CampaignError::RecordWrite {
+            run_dir: dir.root().to_path_buf(),
+            what: "build.json".into(),
+            source,
+        })?;
+    Ok(result)
+}
+
+/// A pass from earlier in this session, its log copied into this run.
+fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> Option<KatResult> {
+    let earlier = req.kat_passed.get(&inst.label)?;
+    let log_path = dir.root().join(rel);
+    (earlier.is_file() && copy_log(earlier, &log_path)).then(|| KatResult {
+        status: KatStatus::Pass,
+        detail: "passed earlier in this session; log carried over".into(),
+        log: Some(rel.display().to_string()),
+        log_sha256: crate::record::sha256_file(&log_path).ok(),
+    })
+}
+
+fn run_fresh(
+    inst: &Instance,
+    req: &RunRequest,
+    dir: &RunDir,
+    rel: &Path,
+    runner: &mut dyn TrialRunner,
+    send: &mut dyn FnMut(EngineEvent),
+) -> Result<KatResult, CampaignError> {
+    // The KAT text goes into the run directory: a disk that cannot hold it stops the run
+    // here, rather than failing the candidate for our lack of space.
+    let needed = kat_text_bytes(inst.digest_bits) + (1 << 20);
+    if let Some(free) = free_bytes(dir.root()).filter(|&f| f < needed) {
+        return Err(CampaignError::DiskFull {
+            run_dir: dir.root().to_path_buf(),
+            what: format!("the KAT text of {}", inst.label),
+            needed,
+            free,
+        });
+    }
+    send(EngineEvent::KatStarted {
+        label: inst.label.clone(),
+    });
+    let mut opts = KatOptions::new(dir.root());
+    opts.timeout = req.kat_timeout;
+    opts.worker_exe = req.worker_exe.clone();
+    let label = inst.label.clone();
+    let run = runner.kat(inst, &opts, &mut |ev| {
+        if let KatEvent::Progress { file, done, total } = ev {
+            send(EngineEvent::KatProgress {
+                label: label.clone(),
+                file: file.tag().to_string(),
+                done: *done,
+                total: *total,
+            });
+        }
+    });
+    let log_path = dir.root().join(rel);
+    Ok(KatResult {
+        status: run.status,
+        detail: run.detail,
+        log: run.logged.then(|| rel.display().to_string()),
+        log_sha256: run
+            .logged
+            .then(|| crate::record::sha256_file(&log_path).ok())
+            .flatten(),
+    })
+}
+
+/// Bytes of the default-scope KAT text for a `digest_bits` instance: `KAT_2_12` (4097
+/// messages of up to 512 bytes in hex, and their digests) dominates; `KAT_2_23` is small.
+fn kat_text_bytes(digest_bits: u32) -> u64 {
+    2_600_000 + 4097 * (u64::from(digest_bits) / 4 + 24)
+}
+
+fn copy_log(from: &Path, to: &Path) -> bool {
+    if from == to {
+        return true;
+    }
+    to.parent()
+        .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+        && std::fs::copy(from, to).is_ok()
+}
+
+/// A `build.json` instance entry, as the harness writes it.
+fn build_entry(inst: &Instance, kat: &KatResult) -> Value {
+    let mut m = Map::new();
+    m.insert("candidate".into(), json!(inst.candidate));
+    m.insert("label".into(), json!(inst.label));
+    m.insert(
+        "instance".into(),
+        json!(inst.kat_name.clone().unwrap_or_else(|| inst.label.clone())),
+    );
+    m.insert("variant".into(), json!(inst.variant));
+    m.insert("flags".into(), json!(inst.flags));
+    m.insert("kat".into(), json!(kat.status));
+    m.insert("library".into(), json!(display_path(&inst.library)));
+    m.insert(
+        "library_sha256".into(),
+        json!(crate::record::sha256_file(&inst.library).unwrap_or_default()),
+    );
+    m.insert(
+        "elf_load_bytes".into(),
+        json!(crate::plugin::elf_load_bytes(&inst.library).ok()),
+    );
+    m.insert("kat_log".into(), json!(kat.log));
+    m.insert("kat_log_sha256".into(), json!(kat.log_sha256));
+    Value::Object(m)
+}

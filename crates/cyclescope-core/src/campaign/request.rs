@@ -1,0 +1,336 @@
+//! The run request and its one builder: settings (`config.toml`'s `[settings]`) first, then
+//! what a frontend overrides (CLI flags, the TUI's choices), checked once. The CLI and the TUI
+//! both build their requests here, so a setting cannot be honoured by one and ignored by the
+//! other. A resumed run takes what its `campaign.json` stored and only the rest from here.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::catalog::{Instance, Settings};
+use crate::measure::plan::{Adaptive, MIN_ADAPTIVE_TRIALS, Planning};
+use crate::record::Campaign;
+use crate::worker::Limits;
+
+/// Everything a run needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub instances: Vec<Instance>,
+    pub lengths: Vec<u64>,
+    pub planning: Planning,
+    pub cpu: usize,
+    pub run_dir: PathBuf,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+    pub tui_attached: bool,
+    /// KATs that already passed in this session (the TUI's cache): label → that run's KAT
+    /// log, which is copied into this run instead of re-running the job.
+    pub kat_passed: BTreeMap<String, PathBuf>,
+    pub kat_timeout: Duration,
+    pub(crate) worker_exe: PathBuf,
+    pub limits: Limits,
+    /// Where host checks read sysfs/procfs (tests point it at fixture trees).
+    pub host_root: PathBuf,
+    /// The adaptive mode instead of the guide's fixed number of trials.
+    pub adaptive: Option<Adaptive>,
+    /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
+    /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
+    pub timeout_cap: Option<Duration>,
+}
+
+/// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestOverrides {
+    pub lengths: Option<Vec<u64>>,
+    pub cpu: Option<usize>,
+    pub trials: Option<u32>,
+    pub trial_target_s: Option<f64>,
+    pub op_budget_s: Option<f64>,
+    /// Adaptive mode: the relative CI half-width and the most trials per job.
+    pub adaptive: Option<(f64, u32)>,
+    pub kat_timeout_s: Option<f64>,
+    pub max_address_space_mib: Option<u64>,
+    pub max_cpu_seconds: Option<u64>,
+    pub timeout_cap_s: Option<f64>,
+    pub host_root: Option<PathBuf>,
+    pub allow_unfixed_host: bool,
+    pub allow_kat_fail: bool,
+    pub tui_attached: bool,
+    pub kat_passed: BTreeMap<String, PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    #[error("message lengths must be between 1 byte and 16 MiB (--lengths), not {0:?}")]
+    Lengths(Vec<u64>),
+    #[error("trials per job must be 1…16 (--trials), not {0}")]
+    Trials(u32),
+    #[error("--trial-target and --op-budget must be positive numbers of seconds")]
+    Seconds,
+    #[error("--adaptive takes a fraction between 0 and 1 (e.g. 0.01), not {0}")]
+    Precision(f64),
+    #[error("nothing to measure: no instance selected")]
+    NoInstances,
+}
+
+/// Longest message cyclescope measures.
+const MAX_LENGTH: u64 = 16 << 20;
+/// Address-space limit of a trial process unless told otherwise (RLIMIT_AS).
+const DEFAULT_ADDRESS_SPACE: u64 = 8 << 30;
+
+impl RunRequest {
+    /// A new run of `instances` into `run_dir`.
+    pub fn build(
+        settings: &Settings,
+        instances: Vec<Instance>,
+        run_dir: PathBuf,
+        o: RequestOverrides,
+    ) -> Result<Self, RequestError> {
+        if instances.is_empty() {
+            return Err(RequestError::NoInstances);
+        }
+        let lengths = o
+            .lengths
+            .clone()
+            .unwrap_or_else(|| settings.lengths.clone());
+        if lengths.is_empty() || lengths.iter().any(|&l| l == 0 || l > MAX_LENGTH) {
+            return Err(RequestError::Lengths(lengths));
+        }
+        let planning = Planning::new(
+            o.trials.unwrap_or(settings.trials),
+            o.trial_target_s.unwrap_or(settings.trial_target_s),
+            o.op_budget_s.unwrap_or(settings.op_budget_s),
+        );
+        let cpu = o
+            .cpu
+            .or(settings.cpu)
+            .unwrap_or_else(crate::cpu::last_allowed);
+        let mut req = Self::bare(instances, lengths, cpu, run_dir, planning);
+        req.apply(settings, o)?;
+        Ok(req)
+    }
+
+    /// The run in `run_dir` continued: instances, lengths, CPU, planning, mode and the allow
+    /// flags as its `campaign.json` stored them; the overrides may add an allow flag or the
+    /// adaptive mode, and set what a campaign does not store (timeouts, limits, host root).
+    pub fn resume(
+        settings: &Settings,
+        campaign: Campaign,
+        run_dir: PathBuf,
+        mut o: RequestOverrides,
+    ) -> Result<Self, RequestError> {
+        let c = campaign.cyclescope;
+        let mut req = Self::bare(c.instances, c.lengths, c.cpu, run_dir, campaign.planning);
+        req.adaptive = c.adaptive;
+        o.allow_unfixed_host |= c.allow_unfixed_host;
+        o.allow_kat_fail |= c.allow_kat_fail;
+        req.apply(settings, o)?;
+        Ok(req)
+    }
+
+    /// The guide's defaults for everything but what to measure and where.
+    fn bare(
+        instances: Vec<Instance>,
+        lengths: Vec<u64>,
+        cpu: usize,
+        run_dir: PathBuf,
+        planning: Planning,
+    ) -> Self {
+        Self {
+            instances,
+            lengths,
+            planning,
+            cpu,
+            run_dir,
+            allow_unfixed_host: false,
+            allow_kat_fail: false,
+            tui_attached: false,
+            kat_passed: BTreeMap::new(),
+            kat_timeout: Duration::from_secs(900),
+            worker_exe: crate::worker::default_exe(),
+            limits: Limits {
+                address_space_bytes: Some(DEFAULT_ADDRESS_SPACE),
+                cpu_seconds: None,
+            },
+            host_root: PathBuf::from("/"),
+            timeout_cap: None,
+            adaptive: None,
+        }
+    }
+
+    /// Everything both kinds of request take from the settings and the overrides.
+    fn apply(&mut self, settings: &Settings, o: RequestOverrides) -> Result<(), RequestError> {
+        let p = &self.planning;
+        if !(1..=16).contains(&p.trials) {
+            return Err(RequestError::Trials(p.trials));
+        }
+        if !(p.trial_target_s > 0.0 && p.op_budget_s > 0.0) {
+            return Err(RequestError::Seconds);
+        }
+        if let Some((precision, max_trials)) = o.adaptive {
+            if !(precision > 0.0 && precision < 1.0) {
+                return Err(RequestError::Precision(precision));
+            }
+            self.adaptive = Some(Adaptive {
+                precision,
+                max_trials: max_trials.clamp(MIN_ADAPTIVE_TRIALS, 1000),
+            });
+        }
+        self.allow_unfixed_host |= o.allow_unfixed_host;
+        self.allow_kat_fail |= o.allow_kat_fail;
+        self.tui_attached |= o.tui_attached;
+        self.kat_passed = o.kat_passed;
+        let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);
+        self.kat_timeout = Duration::from_secs_f64(kat_timeout_s.max(0.1));
+        if let Some(mib) = o.max_address_space_mib {
+            self.limits.address_space_bytes = Some(mib << 20);
+        }
+        if let Some(s) = o.max_cpu_seconds {
+            self.limits.cpu_seconds = Some(s);
+        }
+        self.timeout_cap = o.timeout_cap_s.map(|s| Duration::from_secs_f64(s.max(0.1)));
+        if let Some(root) = o.host_root {
+            self.host_root = root;
+        }
+        Ok(())
+    }
+
+    /// `d`, or the cap when that is shorter.
+    pub(crate) fn capped(&self, d: Duration) -> Duration {
+        self.timeout_cap.map_or(d, |c| d.min(c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance() -> Instance {
+        Instance {
+            candidate: "iccs".into(),
+            algorithm: "pseudoXOF".into(),
+            label: "pseudoXOF-512".into(),
+            library: "lib/libpseudoxof.so".into(),
+            digest_bits: 512,
+            variant: "iccs-baseline".into(),
+            flags: "guide".into(),
+            kat_manifest: None,
+            kat_name: None,
+        }
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            lengths: vec![64, 4096],
+            trials: 7,
+            trial_target_s: 0.25,
+            op_budget_s: 60.0,
+            cpu: Some(1),
+            kat_timeout_s: 42.0,
+            runs_dir: PathBuf::from("elsewhere"),
+        }
+    }
+
+    #[test]
+    fn settings_are_honoured_and_overrides_win() {
+        let r = RunRequest::build(
+            &settings(),
+            vec![instance()],
+            "r".into(),
+            RequestOverrides::default(),
+        )
+        .unwrap();
+        assert_eq!(r.lengths, [64, 4096]);
+        assert_eq!(r.planning, Planning::new(7, 0.25, 60.0));
+        assert_eq!(r.cpu, 1);
+        assert_eq!(r.kat_timeout, Duration::from_secs(42));
+        assert_eq!(r.limits.address_space_bytes, Some(8 << 30));
+        let o = RequestOverrides {
+            lengths: Some(vec![32]),
+            cpu: Some(0),
+            trials: Some(3),
+            kat_timeout_s: Some(5.0),
+            max_address_space_mib: Some(512),
+            max_cpu_seconds: Some(9),
+            timeout_cap_s: Some(2.0),
+            adaptive: Some((0.02, 1)),
+            host_root: Some("fixture".into()),
+            allow_unfixed_host: true,
+            ..RequestOverrides::default()
+        };
+        let r = RunRequest::build(&settings(), vec![instance()], "r".into(), o).unwrap();
+        assert_eq!(
+            (r.lengths.as_slice(), r.cpu, r.planning.trials),
+            (&[32][..], 0, 3)
+        );
+        assert_eq!(
+            r.planning.trial_target_s, 0.25,
+            "not overridden: the setting"
+        );
+        assert_eq!(r.kat_timeout, Duration::from_secs(5));
+        assert_eq!(
+            r.limits,
+            Limits {
+                address_space_bytes: Some(512 << 20),
+                cpu_seconds: Some(9)
+            }
+        );
+        assert_eq!(r.timeout_cap, Some(Duration::from_secs(2)));
+        assert_eq!(
+            r.adaptive,
+            Some(Adaptive {
+                precision: 0.02,
+                max_trials: MIN_ADAPTIVE_TRIALS
+            })
+        );
+        assert_eq!(r.host_root, PathBuf::from("fixture"));
+        assert!(r.allow_unfixed_host && !r.allow_kat_fail);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_the_reason() {
+        let build = |o| RunRequest::build(&settings(), vec![instance()], "r".into(), o);
+        let cases = [
+            (
+                RequestOverrides {
+                    lengths: Some(vec![0]),
+                    ..Default::default()
+                },
+                RequestError::Lengths(vec![0]),
+            ),
+            (
+                RequestOverrides {
+                    lengths: Some(vec![]),
+                    ..Default::default()
+                },
+                RequestError::Lengths(vec![]),
+            ),
+            (
+                RequestOverrides {
+                    trials: Some(17),
+                    ..Default::default()
+                },
+                RequestError::Trials(17),
+            ),
+            (
+                RequestOverrides {
+                    op_budget_s: Some(0.0),
+                    ..Default::default()
+                },
+                RequestError::Seconds,
+            ),
+            (
+                RequestOverrides {
+                    adaptive: Some((1.5, 30)),
+                    ..Default::default()
+                },
+                RequestError::Precision(1.5),
+            ),
+        ];
+        for (o, want) in cases {
+            assert_eq!(build(o), Err(want));
+        }
+        let none = RunRequest::build(&settings(), vec![], "r".into(), RequestOverrides::default());
+        assert_eq!(none, Err(RequestError::NoInstances));
+    }
+}

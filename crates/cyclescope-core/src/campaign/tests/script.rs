@@ -1,0 +1,179 @@
+//! A scripted `TrialRunner`: KAT verdicts and trial processes from a list of steps instead of
+//! worker processes, so the campaign's logic is tested on any machine, in milliseconds, with
+//! no timing in the assertions.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::Map;
+
+use crate::campaign::runner::{KatRun, TrialRunner};
+use crate::catalog::Instance;
+use crate::counter::CycleSource;
+use crate::kat::{KatEvent, KatOptions, KatStatus};
+use crate::measure::job::{ProcessRun, WorkerInfo};
+use crate::measure::stats::Trial;
+use crate::measure::trial::TrialSpec;
+use crate::record::ProcessRecord;
+use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
+
+/// The fixture host's fixed clock (`tuned-intel`: cpufreq max 2.1 GHz).
+pub(super) const CLOCK_HZ: f64 = 2.1e9;
+/// Seconds of every scripted trial: long enough for the harness's slow-clock test.
+const TRIAL_S: f64 = 0.02;
+
+/// What one trial process does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Step {
+    /// Every trial at the fixed clock, never preempted.
+    Clean,
+    /// Trials at `factor` × the usual cycles (spread for the adaptive mode).
+    Cycles(f64),
+    /// The clock ran at 80 % of the fixed clock (the harness's disturbance).
+    SlowClock,
+    /// The worker waited 5 % of each trial for its CPU.
+    Preempted,
+    /// Killed by SIGSEGV before any trial.
+    Crash,
+    /// No result within the timeout.
+    Timeout,
+    /// The operator cancels while this process runs.
+    Cancel,
+}
+
+pub(super) struct Scripted {
+    pub(super) kat: KatStatus,
+    pub(super) steps: VecDeque<Step>,
+    pub(super) cancel: Arc<AtomicBool>,
+    /// Counts, for assertions.
+    pub(super) kat_runs: usize,
+    pub(super) calibrations: usize,
+    pub(super) processes: usize,
+}
+
+impl Scripted {
+    pub(super) fn new(steps: &[Step]) -> Self {
+        Self {
+            kat: KatStatus::Pass,
+            steps: steps.iter().copied().collect(),
+            cancel: Arc::new(AtomicBool::new(false)),
+            kat_runs: 0,
+            calibrations: 0,
+            processes: 0,
+        }
+    }
+}
+
+fn is_calibration(spec: &TrialSpec) -> bool {
+    spec.iterations == 1 && spec.trials == 1 && spec.sample_calls == 0
+}
+
+impl TrialRunner for Scripted {
+    fn kat(
+        &mut self,
+        _inst: &Instance,
+        _opts: &KatOptions,
+        _progress: &mut dyn FnMut(&KatEvent),
+    ) -> KatRun {
+        self.kat_runs += 1;
+        KatRun {
+            status: self.kat,
+            detail: "scripted".into(),
+            logged: false,
+        }
+    }
+
+    fn trial(
+        &mut self,
+        _inst: &Instance,
+        spec: &TrialSpec,
+        timeout: Duration,
+        on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+    ) -> ProcessRun {
+        let step = if is_calibration(spec) {
+            self.calibrations += 1;
+            Step::Clean
+        } else {
+            self.processes += 1;
+            self.steps.pop_front().unwrap_or(Step::Clean)
+        };
+        let (factor, waited) = match step {
+            Step::Cycles(f) => (f, 0.0),
+            Step::SlowClock => (0.8, 0.0),
+            Step::Preempted => (1.0, 0.05),
+            _ => (1.0, 0.0),
+        };
+        let outcome = match step {
+            Step::Crash => JobOutcome::Failed(JobFailure::new(
+                FailureKind::Crash,
+                "worker killed by SIGSEGV",
+            )),
+            Step::Timeout => JobOutcome::Failed(JobFailure::new(
+                FailureKind::Timeout,
+                format!(
+                    "no result after {:.1} s; worker killed",
+                    timeout.as_secs_f64()
+                ),
+            )),
+            Step::Cancel => {
+                self.cancel.store(true, Ordering::SeqCst);
+                JobOutcome::Cancelled
+            }
+            _ => JobOutcome::Complete,
+        };
+        let n = if outcome == JobOutcome::Complete {
+            spec.trials
+        } else {
+            0
+        };
+        let trials: Vec<Trial> = (0..n)
+            .map(|_| Trial {
+                measurements: spec.iterations,
+                seconds: TRIAL_S,
+                cycles: (TRIAL_S * CLOCK_HZ * factor) as u64,
+            })
+            .collect();
+        for t in &trials {
+            on_samples(&[900, 1000, 1100], None);
+            on_samples(&[], Some(t));
+        }
+        let complete = outcome == JobOutcome::Complete;
+        ProcessRun {
+            record: ProcessRecord {
+                status: if complete {
+                    ProcessStatus::Complete
+                } else {
+                    ProcessStatus::Partial
+                },
+                exit_code: if complete { 0 } else { -11 },
+                meta: Map::new(),
+                trials: trials.clone(),
+                stderr: if complete {
+                    String::new()
+                } else {
+                    "scripted fault".into()
+                },
+                command: vec!["scripted".into()],
+                wall_s: TRIAL_S * f64::from(n) + 0.001,
+                disturbed_retries: 0,
+            },
+            waited_ns: trials
+                .iter()
+                .map(|_| Some((waited * TRIAL_S * 1e9) as u64))
+                .collect(),
+            info: Some(WorkerInfo {
+                meta: None,
+                cycle_source: CycleSource::Tsc,
+                core_cycles: false,
+                perf_unavailable: None,
+                per_call_source: Some(CycleSource::Tsc),
+                timer_overhead_ticks: 50.0,
+                baseline_rss_bytes: 1 << 20,
+            }),
+            outcome,
+            peak_rss_bytes: 2 << 20,
+        }
+    }
+}

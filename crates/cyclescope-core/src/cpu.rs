@@ -1,0 +1,163 @@
+//! Where this process's threads run: pinning a thread to the measurement CPU (workers, the
+//! clock probe, the host's pinning check) and keeping the measuring process itself off that
+//! CPU (the campaign's thread, the TUI's threads), so a trial never shares its core with
+//! cyclescope. The one place that calls `sched_setaffinity`; it never decides which CPU is
+//! the measurement CPU.
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::unistd::Pid;
+
+/// The calling thread (pid 0 in the affinity calls means "this thread").
+fn this_thread() -> Pid {
+    Pid::from_raw(0)
+}
+
+/// Pins the calling thread (and so a process before it starts others) to `cpu`.
+pub(crate) fn pin_current_thread(cpu: usize) -> nix::Result<()> {
+    let mut set = CpuSet::new();
+    set.set(cpu)?;
+    sched_setaffinity(this_thread(), &set)
+}
+
+/// The highest-numbered CPU this process may use (the default measurement CPU: CPU 0 takes
+/// most interrupts).
+pub fn last_allowed() -> usize {
+    sched_getaffinity(this_thread())
+        .ok()
+        .and_then(|set| {
+            (0..CpuSet::count())
+                .rev()
+                .find(|&c| set.is_set(c).unwrap_or(false))
+        })
+        .unwrap_or(0)
+}
+
+/// A set of CPUs a thread may run on, taken once so that stepping off one CPU can later be
+/// redone for another (the TUI lets the operator change the measurement CPU).
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMask(CpuSet);
+
+impl CpuMask {
+    /// The CPUs the calling thread may use now.
+    pub fn of_this_thread() -> Option<Self> {
+        sched_getaffinity(this_thread()).ok().map(CpuMask)
+    }
+
+    fn count(&self) -> usize {
+        (0..CpuSet::count())
+            .filter(|&c| self.0.is_set(c).unwrap_or(false))
+            .count()
+    }
+
+    /// This mask without `cpu`, when another CPU is left in it.
+    fn without(&self, cpu: usize) -> Option<Self> {
+        let mut rest = self.0;
+        rest.unset(cpu).ok()?;
+        let rest = CpuMask(rest);
+        (rest.count() > 0).then_some(rest)
+    }
+
+    /// Moves the calling thread (and every thread it spawns later, which inherit the mask) to
+    /// this mask minus `cpu`. On a single-CPU mask, or where a cpuset forbids the change, the
+    /// thread stays where it was: best effort, reported by the return value.
+    pub fn step_off(&self, cpu: usize) -> bool {
+        self.without(cpu)
+            .is_some_and(|rest| sched_setaffinity(this_thread(), &rest.0).is_ok())
+    }
+
+    /// Puts the calling thread back on this mask.
+    fn restore(&self) {
+        // The mask was valid when taken; if a hotplug removed CPUs since, the thread keeps
+        // the CPUs it has, which are still valid places to run.
+        let _ = sched_setaffinity(this_thread(), &self.0);
+    }
+}
+
+/// Keeps the calling thread off the measurement CPU until dropped: the campaign holds one
+/// for the whole run, so the headless CLI, like the TUI, never competes with its own trials.
+pub struct OffCpu {
+    previous: Option<CpuMask>,
+}
+
+impl OffCpu {
+    pub fn enter(cpu: usize) -> Self {
+        let previous = CpuMask::of_this_thread();
+        let moved = previous.is_some_and(|m| m.step_off(cpu));
+        Self {
+            previous: previous.filter(|_| moved),
+        }
+    }
+}
+
+impl Drop for OffCpu {
+    fn drop(&mut self) {
+        if let Some(m) = self.previous {
+            m.restore();
+        }
+    }
+}
+
+/// Pins the calling thread to one CPU until dropped, then restores its mask (the clock probe
+/// runs on the measurement CPU from a thread that must not stay there).
+pub(crate) struct Pinned {
+    previous: CpuMask,
+}
+
+impl Pinned {
+    pub(crate) fn to(cpu: usize) -> nix::Result<Self> {
+        let previous = sched_getaffinity(this_thread()).map(CpuMask)?;
+        pin_current_thread(cpu)?;
+        Ok(Pinned { previous })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        self.previous.restore();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(cpu: usize) -> bool {
+        CpuMask::of_this_thread().is_some_and(|m| m.0.is_set(cpu).unwrap_or(false))
+    }
+
+    #[test]
+    fn stepping_off_and_pinning_are_undone_on_drop() {
+        // A fresh thread, so the test harness's own threads keep their masks.
+        std::thread::spawn(|| {
+            let before = CpuMask::of_this_thread().expect("affinity is readable");
+            let last = last_allowed();
+            assert!(on(last));
+            {
+                let _off = OffCpu::enter(last);
+                // With one CPU there is nowhere else to go, and the thread stays put.
+                assert_eq!(on(last), before.count() == 1);
+            }
+            assert!(on(last));
+            {
+                let _pinned = Pinned::to(last).expect("pinning to an allowed CPU works");
+                assert_eq!(CpuMask::of_this_thread().map(|m| m.count()), Some(1));
+            }
+            assert_eq!(
+                CpuMask::of_this_thread().map(|m| m.count()),
+                Some(before.count())
+            );
+        })
+        .join()
+        .expect("the affinity thread finished");
+    }
+
+    #[test]
+    fn a_mask_is_never_emptied() {
+        let mut one = CpuSet::new();
+        one.set(0).unwrap();
+        assert!(CpuMask(one).without(0).is_none());
+        let mut two = one;
+        two.set(1).unwrap();
+        assert_eq!(CpuMask(two).without(1).map(|m| m.count()), Some(1));
+    }
+}
