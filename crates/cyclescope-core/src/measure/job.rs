@@ -24,9 +24,6 @@ use crate::record::ProcessRecord;
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
 use crate::worker::{self, Exit, Limits, WorkerCommand};
 
-/// Attempts per process when the clock was slow during a trial (the 3rd is kept regardless).
-pub(crate) const MAX_ATTEMPTS: u32 = 3;
-
 /// Where and how workers run.
 #[derive(Debug, Clone)]
 pub(crate) struct WorkerSetup {

@@ -150,16 +150,6 @@ pub enum JobOutcome {
     Cancelled,
 }
 
-impl JobOutcome {
-    /// The failure, when the outcome is one.
-    pub fn failure(&self) -> Option<&JobFailure> {
-        match self {
-            JobOutcome::Failed(f) => Some(f),
-            JobOutcome::Complete | JobOutcome::Cancelled => None,
-        }
-    }
-}
-
 /// The figures of a finished job, as the results table shows them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSummary {
