@@ -43,7 +43,13 @@ impl CpuMask {
         sched_getaffinity(this_thread()).ok().map(CpuMask)
     }
 
-    fn count(&self) -> usize {
+    /// Whether `cpu` is in this mask.
+    pub fn contains(&self, cpu: usize) -> bool {
+        self.0.is_set(cpu).unwrap_or(false)
+    }
+
+    /// How many CPUs this mask holds.
+    pub fn count(&self) -> usize {
         (0..CpuSet::count())
             .filter(|&c| self.0.is_set(c).unwrap_or(false))
             .count()
@@ -122,7 +128,7 @@ mod tests {
     use super::*;
 
     fn on(cpu: usize) -> bool {
-        CpuMask::of_this_thread().is_some_and(|m| m.0.is_set(cpu).unwrap_or(false))
+        CpuMask::of_this_thread().is_some_and(|m| m.contains(cpu))
     }
 
     #[test]

@@ -293,3 +293,41 @@ fn the_clock_of_scripted_trials_is_the_fixture_clock() {
     assert_eq!(host.fixed_clock_hz(), Some(CLOCK_HZ));
     assert!(host.problems().is_empty());
 }
+
+#[test]
+fn the_campaign_thread_measures_from_off_the_measurement_cpu() {
+    // On its own thread, so the test harness's threads keep their masks.
+    std::thread::spawn(|| {
+        let cpu = crate::cpu::last_allowed();
+        let allowed = crate::cpu::CpuMask::of_this_thread().expect("affinity is readable");
+        let tmp = tempfile::tempdir().unwrap();
+        let mut req = request(&tmp.path().join("run"), &[32], None);
+        req.cpu = cpu;
+        req.allow_unfixed_host = true;
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut during = None;
+        // Cancelled as soon as it starts: the real runner never gets to start a worker.
+        let outcome = super::run(
+            &req,
+            &mut |ev| {
+                if matches!(ev, EngineEvent::RunStarted { .. }) {
+                    during = crate::cpu::CpuMask::of_this_thread();
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            },
+            &cancel.clone(),
+        )
+        .unwrap();
+        assert!(outcome.cancelled);
+        let during = during.expect("the run started");
+        assert_eq!(
+            during.contains(cpu),
+            allowed.count() == 1,
+            "off CPU {cpu} unless it is the only one"
+        );
+        let after = crate::cpu::CpuMask::of_this_thread().unwrap();
+        assert!(after.contains(cpu), "the thread's mask is restored");
+    })
+    .join()
+    .expect("the campaign thread finished");
+}
