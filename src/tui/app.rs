@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::catalog::{Candidate, GUIDE_LENGTHS, Instance, Settings};
-pub use crate::host::Status as HostStatus;
+use crate::host::Status as CheckStatus;
 use crate::kat::KatStatus;
 use crate::measure::Planning;
 use crate::vocabulary::JobKey;
@@ -91,7 +91,7 @@ impl KatState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRow {
     pub name: String,
-    pub status: HostStatus,
+    pub status: CheckStatus,
     pub value: String,
     /// How to fix it (shown for the selected check).
     pub hint: Option<String>,
@@ -209,7 +209,7 @@ impl App {
             kat_logs: HashMap::new(),
             host: vec![HostRow {
                 name: "host".into(),
-                status: HostStatus::Unknown,
+                status: CheckStatus::Unknown,
                 value: "not checked yet".into(),
                 hint: Some("press r to run the host checks".into()),
             }],
@@ -311,7 +311,7 @@ impl App {
         let bad = self
             .host
             .iter()
-            .filter(|r| r.status == HostStatus::Fail)
+            .filter(|r| r.status == CheckStatus::Fail)
             .count();
         if bad > 0 {
             self.push_log(

@@ -12,9 +12,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
-use super::app::{App, HostRow, HostStatus, Mode};
+use super::app::{App, HostRow, Mode};
 use crate::catalog::{self, Catalog};
 use crate::counter::CycleSource;
+use crate::host::Status as CheckStatus;
 use crate::kat::KatStatus;
 use crate::measure::plan::{Planning, plan};
 use crate::measure::stats::{new_histogram, per_call};
@@ -113,25 +114,25 @@ fn host_rows() -> Vec<HostRow> {
         hint: hint.map(Into::into),
     };
     vec![
-        row("architecture", HostStatus::Pass, "x86_64", None),
+        row("architecture", CheckStatus::Pass, "x86_64", None),
         row(
             "cycle counter",
-            HostStatus::Warn,
+            CheckStatus::Warn,
             "perf_event_paranoid 4: tsc",
             Some("sysctl kernel.perf_event_paranoid=2 for user-mode core cycles"),
         ),
-        row("turbo / boost", HostStatus::Pass, "off", None),
+        row("turbo / boost", CheckStatus::Pass, "off", None),
         row(
             "governor",
-            HostStatus::Unknown,
+            CheckStatus::Unknown,
             "no cpufreq (virtual machine)",
             Some("set the governor to performance where cpufreq exists"),
         ),
-        row("SMT", HostStatus::Pass, "CPU 1 alone in its core", None),
-        row("cpuset", HostStatus::Pass, "CPU 1 usable", None),
+        row("SMT", CheckStatus::Pass, "CPU 1 alone in its core", None),
+        row("cpuset", CheckStatus::Pass, "CPU 1 usable", None),
         row(
             "clock",
-            HostStatus::Fail,
+            CheckStatus::Fail,
             "not steady: IQR 1.2 % of 2.10 GHz",
             Some("pin the clock (cpufreq min = max) or measure on an idle host"),
         ),

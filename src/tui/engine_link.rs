@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::app::{HostRow, HostStatus, RunSpec};
+use super::app::{HostRow, RunSpec};
 use crate::campaign::{self, CampaignError, RequestOverrides, RunRequest};
 use crate::catalog::Settings;
 use crate::cpu::CpuMask;
@@ -127,7 +127,7 @@ impl EngineLink {
                 let _ = tx.send(Msg::Repaint);
                 vec![HostRow {
                     name: "host checks".into(),
-                    status: HostStatus::Unknown,
+                    status: Status::Unknown,
                     value: format!("failed: {}", panic_text(p.as_ref())),
                     hint: None,
                 }]
@@ -252,7 +252,7 @@ fn host_rows(cpu: usize) -> Vec<HostRow> {
         Err(e) => {
             return vec![HostRow {
                 name: "host checks".into(),
-                status: HostStatus::Unknown,
+                status: Status::Unknown,
                 value: e.to_string(),
                 hint: None,
             }];

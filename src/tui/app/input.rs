@@ -7,8 +7,9 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::{App, Chart, HistView, HostRow, HostStatus, LogLevel, Mode, Panel, RunSpec, RunState};
+use super::{App, Chart, HistView, HostRow, LogLevel, Mode, Panel, RunSpec, RunState};
 use crate::catalog::GUIDE_LENGTHS;
+use crate::host::Status as CheckStatus;
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap;
 use crate::tui::screen::Hitmap;
@@ -326,7 +327,7 @@ impl App {
         }
         self.host = vec![HostRow {
             name: "host".into(),
-            status: HostStatus::Unknown,
+            status: CheckStatus::Unknown,
             value: format!("checking CPU {}…", self.cpu),
             hint: None,
         }];

@@ -116,7 +116,7 @@ fn changing_the_cpu_rechecks_the_host_but_not_during_a_run() {
         app.act(Action::CpuNext),
         Some(Effect::RecheckHost { cpu: 0 })
     );
-    assert_eq!(app.host[0].status, HostStatus::Unknown);
+    assert_eq!(app.host[0].status, crate::host::Status::Unknown);
     let mut running = demo::measuring();
     assert_eq!(running.act(Action::CpuPrev), None);
     assert_eq!(running.cpu, 1);

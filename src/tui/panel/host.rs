@@ -8,14 +8,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_start};
-use crate::tui::app::{App, HostStatus, Panel};
+use crate::host::Status as CheckStatus;
+use crate::tui::app::{App, Panel};
 
-pub fn status_span(s: HostStatus) -> Span<'static> {
+pub fn status_span(s: CheckStatus) -> Span<'static> {
     match s {
-        HostStatus::Pass => Span::styled("Pass", Style::new().fg(GOOD)),
-        HostStatus::Warn => Span::styled("Warn", Style::new().fg(WARN)),
-        HostStatus::Fail => Span::styled("Fail", Style::new().fg(BAD).add_modifier(Modifier::BOLD)),
-        HostStatus::Unknown | HostStatus::Skip => Span::styled("  ? ", Style::new().fg(DIM)),
+        CheckStatus::Pass => Span::styled("Pass", Style::new().fg(GOOD)),
+        CheckStatus::Warn => Span::styled("Warn", Style::new().fg(WARN)),
+        CheckStatus::Fail => {
+            Span::styled("Fail", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
+        }
+        CheckStatus::Unknown | CheckStatus::Skip => Span::styled("  ? ", Style::new().fg(DIM)),
     }
 }
 
