@@ -77,8 +77,15 @@ impl Layout {
     }
 }
 
-/// What the live progress events need across the processes of a job.
-struct Live {
+/// One job being measured: where its processes come from, what was kept so far, and what the
+/// live progress events need across its processes.
+struct Measuring<'a> {
+    runner: &'a mut dyn TrialRunner,
+    layout: Layout,
+    job: &'a Job,
+    fixed_clock_hz: Option<f64>,
+    send: &'a mut dyn FnMut(EngineEvent),
+    m: JobMeasurement,
     done_trials: Vec<Trial>,
     last_progress: Instant,
     overhead: f64,
@@ -89,43 +96,39 @@ pub(super) fn measure_job(
     runner: &mut dyn TrialRunner,
     req: &RunRequest,
     fixed_clock_hz: Option<f64>,
-    j: &Job,
+    job: &Job,
     send: &mut dyn FnMut(EngineEvent),
 ) -> Measured {
-    send(EngineEvent::JobStarted { job: j.key.clone() });
-    let layout = Layout::of(req, j);
-    let mut m = JobMeasurement {
-        processes: Vec::new(),
-        histogram: new_histogram(),
-        per_process: Vec::new(),
-        disturbed_retries: 0,
-        failure: None,
-    };
-    let mut live = Live {
+    send(EngineEvent::JobStarted {
+        job: job.key.clone(),
+    });
+    let mut run = Measuring {
+        runner,
+        layout: Layout::of(req, job),
+        job,
+        fixed_clock_hz,
+        send,
+        m: JobMeasurement {
+            processes: Vec::new(),
+            histogram: new_histogram(),
+            per_process: Vec::new(),
+            disturbed_retries: 0,
+            failure: None,
+        },
         done_trials: Vec::new(),
         last_progress: Instant::now() - PROGRESS_INTERVAL,
         overhead: 0.0,
         source: String::new(),
     };
-    for index in 0..layout.processes {
-        let kept = keep_one_process(
-            runner,
-            &layout,
-            j,
-            fixed_clock_hz,
-            index,
-            &mut m,
-            &mut live,
-            send,
-        );
-        if !kept {
+    for index in 0..run.layout.processes {
+        if !run.keep_one_process(index) {
             return Measured::Cancelled;
         }
-        if m.failure.is_some() || precise_enough(req.adaptive, &live.done_trials) {
+        if run.m.failure.is_some() || precise_enough(req.adaptive, &run.done_trials) {
             break;
         }
     }
-    Measured::Done(m)
+    Measured::Done(run.m)
 }
 
 /// The adaptive mode's stop: enough trials and a tight enough confidence interval.
@@ -136,57 +139,94 @@ pub(super) fn precise_enough(adaptive: Option<Adaptive>, trials: &[Trial]) -> bo
     })
 }
 
-/// Runs process `index` of the job until it is not disturbed (or the last attempt), and
-/// keeps it. False when the run was cancelled meanwhile.
-#[allow(clippy::too_many_arguments)]
-fn keep_one_process(
-    runner: &mut dyn TrialRunner,
-    layout: &Layout,
-    j: &Job,
-    fixed_clock_hz: Option<f64>,
-    index: u32,
-    m: &mut JobMeasurement,
-    live: &mut Live,
-    send: &mut dyn FnMut(EngineEvent),
-) -> bool {
-    let mut attempt = 1;
-    loop {
-        let mut h = m.histogram.clone();
-        let mut h_process = new_histogram();
-        let mut run = run_one(runner, layout, j, &mut h, &mut h_process, live, send);
-        if let Some(info) = &run.info {
-            live.overhead = info.timer_overhead_ticks;
-            live.source = per_call_label(info.per_call_source);
-        }
-        let failure = match &run.outcome {
-            JobOutcome::Cancelled => return false,
-            JobOutcome::Complete => None,
-            JobOutcome::Failed(f) => Some(f.clone()),
-        };
-        if failure.is_none()
-            && attempt < MAX_ATTEMPTS
-            && let Some(reason) = disturbance_of(&run, fixed_clock_hz)
-        {
-            attempt += 1;
-            m.disturbed_retries += 1;
-            send(EngineEvent::TrialRetried {
-                job: j.key.clone(),
-                trial: index + 1,
-                reason,
-            });
-            continue;
-        }
-        run.record.disturbed_retries = attempt - 1;
-        match failure {
-            None => {
-                m.histogram = h;
-                m.per_process.extend(per_call(&h_process));
-                live.done_trials.extend(run.record.trials.iter().copied());
+impl Measuring<'_> {
+    /// Runs process `index` of the job until it is not disturbed (or the last attempt), and
+    /// keeps it. False when the run was cancelled meanwhile.
+    fn keep_one_process(&mut self, index: u32) -> bool {
+        let mut attempt = 1;
+        loop {
+            let mut h = self.m.histogram.clone();
+            let mut h_process = new_histogram();
+            let mut run = self.run_one(&mut h, &mut h_process);
+            if let Some(info) = &run.info {
+                self.overhead = info.timer_overhead_ticks;
+                self.source = per_call_label(info.per_call_source);
             }
-            Some(f) => m.failure = Some(f),
+            let failure = match &run.outcome {
+                JobOutcome::Cancelled => return false,
+                JobOutcome::Complete => None,
+                JobOutcome::Failed(f) => Some(f.clone()),
+            };
+            if failure.is_none()
+                && attempt < MAX_ATTEMPTS
+                && let Some(reason) = disturbance_of(&run, self.fixed_clock_hz)
+            {
+                attempt += 1;
+                self.m.disturbed_retries += 1;
+                (self.send)(EngineEvent::TrialRetried {
+                    job: self.job.key.clone(),
+                    trial: index + 1,
+                    reason,
+                });
+                continue;
+            }
+            run.record.disturbed_retries = attempt - 1;
+            match failure {
+                None => {
+                    self.m.histogram = h;
+                    self.m.per_process.extend(per_call(&h_process));
+                    self.done_trials.extend(run.record.trials.iter().copied());
+                }
+                Some(f) => self.m.failure = Some(f),
+            }
+            self.m.processes.push(run);
+            return true;
         }
-        m.processes.push(run);
-        return true;
+    }
+
+    /// One attempt of one process, its samples folded into `h` (the job's so far plus this
+    /// process's) and `h_process`, progress sent at most every `PROGRESS_INTERVAL`.
+    fn run_one(
+        &mut self,
+        h: &mut hdrhistogram::Histogram<u64>,
+        h_process: &mut hdrhistogram::Histogram<u64>,
+    ) -> ProcessRun {
+        let (j, layout) = (self.job, &self.layout);
+        let (done_trials, last_progress) = (&self.done_trials, &mut self.last_progress);
+        let (overhead, source, send) = (self.overhead, &self.source, &mut *self.send);
+        let mut trials_here: Vec<Trial> = Vec::new();
+        self.runner.trial(
+            &j.inst,
+            &layout.spec,
+            layout.timeout,
+            &mut |ticks, trial| {
+                job::record_samples(h, ticks);
+                job::record_samples(h_process, ticks);
+                if let Some(t) = trial {
+                    trials_here.push(*t);
+                }
+                if last_progress.elapsed() < PROGRESS_INTERVAL {
+                    return;
+                }
+                *last_progress = Instant::now();
+                let all: Vec<Trial> = done_trials.iter().chain(&trials_here).copied().collect();
+                send(EngineEvent::TrialProgress {
+                    job: j.key.clone(),
+                    trial: (all.len() + 1).min(layout.total_trials as usize) as u32,
+                    trials: layout.total_trials,
+                    calls_done: all.iter().map(|t| t.measurements).sum(),
+                    calls_total: layout.calls_total,
+                    snapshot: HistogramSnapshot {
+                        per_call: per_call(h),
+                        histogram: Arc::new(h.clone()),
+                        loop_mean_cycles: loop_stats(&all, j.key.input_bytes)
+                            .and_then(|s| s.mean_cycles),
+                        timer_overhead_ticks: overhead,
+                        per_call_source: source.clone(),
+                    },
+                });
+            },
+        )
     }
 }
 
@@ -197,58 +237,6 @@ fn disturbance_of(run: &ProcessRun, fixed_clock_hz: Option<f64>) -> Option<Strin
         .iter()
         .zip(run.waited_ns.iter())
         .find_map(|(t, w)| job::disturbance(t, *w, fixed_clock_hz))
-}
-
-/// One attempt of one process, its samples folded into `h` (the job's so far plus this
-/// process's) and `h_process`, progress sent at most every `PROGRESS_INTERVAL`.
-fn run_one(
-    runner: &mut dyn TrialRunner,
-    layout: &Layout,
-    j: &Job,
-    h: &mut hdrhistogram::Histogram<u64>,
-    h_process: &mut hdrhistogram::Histogram<u64>,
-    live: &mut Live,
-    send: &mut dyn FnMut(EngineEvent),
-) -> ProcessRun {
-    let mut trials_here: Vec<Trial> = Vec::new();
-    runner.trial(
-        &j.inst,
-        &layout.spec,
-        layout.timeout,
-        &mut |ticks, trial| {
-            job::record_samples(h, ticks);
-            job::record_samples(h_process, ticks);
-            if let Some(t) = trial {
-                trials_here.push(*t);
-            }
-            if live.last_progress.elapsed() < PROGRESS_INTERVAL {
-                return;
-            }
-            live.last_progress = Instant::now();
-            let all: Vec<Trial> = live
-                .done_trials
-                .iter()
-                .chain(trials_here.iter())
-                .copied()
-                .collect();
-            let trial_no = (all.len() + 1).min(layout.total_trials as usize) as u32;
-            send(EngineEvent::TrialProgress {
-                job: j.key.clone(),
-                trial: trial_no,
-                trials: layout.total_trials,
-                calls_done: all.iter().map(|t| t.measurements).sum(),
-                calls_total: layout.calls_total,
-                snapshot: HistogramSnapshot {
-                    per_call: per_call(h),
-                    histogram: Arc::new(h.clone()),
-                    loop_mean_cycles: loop_stats(&all, j.key.input_bytes)
-                        .and_then(|s| s.mean_cycles),
-                    timer_overhead_ticks: live.overhead,
-                    per_call_source: live.source.clone(),
-                },
-            });
-        },
-    )
 }
 
 /// The per-call counter as the live histogram names it (`none` when the worker has none).
