@@ -140,7 +140,7 @@ pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
     match MeasureInvocation::parse(args) {
         Ok(inv) => super::trial::serve(&inv.spec, inv.cpu, inv.limits),
         Err(e) => {
-            eprintln!("cyclescope-worker: {e}");
+            eprintln!("cyclescope worker: {e}");
             std::process::ExitCode::from(2)
         }
     }
