@@ -11,6 +11,7 @@ pub mod format;
 pub mod host;
 pub mod kat;
 pub mod measure;
+pub mod name;
 pub mod plugin;
 pub mod record;
 pub mod report;
