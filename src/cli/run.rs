@@ -15,7 +15,8 @@ mod progress;
 
 use progress::Progress;
 
-use super::InstanceArgs;
+use super::{InstanceArgs, arg_value};
+use crate::catalog::bounds;
 use crate::measure::engine::{self, RunRequest};
 use crate::measure::{EngineEvent, JobKey, Planning};
 use crate::record::run_dir::read_campaign;
@@ -25,32 +26,32 @@ pub struct RunArgs {
     #[command(flatten)]
     pub select: InstanceArgs,
     /// Message lengths in bytes (default: the config's, the guide's 32…65536).
-    #[arg(long, value_delimiter = ',', value_name = "BYTES")]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES", value_parser = arg_value::length)]
     pub lengths: Option<Vec<u64>>,
     /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
-    #[arg(long)]
+    #[arg(long, value_parser = arg_value::cpu)]
     pub cpu: Option<usize>,
     /// Run directory to create (default: <runs_dir>/<hostname>-<UTC time>).
     #[arg(long, value_name = "RUN_DIR")]
     pub out: Option<PathBuf>,
     /// Seconds one trial aims at (the guide: 1.0).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::trial_target)]
     pub trial_target: Option<f64>,
     /// Trials per job (the guide: 5).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = arg_value::trials)]
     pub trials: Option<u32>,
     /// Seconds of measured time allowed per job.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::op_budget)]
     pub op_budget: Option<f64>,
     /// Adaptive mode: add trials until the 95 % CI of the mean is within this fraction of it
     /// (e.g. 0.01), instead of the guide's fixed trials; pair it with a short --trial-target.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", value_parser = arg_value::fraction)]
     pub adaptive: Option<f64>,
     /// Most trials per job in adaptive mode.
-    #[arg(long, value_name = "K", default_value_t = 30, requires = "adaptive")]
+    #[arg(long, value_name = "K", default_value_t = 30, requires = "adaptive", value_parser = arg_value::max_trials)]
     pub max_trials: u32,
     /// Seconds before a KAT worker is killed.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::kat_timeout)]
     pub kat_timeout: Option<f64>,
     /// Measure even if the host check finds problems (they are stored with the run).
     #[arg(long)]
@@ -65,13 +66,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
-    #[arg(long, value_name = "MIB")]
+    #[arg(long, value_name = "MIB", value_parser = arg_value::address_space_mib)]
     pub max_address_space_mib: Option<u64>,
     /// CPU-time limit of each trial process, seconds (RLIMIT_CPU; default none).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::cpu_seconds)]
     pub max_cpu_seconds: Option<u64>,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
-    #[arg(long, hide = true, value_name = "S")]
+    #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap)]
     pub timeout_cap: Option<f64>,
     /// Read sysfs/procfs below DIR for the host check (fixture trees).
     #[arg(long, hide = true, value_name = "DIR")]
@@ -127,6 +128,7 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     let s = &base.settings;
     let mut req = if let Some(dir) = &args.resume {
         let c = read_campaign(dir)?;
+        usable_cpu(c.cyclescope.cpu)?;
         let mut r = RunRequest::new(
             c.cyclescope.instances,
             c.cyclescope.lengths,
@@ -142,10 +144,9 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
         let (catalog, instances) = args.select.resolve(config, false)?;
         let s = &catalog.settings;
         let lengths = args.lengths.clone().unwrap_or_else(|| s.lengths.clone());
-        if lengths.is_empty() || lengths.iter().any(|&l| l == 0 || l > 16 << 20) {
-            anyhow::bail!("--lengths must be between 1 byte and 16 MiB");
-        }
+        bounds::check_lengths(&lengths).map_err(|e| anyhow::anyhow!("--lengths: {e}"))?;
         let cpu = args.cpu.or(s.cpu).unwrap_or_else(last_online_cpu);
+        usable_cpu(cpu)?;
         let out = args
             .out
             .clone()
@@ -165,43 +166,35 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
         );
         r
     };
-    if !(1..=16).contains(&req.planning.trials) {
-        anyhow::bail!("--trials must be 1…16");
-    }
-    if req.planning.trial_target_s <= 0.0 || req.planning.op_budget_s <= 0.0 {
-        anyhow::bail!("--trial-target and --op-budget must be positive");
-    }
     if let Some(precision) = args.adaptive {
-        if !(precision > 0.0 && precision < 1.0) {
-            anyhow::bail!(
-                "--adaptive takes a fraction between 0 and 1 (e.g. 0.01), not {precision}"
-            );
-        }
         req.adaptive = Some(crate::measure::plan::Adaptive {
             precision,
-            max_trials: args
-                .max_trials
-                .clamp(crate::measure::plan::MIN_ADAPTIVE_TRIALS, 1000),
+            max_trials: args.max_trials,
         });
     }
     req.allow_unfixed_host |= args.allow_unfixed_host;
     req.allow_kat_fail |= args.allow_kat_fail;
-    req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s).max(0.1));
+    req.kat_timeout = Duration::from_secs_f64(args.kat_timeout.unwrap_or(s.kat_timeout_s));
     if let Some(mib) = args.max_address_space_mib {
         req.limits.address_space_bytes = Some(mib << 20);
     }
     if let Some(s) = args.max_cpu_seconds {
         req.limits.cpu_seconds = Some(s);
     }
-    req.timeout_cap = args
-        .timeout_cap
-        .map(|s| Duration::from_secs_f64(s.max(0.1)));
+    req.timeout_cap = args.timeout_cap.map(Duration::from_secs_f64);
     if let Some(root) = &args.host_root {
         req.host_root = root.clone();
     }
     std::fs::create_dir_all(&req.run_dir)
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     Ok(req)
+}
+
+/// The CPU may come from the config or a resumed campaign (another host, another cgroup): a
+/// CPU this process may not use would fail every worker, and be blamed on the candidate.
+fn usable_cpu(cpu: usize) -> anyhow::Result<()> {
+    arg_value::check_cpu(cpu).map_err(|e| anyhow::anyhow!("measurement CPU: {e}"))?;
+    Ok(())
 }
 
 /// The highest-numbered CPU this process may use.
