@@ -3,6 +3,8 @@
 //! twice, a CPU this process may not use) are refused when the arguments or the config are
 //! read, with the allowed range, before any run directory or worker exists.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -107,4 +109,21 @@ fn a_config_with_out_of_range_numbers_names_the_setting() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("measurement CPU: CPU 4095 is not one"), "{}", text(&o));
     assert!(!t.path().join("r").exists());
+}
+
+#[test]
+fn listing_a_library_that_crashes_when_loaded_names_the_library() {
+    let t = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source(
+        "hash-98",
+        "boom256",
+        256,
+        "",
+        "__attribute__((constructor)) static void boom(void) { *(volatile int *)16 = 1; }",
+    );
+    let lib = common::cc::build_library(t.path(), "boom256", &source);
+    let o = cyclescope(t.path(), &["list", "--lib", lib.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let want = format!("library {} crashed the worker that loaded it (SIGSEGV)", lib.display());
+    assert!(text(&o).contains(&want), "{}", text(&o));
 }

@@ -192,7 +192,8 @@ fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply
     }
 }
 
-fn one_shot(args: Vec<String>) -> Result<Reply, String> {
+/// Runs a one-shot job on `lib`; its failures name the library (the party to blame).
+fn one_shot(lib: &Path, args: Vec<String>) -> Result<Reply, String> {
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,
@@ -203,9 +204,14 @@ fn one_shot(args: Vec<String>) -> Result<Reply, String> {
     let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
     match (reply, &outcome.exit) {
         (Some(r), _) => Ok(r),
-        (None, Exit::Signal { name, .. }) => Err(format!("the library crashed ({name})")),
+        (None, Exit::Signal { name, .. }) => Err(format!(
+            "library {} crashed the worker that loaded it ({name}){}",
+            lib.display(),
+            tail_suffix(&outcome.stderr_tail)
+        )),
         (None, exit) => Err(format!(
-            "the worker ended without an answer ({exit}){}",
+            "the worker that loaded library {} ended without an answer ({exit}){}",
+            lib.display(),
             tail_suffix(&outcome.stderr_tail)
         )),
     }
@@ -222,7 +228,7 @@ fn tail_suffix(tail: &str) -> String {
 
 /// Loads `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
-    match one_shot(vec!["probe".into(), lib.display().to_string()])? {
+    match one_shot(lib, vec!["probe".into(), lib.display().to_string()])? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
         Reply::Digest { .. } => Err("unexpected reply from the worker".into()),
@@ -233,7 +239,7 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
 pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
     let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
     std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
-    let reply = one_shot(vec![
+    let reply = one_shot(&inst.library, vec![
         "hash".into(),
         inst.library.display().to_string(),
         "--digest-bits".into(),
