@@ -69,17 +69,33 @@ fn a_library_naming_itself_dot_dot_writes_nothing_outside_the_run() {
     let kat = cyclescope(&work, &["kat", "--lib", lib, "--out", "katrun"]);
     assert_eq!(kat.status.code(), Some(5), "LOADFAIL: {}", text(&kat));
     assert!(text(&kat).contains("LOADFAIL"), "{}", text(&kat));
-    assert!(text(&kat).contains("ngcc_meta id \"../../x\""), "{}", text(&kat));
+    assert!(
+        text(&kat).contains("ngcc_meta id \"../../x\""),
+        "{}",
+        text(&kat)
+    );
 
     let run = cyclescope(
         &work,
         &[
-            "run", "--lib", lib, "--out", "run", "--lengths", "32", "--trial-target", "0.01",
+            "run",
+            "--lib",
+            lib,
+            "--out",
+            "run",
+            "--lengths",
+            "32",
+            "--trial-target",
+            "0.01",
             "--allow-unfixed-host",
         ],
     );
     assert!(!run.status.success(), "{}", text(&run));
-    assert!(text(&run).contains("ngcc_meta id \"../../x\""), "{}", text(&run));
+    assert!(
+        text(&run).contains("ngcc_meta id \"../../x\""),
+        "{}",
+        text(&run)
+    );
 
     // Only the library, its source and what lies inside the two run directories.
     for f in files_below(t.path()) {
@@ -109,13 +125,33 @@ fn labels_from_the_command_line_and_configs_are_names_too() {
     ] {
         let o = cyclescope(
             t.path(),
-            &["kat", "--lib", good, "--label", label, "--digest-bits", "512", "--out", "k"],
+            &[
+                "kat",
+                "--lib",
+                good,
+                "--label",
+                label,
+                "--digest-bits",
+                "512",
+                "--out",
+                "k",
+            ],
         );
         assert!(!o.status.success(), "{label}: {}", text(&o));
         assert!(text(&o).contains(needle), "{label}: {}", text(&o));
         let o = cyclescope(
             t.path(),
-            &["hash", "--lib", good, "--label", label, "--digest-bits", "512", "--hex", "00"],
+            &[
+                "hash",
+                "--lib",
+                good,
+                "--label",
+                label,
+                "--digest-bits",
+                "512",
+                "--hex",
+                "00",
+            ],
         );
         assert!(!o.status.success(), "{label}: {}", text(&o));
         assert!(text(&o).contains(needle), "{label}: {}", text(&o));
@@ -132,7 +168,11 @@ fn labels_from_the_command_line_and_configs_are_names_too() {
     .unwrap();
     let o = cyclescope(t.path(), &["list", "--config", cfg.to_str().unwrap()]);
     assert!(!o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("instance label \"../../z\""), "{}", text(&o));
+    assert!(
+        text(&o).contains("instance label \"../../z\""),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -168,7 +208,11 @@ fn every_published_id_and_label_is_a_safe_name() {
             } else if p.file_name().is_some_and(|n| n == "kat.sha256") {
                 // `<sha256> [mode] <label>/<file>`: the label part.
                 for line in std::fs::read_to_string(&p).unwrap().lines() {
-                    if let Some(name) = line.split_whitespace().last().and_then(|n| n.split('/').next()) {
+                    if let Some(name) = line
+                        .split_whitespace()
+                        .last()
+                        .and_then(|n| n.split('/').next())
+                    {
                         names.insert(name.to_string());
                     }
                 }
@@ -183,7 +227,11 @@ fn every_published_id_and_label_is_a_safe_name() {
             }
         }
     }
-    assert!(names.len() > 300, "the published names were found: {}", names.len());
+    assert!(
+        names.len() > 300,
+        "the published names were found: {}",
+        names.len()
+    );
     for n in &names {
         SafeName::new("published name", n).unwrap_or_else(|e| panic!("{e}"));
     }

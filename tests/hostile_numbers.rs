@@ -34,18 +34,51 @@ const NO_SUCH_CPU: &str = "4095";
 fn run_options_out_of_range_are_refused_before_anything_runs() {
     let t = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["--kat-timeout", "inf"], "KAT timeout inf is outside the allowed range 0.1 … 604800 seconds"),
-        (&["--trial-target", "nan"], "trial target NaN is outside the allowed range"),
-        (&["--trial-target", "inf"], "trial target inf is outside the allowed range"),
-        (&["--op-budget", "nan"], "op budget NaN is outside the allowed range"),
-        (&["--op-budget", "inf"], "op budget inf is outside the allowed range"),
-        (&["--max-address-space-mib", "17592186044416"], "64 … 17592186044415"),
-        (&["--max-cpu-seconds", "18446744073709551615"], "CPU-time limit (s) 18446744073709551615 is outside"),
-        (&["--lengths", "32,1024,32"], "message length 32 is listed twice"),
-        (&["--lengths", "0"], "message length 0 is outside the allowed range 1 … 16777216"),
-        (&["--trials", "0"], "trials 0 is outside the allowed range 1 … 16"),
+        (
+            &["--kat-timeout", "inf"],
+            "KAT timeout inf is outside the allowed range 0.1 … 604800 seconds",
+        ),
+        (
+            &["--trial-target", "nan"],
+            "trial target NaN is outside the allowed range",
+        ),
+        (
+            &["--trial-target", "inf"],
+            "trial target inf is outside the allowed range",
+        ),
+        (
+            &["--op-budget", "nan"],
+            "op budget NaN is outside the allowed range",
+        ),
+        (
+            &["--op-budget", "inf"],
+            "op budget inf is outside the allowed range",
+        ),
+        (
+            &["--max-address-space-mib", "17592186044416"],
+            "64 … 17592186044415",
+        ),
+        (
+            &["--max-cpu-seconds", "18446744073709551615"],
+            "CPU-time limit (s) 18446744073709551615 is outside",
+        ),
+        (
+            &["--lengths", "32,1024,32"],
+            "message length 32 is listed twice",
+        ),
+        (
+            &["--lengths", "0"],
+            "message length 0 is outside the allowed range 1 … 16777216",
+        ),
+        (
+            &["--trials", "0"],
+            "trials 0 is outside the allowed range 1 … 16",
+        ),
         (&["--adaptive", "nan"], "between 0 and 1"),
-        (&["--cpu", NO_SUCH_CPU], "CPU 4095 is not one this process may run on (allowed: "),
+        (
+            &["--cpu", NO_SUCH_CPU],
+            "CPU 4095 is not one this process may run on (allowed: ",
+        ),
     ];
     for (extra, needle) in cases {
         let mut args = vec!["run", "pseudoXOF-512", "--out", "r", "--allow-unfixed-host"];
@@ -54,7 +87,10 @@ fn run_options_out_of_range_are_refused_before_anything_runs() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
         assert!(text(&o).contains(needle), "{extra:?}: {}", text(&o));
         assert!(!text(&o).contains("panicked"), "{extra:?}: {}", text(&o));
-        assert!(!t.path().join("r").exists(), "{extra:?} created the run directory");
+        assert!(
+            !t.path().join("r").exists(),
+            "{extra:?} created the run directory"
+        );
     }
 }
 
@@ -64,19 +100,39 @@ fn kat_and_instance_options_out_of_range_are_refused() {
     let lib = cyclescope_core::catalog::bundled_library("pseudoxof");
     let lib = lib.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["kat", "pseudoXOF-512", "--timeout", "inf", "--out", "k"], "KAT timeout inf is outside"),
-        (&["kat", "pseudoXOF-512", "--timeout", "nan", "--out", "k"], "KAT timeout NaN is outside"),
         (
-            &["hash", "--lib", lib, "--digest-bits", "4294967288", "--hex", "00"],
+            &["kat", "pseudoXOF-512", "--timeout", "inf", "--out", "k"],
+            "KAT timeout inf is outside",
+        ),
+        (
+            &["kat", "pseudoXOF-512", "--timeout", "nan", "--out", "k"],
+            "KAT timeout NaN is outside",
+        ),
+        (
+            &[
+                "hash",
+                "--lib",
+                lib,
+                "--digest-bits",
+                "4294967288",
+                "--hex",
+                "00",
+            ],
             "digest bits 4294967288 is outside the allowed range 8 … 8192",
         ),
-        (&["kat", "--lib", lib, "--digest-bits", "12", "--out", "k"], "not a multiple of 8"),
+        (
+            &["kat", "--lib", lib, "--digest-bits", "12", "--out", "k"],
+            "not a multiple of 8",
+        ),
     ];
     for (args, needle) in cases {
         let o = cyclescope(t.path(), args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
-        assert!(!t.path().join("k").exists(), "{args:?} created the run directory");
+        assert!(
+            !t.path().join("k").exists(),
+            "{args:?} created the run directory"
+        );
     }
 }
 
@@ -89,9 +145,18 @@ fn a_config_with_out_of_range_numbers_names_the_setting() {
         lib.display()
     );
     for (toml, needle) in [
-        (format!("{instance}digest_bits = 4294967288\n"), "digest bits 4294967288 is outside the allowed range 8 … 8192"),
-        (format!("[settings]\nkat_timeout_s = inf\n{instance}digest_bits = 256\n"), "settings.kat_timeout_s: KAT timeout inf"),
-        (format!("[settings]\nlengths = [64, 64]\n{instance}digest_bits = 256\n"), "settings.lengths: message length 64 is listed twice"),
+        (
+            format!("{instance}digest_bits = 4294967288\n"),
+            "digest bits 4294967288 is outside the allowed range 8 … 8192",
+        ),
+        (
+            format!("[settings]\nkat_timeout_s = inf\n{instance}digest_bits = 256\n"),
+            "settings.kat_timeout_s: KAT timeout inf",
+        ),
+        (
+            format!("[settings]\nlengths = [64, 64]\n{instance}digest_bits = 256\n"),
+            "settings.lengths: message length 64 is listed twice",
+        ),
     ] {
         let cfg = t.path().join("c.toml");
         std::fs::write(&cfg, toml).unwrap();
@@ -101,13 +166,29 @@ fn a_config_with_out_of_range_numbers_names_the_setting() {
     }
     // A config naming a CPU this process may not use is refused by `run` before any job.
     let cfg = t.path().join("c.toml");
-    std::fs::write(&cfg, format!("[settings]\ncpu = {NO_SUCH_CPU}\n{instance}digest_bits = 256\n")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("[settings]\ncpu = {NO_SUCH_CPU}\n{instance}digest_bits = 256\n"),
+    )
+    .unwrap();
     let o = cyclescope(
         t.path(),
-        &["run", "x", "--config", cfg.to_str().unwrap(), "--out", "r", "--allow-unfixed-host"],
+        &[
+            "run",
+            "x",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            "r",
+            "--allow-unfixed-host",
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("measurement CPU: CPU 4095 is not one"), "{}", text(&o));
+    assert!(
+        text(&o).contains("measurement CPU: CPU 4095 is not one"),
+        "{}",
+        text(&o)
+    );
     assert!(!t.path().join("r").exists());
 }
 
@@ -124,6 +205,9 @@ fn listing_a_library_that_crashes_when_loaded_names_the_library() {
     let lib = common::cc::build_library(t.path(), "boom256", &source);
     let o = cyclescope(t.path(), &["list", "--lib", lib.to_str().unwrap()]);
     assert!(!o.status.success(), "{}", text(&o));
-    let want = format!("library {} crashed the worker that loaded it (SIGSEGV)", lib.display());
+    let want = format!(
+        "library {} crashed the worker that loaded it (SIGSEGV)",
+        lib.display()
+    );
     assert!(text(&o).contains(&want), "{}", text(&o));
 }

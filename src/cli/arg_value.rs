@@ -14,10 +14,12 @@ fn seconds(range: SecondsRange, s: &str) -> Result<f64, String> {
 }
 
 fn count(range: CountRange, s: &str) -> Result<u64, String> {
-    let v: u64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a whole number in {} … {}", range.min, range.max))?;
+    let v: u64 = s.trim().parse().map_err(|_| {
+        format!(
+            "{s:?} is not a whole number in {} … {}",
+            range.min, range.max
+        )
+    })?;
     range.check(v)
 }
 
@@ -144,7 +146,11 @@ mod tests {
     #[test]
     fn non_finite_and_out_of_range_numbers_are_refused_with_the_range() {
         for (f, v, needle) in [
-            (kat_timeout as fn(&str) -> Result<f64, String>, "inf", "0.1 … 604800"),
+            (
+                kat_timeout as fn(&str) -> Result<f64, String>,
+                "inf",
+                "0.1 … 604800",
+            ),
             (trial_target, "nan", "0.0001 … 3600"),
             (trial_target, "inf", "0.0001 … 3600"),
             (op_budget, "nan", "0.001 … 604800"),
@@ -165,7 +171,10 @@ mod tests {
     #[test]
     fn a_cpu_outside_the_affinity_mask_is_refused() {
         let err = cpu("4096").unwrap_err();
-        assert!(err.contains("not one this process may run on (allowed: "), "{err}");
+        assert!(
+            err.contains("not one this process may run on (allowed: "),
+            "{err}"
+        );
         let first = allowed_cpus()[0];
         assert_eq!(cpu(&first.to_string()), Ok(first));
         assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");

@@ -239,16 +239,19 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
 pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
     let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
     std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
-    let reply = one_shot(&inst.library, vec![
-        "hash".into(),
-        inst.library.display().to_string(),
-        "--digest-bits".into(),
-        inst.digest_bits.to_string(),
-        "--bits".into(),
-        bits.to_string(),
-        "--file".into(),
-        file.path().display().to_string(),
-    ])?;
+    let reply = one_shot(
+        &inst.library,
+        vec![
+            "hash".into(),
+            inst.library.display().to_string(),
+            "--digest-bits".into(),
+            inst.digest_bits.to_string(),
+            "--bits".into(),
+            bits.to_string(),
+            "--file".into(),
+            file.path().display().to_string(),
+        ],
+    )?;
     match reply {
         Reply::Digest { overflow: true, .. } => Err(format!(
             "{} wrote outside its message or digest buffer (OVERFLOW)",

@@ -8,7 +8,13 @@ use std::process::Command;
 
 /// The `ngcc_meta` block and a `CryptHash` that writes a fixed pattern (enough to load, list,
 /// KAT-check and time). `prelude` is inserted before them; `body` runs first in `CryptHash`.
-pub fn candidate_source(id: &str, instance: &str, digest_bits: u64, body: &str, prelude: &str) -> String {
+pub fn candidate_source(
+    id: &str,
+    instance: &str,
+    digest_bits: u64,
+    body: &str,
+    prelude: &str,
+) -> String {
     format!(
         r#"#include <stdint.h>
 #include <string.h>

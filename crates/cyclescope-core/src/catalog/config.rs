@@ -276,11 +276,20 @@ mod tests {
     #[test]
     fn numbers_outside_their_range_are_refused_with_the_range() {
         for (text, needle) in [
-            ("[settings]\ntrial_target_s = nan\n", "trial_target_s: trial target NaN is outside the allowed range 0.0001 … 3600 seconds"),
+            (
+                "[settings]\ntrial_target_s = nan\n",
+                "trial_target_s: trial target NaN is outside the allowed range 0.0001 … 3600 seconds",
+            ),
             ("[settings]\ntrial_target_s = inf\n", "trial_target_s"),
-            ("[settings]\nop_budget_s = inf\n", "op_budget_s: op budget inf"),
+            (
+                "[settings]\nop_budget_s = inf\n",
+                "op_budget_s: op budget inf",
+            ),
             ("[settings]\nkat_timeout_s = -inf\n", "kat_timeout_s"),
-            ("[settings]\nlengths = [32, 1024, 32]\n", "32 is listed twice"),
+            (
+                "[settings]\nlengths = [32, 1024, 32]\n",
+                "32 is listed twice",
+            ),
             ("[settings]\nlengths = [0]\n", "1 … 16777216"),
         ] {
             let err = parse(text).unwrap_err().to_string();
@@ -289,14 +298,22 @@ mod tests {
         let err = parse(&one_instance("x", "a", "digest_bits=4294967288"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("digest bits 4294967288 is outside the allowed range 8 … 8192"), "{err}");
+        assert!(
+            err.contains("digest bits 4294967288 is outside the allowed range 8 … 8192"),
+            "{err}"
+        );
     }
 
     #[test]
     fn names_that_would_be_paths_are_refused() {
         let long = "a".repeat(300);
         for (id, label, extra, needle) in [
-            ("x", "../../x", "", "instance label \"../../x\" starts with '.'"),
+            (
+                "x",
+                "../../x",
+                "",
+                "instance label \"../../x\" starts with '.'",
+            ),
             ("../x", "a", "", "candidate id \"../x\" starts with '.'"),
             ("/abs", "a", "", "contains '/'"),
             ("x", "a/b", "", "contains '/'"),

@@ -224,8 +224,16 @@ mod tests {
         };
         let lib = Path::new("x/libA256.so");
         for (m, label, needle) in [
-            (Some(meta("../../x", "A256", 256)), None, "candidate id \"../../x\""),
-            (Some(meta("h", "../../x", 256)), None, "instance label \"../../x\""),
+            (
+                Some(meta("../../x", "A256", 256)),
+                None,
+                "candidate id \"../../x\"",
+            ),
+            (
+                Some(meta("h", "../../x", 256)),
+                None,
+                "instance label \"../../x\"",
+            ),
             (None, Some("/etc/x"), "contains '/'"),
             (Some(meta("h", "A", 4_294_967_288)), None, "8 … 8192"),
         ] {

@@ -195,7 +195,11 @@ pub fn run_kat(
     let inside = |rel: PathBuf| crate::record::safe_path::inside(&opts.run_dir, &rel);
     let gen_dir = inside(Path::new("katgen").join(&candidate).join(&label))?;
     std::fs::create_dir_all(&gen_dir).map_err(io_err("cannot create", &gen_dir))?;
-    let log_path = inside(Path::new("kat").join(&candidate).join(format!("{label}.log")))?;
+    let log_path = inside(
+        Path::new("kat")
+            .join(&candidate)
+            .join(format!("{label}.log")),
+    )?;
     let files = opts.scope.files();
     let spec = JobSpec {
         library: inst.library.clone(),

@@ -162,7 +162,11 @@ mod tests {
         // never a message length: the hints must not send the reader looking for one.
         for s in [KatStatus::Timeout, KatStatus::Crash] {
             assert!(!s.hint().contains("length"), "{s}: {}", s.hint());
-            assert!(s.hint().contains("KAT file the result names"), "{s}: {}", s.hint());
+            assert!(
+                s.hint().contains("KAT file the result names"),
+                "{s}: {}",
+                s.hint()
+            );
         }
     }
 }

@@ -79,17 +79,37 @@ pub struct RecordScan {
 /// large, not JSON or not a record is listed in `unreadable` with the reason. Leftover `.tmp`
 /// files of an interrupted write are not records and are skipped silently.
 pub fn scan_records(root: &Path) -> RecordScan {
-    let mut scan = RecordScan::default();
+    let (files, mut unreadable) = record_files(root);
+    let mut records = Vec::new();
+    for (rel, bytes) in files {
+        match serde_json::from_slice::<TimingRecord>(&bytes) {
+            Ok(r) => records.push((rel, r)),
+            Err(e) => unreadable.push(Unreadable {
+                path: rel,
+                reason: format!("not a timing record: {e}"),
+            }),
+        }
+    }
+    RecordScan {
+        records,
+        unreadable,
+    }
+}
+
+/// The bytes of every `records/<candidate>/*.json` (sorted by path), and the entries under
+/// `records/` that cannot be read, with the reason.
+pub(crate) fn record_files(root: &Path) -> (Vec<(PathBuf, Vec<u8>)>, Vec<Unreadable>) {
+    let mut unreadable = Vec::new();
     let mut bad = |path: PathBuf, reason: String| {
-        scan.unreadable.push(Unreadable { path, reason });
+        unreadable.push(Unreadable { path, reason });
     };
     let records = Path::new("records");
     let cands = match list_dir(root, records) {
         Ok(c) => c,
-        Err(PathError::Missing { .. }) => return scan,
+        Err(PathError::Missing { .. }) => return (Vec::new(), unreadable),
         Err(e) => {
-            bad(records.to_path_buf(), e.to_string());
-            return scan;
+            bad(records.to_path_buf(), reason_of(&e));
+            return (Vec::new(), unreadable);
         }
     };
     let mut found = Vec::new();
@@ -101,15 +121,25 @@ pub fn scan_records(root: &Path) -> RecordScan {
                     for (f, kind) in files {
                         let rel = rel.join(&f);
                         if rel.extension().is_some_and(|e| e == "json") {
-                            found.push((rel, kind));
+                            found.push(rel);
                         } else if kind == EntryKind::Link {
-                            bad(rel, "a symbolic link (links are not followed)".into());
+                            bad(
+                                rel,
+                                reason_of(&PathError::Symlink {
+                                    path: PathBuf::new(),
+                                }),
+                            );
                         }
                     }
                 }
-                Err(e) => bad(rel, e.to_string()),
+                Err(e) => bad(rel, reason_of(&e)),
             },
-            EntryKind::Link => bad(rel, "a symbolic link (links are not followed)".into()),
+            EntryKind::Link => bad(
+                rel,
+                reason_of(&PathError::Symlink {
+                    path: PathBuf::new(),
+                }),
+            ),
             EntryKind::Other if rel.extension().is_some_and(|e| e == "json") => {
                 bad(rel, "a record outside any candidate folder".into())
             }
@@ -117,16 +147,14 @@ pub fn scan_records(root: &Path) -> RecordScan {
         }
     }
     found.sort();
-    for (rel, _) in found {
+    let mut files = Vec::new();
+    for rel in found {
         match read_inside(root, &rel, JSON_LIMIT) {
-            Ok(bytes) => match serde_json::from_slice::<TimingRecord>(&bytes) {
-                Ok(r) => scan.records.push((rel, r)),
-                Err(e) => bad(rel, format!("not a timing record: {e}")),
-            },
+            Ok(bytes) => files.push((rel, bytes)),
             Err(e) => bad(rel, reason_of(&e)),
         }
     }
-    scan
+    (files, unreadable)
 }
 
 /// The reason part of a path error (the path is named separately).
@@ -142,7 +170,7 @@ pub(crate) fn reason_of(e: &PathError) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum EntryKind {
+pub(crate) enum EntryKind {
     Dir,
     Link,
     Other,
@@ -150,7 +178,7 @@ enum EntryKind {
 
 /// The entries of `root/rel` (which must be a real directory), by name, with their kind as
 /// the directory says (links not followed).
-fn list_dir(root: &Path, rel: &Path) -> Result<Vec<(PathBuf, EntryKind)>, PathError> {
+pub(crate) fn list_dir(root: &Path, rel: &Path) -> Result<Vec<(PathBuf, EntryKind)>, PathError> {
     let dir = inside(root, rel)?;
     let meta = std::fs::symlink_metadata(&dir).map_err(PathError::io(&dir))?;
     if !meta.is_dir() {
@@ -193,7 +221,12 @@ mod tests {
         }
         let err = read_inside(root, Path::new("big.json"), 1000).unwrap_err();
         assert!(err.to_string().contains("larger than 1000 bytes"), "{err}");
-        assert_eq!(read_inside(root, Path::new("big.json"), 2000).unwrap().len(), 2000);
+        assert_eq!(
+            read_inside(root, Path::new("big.json"), 2000)
+                .unwrap()
+                .len(),
+            2000
+        );
     }
 
     #[test]
@@ -202,7 +235,11 @@ mod tests {
         let root = dir.path();
         let cand = root.join("records/c");
         std::fs::create_dir_all(&cand).unwrap();
-        std::fs::write(cand.join("truncated__hash_32.json"), b"{\"schema\": 2, \"sta").unwrap();
+        std::fs::write(
+            cand.join("truncated__hash_32.json"),
+            b"{\"schema\": 2, \"sta",
+        )
+        .unwrap();
         std::fs::write(cand.join("other__hash_32.json"), b"{\"a\": 1}").unwrap();
         std::fs::write(cand.join("x__hash_32.json.tmp"), b"partial").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", cand.join("link__hash_32.json")).unwrap();
@@ -217,8 +254,14 @@ mod tests {
             "records/c/link__hash_32.json: a symbolic link",
             "records/d: a symbolic link",
         ] {
-            assert!(named.iter().any(|n| n.starts_with(needle)), "{needle}: {named:#?}");
+            assert!(
+                named.iter().any(|n| n.starts_with(needle)),
+                "{needle}: {named:#?}"
+            );
         }
-        assert!(!named.iter().any(|n| n.contains("root:")), "nothing of /etc/passwd quoted");
+        assert!(
+            !named.iter().any(|n| n.contains("root:")),
+            "nothing of /etc/passwd quoted"
+        );
     }
 }

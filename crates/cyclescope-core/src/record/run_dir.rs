@@ -107,7 +107,9 @@ impl RunDir {
     /// Fails when the run directory was deleted or replaced since it was opened.
     fn still_ours(&self) -> Result<(), RunDirError> {
         Ok(super::safe_path::still_locked(
-            &self.root, LOCK_FILE, &self._lock,
+            &self.root,
+            LOCK_FILE,
+            &self._lock,
         )?)
     }
 

@@ -49,13 +49,12 @@ impl PathError {
     }
 }
 
-/// `root/rel`, after checking that `rel` is a plain relative path and that no part of it that
+/// `root/rel` (`root` itself for an empty `rel`), after checking that `rel` is a plain relative path and that no part of it that
 /// exists already is a symbolic link (the last part may be missing: it is about to be
 /// written, or the caller reports it missing). Directories still to be created are created by
 /// the writer as real directories.
 pub(crate) fn inside(root: &Path, rel: &Path) -> Result<PathBuf, PathError> {
-    let plain = !rel.as_os_str().is_empty()
-        && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
     if !plain {
         return Err(PathError::Escapes {
             root: root.to_path_buf(),
@@ -102,7 +101,7 @@ mod tests {
     #[test]
     fn paths_that_leave_the_root_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        for rel in ["../x", "/etc/passwd", "records/../../x", "", "./x"] {
+        for rel in ["../x", "/etc/passwd", "records/../../x", "./x"] {
             let err = inside(dir.path(), Path::new(rel)).unwrap_err();
             assert!(matches!(err, PathError::Escapes { .. }), "{rel}: {err}");
         }
