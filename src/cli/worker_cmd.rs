@@ -13,6 +13,7 @@ use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial::{TrialSpec, serve};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+use crate::worker::sandbox::SandboxState;
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
 
 #[derive(Debug, Args)]
@@ -57,6 +58,8 @@ enum Job {
         #[arg(long)]
         file: PathBuf,
     },
+    /// Set up like any worker (limits, sandbox) and report what the sandbox enforces.
+    Sandbox,
     /// Generate the official KAT files with a library and report (see `kat::job`).
     Kat {
         lib: PathBuf,
@@ -92,6 +95,9 @@ enum Reply {
     Error {
         message: String,
     },
+    Sandbox {
+        state: SandboxState,
+    },
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
@@ -123,7 +129,12 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         };
         return Ok(serve(&spec, cpu, limits));
     }
-    let mut ch = child::enter(None, Limits::default())?;
+    // A KAT job writes its text into its output folder; no other job writes anything.
+    let writable = match &args.job {
+        Job::Kat { out_dir, .. } => vec![out_dir.clone()],
+        _ => vec![],
+    };
+    let mut ch = child::enter_writing(None, Limits::default(), &writable)?;
     let reply = match args.job {
         Job::Kat {
             lib,
@@ -158,6 +169,13 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             bits,
             file,
         } => hash_in_worker(&lib, digest_bits, bits, &file),
+        // The state of the sandbox this very process entered above.
+        Job::Sandbox => match crate::worker::sandbox::installed() {
+            Some(state) => Reply::Sandbox { state },
+            None => Reply::Error {
+                message: "the worker entered no sandbox".into(),
+            },
+        },
         Job::Measure { .. } => unreachable!("handled above"),
     };
     ch.send(&reply);
@@ -204,9 +222,10 @@ fn one_shot(lib: &Path, args: Vec<String>) -> Result<Reply, String> {
     let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
     match (reply, &outcome.exit) {
         (Some(r), _) => Ok(r),
-        (None, Exit::Signal { name, .. }) => Err(format!(
-            "library {} crashed the worker that loaded it ({name}){}",
+        (None, Exit::Signal { name, number }) => Err(format!(
+            "library {} crashed ({name}) in its worker{}{}",
             lib.display(),
+            crate::worker::sandbox::signal_note(*number),
             tail_suffix(&outcome.stderr_tail)
         )),
         (None, exit) => Err(format!(
@@ -231,7 +250,18 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
     match one_shot(lib, vec!["probe".into(), lib.display().to_string()])? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
-        Reply::Digest { .. } => Err("unexpected reply from the worker".into()),
+        Reply::Digest { .. } | Reply::Sandbox { .. } => {
+            Err("unexpected reply from the worker".into())
+        }
+    }
+}
+
+/// What the sandbox of a worker enforces on this machine, asked of a real worker.
+pub fn sandbox_state() -> Result<SandboxState, String> {
+    match one_shot(Path::new("(none)"), vec!["sandbox".into()])? {
+        Reply::Sandbox { state } => Ok(state),
+        Reply::Error { message } => Err(message),
+        _ => Err("unexpected reply from the worker".into()),
     }
 }
 
@@ -260,6 +290,8 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
         Reply::Digest { rc, .. } if rc != 0 => Err(format!("CryptHash returned {rc}")),
         Reply::Digest { hex, .. } => hex::decode(hex).map_err(|e| e.to_string()),
         Reply::Error { message } => Err(message),
-        Reply::Meta { .. } => Err("unexpected reply from the worker".into()),
+        Reply::Meta { .. } | Reply::Sandbox { .. } => {
+            Err("unexpected reply from the worker".into())
+        }
     }
 }

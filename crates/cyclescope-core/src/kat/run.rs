@@ -223,9 +223,13 @@ pub fn run_kat(
     let (status, detail) = match (&outcome.exit, state.verdict()) {
         (_, Some(v)) => v,
         (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
-        (Exit::Signal { name, .. }, None) => (
+        (Exit::Signal { name, number }, None) => (
             KatStatus::Crash,
-            format!("signal={name}{}", state.during(&files)),
+            format!(
+                "signal={name}{}{}",
+                state.during(&files),
+                worker::sandbox::signal_note(*number)
+            ),
         ),
         (Exit::TimedOut(d), None) => (
             KatStatus::Timeout,

@@ -154,7 +154,10 @@ pub(crate) fn run_process(
     let failure = match (&exit, &fault, done_peak) {
         (_, Some(f), _) => Some(f.clone()),
         (Exit::Code(0), None, Some(_)) => None,
-        (Exit::Signal { name, .. }, None, _) => Some(format!("CRASH: worker killed by {name}")),
+        (Exit::Signal { name, number }, None, _) => Some(format!(
+            "CRASH: worker killed by {name}{}",
+            crate::worker::sandbox::signal_note(*number)
+        )),
         (Exit::TimedOut(d), None, _) => Some(format!(
             "TIMEOUT: no result after {:.1} s; worker killed",
             d.as_secs_f64()
