@@ -119,7 +119,7 @@ fn labels_from_the_command_line_and_configs_are_names_too() {
     let good = good.to_str().unwrap();
     let long = "a".repeat(300);
     for (label, needle) in [
-        ("../../y", "instance label \"../../y\" starts with '.'"),
+        ("../../y", "\"../../y\" starts with '.'"),
         ("/tmp/abs512", "contains '/'"),
         (long.as_str(), "300 characters long (at most 64)"),
     ] {

@@ -16,3 +16,6 @@ pub mod plugin;
 pub mod record;
 pub mod report;
 pub mod worker;
+
+#[cfg(test)]
+mod input_props;

@@ -280,7 +280,8 @@ impl JournalEvent {
                 failed,
             } => EngineEvent::RunFinished {
                 cancelled,
-                wall: Duration::from_secs_f64(wall_s.max(0.0)),
+                // A journal is input: a wall time beyond any Duration must not panic a reader.
+                wall: Duration::try_from_secs_f64(wall_s.max(0.0)).unwrap_or(Duration::MAX),
                 finished,
                 failed,
             },

@@ -189,6 +189,10 @@ fn check_request(c: &Campaign) -> Result<(), String> {
     bounds::TRIALS.check(u64::from(c.planning.trials))?;
     bounds::TRIAL_TARGET.check(c.planning.trial_target_s)?;
     bounds::OP_BUDGET.check(c.planning.op_budget_s)?;
+    if let Some(a) = &c.cyclescope.adaptive {
+        bounds::check_fraction("adaptive precision", a.precision)?;
+        bounds::MAX_TRIALS.check(u64::from(a.max_trials))?;
+    }
     Ok(())
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::name::SafeName;
 use crate::record::TimingRecord;
 use crate::record::read::{JSON_LIMIT, Unreadable, read_inside, scan_records};
 use crate::record::safe_path::PathError;
@@ -103,7 +104,28 @@ impl Dataset {
             Err(PathError::Missing { .. }) => Map::new(),
             Err(e) => return Err(e.into()),
         };
-        let scan = scan_records(root);
+        let mut scan = scan_records(root);
+        // Candidate ids and labels name the pages' files: a record naming a path is unusable.
+        scan.records.retain(|(path, r)| {
+            let names = SafeName::new("candidate id", &r.candidate)
+                .and_then(|_| SafeName::new("label", &r.label));
+            match names {
+                Ok(_) => true,
+                Err(e) => {
+                    scan.unreadable.push(Unreadable {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    });
+                    false
+                }
+            }
+        });
+        if let Some(id) = campaign.get("system_id").and_then(Value::as_str) {
+            SafeName::new("system_id", id).map_err(|e| ReportError::Malformed {
+                path: campaign_path.clone(),
+                detail: e.to_string(),
+            })?;
+        }
         if !scan.unreadable.is_empty() {
             return Err(ReportError::UnreadableRecords {
                 root: root.to_path_buf(),
