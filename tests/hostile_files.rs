@@ -209,3 +209,39 @@ fn a_run_whose_directory_is_deleted_fails() {
     );
     assert!(!run.exists(), "the run recreated its deleted directory");
 }
+
+#[test]
+fn a_dataset_whose_record_names_a_path_writes_no_page() {
+    let t = tempfile::tempdir().unwrap();
+    let a = t.path().join("data/a");
+    copy_dir(&common::arm_1(), &a);
+    let rec = a.join("records/hash-05/uHash-1024__hash_32.json");
+    let json = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(
+        &rec,
+        json.replacen(
+            "\"candidate\": \"hash-05\"",
+            "\"candidate\": \"../../x\"",
+            1,
+        ),
+    )
+    .unwrap();
+    let o = cyclescope(t.path(), &["report", "data/a", "--out", "out/pages"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("candidate id \"../../x\" starts with '.'"),
+        "{}",
+        text(&o)
+    );
+    assert!(!t.path().join("out").exists() && !t.path().join("x").exists());
+    let o = cyclescope(
+        t.path(),
+        &["report", "data/a", "--system", "../up", "--out", "p"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("\"../up\" starts with '.'"),
+        "{}",
+        text(&o)
+    );
+}
