@@ -16,6 +16,7 @@ macro_rules! out {
     };
 }
 
+pub(crate) mod arg_value;
 mod check;
 mod compare;
 mod hash;

@@ -37,7 +37,7 @@ fn typed_schema_round_trips_every_published_record_byte_for_byte() {
 
 #[test]
 fn the_published_dataset_validates() {
-    let v = validate(&common::arm_1());
+    let v = validate(&common::arm_1()).unwrap();
     assert!(v.ok(), "{:#?}", v.findings);
     assert_eq!((v.records, v.complete), (120, 120));
     assert!(v.kat_logs >= 15);
@@ -57,7 +57,7 @@ fn a_tampered_copy_fails_with_specific_findings() {
     let text = std::fs::read_to_string(&log).unwrap() + "library = /home/someone/lib.so\n";
     std::fs::write(&log, text).unwrap();
 
-    let found = validate(&dst);
+    let found = validate(&dst).unwrap();
     let messages: Vec<String> = found.findings.iter().map(ToString::to_string).collect();
     let has = |needle: &str| messages.iter().any(|m| m.contains(needle));
     assert!(

@@ -51,13 +51,27 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
     };
     let report = host::check_host(&root, cpu, &mut probes);
     let environment = args.env.then(|| host::environment(&root, cpu, &mut probes));
+    // The sandbox belongs to this machine's kernel, not to a fixture tree: asked of a real
+    // worker, and only when checking the real host. Informational: it changes no verdict.
+    let sandbox = args.root.is_none().then(super::worker_cmd::sandbox_state);
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(&report, environment))?
-        );
+        let mut out = to_json(&report, environment);
+        if let (Some(s), Some(obj)) = (&sandbox, out.as_object_mut()) {
+            obj.insert(
+                "sandbox".into(),
+                match s {
+                    Ok(state) => json!({"summary": state.summary(), "state": state}),
+                    Err(e) => json!({"error": e}),
+                },
+            );
+        }
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print_table(&report, environment.as_ref());
+        let sandbox_line = sandbox.map(|s| match s {
+            Ok(state) => format!("worker sandbox: {}", state.summary()),
+            Err(e) => format!("worker sandbox: could not be asked: {e}"),
+        });
+        print_table(&report, environment.as_ref(), sandbox_line.as_deref());
     }
     Ok(if report.is_ready() {
         ExitCode::SUCCESS
@@ -106,7 +120,11 @@ fn status_label(s: Status) -> &'static str {
     }
 }
 
-fn print_table(report: &HostReport, environment: Option<&serde_json::Map<String, Value>>) {
+fn print_table(
+    report: &HostReport,
+    environment: Option<&serde_json::Map<String, Value>>,
+    sandbox: Option<&str>,
+) {
     outln!(
         "host check for CPU {} (root {})",
         report.cpu,
@@ -135,6 +153,9 @@ fn print_table(report: &HostReport, environment: Option<&serde_json::Map<String,
         for (k, v) in env {
             outln!("  {k}: {v}");
         }
+    }
+    if let Some(line) = sandbox {
+        outln!("{line}");
     }
     let problems = report.problems();
     for p in &problems {

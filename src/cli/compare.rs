@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::record::run_dir::list_records;
+use crate::report::Dataset;
 use crate::report::compare::{compare, table};
 
 #[derive(Debug, Args)]
@@ -18,14 +18,14 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    // The same reading as the report's: a folder that is not a run is refused, and a record
+    // that cannot be read is named, never taken for a job "only in A".
     let load = |dir: &PathBuf| -> anyhow::Result<Vec<crate::record::TimingRecord>> {
-        if !dir.join("records").is_dir() {
-            anyhow::bail!(
-                "{} has no records/ folder (not a run directory)",
-                dir.display()
-            );
-        }
-        Ok(list_records(dir).into_iter().map(|(_, r)| r).collect())
+        Ok(Dataset::open(dir)?
+            .into_records()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
     };
     let (a, b) = (load(&args.a)?, load(&args.b)?);
     let rows = compare(&a, &b);

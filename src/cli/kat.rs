@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 
 use super::InstanceArgs;
@@ -28,7 +28,7 @@ pub struct KatArgs {
     pub kat_dir: Option<PathBuf>,
     /// ALGORITHM_INSTANCE spelling in the KAT file names (default: catalog kat_name, else
     /// ngcc_meta instance, else the label).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::arg_value::name)]
     pub kat_name: Option<String>,
     /// Also run KAT_Loop (10^6 chained calls).
     #[arg(long = "loop", conflicts_with = "full")]
@@ -37,7 +37,7 @@ pub struct KatArgs {
     #[arg(long)]
     pub full: bool,
     /// Seconds before a job's worker is killed (default: settings.kat_timeout_s, 900).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = super::arg_value::kat_timeout)]
     pub timeout: Option<f64>,
     /// Run directory for logs and generated KAT text (default: a fresh runs/kat-<UTC time>).
     #[arg(long, value_name = "DIR")]
@@ -50,9 +50,6 @@ pub struct KatArgs {
 pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     let (settings, instances) = resolve(config, &args.select)?;
     let timeout_s = args.timeout.unwrap_or(settings.kat_timeout_s);
-    if !(timeout_s > 0.0 && timeout_s.is_finite()) {
-        bail!("--timeout must be a positive number of seconds");
-    }
     let run_dir = match &args.out {
         Some(d) => d.clone(),
         None => fresh_run_dir(&settings.runs_dir)?,

@@ -15,7 +15,7 @@ pub struct ReportArgs {
     /// A cyclescope run directory or a harness dataset such as performance/data/arm_1.
     pub dataset_dir: PathBuf,
     /// System ID in page names and titles (default: campaign.json `system_id`).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = super::arg_value::name)]
     pub system: Option<String>,
     /// Output folder: `<cand>/perf_<ID>.md`, `performance/{method,summary}_<ID>.md`.
     #[arg(long, value_name = "DIR", default_value = "pages")]

@@ -16,7 +16,7 @@ mod same_request;
 
 use progress::Progress;
 
-use super::InstanceArgs;
+use super::{InstanceArgs, arg_value};
 use crate::campaign::{self, RequestOverrides, RunRequest};
 use crate::record::run_dir::read_campaign;
 use crate::vocabulary::{EngineEvent, JobKey, JobSummary};
@@ -26,32 +26,32 @@ pub struct RunArgs {
     #[command(flatten)]
     pub select: InstanceArgs,
     /// Message lengths in bytes (default: the config's, the guide's 32…65536).
-    #[arg(long, value_delimiter = ',', value_name = "BYTES")]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES", value_parser = arg_value::length)]
     pub lengths: Option<Vec<u64>>,
     /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
-    #[arg(long)]
+    #[arg(long, value_parser = arg_value::cpu)]
     pub cpu: Option<usize>,
     /// Run directory to create (default: <runs_dir>/<hostname>-<UTC time>).
     #[arg(long, value_name = "RUN_DIR")]
     pub out: Option<PathBuf>,
     /// Seconds one trial aims at (the guide: 1.0).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::trial_target)]
     pub trial_target: Option<f64>,
     /// Trials per job (the guide: 5).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = arg_value::trials)]
     pub trials: Option<u32>,
     /// Seconds of measured time allowed per job.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::op_budget)]
     pub op_budget: Option<f64>,
     /// Adaptive mode: add trials until the 95 % CI of the mean is within this fraction of it
     /// (e.g. 0.01), instead of the guide's fixed trials; pair it with a short --trial-target.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", value_parser = arg_value::fraction)]
     pub adaptive: Option<f64>,
     /// Most trials per job in adaptive mode.
-    #[arg(long, value_name = "K", default_value_t = 30, requires = "adaptive")]
+    #[arg(long, value_name = "K", default_value_t = 30, requires = "adaptive", value_parser = arg_value::max_trials)]
     pub max_trials: u32,
     /// Seconds before a KAT worker is killed.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::kat_timeout)]
     pub kat_timeout: Option<f64>,
     /// Measure even if the host check finds problems (they are stored with the run).
     #[arg(long)]
@@ -66,13 +66,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
-    #[arg(long, value_name = "MIB")]
+    #[arg(long, value_name = "MIB", value_parser = arg_value::address_space_mib)]
     pub max_address_space_mib: Option<u64>,
     /// CPU-time limit of each trial process, seconds (RLIMIT_CPU; default none).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = arg_value::cpu_seconds)]
     pub max_cpu_seconds: Option<u64>,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
-    #[arg(long, hide = true, value_name = "S")]
+    #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap)]
     pub timeout_cap: Option<f64>,
     /// Read sysfs/procfs below DIR for the host check (fixture trees).
     #[arg(long, hide = true, value_name = "DIR")]

@@ -22,10 +22,10 @@ pub struct InstanceArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "scan")]
     pub lib: Option<PathBuf>,
     /// Label of the --lib instance (default: ngcc_meta instance, else the file name).
-    #[arg(long, requires = "lib")]
+    #[arg(long, requires = "lib", value_parser = super::arg_value::name)]
     pub label: Option<String>,
     /// Digest width of the --lib instance (default: ngcc_meta, else the label's number).
-    #[arg(long, requires = "lib")]
+    #[arg(long, requires = "lib", value_parser = super::arg_value::digest_bits)]
     pub digest_bits: Option<u32>,
     /// Discover every lib*.so under DIR (an ngcc-harness tree works as is).
     #[arg(long, value_name = "DIR")]

@@ -18,10 +18,10 @@ pub struct TuiArgs {
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
     /// Seconds each trial aims at (the guide's 1.0; e.g. 0.05 for quick rough numbers).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = super::arg_value::trial_target)]
     pub trial_target: Option<f64>,
     /// The measurement CPU (default: settings, else the highest-numbered online CPU).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::arg_value::cpu)]
     pub cpu: Option<usize>,
     /// Measure even when host checks fail (the problems are stored with the run).
     #[arg(long)]
@@ -40,21 +40,11 @@ pub fn require_terminal() -> anyhow::Result<()> {
 }
 
 pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
-    if let Some(t) = args.trial_target
-        && !(t.is_finite() && t > 0.0)
-    {
-        bail!("--trial-target must be a positive number of seconds, not {t}");
-    }
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let Some(cpu) = args.cpu
-        && cpu >= online
-    {
-        bail!(
-            "--cpu {cpu}: this process can use CPUs 0 to {} only",
-            online - 1
-        );
-    }
     let catalog = load_catalog(config)?;
+    if let Some(cpu) = catalog.settings.cpu.filter(|_| args.cpu.is_none()) {
+        crate::cpu::check_usable(cpu)
+            .map_err(|e| anyhow::anyhow!("settings.cpu of the config: {e}"))?;
+    }
     if let Some(dir) = &args.run
         && dir.exists()
         && !dir.is_dir()

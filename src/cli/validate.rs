@@ -15,10 +15,7 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    if !args.run_dir.is_dir() {
-        anyhow::bail!("{} is not a directory", args.run_dir.display());
-    }
-    let v = validate(&args.run_dir);
+    let v = validate(&args.run_dir)?;
     for f in &v.findings {
         outln!("FAIL {f}");
     }

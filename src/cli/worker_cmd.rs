@@ -13,6 +13,7 @@ use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial_args::worker_main;
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+use crate::worker::sandbox::SandboxState;
 use crate::worker::{self, Exit, Limits, WorkerCommand, child};
 
 #[derive(Debug, Args)]
@@ -42,6 +43,8 @@ enum Job {
         #[arg(long)]
         file: PathBuf,
     },
+    /// Set up like any worker (limits, sandbox) and report what the sandbox enforces.
+    Sandbox,
     /// Generate the official KAT files with a library and report (see `kat::job`).
     Kat {
         lib: PathBuf,
@@ -77,6 +80,9 @@ enum Reply {
     Error {
         message: String,
     },
+    Sandbox {
+        state: SandboxState,
+    },
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
@@ -85,7 +91,12 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         all.extend(args);
         return Ok(worker_main(all));
     }
-    let mut ch = child::enter(None, Limits::default())?;
+    // A KAT job writes its text into its output folder; no other job writes anything.
+    let writable = match &args.job {
+        Job::Kat { out_dir, .. } => vec![out_dir.clone()],
+        _ => vec![],
+    };
+    let mut ch = child::enter_writing(None, Limits::default(), &writable)?;
     let reply = match args.job {
         Job::Kat {
             lib,
@@ -120,6 +131,13 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             bits,
             file,
         } => hash_in_worker(&lib, digest_bits, bits, &file),
+        // The state of the sandbox this very process entered above.
+        Job::Sandbox => match crate::worker::sandbox::installed() {
+            Some(state) => Reply::Sandbox { state },
+            None => Reply::Error {
+                message: "the worker entered no sandbox".into(),
+            },
+        },
         Job::Measure { .. } => unreachable!("handled above"),
     };
     ch.send(&reply);
@@ -154,7 +172,8 @@ fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply
     }
 }
 
-fn one_shot(args: Vec<String>) -> Result<Reply, String> {
+/// Runs a one-shot job on `lib`; its failures name the library (the party to blame).
+fn one_shot(lib: &Path, args: Vec<String>) -> Result<Reply, String> {
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,
@@ -165,9 +184,15 @@ fn one_shot(args: Vec<String>) -> Result<Reply, String> {
     let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
     match (reply, &outcome.exit) {
         (Some(r), _) => Ok(r),
-        (None, Exit::Signal { name, .. }) => Err(format!("the library crashed ({name})")),
+        (None, Exit::Signal { name, number }) => Err(format!(
+            "library {} crashed ({name}) in its worker{}{}",
+            lib.display(),
+            crate::worker::sandbox::signal_note(*number),
+            tail_suffix(&outcome.stderr_tail)
+        )),
         (None, exit) => Err(format!(
-            "the worker ended without an answer ({exit}){}",
+            "the worker that loaded library {} ended without an answer ({exit}){}",
+            lib.display(),
             tail_suffix(&outcome.stderr_tail)
         )),
     }
@@ -184,10 +209,21 @@ fn tail_suffix(tail: &str) -> String {
 
 /// Loads `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
-    match one_shot(vec!["probe".into(), lib.display().to_string()])? {
+    match one_shot(lib, vec!["probe".into(), lib.display().to_string()])? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
-        Reply::Digest { .. } => Err("unexpected reply from the worker".into()),
+        Reply::Digest { .. } | Reply::Sandbox { .. } => {
+            Err("unexpected reply from the worker".into())
+        }
+    }
+}
+
+/// What the sandbox of a worker enforces on this machine, asked of a real worker.
+pub fn sandbox_state() -> Result<SandboxState, String> {
+    match one_shot(Path::new("(none)"), vec!["sandbox".into()])? {
+        Reply::Sandbox { state } => Ok(state),
+        Reply::Error { message } => Err(message),
+        _ => Err("unexpected reply from the worker".into()),
     }
 }
 
@@ -195,16 +231,19 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
 pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
     let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
     std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
-    let reply = one_shot(vec![
-        "hash".into(),
-        inst.library.display().to_string(),
-        "--digest-bits".into(),
-        inst.digest_bits.to_string(),
-        "--bits".into(),
-        bits.to_string(),
-        "--file".into(),
-        file.path().display().to_string(),
-    ])?;
+    let reply = one_shot(
+        &inst.library,
+        vec![
+            "hash".into(),
+            inst.library.display().to_string(),
+            "--digest-bits".into(),
+            inst.digest_bits.to_string(),
+            "--bits".into(),
+            bits.to_string(),
+            "--file".into(),
+            file.path().display().to_string(),
+        ],
+    )?;
     match reply {
         Reply::Digest { overflow: true, .. } => Err(format!(
             "{} wrote outside its message or digest buffer (OVERFLOW)",
@@ -213,6 +252,8 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
         Reply::Digest { rc, .. } if rc != 0 => Err(format!("CryptHash returned {rc}")),
         Reply::Digest { hex, .. } => hex::decode(hex).map_err(|e| e.to_string()),
         Reply::Error { message } => Err(message),
-        Reply::Meta { .. } => Err("unexpected reply from the worker".into()),
+        Reply::Meta { .. } | Reply::Sandbox { .. } => {
+            Err("unexpected reply from the worker".into())
+        }
     }
 }

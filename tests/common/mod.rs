@@ -29,3 +29,5 @@ pub fn harness_data() -> PathBuf {
 pub fn arm_1() -> PathBuf {
     harness_data().join("performance/data/arm_1")
 }
+
+pub mod cc;

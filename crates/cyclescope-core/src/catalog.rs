@@ -3,6 +3,7 @@
 //! Built from `config.toml`, from an ad-hoc `--lib`, or by scanning a folder. It resolves paths
 //! but never loads a library itself (listing asks `plugin` for that).
 
+pub mod bounds;
 mod config;
 mod discover;
 
@@ -12,6 +13,8 @@ pub use discover::{adhoc_instance, scan_dir};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::name::{NameError, SafeName};
 
 /// The guide's message lengths S1–S8, in bytes.
 pub const GUIDE_LENGTHS: [u64; 8] = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
@@ -44,6 +47,18 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// The candidate id and label as file names, checked by the one naming rule. Every place
+    /// that turns an instance into a path goes through this, whatever built the instance
+    /// (config, `--lib`, `--scan`, a campaign.json being resumed).
+    pub fn file_names(&self) -> Result<(SafeName, SafeName), NameError> {
+        let candidate = SafeName::new("candidate id", &self.candidate)?;
+        let label = SafeName::new("instance label", &self.label)?;
+        if let Some(k) = &self.kat_name {
+            SafeName::new("KAT name", k)?;
+        }
+        Ok((candidate, label))
+    }
+
     /// `<candidate>/<label>`, the key the harness uses.
     pub(crate) fn key(&self) -> String {
         format!("{}/{}", self.candidate, self.label)

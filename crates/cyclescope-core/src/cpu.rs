@@ -32,6 +32,44 @@ pub fn last_allowed() -> usize {
         .unwrap_or(0)
 }
 
+/// `Ok` when this process may run on `cpu`, else why not, naming the CPUs it may use.
+pub fn check_usable(cpu: usize) -> Result<usize, String> {
+    let allowed: Vec<usize> = CpuMask::of_this_thread()
+        .map(|m| (0..CpuSet::count()).filter(|&c| m.contains(c)).collect())
+        .unwrap_or_default();
+    if allowed.contains(&cpu) {
+        Ok(cpu)
+    } else {
+        Err(format!(
+            "CPU {cpu} is not one this process may run on (allowed: {})",
+            cpu_list(&allowed)
+        ))
+    }
+}
+
+/// `0-3,6` for a sorted list of CPUs.
+fn cpu_list(cpus: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
+            i += 1;
+        }
+        parts.push(if cpus[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", cpus[i])
+        });
+        i += 1;
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(",")
+    }
+}
+
 /// A set of CPUs a thread may run on, taken once so that stepping off one CPU can later be
 /// redone for another (the TUI lets the operator change the measurement CPU).
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +164,12 @@ impl Drop for Pinned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_are_written_as_ranges() {
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(cpu_list(&[]), "none");
+    }
 
     fn on(cpu: usize) -> bool {
         CpuMask::of_this_thread().is_some_and(|m| m.contains(cpu))

@@ -13,8 +13,12 @@ pub mod format;
 pub mod host;
 pub mod kat;
 pub mod measure;
+pub mod name;
 pub mod plugin;
 pub mod record;
 pub mod report;
 pub mod vocabulary;
 pub mod worker;
+
+#[cfg(test)]
+mod input_props;

@@ -13,6 +13,7 @@ pub use guarded::GuardedBuffer;
 use std::ffi::{c_int, c_ulonglong};
 use std::path::{Path, PathBuf};
 
+use crate::name::SafeName;
 use iccs_sm3::meta::{
     NGCC_LINK_ABI, NGCC_META_MAGIC, NGCC_TYPE_HASH, NgccMetaCommon, NgccMetaHash, field_str,
 };
@@ -293,6 +294,17 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
             hash.digest_bits / 8
         )));
     }
+    if hash.digest_bits != 0 {
+        crate::catalog::bounds::check_digest_bits(hash.digest_bits).map_err(&bad)?;
+    }
+    let (id, instance) = (field_str(&common.id), field_str(&common.instance));
+    // The id and instance name become file names (records, KAT logs, KAT text): a library
+    // must not be able to choose where cyclescope writes.
+    for (what, value) in [("ngcc_meta id", &id), ("ngcc_meta instance", &instance)] {
+        if !value.is_empty() {
+            SafeName::new(what, value).map_err(|e| bad(e.to_string()))?;
+        }
+    }
     let mut build_flags = field_str(&common.build_flags);
     // SAFETY: optional `const char *ngcc_build_flags(void)` of newer harness builds, returning
     // a NUL-terminated static string (or NULL, checked).
@@ -307,10 +319,10 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
         }
     }
     Ok(Some(NgccMeta {
-        id: field_str(&common.id),
+        id,
         kind: kind_name(common.kind).to_string(),
         algorithm: field_str(&common.algorithm),
-        instance: field_str(&common.instance),
+        instance,
         variant: field_str(&common.variant),
         source_dir: field_str(&common.source_dir),
         compiler: field_str(&common.compiler),

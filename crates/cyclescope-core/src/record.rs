@@ -6,7 +6,9 @@
 pub mod histogram;
 pub mod journal;
 pub mod pyjson;
+pub mod read;
 pub mod run_dir;
+pub mod safe_path;
 pub mod schema;
 pub mod validate;
 

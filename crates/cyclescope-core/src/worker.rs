@@ -6,6 +6,7 @@
 //! It knows nothing of KAT or measurement: messages are a type parameter.
 
 pub mod child;
+pub mod sandbox;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;

@@ -61,8 +61,10 @@ pub struct RequestOverrides {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RequestError {
-    #[error("message lengths must be between 1 byte and 16 MiB (--lengths), not {0:?}")]
-    Lengths(Vec<u64>),
+    #[error("--lengths: {0}")]
+    Lengths(String),
+    #[error("measurement CPU: {0}")]
+    Cpu(String),
     #[error("trials per job must be 1…16 (--trials), not {0}")]
     Trials(u32),
     #[error("--trial-target and --op-budget must be positive numbers of seconds")]
@@ -73,8 +75,6 @@ pub enum RequestError {
     NoInstances,
 }
 
-/// Longest message cyclescope measures.
-const MAX_LENGTH: u64 = 16 << 20;
 /// Address-space limit of a trial process unless told otherwise (RLIMIT_AS).
 const DEFAULT_ADDRESS_SPACE: u64 = 8 << 30;
 
@@ -93,9 +93,7 @@ impl RunRequest {
             .lengths
             .clone()
             .unwrap_or_else(|| settings.lengths.clone());
-        if lengths.is_empty() || lengths.iter().any(|&l| l == 0 || l > MAX_LENGTH) {
-            return Err(RequestError::Lengths(lengths));
-        }
+        crate::catalog::bounds::check_lengths(&lengths).map_err(RequestError::Lengths)?;
         let planning = Planning::new(
             o.trials.unwrap_or(settings.trials),
             o.trial_target_s.unwrap_or(settings.trial_target_s),
@@ -160,6 +158,9 @@ impl RunRequest {
 
     /// Everything both kinds of request take from the settings and the overrides.
     fn apply(&mut self, settings: &Settings, o: RequestOverrides) -> Result<(), RequestError> {
+        // The CPU may come from the config or a resumed campaign (another host, another
+        // cgroup): one this process may not use would fail every worker, blamed on the candidate.
+        crate::cpu::check_usable(self.cpu).map_err(RequestError::Cpu)?;
         let p = &self.planning;
         if !(1..=16).contains(&p.trials) {
             return Err(RequestError::Trials(p.trials));
@@ -296,14 +297,30 @@ mod tests {
                     lengths: Some(vec![0]),
                     ..Default::default()
                 },
-                RequestError::Lengths(vec![0]),
+                RequestError::Lengths(crate::catalog::bounds::check_lengths(&[0]).unwrap_err()),
             ),
             (
                 RequestOverrides {
                     lengths: Some(vec![]),
                     ..Default::default()
                 },
-                RequestError::Lengths(vec![]),
+                RequestError::Lengths("no message length given".into()),
+            ),
+            (
+                RequestOverrides {
+                    lengths: Some(vec![32, 64, 32]),
+                    ..Default::default()
+                },
+                RequestError::Lengths(
+                    crate::catalog::bounds::check_lengths(&[32, 32]).unwrap_err(),
+                ),
+            ),
+            (
+                RequestOverrides {
+                    cpu: Some(4095),
+                    ..Default::default()
+                },
+                RequestError::Cpu(crate::cpu::check_usable(4095).unwrap_err()),
             ),
             (
                 RequestOverrides {

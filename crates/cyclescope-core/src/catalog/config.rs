@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Candidate, Catalog, GUIDE_LENGTHS, Instance, resolve_library};
+use super::{Candidate, Catalog, GUIDE_LENGTHS, Instance, bounds, resolve_library};
+use crate::name::SafeName;
 
 /// Measurement defaults (spec §3.2), overridable per command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,7 +70,8 @@ struct CandidateEntry {
 struct InstanceEntry {
     label: String,
     library: String,
-    digest_bits: u32,
+    /// u64 so that a width beyond `u32` is refused by its range, not by a type error.
+    digest_bits: u64,
     #[serde(default)]
     variant: Option<String>,
     #[serde(default)]
@@ -131,26 +133,27 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
     let mut seen = std::collections::HashSet::new();
     let mut candidates = Vec::new();
     for c in file.candidates {
+        SafeName::new("candidate id", &c.id).map_err(|e| invalid(e.to_string()))?;
         let mut instances = Vec::new();
         for i in c.instances {
+            SafeName::new("instance label", &i.label).map_err(|e| invalid(e.to_string()))?;
+            if let Some(k) = &i.kat_name {
+                SafeName::new("kat_name", k).map_err(|e| invalid(e.to_string()))?;
+            }
             if !seen.insert(i.label.clone()) {
                 return Err(invalid(format!(
                     "instance label {:?} appears twice",
                     i.label
                 )));
             }
-            if i.digest_bits == 0 || i.digest_bits % 8 != 0 {
-                return Err(invalid(format!(
-                    "instance {:?}: digest_bits {} is not a positive multiple of 8",
-                    i.label, i.digest_bits
-                )));
-            }
+            let digest_bits = bounds::check_digest_bits(i.digest_bits)
+                .map_err(|e| invalid(format!("instance {:?}: {e}", i.label)))?;
             let manifest = i.kat_manifest.as_ref().or(c.kat_manifest.as_ref());
             instances.push(Instance {
                 candidate: c.id.clone(),
                 algorithm: c.algorithm.clone(),
                 library: resolve_library(&i.library, base),
-                digest_bits: i.digest_bits,
+                digest_bits,
                 variant: i
                     .variant
                     .or_else(|| c.variant.clone())
@@ -178,18 +181,20 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
 }
 
 fn validate_settings(s: &Settings) -> Result<(), String> {
-    if s.lengths.is_empty() {
-        return Err("settings.lengths is empty".into());
-    }
-    if s.lengths.iter().any(|&l| l == 0 || l > 16 << 20) {
-        return Err("settings.lengths must be between 1 byte and 16 MiB".into());
-    }
-    if !(1..=16).contains(&s.trials) {
-        return Err(format!("settings.trials = {} (allowed 1…16)", s.trials));
-    }
-    if !(s.trial_target_s > 0.0 && s.op_budget_s > 0.0 && s.kat_timeout_s > 0.0) {
-        return Err("settings: trial_target_s, op_budget_s and kat_timeout_s must be > 0".into());
-    }
+    let key = |k: &'static str| move |e: String| format!("settings.{k}: {e}");
+    bounds::check_lengths(&s.lengths).map_err(key("lengths"))?;
+    bounds::TRIALS
+        .check(u64::from(s.trials))
+        .map_err(key("trials"))?;
+    bounds::TRIAL_TARGET
+        .check(s.trial_target_s)
+        .map_err(key("trial_target_s"))?;
+    bounds::OP_BUDGET
+        .check(s.op_budget_s)
+        .map_err(key("op_budget_s"))?;
+    bounds::KAT_TIMEOUT
+        .check(s.kat_timeout_s)
+        .map_err(key("kat_timeout_s"))?;
     Ok(())
 }
 
@@ -259,6 +264,65 @@ mod tests {
         ] {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
+        }
+    }
+
+    fn one_instance(id: &str, label: &str, extra: &str) -> String {
+        format!(
+            "[[candidate]]\nid={id:?}\nalgorithm=\"X\"\n[[candidate.instance]]\nlabel={label:?}\nlibrary=\"a.so\"\n{extra}\n"
+        )
+    }
+
+    #[test]
+    fn numbers_outside_their_range_are_refused_with_the_range() {
+        for (text, needle) in [
+            (
+                "[settings]\ntrial_target_s = nan\n",
+                "trial_target_s: trial target NaN is outside the allowed range 0.0001 … 3600 seconds",
+            ),
+            ("[settings]\ntrial_target_s = inf\n", "trial_target_s"),
+            (
+                "[settings]\nop_budget_s = inf\n",
+                "op_budget_s: op budget inf",
+            ),
+            ("[settings]\nkat_timeout_s = -inf\n", "kat_timeout_s"),
+            (
+                "[settings]\nlengths = [32, 1024, 32]\n",
+                "32 is listed twice",
+            ),
+            ("[settings]\nlengths = [0]\n", "1 … 16777216"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+        let err = parse(&one_instance("x", "a", "digest_bits=4294967288"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("digest bits 4294967288 is outside the allowed range 8 … 8192"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_that_would_be_paths_are_refused() {
+        let long = "a".repeat(300);
+        for (id, label, extra, needle) in [
+            (
+                "x",
+                "../../x",
+                "",
+                "instance label \"../../x\" starts with '.'",
+            ),
+            ("../x", "a", "", "candidate id \"../x\" starts with '.'"),
+            ("/abs", "a", "", "contains '/'"),
+            ("x", "a/b", "", "contains '/'"),
+            ("x", long.as_str(), "", "300 characters long (at most 64)"),
+            ("x", "a", "kat_name=\"../../k\"", "kat_name \"../../k\""),
+        ] {
+            let text = one_instance(id, label, &format!("digest_bits=256\n{extra}"));
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{id:?}/{label:?}: {err}");
         }
     }
 

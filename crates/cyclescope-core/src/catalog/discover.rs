@@ -28,6 +28,8 @@ pub fn adhoc_instance(
         })
         .filter(|l| !l.is_empty())
         .unwrap_or(stem);
+    crate::name::SafeName::new("instance label", &label)
+        .map_err(|e| format!("{}: {e}", library.display()))?;
     let bits = digest_bits
         .or_else(|| meta.and_then(|m| u32::try_from(m.digest_bits).ok()).filter(|&b| b != 0))
         .or_else(|| trailing_number(&label))
@@ -37,12 +39,9 @@ pub fn adhoc_instance(
                 library.display()
             )
         })?;
-    if bits == 0 || bits % 8 != 0 {
-        return Err(format!(
-            "digest bits {bits} is not a positive multiple of 8"
-        ));
-    }
-    Ok(Instance {
+    let bits = super::bounds::check_digest_bits(u64::from(bits))
+        .map_err(|e| format!("{}: {e}", library.display()))?;
+    let inst = Instance {
         candidate: meta
             .map(|m| m.id.clone())
             .filter(|s| !s.is_empty())
@@ -62,7 +61,12 @@ pub fn adhoc_instance(
         kat_name: meta
             .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
             .map(|m| m.instance.clone()),
-    })
+    };
+    // Whatever the source of the names (--label, ngcc_meta, the file name), they become file
+    // names: refuse the instance rather than write outside the run directory.
+    inst.file_names()
+        .map_err(|e| format!("{}: {e}", library.display()))?;
+    Ok(inst)
 }
 
 /// Scans `dir` (recursively, a few levels) for `lib*.so`. Libraries whose width cannot be
@@ -202,6 +206,42 @@ mod tests {
         assert!(err.contains("--digest-bits"), "{err}");
         let i = adhoc_instance(Path::new("x/libfoo.so"), Some("foo"), Some(384), None).unwrap();
         assert_eq!(i.digest_bits, 384);
+    }
+
+    #[test]
+    fn hostile_names_and_widths_are_refused() {
+        let meta = |id: &str, instance: &str, bits: u64| NgccMeta {
+            id: id.into(),
+            kind: "hash".into(),
+            algorithm: "A".into(),
+            instance: instance.into(),
+            variant: String::new(),
+            source_dir: String::new(),
+            compiler: String::new(),
+            build_flags: String::new(),
+            digest_bits: bits,
+            digest_len: bits / 8,
+        };
+        let lib = Path::new("x/libA256.so");
+        for (m, label, needle) in [
+            (
+                Some(meta("../../x", "A256", 256)),
+                None,
+                "candidate id \"../../x\"",
+            ),
+            (
+                Some(meta("h", "../../x", 256)),
+                None,
+                "instance label \"../../x\"",
+            ),
+            (None, Some("/etc/x"), "contains '/'"),
+            (Some(meta("h", "A", 4_294_967_288)), None, "8 … 8192"),
+        ] {
+            let err = adhoc_instance(lib, label, None, m.as_ref()).unwrap_err();
+            assert!(err.contains(needle), "{err}");
+        }
+        let err = adhoc_instance(lib, None, Some(4_294_967_288u64 as u32), None).unwrap_err();
+        assert!(err.contains("8 … 8192"), "{err}");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::job::{JobSpec, KatMessage};
 use super::log;
 use super::manifest::{CanonicalMode, ManifestEntry, ManifestError};
 use crate::catalog::Instance;
+use crate::name::SafeName;
 use crate::worker::{self, Exit, WorkerCommand, WorkerError};
 
 pub use check::Reference;
@@ -164,6 +165,10 @@ pub enum KatError {
     },
     #[error(transparent)]
     Worker(#[from] WorkerError),
+    #[error(transparent)]
+    Name(#[from] crate::name::NameError),
+    #[error(transparent)]
+    Path(#[from] crate::record::safe_path::PathError),
     #[error("the KAT job of {0} was cancelled")]
     Cancelled(String),
     #[error("the KAT worker for {label} failed: {detail}")]
@@ -182,17 +187,19 @@ pub fn run_kat(
     on_event: &mut dyn FnMut(&KatEvent),
 ) -> Result<KatReport, KatError> {
     let reference = check::References::load(inst, opts)?;
-    let gen_dir = opts
-        .run_dir
-        .join("katgen")
-        .join(&inst.candidate)
-        .join(&inst.label);
+    // The names become folders and files of the run directory: checked, and kept inside it.
+    let (candidate, label) = inst.file_names()?;
+    if let Some(k) = &opts.kat_name {
+        SafeName::new("KAT name", k)?;
+    }
+    let inside = |rel: PathBuf| crate::record::safe_path::inside(&opts.run_dir, &rel);
+    let gen_dir = inside(Path::new("katgen").join(&candidate).join(&label))?;
     std::fs::create_dir_all(&gen_dir).map_err(io_err("cannot create", &gen_dir))?;
-    let log_path = opts
-        .run_dir
-        .join("kat")
-        .join(&inst.candidate)
-        .join(format!("{}.log", inst.label));
+    let log_path = inside(
+        Path::new("kat")
+            .join(&candidate)
+            .join(format!("{label}.log")),
+    )?;
     let files = opts.scope.files();
     let spec = JobSpec {
         library: inst.library.clone(),
@@ -216,9 +223,13 @@ pub fn run_kat(
     let (status, detail) = match (&outcome.exit, state.verdict()) {
         (_, Some(v)) => v,
         (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
-        (Exit::Signal { name, .. }, None) => (
+        (Exit::Signal { name, number }, None) => (
             KatStatus::Crash,
-            format!("signal={name}{}", state.during(&files)),
+            format!(
+                "signal={name}{}{}",
+                state.during(&files),
+                worker::sandbox::signal_note(*number)
+            ),
         ),
         (Exit::TimedOut(d), None) => (
             KatStatus::Timeout,
@@ -256,11 +267,6 @@ fn state_log(report: &KatReport, state: &check::JobState) -> String {
 }
 
 fn write_log(path: &Path, text: &str) -> Result<(), KatError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, text).map_err(io_err("cannot write", path))?;
-    std::fs::rename(&tmp, path).map_err(io_err("cannot write", path))
+    // The same `.tmp` + rename as records: a planted `.tmp` link is replaced, not followed.
+    crate::record::pyjson::write_atomic(path, text.as_bytes()).map_err(io_err("cannot write", path))
 }

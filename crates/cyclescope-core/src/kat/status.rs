@@ -102,11 +102,11 @@ impl KatStatus {
             }
             KatStatus::Timeout => {
                 "the KAT did not finish in time: raise --timeout (kat_timeout_s) for slow \
-                 candidates, or look for an endless loop at the reported message length"
+                 candidates, or look for an endless loop in the KAT file the result names"
             }
             KatStatus::Crash => {
-                "the library crashed the worker process: run the reported file and length \
-                 under a debugger or sanitizer"
+                "the library crashed the worker process: generate the KAT file the result \
+                 names under a debugger or sanitizer"
             }
         }
     }
@@ -197,5 +197,19 @@ mod tests {
         assert_eq!(pass, KatVerdict::Status(KatStatus::Pass));
         assert!(pass.is_pass());
         assert_eq!(pass.to_string(), "PASS");
+    }
+
+    #[test]
+    fn hints_point_only_at_what_a_result_shows() {
+        // A TIMEOUT or CRASH result names the KAT file it stopped in (`… in KAT_2_23_x.txt`),
+        // never a message length: the hints must not send the reader looking for one.
+        for s in [KatStatus::Timeout, KatStatus::Crash] {
+            assert!(!s.hint().contains("length"), "{s}: {}", s.hint());
+            assert!(
+                s.hint().contains("KAT file the result names"),
+                "{s}: {}",
+                s.hint()
+            );
+        }
     }
 }

@@ -131,9 +131,12 @@ pub(crate) fn run_process(
     let outcome = match (&exit, fault, done_peak) {
         (_, Some(f), _) => JobOutcome::Failed(f),
         (Exit::Code(0), None, Some(_)) => JobOutcome::Complete,
-        (Exit::Signal { name, .. }, None, _) => JobOutcome::Failed(JobFailure::new(
+        (Exit::Signal { name, number }, None, _) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
-            format!("worker killed by {name}"),
+            format!(
+                "worker killed by {name}{}",
+                crate::worker::sandbox::signal_note(*number)
+            ),
         )),
         (Exit::TimedOut(d), None, _) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Timeout,

@@ -19,6 +19,9 @@ use crate::vocabulary::{EngineEvent, HistogramSnapshot, JobFailure, JobKey, JobS
 
 pub(crate) const FILE_NAME: &str = "journal.jsonl";
 
+/// The most of the journal one `poll` reads.
+pub(crate) const POLL_LIMIT: u64 = 16 << 20;
+
 /// A journal line: the engine event in serialisable form, stamped with UTC time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -279,7 +282,8 @@ impl JournalEvent {
                 failed,
             } => EngineEvent::RunFinished {
                 cancelled,
-                wall: Duration::from_secs_f64(wall_s.max(0.0)),
+                // A journal is input: a wall time beyond any Duration must not panic a reader.
+                wall: Duration::try_from_secs_f64(wall_s.max(0.0)).unwrap_or(Duration::MAX),
                 finished,
                 failed,
             },
@@ -330,16 +334,31 @@ impl JournalReader {
 
     /// New complete entries (a torn or garbled line is skipped; an incomplete last line is
     /// left for the next call).
+    /// The journal is read like any evidence file: not through a link, only a regular file,
+    /// and at most [`POLL_LIMIT`] bytes per call (a line longer than that is garbage and is
+    /// skipped).
     pub fn poll(&mut self) -> std::io::Result<Vec<Entry>> {
-        let mut f = match File::open(&self.path) {
+        use super::safe_path::PathError;
+        let (root, name) = match (self.path.parent(), self.path.file_name()) {
+            (Some(r), Some(n)) => (r, Path::new(n)),
+            _ => return Ok(vec![]),
+        };
+        let mut f = match super::read::open_inside(root, name) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => return Err(e),
+            Err(PathError::Missing { .. }) => return Ok(vec![]),
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
         };
         f.seek(SeekFrom::Start(self.offset))?;
         let mut buf = Vec::new();
-        f.read_to_end(&mut buf)?;
-        let complete = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        f.take(POLL_LIMIT).read_to_end(&mut buf)?;
+        let complete = match buf.iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            None if buf.len() as u64 == POLL_LIMIT => {
+                self.offset += POLL_LIMIT;
+                return Ok(vec![]);
+            }
+            None => 0,
+        };
         self.offset += complete as u64;
         Ok(buf[..complete]
             .split(|&b| b == b'\n')

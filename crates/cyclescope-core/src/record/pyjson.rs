@@ -184,7 +184,16 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.push(".tmp");
     let tmp = std::path::PathBuf::from(tmp);
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        // A leftover (or planted) `.tmp` is removed, not opened: `create_new` neither
+        // follows a link nor writes into a file someone else holds open.
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

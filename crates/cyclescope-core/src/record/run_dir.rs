@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::pyjson::write_json_atomic;
+use super::read::JSON_LIMIT;
+use super::safe_path::PathError;
 use super::schema::TimingRecord;
 use crate::catalog::Instance;
 use crate::measure::Planning;
@@ -29,7 +31,12 @@ pub enum RunDirError {
     Malformed { path: PathBuf, detail: String },
     #[error("another cyclescope process is writing {0} (it holds .campaign.lock)")]
     Busy(PathBuf),
+    #[error(transparent)]
+    Path(#[from] super::safe_path::PathError),
 }
+
+/// The lock file whose identity proves the run directory is still the one opened.
+const LOCK_FILE: &str = ".campaign.lock";
 
 /// One host check pass stored with the campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +91,7 @@ impl RunDir {
             source,
         };
         std::fs::create_dir_all(root.join("records")).map_err(io)?;
-        let lock_file = File::create(root.join(".campaign.lock")).map_err(io)?;
+        let lock_file = File::create(root.join(LOCK_FILE)).map_err(io)?;
         let lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
             .map_err(|_| RunDirError::Busy(root.to_path_buf()))?;
         Ok(Self {
@@ -97,30 +104,44 @@ impl RunDir {
         &self.root
     }
 
+    /// Fails when the run directory was deleted or replaced since it was opened.
+    fn still_ours(&self) -> Result<(), RunDirError> {
+        Ok(super::safe_path::still_locked(
+            &self.root,
+            LOCK_FILE,
+            &self._lock,
+        )?)
+    }
+
     pub(crate) fn write_campaign(&self, c: &Campaign) -> Result<(), RunDirError> {
+        self.still_ours()?;
         let path = self.root.join("campaign.json");
         write_json_atomic(&path, c).map_err(|source| RunDirError::Io { path, source })
     }
 
     /// Writes a record atomically; returns its path relative to the run directory.
     pub(crate) fn write_record(&self, r: &TimingRecord) -> Result<PathBuf, RunDirError> {
+        self.still_ours()?;
         let rel = TimingRecord::relative_path(&r.candidate, &r.label, r.input_bytes);
-        let path = self.root.join(&rel);
+        let path = super::safe_path::inside(&self.root, &rel)?;
         write_json_atomic(&path, r).map_err(|source| RunDirError::Io { path, source })?;
         Ok(rel)
     }
 
     /// Adds or replaces one instance's entry in `build.json` (read-modify-write under the lock).
     pub(crate) fn update_build(&self, key: &str, entry: Value) -> Result<(), RunDirError> {
+        self.still_ours()?;
         let path = self.root.join("build.json");
-        let mut build = match std::fs::read(&path) {
+        let read = super::read::read_inside(&self.root, Path::new("build.json"), JSON_LIMIT);
+        let mut build = match read {
             Ok(bytes) => {
                 serde_json::from_slice::<Value>(&bytes).map_err(|e| RunDirError::Malformed {
                     path: path.clone(),
                     detail: e.to_string(),
                 })?
             }
-            Err(_) => serde_json::json!({"instances": {}, "optimized": {}}),
+            Err(PathError::Missing { .. }) => serde_json::json!({"instances": {}, "optimized": {}}),
+            Err(e) => return Err(e.into()),
         };
         if let Some(instances) = build.get_mut("instances").and_then(Value::as_object_mut) {
             instances.insert(key.to_string(), entry);
@@ -138,13 +159,41 @@ pub(crate) fn free_bytes(path: &Path) -> Option<u64> {
 /// Reads `campaign.json` of a run (no lock needed: it is replaced atomically).
 pub fn read_campaign(root: &Path) -> Result<Campaign, RunDirError> {
     let path = root.join("campaign.json");
-    let bytes = std::fs::read(&path).map_err(|_| RunDirError::NotARun {
-        path: root.to_path_buf(),
-    })?;
-    serde_json::from_slice(&bytes).map_err(|e| RunDirError::Malformed {
-        path,
-        detail: e.to_string(),
-    })
+    let bytes = match super::read::read_inside(root, Path::new("campaign.json"), JSON_LIMIT) {
+        Ok(b) => b,
+        Err(PathError::Missing { .. }) => {
+            return Err(RunDirError::NotARun {
+                path: root.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let campaign: Campaign =
+        serde_json::from_slice(&bytes).map_err(|e| RunDirError::Malformed {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+    // A campaign is resumed from this file alone: its names and numbers get the checks a
+    // config gets.
+    check_request(&campaign).map_err(|detail| RunDirError::Malformed { path, detail })?;
+    Ok(campaign)
+}
+
+fn check_request(c: &Campaign) -> Result<(), String> {
+    use crate::catalog::bounds;
+    for i in &c.cyclescope.instances {
+        i.file_names().map_err(|e| e.to_string())?;
+        bounds::check_digest_bits(u64::from(i.digest_bits))?;
+    }
+    bounds::check_lengths(&c.cyclescope.lengths)?;
+    bounds::TRIALS.check(u64::from(c.planning.trials))?;
+    bounds::TRIAL_TARGET.check(c.planning.trial_target_s)?;
+    bounds::OP_BUDGET.check(c.planning.op_budget_s)?;
+    if let Some(a) = &c.cyclescope.adaptive {
+        bounds::check_fraction("adaptive precision", a.precision)?;
+        bounds::MAX_TRIALS.check(u64::from(a.max_trials))?;
+    }
+    Ok(())
 }
 
 /// Reads a record if it exists and parses (a missing or unreadable one is "not done").
@@ -154,31 +203,12 @@ pub(crate) fn read_record(
     label: &str,
     bytes: u64,
 ) -> Option<TimingRecord> {
-    let path = root.join(TimingRecord::relative_path(candidate, label, bytes));
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    let rel = TimingRecord::relative_path(candidate, label, bytes);
+    serde_json::from_slice(&super::read::read_inside(root, &rel, JSON_LIMIT).ok()?).ok()
 }
 
-/// Every record under `records/`, with its path relative to the run directory.
+/// Every record under `records/`, with its path relative to the run directory (files that
+/// are not records are left out: callers that must name them use `read::scan_records`).
 pub fn list_records(root: &Path) -> Vec<(PathBuf, TimingRecord)> {
-    let mut out = Vec::new();
-    let Ok(cands) = std::fs::read_dir(root.join("records")) else {
-        return out;
-    };
-    for cand in cands.flatten() {
-        let Ok(files) = std::fs::read_dir(cand.path()) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let p = f.path();
-            if p.extension().is_some_and(|e| e == "json")
-                && let Ok(bytes) = std::fs::read(&p)
-                && let Ok(r) = serde_json::from_slice::<TimingRecord>(&bytes)
-            {
-                let rel = p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p);
-                out.push((rel, r));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    super::read::scan_records(root).records
 }

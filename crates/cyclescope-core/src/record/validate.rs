@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::read::{
+    EntryKind, JOURNAL_LIMIT, JSON_LIMIT, LOG_LIMIT, list_dir, read_inside, reason_of, record_files,
+};
+use super::safe_path::PathError;
 use crate::measure::stats::{Trial, loop_stats};
 
 /// One broken rule.
@@ -65,26 +69,60 @@ pub(crate) fn absolute_home_path(text: &str) -> Option<usize> {
     None
 }
 
-/// Validates the run directory or dataset at `root`.
-pub fn validate(root: &Path) -> Validation {
+/// Why a folder cannot be validated at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error("{path} is not a run directory or dataset (no campaign.json); nothing to validate")]
+    NotARun { path: PathBuf },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: PathBuf },
+    #[error("cannot validate: {0}")]
+    Unsafe(#[from] PathError),
+}
+
+/// Validates the run directory or dataset at `root`. A folder without `campaign.json` is
+/// refused rather than found "valid" for want of anything to check.
+pub fn validate(root: &Path) -> Result<Validation, ValidateError> {
+    if !root.is_dir() {
+        return Err(ValidateError::NotADirectory {
+            path: root.to_path_buf(),
+        });
+    }
+    match read_inside(root, Path::new("campaign.json"), JSON_LIMIT) {
+        Ok(_) => {}
+        Err(PathError::Missing { .. }) => {
+            return Err(ValidateError::NotARun {
+                path: root.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
     let mut v = Validation::default();
-    scan_paths(root, root, &mut v);
-    let build = std::fs::read(root.join("build.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-    let mut record_files = Vec::new();
-    collect_json(&root.join("records"), &mut record_files);
-    record_files.sort();
+    scan_paths(root, Path::new(""), &mut v);
+    let build = match read_inside(root, Path::new("build.json"), JSON_LIMIT) {
+        Ok(b) => match serde_json::from_slice::<Value>(&b) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                v.fail(Path::new("build.json"), format!("not readable JSON: {e}"));
+                None
+            }
+        },
+        Err(PathError::Missing { .. }) => None,
+        Err(e) => {
+            v.fail(Path::new("build.json"), reason_of(&e));
+            None
+        }
+    };
+    let (record_files, unreadable) = record_files(root);
+    for u in unreadable {
+        v.fail(&u.path, u.reason);
+    }
     let mut checked_logs = std::collections::BTreeSet::new();
-    for path in record_files {
-        let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-        let rec = match std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        {
-            Some(r) => r,
-            None => {
-                v.fail(&rel, "not readable JSON");
+    for (rel, bytes) in record_files {
+        let rec = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                v.fail(&rel, format!("not readable JSON: {e}"));
                 continue;
             }
         };
@@ -114,7 +152,7 @@ pub fn validate(root: &Path) -> Validation {
             }
         }
     }
-    v
+    Ok(v)
 }
 
 fn check_record(rel: &Path, r: &Value, v: &mut Validation) {
@@ -168,9 +206,17 @@ fn check_kat_log(root: &Path, key: &str, entry: &Value, v: &mut Validation) {
     let Some(log) = entry["kat_log"].as_str() else {
         return v.fail(Path::new("build.json"), format!("{key} has no kat_log"));
     };
-    let path = root.join(log);
-    let Ok(text) = std::fs::read(&path) else {
-        return v.fail(Path::new(log), format!("KAT log of {key} is missing"));
+    let text = match read_inside(root, Path::new(log), LOG_LIMIT) {
+        Ok(t) => t,
+        Err(PathError::Missing { .. }) => {
+            return v.fail(Path::new(log), format!("KAT log of {key} is missing"));
+        }
+        Err(e) => {
+            return v.fail(
+                Path::new(log),
+                format!("KAT log of {key}: {}", reason_of(&e)),
+            );
+        }
     };
     v.kat_logs += 1;
     use sha2::Digest;
@@ -195,51 +241,40 @@ fn check_kat_log(root: &Path, key: &str, entry: &Value, v: &mut Validation) {
     }
 }
 
-fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// The absolute-path rule over every text file of the run (generated KAT text excluded: it is
+/// hex, and large). Links are named, not followed; files are read with the size limits.
+fn scan_paths(root: &Path, rel: &Path, v: &mut Validation) {
+    let Ok(entries) = list_dir(root, rel) else {
         return;
     };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_json(&p, out);
-        } else if p.extension().is_some_and(|x| x == "json") {
-            out.push(p);
+    for (name, kind) in entries {
+        let rel = rel.join(&name);
+        match kind {
+            EntryKind::Dir if name.as_os_str() == "katgen" => {}
+            EntryKind::Dir => scan_paths(root, &rel, v),
+            EntryKind::Link => v.fail(&rel, reason_of(&PathError::Symlink { path: rel.clone() })),
+            EntryKind::Other => scan_file(root, &rel, v),
         }
     }
 }
 
-/// The absolute-path rule over every text file of the run (generated KAT text excluded: it is
-/// hex, and large).
-fn scan_paths(root: &Path, dir: &Path, v: &mut Validation) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+fn scan_file(root: &Path, rel: &Path, v: &mut Validation) {
+    let ext = rel.extension().and_then(|x| x.to_str()).unwrap_or("");
+    let limit = match ext {
+        "json" | "log" | "md" => JSON_LIMIT,
+        "jsonl" => JOURNAL_LIMIT,
+        _ => return,
     };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            if p.file_name().is_some_and(|n| n == "katgen") {
-                continue;
-            }
-            scan_paths(root, &p, v);
-            continue;
-        }
-        if !p
-            .extension()
-            .is_some_and(|x| x == "json" || x == "jsonl" || x == "log" || x == "md")
-        {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        v.files_scanned += 1;
-        if let Some(at) = absolute_home_path(&text) {
-            let end = (at + 40).min(text.len());
-            let snippet = text.get(at..end).unwrap_or("").lines().next().unwrap_or("");
-            let rel = p.strip_prefix(root).unwrap_or(&p).to_path_buf();
-            v.fail(&rel, format!("absolute path {snippet:?}"));
-        }
+    let bytes = match read_inside(root, rel, limit) {
+        Ok(b) => b,
+        Err(e) => return v.fail(rel, reason_of(&e)),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    v.files_scanned += 1;
+    if let Some(at) = absolute_home_path(&text) {
+        let end = (at + 40).min(text.len());
+        let snippet = text.get(at..end).unwrap_or("").lines().next().unwrap_or("");
+        v.fail(rel, format!("absolute path {snippet:?}"));
     }
 }
 

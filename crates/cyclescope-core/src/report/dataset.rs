@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::name::SafeName;
 use crate::record::TimingRecord;
-use crate::record::run_dir::list_records;
+use crate::record::read::{JSON_LIMIT, Unreadable, read_inside, scan_records};
+use crate::record::safe_path::PathError;
 
 /// Why pages cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +23,18 @@ pub enum ReportError {
     },
     #[error("{path} is not a run directory or harness dataset (no campaign.json)")]
     NotADataset { path: PathBuf },
+    #[error(
+        "{root}: {} file(s) under records/ cannot be used, so pages from it would be \
+         incomplete:\n  {}",
+        .files.len(),
+        .files.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  ")
+    )]
+    UnreadableRecords {
+        root: PathBuf,
+        files: Vec<Unreadable>,
+    },
+    #[error("{0}")]
+    Unsafe(#[from] PathError),
     #[error("{path} is malformed: {detail}")]
     Malformed { path: PathBuf, detail: String },
     #[error("cannot write {path}: {source}")]
@@ -66,26 +80,68 @@ pub struct Dataset {
 
 impl Dataset {
     /// Reads `campaign.json`, `build.json` (optional) and every record under `records/`.
+    /// A record that cannot be read (a link, truncated, not a record, too large) is an error
+    /// naming every such file: pages silently missing a row would misreport the run.
     pub fn open(root: &Path) -> Result<Self, ReportError> {
         let campaign_path = root.join("campaign.json");
-        let bytes = std::fs::read(&campaign_path).map_err(|_| ReportError::NotADataset {
-            path: root.to_path_buf(),
-        })?;
+        let bytes = match read_inside(root, Path::new("campaign.json"), JSON_LIMIT) {
+            Ok(b) => b,
+            Err(PathError::Missing { .. }) => {
+                return Err(ReportError::NotADataset {
+                    path: root.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let campaign = parse_object(&campaign_path, &bytes)?;
         let build_path = root.join("build.json");
-        let build = match std::fs::read(&build_path) {
+        let build = match read_inside(root, Path::new("build.json"), JSON_LIMIT) {
             Ok(bytes) => parse_object(&build_path, &bytes)?
                 .get("instances")
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default(),
-            Err(_) => Map::new(),
+            Err(PathError::Missing { .. }) => Map::new(),
+            Err(e) => return Err(e.into()),
         };
+        let mut scan = scan_records(root);
+        // Candidate ids and labels name the pages' files: a record naming a path is unusable.
+        scan.records.retain(|(path, r)| {
+            let names = SafeName::new("candidate id", &r.candidate)
+                .and_then(|_| SafeName::new("label", &r.label));
+            match names {
+                Ok(_) => true,
+                Err(e) => {
+                    scan.unreadable.push(Unreadable {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    });
+                    false
+                }
+            }
+        });
+        if let Some(id) = campaign.get("system_id").and_then(Value::as_str) {
+            SafeName::new("system_id", id).map_err(|e| ReportError::Malformed {
+                path: campaign_path.clone(),
+                detail: e.to_string(),
+            })?;
+        }
+        if !scan.unreadable.is_empty() {
+            return Err(ReportError::UnreadableRecords {
+                root: root.to_path_buf(),
+                files: scan.unreadable,
+            });
+        }
         Ok(Self {
             campaign,
             build,
-            records: list_records(root),
+            records: scan.records,
         })
+    }
+
+    /// Every record, with its path relative to the dataset.
+    pub fn into_records(self) -> Vec<(PathBuf, TimingRecord)> {
+        self.records
     }
 
     /// `system_id` of the campaign (a cyclescope run names its host there).

@@ -78,7 +78,10 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
             num("trials"),
             num("trial_target_s"),
             num("max_iters_per_trial"),
-            format::duration(std::time::Duration::from_secs_f64(num("op_budget_s").max(0.0)))
+            format::duration(
+                std::time::Duration::try_from_secs_f64(num("op_budget_s").max(0.0))
+                    .unwrap_or(std::time::Duration::MAX),
+            )
         ),
     ];
     if let Some(a) = adaptive {

@@ -112,7 +112,8 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
 /// Writes the pages under `out`.
 pub fn write_pages(out: &Path, pages: &[Page]) -> Result<(), ReportError> {
     for p in pages {
-        let path = out.join(&p.path);
+        // Page names come from the dataset (candidate ids, the system id): kept inside `out`.
+        let path = crate::record::safe_path::inside(out, &p.path)?;
         let write = |path: &Path| -> std::io::Result<()> {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;

@@ -34,14 +34,26 @@ pub enum SetupError {
         what: &'static str,
         source: nix::Error,
     },
+    #[error(transparent)]
+    Sandbox(#[from] super::sandbox::SandboxError),
 }
 
 fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
     move |source| SetupError::Sys { what, source }
 }
 
-/// Prepares this process to host a candidate and returns the protocol channel.
+/// Prepares this process to host a candidate and returns the protocol channel; the sandbox
+/// lets it write nowhere.
 pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> {
+    enter_writing(cpu, limits, &[])
+}
+
+/// [`enter`] for a worker that must write files beneath the `writable` folders (KAT text).
+pub fn enter_writing(
+    cpu: Option<usize>,
+    limits: Limits,
+    writable: &[std::path::PathBuf],
+) -> Result<Channel, SetupError> {
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
@@ -59,6 +71,8 @@ pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> 
     if let Some(cpu) = cpu {
         crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
     }
+    // Last, so the worker's own setup is done, and before the candidate is loaded.
+    super::sandbox::install(writable)?;
     Ok(Channel {
         out: BufWriter::new(File::from(proto)),
     })

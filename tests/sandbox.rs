@@ -1,0 +1,143 @@
+//! The worker's sandbox against C libraries written to break out: one opens a network socket
+//! while hashing, one runs a program from its constructor, one writes a file outside anything
+//! it was given. The first two are stopped (the worker dies of SIGSYS and the status says it
+//! was the sandbox); the write is denied (the file never appears) — while the same library,
+//! loaded in this unsandboxed test process, does create it, so the test can fail.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
+
+fn cyclescope(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("running cyclescope")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const SANDBOX_NOTE: &str = "stopped by the worker sandbox: a forbidden system call";
+
+#[test]
+fn a_library_opening_a_socket_is_stopped_and_the_kat_says_why() {
+    let t = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source(
+        "hash-97",
+        "sock256",
+        256,
+        "int s = socket(AF_INET, SOCK_STREAM, 0); if (s >= 0) close(s);",
+        "#include <sys/socket.h>\n#include <netinet/in.h>\n#include <unistd.h>",
+    );
+    let lib = common::cc::build_library(t.path(), "sock256", &source);
+    let o = cyclescope(
+        t.path(),
+        &["kat", "--lib", lib.to_str().unwrap(), "--out", "k"],
+    );
+    assert_eq!(o.status.code(), Some(7), "CRASH: {}", text(&o));
+    assert!(text(&o).contains("CRASH signal=SIGSYS"), "{}", text(&o));
+    assert!(text(&o).contains(SANDBOX_NOTE), "{}", text(&o));
+    let log = std::fs::read_to_string(t.path().join("k/kat/hash-97/sock256.log")).unwrap();
+    assert!(log.contains(SANDBOX_NOTE), "{log}");
+}
+
+#[test]
+fn a_library_running_a_program_from_its_constructor_is_stopped() {
+    let t = tempfile::tempdir().unwrap();
+    let marker = t.path().join("ran");
+    let source = common::cc::candidate_source(
+        "hash-96",
+        "exec256",
+        256,
+        "",
+        &format!(
+            "#include <unistd.h>\n__attribute__((constructor)) static void run(void) {{\n\
+             char *argv[] = {{\"/bin/sh\", \"-c\", \"touch {}\", 0}};\n\
+             execve(\"/bin/sh\", argv, 0);\n}}",
+            marker.display()
+        ),
+    );
+    let lib = common::cc::build_library(t.path(), "exec256", &source);
+    let o = cyclescope(t.path(), &["list", "--lib", lib.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("crashed (SIGSYS) in its worker"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains(SANDBOX_NOTE), "{}", text(&o));
+    assert!(!marker.exists(), "the program ran");
+}
+
+#[test]
+fn a_library_writing_outside_its_folder_is_denied() {
+    let t = tempfile::tempdir().unwrap();
+    let escaped = t.path().join("escaped.txt");
+    let body = format!(
+        "int fd = open(\"{}\", O_WRONLY | O_CREAT | O_TRUNC, 0644);\n\
+         if (fd >= 0) {{ write(fd, \"x\", 1); close(fd); }} else perror(\"fixture open\");",
+        escaped.display()
+    );
+    let source = common::cc::candidate_source(
+        "hash-95",
+        "write256",
+        256,
+        &body,
+        "#include <fcntl.h>\n#include <stdio.h>\n#include <unistd.h>",
+    );
+    let lib = common::cc::build_library(t.path(), "write256", &source);
+    let lib_s = lib.to_str().unwrap();
+
+    // In a worker: the digest comes back, the file does not appear.
+    let o = cyclescope(t.path(), &["hash", "--lib", lib_s, "--hex", "00"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!escaped.exists(), "the worker wrote outside its folder");
+    // A KAT job may write its own folder, still not elsewhere.
+    let o = cyclescope(t.path(), &["kat", "--lib", lib_s, "--out", "k"]);
+    assert_eq!(o.status.code(), Some(2), "NOKAT: {}", text(&o));
+    assert!(
+        t.path()
+            .join("k/katgen/hash-95/write256/KAT_2_12_write256.txt")
+            .is_file()
+    );
+    assert!(!escaped.exists(), "the KAT worker wrote outside its folder");
+
+    // Unsandboxed, the same library does write the file.
+    // SAFETY: a fixture written above for this test; its CryptHash writes one file.
+    unsafe {
+        let l = libloading::Library::new(&lib).unwrap();
+        let f: libloading::Symbol<unsafe extern "C" fn(i32, *const u8, u64, *mut u8) -> i32> =
+            l.get(b"CryptHash\0").unwrap();
+        let mut digest = [0u8; 32];
+        assert_eq!(f(256, [0u8].as_ptr(), 8, digest.as_mut_ptr()), 0);
+    }
+    assert!(
+        escaped.exists(),
+        "the fixture's write works outside the sandbox"
+    );
+}
+
+#[test]
+fn check_says_what_the_sandbox_enforces_here() {
+    let t = tempfile::tempdir().unwrap();
+    let o = cyclescope(t.path(), &["check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("worker sandbox: "))
+        .unwrap_or_else(|| panic!("no sandbox line: {}", text(&o)));
+    // Either state is said plainly; this machine's kernel has both.
+    assert!(line.contains("seccomp filter on"), "{line}");
+    assert!(line.contains("Landlock fully enforced"), "{line}");
+}
