@@ -13,7 +13,13 @@ use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial::{TrialSpec, serve};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
-use crate::worker::{self, Exit, Limits, WorkerCommand, child};
+use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand, child};
+
+/// How long a probe may take: loading a library and reading its metadata is quick, so a
+/// constructor that hangs (or forks and waits) is reported within seconds.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long hashing one message may take.
+const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
@@ -192,17 +198,34 @@ fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply
     }
 }
 
-fn one_shot(args: Vec<String>) -> Result<Reply, String> {
+/// Runs a worker that answers with exactly one reply.
+fn one_shot(args: Vec<String>, timeout: Duration) -> Result<Reply, String> {
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,
-        timeout: Duration::from_secs(60),
+        timeout,
         cancel: None,
     };
     let mut reply = None;
-    let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
+    let outcome = worker::run(&cmd, |r: Reply| match reply {
+        None => {
+            reply = Some(r);
+            Ok(())
+        }
+        Some(_) => Err(Tampering("a second reply".into())),
+    })
+    .map_err(|e| e.to_string())?;
     match (reply, &outcome.exit) {
+        (_, Exit::Tampered(why)) => Err(format!(
+            "TAMPERED: the library wrote to the worker's protocol channel ({why})"
+        )),
         (Some(r), _) => Ok(r),
+        (None, Exit::TimedOut(d)) => Err(format!(
+            "the library did not answer within {:.0} s (it hangs, or a process it started \
+             holds the worker); the worker's process group was killed{}",
+            d.as_secs_f64(),
+            tail_suffix(&outcome.stderr_tail)
+        )),
         (None, Exit::Signal { name, .. }) => Err(format!("the library crashed ({name})")),
         (None, exit) => Err(format!(
             "the worker ended without an answer ({exit}){}",
@@ -222,7 +245,10 @@ fn tail_suffix(tail: &str) -> String {
 
 /// Loads `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
-    match one_shot(vec!["probe".into(), lib.display().to_string()])? {
+    match one_shot(
+        vec!["probe".into(), lib.display().to_string()],
+        PROBE_TIMEOUT,
+    )? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
         Reply::Digest { .. } => Err("unexpected reply from the worker".into()),
@@ -233,7 +259,8 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
 pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
     let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
     std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
-    let reply = one_shot(vec![
+    let reply = one_shot(
+        vec![
         "hash".into(),
         inst.library.display().to_string(),
         "--digest-bits".into(),
@@ -242,7 +269,9 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
         bits.to_string(),
         "--file".into(),
         file.path().display().to_string(),
-    ])?;
+        ],
+        HASH_TIMEOUT,
+    )?;
     match reply {
         Reply::Digest { overflow: true, .. } => Err(format!(
             "{} wrote outside its message or digest buffer (OVERFLOW)",

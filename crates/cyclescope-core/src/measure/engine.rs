@@ -215,6 +215,10 @@ pub fn run(
         limits: req.limits,
         cancel: cancel.clone(),
         fixed_clock_hz: host.fixed_clock_hz(),
+        reference_clock_hz: host
+            .environment()
+            .get("reference_clock_hz")
+            .and_then(serde_json::Value::as_f64),
     };
     let mut outcome = RunOutcome {
         cancelled: false,

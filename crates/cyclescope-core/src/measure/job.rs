@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::plan::TrialPlan;
 use super::stats::Trial;
+use super::trial::verify::{self, Observed, TrialOrder};
 use super::trial::{TrialMessage, TrialSpec};
 use crate::catalog::Instance;
 use crate::plugin::NgccMeta;
@@ -32,6 +33,9 @@ pub(crate) struct WorkerSetup {
     pub(crate) cancel: Arc<AtomicBool>,
     /// The clock the disturbance test compares against (Hz), when known.
     pub fixed_clock_hz: Option<f64>,
+    /// The reference counter's rate the clock probe measured (Hz), when known: a worker
+    /// counting with it must report cycles at that rate.
+    pub(crate) reference_clock_hz: Option<f64>,
 }
 
 /// What the worker said about itself before measuring.
@@ -107,7 +111,10 @@ pub(crate) fn run_process(
     let mut waited = Vec::new();
     let mut fault: Option<String> = None;
     let mut done_peak = None;
-    let result = worker::run(&cmd, |m: TrialMessage| match m {
+    let mut order = TrialOrder::new(spec);
+    let result = worker::run(&cmd, |m: TrialMessage| {
+        order.accept(&m)?;
+        match m {
         TrialMessage::Ready {
             meta,
             baseline_rss_bytes,
@@ -146,12 +153,29 @@ pub(crate) fn run_process(
         TrialMessage::Fault { status, detail } => fault = Some(format!("{status}: {detail}")),
         TrialMessage::Error { message } => fault = Some(format!("LOADFAIL: {message}")),
         TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+        }
+        Ok(())
     });
-    let (exit, stderr, wall) = match result {
-        Ok(o) => (o.exit, o.stderr_tail, o.wall.as_secs_f64()),
-        Err(e) => (Exit::Code(-1), e.to_string(), 0.0),
+    let (exit, stderr, wall, cpu) = match result {
+        Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu),
+        Err(e) => (Exit::Code(-1), e.to_string(), Duration::ZERO, None),
     };
+    // A report that went by the protocol is still checked against what was seen from outside.
+    let seen = Observed {
+        wall,
+        cpu,
+        reference_hz: setup
+            .reference_clock_hz
+            .filter(|_| info.as_ref().is_some_and(|i| !i.core_cycles)),
+    };
+    let forged = match (&exit, done_peak) {
+        (Exit::Code(0), Some(_)) => verify::check_outside(spec, &trials, &seen).err(),
+        _ => None,
+    };
+    let wall = wall.as_secs_f64();
     let failure = match (&exit, &fault, done_peak) {
+        _ if forged.is_some() => forged.map(|t| format!("TAMPERED: {}", t.0)),
+        (Exit::Tampered(why), _, _) => Some(format!("TAMPERED: {why}")),
         (_, Some(f), _) => Some(f.clone()),
         (Exit::Code(0), None, Some(_)) => None,
         (Exit::Signal { name, .. }, None, _) => Some(format!("CRASH: worker killed by {name}")),
@@ -167,7 +191,7 @@ pub(crate) fn run_process(
     let exit_code = match &exit {
         Exit::Code(c) => *c,
         Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_) | Exit::Cancelled => -9,
+        Exit::TimedOut(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);

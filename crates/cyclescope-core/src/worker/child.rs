@@ -1,6 +1,7 @@
-//! The child side of a worker: take stdout for the protocol, send the candidate's prints to
-//! stderr, drop inherited descriptors and privileges, set kernel limits, pin to the measurement
-//! CPU. Everything here happens before the candidate library is loaded.
+//! The child side of a worker: die with the parent, take the session token from stdin, take
+//! stdout for the protocol, send the candidate's prints to stderr, drop inherited descriptors
+//! and privileges, set kernel limits, pin to the measurement CPU. Everything here happens
+//! before the candidate library is loaded.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,11 +9,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use serde::Serialize;
 
-use super::Limits;
+use super::{Limits, PARENT_PID_ENV, SessionToken};
 
-/// The protocol channel to the parent (JSON lines).
+/// The protocol channel to the parent (JSON lines, each after the session token).
 pub struct Channel {
     out: BufWriter<File>,
+    token: SessionToken,
 }
 
 impl Channel {
@@ -20,10 +22,17 @@ impl Channel {
     pub fn send<M: Serialize>(&mut self, message: &M) {
         // A parent that went away is not this process's problem to report: it is killed or
         // its pipe closed, and the next write fails the same way.
-        if serde_json::to_writer(&mut self.out, message).is_ok() {
-            let _ = self.out.write_all(b"\n");
-            let _ = self.out.flush();
-        }
+        let Ok(json) = serde_json::to_vec(message) else {
+            return;
+        };
+        let mut line = Vec::with_capacity(json.len() + 34);
+        line.extend_from_slice(self.token.as_str().as_bytes());
+        line.push(b' ');
+        line.extend_from_slice(&json);
+        line.push(b'\n');
+        // One write per line: the line reaches the pipe whole or not at all.
+        let _ = self.out.write_all(&line);
+        let _ = self.out.flush();
     }
 }
 
@@ -34,6 +43,10 @@ pub enum SetupError {
         what: &'static str,
         source: nix::Error,
     },
+    #[error("worker setup: no session token on stdin (workers are started by cyclescope)")]
+    NoToken,
+    #[error("worker setup: the parent process ended before the worker started")]
+    Orphaned,
 }
 
 fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
@@ -42,6 +55,15 @@ fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
 
 /// Prepares this process to host a candidate and returns the protocol channel.
 pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> {
+    die_with_parent()?;
+    let token = SessionToken::read_from(std::io::stdin()).ok_or(SetupError::NoToken)?;
+    // The token must not stay readable on fd 0 for the candidate.
+    let null = File::open("/dev/null").map_err(|e| SetupError::Sys {
+        what: "open /dev/null",
+        source: nix::Error::from_raw(e.raw_os_error().unwrap_or(0)),
+    })?;
+    nix::unistd::dup2_stdin(&null).map_err(sys("replace stdin"))?;
+    drop(null);
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
@@ -61,7 +83,23 @@ pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> 
     }
     Ok(Channel {
         out: BufWriter::new(File::from(proto)),
+        token,
     })
+}
+
+/// The kernel kills this process when its parent dies (the candidate's own children do not
+/// inherit it; the parent kills the process group for them). A parent that died before the
+/// request was made is noticed by the changed parent id.
+fn die_with_parent() -> Result<(), SetupError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(sys("PR_SET_PDEATHSIG"))?;
+    let expected = std::env::var(PARENT_PID_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok());
+    match expected {
+        Some(pid) if nix::unistd::getppid().as_raw() != pid => Err(SetupError::Orphaned),
+        _ => Ok(()),
+    }
 }
 
 /// Pins the calling thread (and so the process before it starts others) to `cpu`.
