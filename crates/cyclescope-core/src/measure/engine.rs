@@ -245,7 +245,9 @@ pub fn run(
         if todo.is_empty() {
             continue;
         }
-        let kat = KatGate::run(inst, req, &dir, &mut send)?;
+        let Some(kat) = KatGate::run(inst, req, &dir, &mut send, cancel)? else {
+            break;
+        };
         let timed = kat.status == "PASS" || req.allow_kat_fail;
         kat_results.insert(inst.label.clone(), kat.clone());
         if !timed {

@@ -4,11 +4,14 @@
 //! and `host` modules to what the engine and the records need.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value, json};
 
 use super::{EngineError, RunRequest};
 use crate::catalog::{Instance, display_path};
+use crate::kat::run::KatError;
 use crate::kat::{KatEvent, KatOptions, run_kat};
 use crate::measure::EngineEvent;
 use crate::record::RunDir;
@@ -39,13 +42,15 @@ pub(crate) struct KatGate;
 
 impl KatGate {
     /// Runs (or, for a KAT passed earlier this session, carries over) the KAT of `inst`,
-    /// records it in `build.json`, and reports it as events.
+    /// records it in `build.json`, and reports it as events. `None` when `cancel` stopped it
+    /// (nothing is recorded: a resumed run runs it again).
     pub fn run(
         inst: &Instance,
         req: &RunRequest,
         dir: &RunDir,
         send: &mut dyn FnMut(EngineEvent),
-    ) -> Result<KatResult, EngineError> {
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<KatResult>, EngineError> {
         let rel = Path::new("kat")
             .join(&inst.candidate)
             .join(format!("{}.log", inst.label));
@@ -75,6 +80,7 @@ impl KatGate {
                 let mut opts = KatOptions::new(dir.root());
                 opts.timeout = req.kat_timeout;
                 opts.worker_exe = req.worker_exe.clone();
+                opts.cancel = Some(cancel.clone());
                 let label = inst.label.clone();
                 let report = run_kat(inst, &opts, &mut |ev| {
                     if let KatEvent::Progress { file, done, total } = ev {
@@ -93,6 +99,7 @@ impl KatGate {
                         log: Some(rel.display().to_string()),
                         log_sha256: crate::record::sha256_file(&log_path).ok(),
                     },
+                    Err(KatError::Cancelled(_)) => return Ok(None),
                     Err(e) => KatResult {
                         status: "LOADFAIL".into(),
                         detail: e.to_string(),
@@ -115,7 +122,7 @@ impl KatGate {
                 what: "build.json".into(),
                 source,
             })?;
-        Ok(result)
+        Ok(Some(result))
     }
 }
 
