@@ -6,7 +6,7 @@
 #[path = "hostile/support.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -18,33 +18,6 @@ use support::*;
 const WIND_DOWN: Duration = Duration::from_secs(20);
 /// How long the workers may take to appear on a busy machine.
 const START: Duration = Duration::from_secs(120);
-
-/// The faulty library posing as pseudoXOF-256, whose KAT then passes against the bundled
-/// manifest (entries copied under its label).
-fn fault_config(dir: &Path) -> PathBuf {
-    let faulty = cyclescope_core::catalog::bundled_library("faulty");
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
-    let text = std::fs::read_to_string(&bundled).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.extend(
-        text.lines()
-            .filter(|l| l.contains(" pseudoXOF-256/"))
-            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
-    );
-    let manifest = dir.join("kat.sha256");
-    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
-    let cfg = dir.join("faults.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[settings]\ntrials = 2\ntrial_target_s = 0.01\n\n\
-             [[candidate]]\nid = \"fixture\"\nalgorithm = \"Faulty\"\nkat_manifest = {manifest:?}\n\
-             [[candidate.instance]]\nlabel = \"faulty-256\"\nlibrary = {faulty:?}\ndigest_bits = 256\nkat_name = \"pseudoXOF-256\"\n"
-        ),
-    )
-    .unwrap();
-    cfg
-}
 
 /// Starts `cyclescope <args>` with its output in files (nothing blocks on a full pipe).
 fn start(args: &[&str], marker: &str, env: &[(&str, &str)], logs: &Path) -> Child {

@@ -189,3 +189,50 @@ pub fn text(o: &Output) -> String {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("UTF-8 temp path")
 }
+
+/// The faulty library posing as pseudoXOF-256, whose KAT then passes against the bundled
+/// manifest (entries copied under its label).
+pub fn fault_config(dir: &Path) -> PathBuf {
+    let faulty = cyclescope_core::catalog::bundled_library("faulty");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.extend(
+        text.lines()
+            .filter(|l| l.contains(" pseudoXOF-256/"))
+            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
+    );
+    let manifest = dir.join("kat.sha256");
+    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    let cfg = dir.join("faults.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[settings]\ntrials = 2\ntrial_target_s = 0.01\n\n\
+             [[candidate]]\nid = \"fixture\"\nalgorithm = \"Faulty\"\nkat_manifest = {manifest:?}\n\
+             [[candidate.instance]]\nlabel = \"faulty-256\"\nlibrary = {faulty:?}\ndigest_bits = 256\nkat_name = \"pseudoXOF-256\"\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// Live processes with `marker` that are workers (`… worker …` or `cyclescope-worker`).
+pub fn marked_workers(marker: &str) -> Vec<(i32, String)> {
+    marked_processes(marker)
+        .into_iter()
+        .filter(|(_, c)| c.contains(" worker ") || c.contains("cyclescope-worker"))
+        .collect()
+}
+
+/// Waits until no worker with `marker` runs; fails naming them after `limit`.
+pub fn wait_workers_gone(marker: &str, limit: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if marked_workers(marker).is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("workers still running after {limit:?}: {:?}", marked_workers(marker));
+}
