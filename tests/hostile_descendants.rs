@@ -22,7 +22,14 @@ fn list_answers_for_a_library_that_forks_in_its_constructor() {
     let m = marker("fork-ctor-list");
     let _sweep = Sweep(m.clone());
     let cmd = command(
-        &["list", "--lib", path_str(&lib), "--digest-bits", "256", "--json"],
+        &[
+            "list",
+            "--lib",
+            path_str(&lib),
+            "--digest-bits",
+            "256",
+            "--json",
+        ],
         &m,
         &[],
     );
@@ -39,7 +46,11 @@ fn a_constructor_that_hangs_is_reported_within_seconds() {
     let lib = build_fixture("hang_in_constructor", tmp.path());
     let m = marker("hang-ctor-list");
     let _sweep = Sweep(m.clone());
-    let cmd = command(&["list", "--lib", path_str(&lib), "--digest-bits", "256"], &m, &[]);
+    let cmd = command(
+        &["list", "--lib", path_str(&lib), "--digest-bits", "256"],
+        &m,
+        &[],
+    );
     let (o, _) = run_bounded(cmd, BOUND);
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -54,7 +65,15 @@ fn hash_answers_for_a_library_that_forks_in_crypthash() {
     let m = marker("fork-call-hash");
     let _sweep = Sweep(m.clone());
     let cmd = command(
-        &["hash", "--lib", path_str(&lib), "--digest-bits", "32", "--hex", "616263"],
+        &[
+            "hash",
+            "--lib",
+            path_str(&lib),
+            "--digest-bits",
+            "32",
+            "--hex",
+            "616263",
+        ],
         &m,
         &[],
     );
@@ -67,7 +86,15 @@ fn hash_answers_for_a_library_that_forks_in_crypthash() {
 
 fn kat_args<'a>(lib: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
-        "kat", "--lib", lib, "--label", "hostile-256", "--digest-bits", "256", "--out", out,
+        "kat",
+        "--lib",
+        lib,
+        "--label",
+        "hostile-256",
+        "--digest-bits",
+        "256",
+        "--out",
+        out,
     ];
     args.extend(extra);
     args
@@ -85,7 +112,11 @@ fn kat_finishes_for_libraries_that_fork() {
         let (o, _) = run_bounded(cmd, BOUND);
         // No reference for this fixture: the job ends NOKAT (exit 2), having written its files.
         assert_eq!(o.status.code(), Some(2), "{fixture}: {}", text(&o));
-        assert!(String::from_utf8_lossy(&o.stdout).contains(" NOKAT "), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(" NOKAT "),
+            "{}",
+            text(&o)
+        );
         assert_none_left(&m);
     }
 }
@@ -105,7 +136,11 @@ fn kat_of_a_library_that_closes_its_descriptors_and_hangs_times_out() {
     let (o, _) = run_bounded(cmd, BOUND);
     assert_eq!(o.status.code(), Some(6), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains(" TIMEOUT timeout after 3 s in KAT_2_12_"), "{}", text(&o));
+    assert!(
+        stdout.contains(" TIMEOUT timeout after 3 s in KAT_2_12_"),
+        "{}",
+        text(&o)
+    );
     assert_none_left(&m);
 }
 
@@ -119,10 +154,27 @@ fn run_measures_a_library_that_forks_and_fails_one_that_closes_and_hangs() {
         let _sweep = Sweep(m.clone());
         let cmd = command(
             &[
-                "run", "--lib", path_str(&lib), "--label", "hostile-256", "--digest-bits", "256",
-                "--lengths", "64", "--trials", "2", "--trial-target", "0.01", "--out",
-                path_str(&run), "--allow-unfixed-host", "--allow-kat-fail", "--kat-timeout", "3",
-                "--timeout-cap", "3",
+                "run",
+                "--lib",
+                path_str(&lib),
+                "--label",
+                "hostile-256",
+                "--digest-bits",
+                "256",
+                "--lengths",
+                "64",
+                "--trials",
+                "2",
+                "--trial-target",
+                "0.01",
+                "--out",
+                path_str(&run),
+                "--allow-unfixed-host",
+                "--allow-kat-fail",
+                "--kat-timeout",
+                "3",
+                "--timeout-cap",
+                "3",
             ],
             &m,
             &[],

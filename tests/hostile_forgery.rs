@@ -37,8 +37,18 @@ fn a_forged_kat_pass_is_tampered() {
     let s23 = manifest_digest("pseudoXOF-256/KAT_2_23_pseudoXOF-256.txt");
     let cmd = command(
         &[
-            "kat", "--lib", path_str(&lib), "--label", "pseudoXOF-256", "--digest-bits", "256",
-            "--kat-name", "pseudoXOF-256", "--manifest", path_str(&manifest), "--out",
+            "kat",
+            "--lib",
+            path_str(&lib),
+            "--label",
+            "pseudoXOF-256",
+            "--digest-bits",
+            "256",
+            "--kat-name",
+            "pseudoXOF-256",
+            "--manifest",
+            path_str(&manifest),
+            "--out",
             path_str(&out),
         ],
         &m,
@@ -51,8 +61,15 @@ fn a_forged_kat_pass_is_tampered() {
     let (o, _) = run_bounded(cmd, BOUND);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout.lines().find(|l| l.starts_with("RESULT ")).unwrap_or_default();
-    assert!(line.contains(" TAMPERED a protocol line the worker did not write"), "{}", text(&o));
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("RESULT "))
+        .unwrap_or_default();
+    assert!(
+        line.contains(" TAMPERED a protocol line the worker did not write"),
+        "{}",
+        text(&o)
+    );
     assert!(!stdout.contains(" PASS"), "{}", text(&o));
     let log = walk(&out.join("kat"), "log");
     let log = std::fs::read_to_string(&log[0]).unwrap();
@@ -69,9 +86,23 @@ fn forged_trials_are_tampered_and_no_complete_record_is_written() {
     let _sweep = Sweep(m.clone());
     let cmd = command(
         &[
-            "run", "--lib", path_str(&lib), "--label", "forge-256", "--digest-bits", "256",
-            "--lengths", "1024", "--trials", "2", "--trial-target", "0.01", "--out",
-            path_str(&run), "--allow-unfixed-host", "--allow-kat-fail",
+            "run",
+            "--lib",
+            path_str(&lib),
+            "--label",
+            "forge-256",
+            "--digest-bits",
+            "256",
+            "--lengths",
+            "1024",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--out",
+            path_str(&run),
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
         ],
         &m,
         &[("FORGE_WHEN", "measure")],
@@ -80,19 +111,28 @@ fn forged_trials_are_tampered_and_no_complete_record_is_written() {
     assert!(!o.status.success(), "{}", text(&o));
     let records = walk(&run.join("records"), "json");
     assert_eq!(records.len(), 1, "{}", text(&o));
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
     assert_ne!(r["status"], "complete", "{r}");
     let failure = r["cyclescope"]["failure"].as_str().unwrap_or_default();
     assert!(
         failure.starts_with("TAMPERED: a protocol line the worker did not write"),
         "{r}"
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("TAMPERED"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("TAMPERED"),
+        "{}",
+        text(&o)
+    );
     // The harness's validator must not accept the run as a measurement of the library.
     let v = command(&["validate", path_str(&run)], &m, &[]);
     let (v, _) = run_bounded(v, BOUND);
     assert!(!v.status.success(), "{}", text(&v));
-    assert!(String::from_utf8_lossy(&v.stdout).contains("(0 complete)"), "{}", text(&v));
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("(0 complete)"),
+        "{}",
+        text(&v)
+    );
     assert_none_left(&m);
 }
 

@@ -22,14 +22,22 @@ const START: Duration = Duration::from_secs(120);
 /// Starts `cyclescope <args>` with its output in files (nothing blocks on a full pipe).
 fn start(args: &[&str], marker: &str, env: &[(&str, &str)], logs: &Path) -> Child {
     let mut c = command(args, marker, env);
-    c.stdout(Stdio::from(std::fs::File::create(logs.join("stdout")).unwrap()))
-        .stderr(Stdio::from(std::fs::File::create(logs.join("stderr")).unwrap()));
+    c.stdout(Stdio::from(
+        std::fs::File::create(logs.join("stdout")).unwrap(),
+    ))
+    .stderr(Stdio::from(
+        std::fs::File::create(logs.join("stderr")).unwrap(),
+    ));
     c.spawn().expect("cyclescope starts")
 }
 
 fn logs(dir: &Path) -> String {
     let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap_or_default();
-    format!("--- stdout\n{}\n--- stderr\n{}", read("stdout"), read("stderr"))
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        read("stdout"),
+        read("stderr")
+    )
 }
 
 fn signal(child: &Child, sig: Signal) {
@@ -39,7 +47,10 @@ fn signal(child: &Child, sig: Signal) {
 fn state(run: &Path) -> String {
     let c: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("campaign.json")).unwrap()).unwrap();
-    c["cyclescope"]["state"].as_str().unwrap_or_default().to_string()
+    c["cyclescope"]["state"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn assert_cancelled(run: &Path, logs_dir: &Path) {
@@ -51,7 +62,14 @@ fn assert_cancelled(run: &Path, logs_dir: &Path) {
 
 fn run_args<'a>(cfg: &'a str, run: &'a str, lengths: &'a str) -> Vec<&'a str> {
     vec![
-        "run", "faulty-256", "--config", cfg, "--lengths", lengths, "--out", run,
+        "run",
+        "faulty-256",
+        "--config",
+        cfg,
+        "--lengths",
+        lengths,
+        "--out",
+        run,
         "--allow-unfixed-host",
     ]
 }
@@ -77,7 +95,11 @@ fn sigint_while_measuring_stops_the_worker_and_resume_finishes() {
     let status = wait_bounded(&mut child, WIND_DOWN);
     assert!(!status.success(), "{}", logs(tmp.path()));
     assert_cancelled(&run, tmp.path());
-    assert!(logs(tmp.path()).contains("--resume"), "{}", logs(tmp.path()));
+    assert!(
+        logs(tmp.path()).contains("--resume"),
+        "{}",
+        logs(tmp.path())
+    );
     assert_none_left(&m);
     resume(&run, &m);
     for len in [32, 1024] {
@@ -115,14 +137,25 @@ fn sigint_to_kat_stops_its_worker() {
     let m = marker("sigint-kat");
     let _sweep = Sweep(m.clone());
     let args = [
-        "kat", "--lib", path_str(&faulty), "--label", "faulty-256", "--digest-bits", "256",
-        "--out", path_str(&out),
+        "kat",
+        "--lib",
+        path_str(&faulty),
+        "--label",
+        "faulty-256",
+        "--digest-bits",
+        "256",
+        "--out",
+        path_str(&out),
     ];
     let mut child = start(&args, &m, &[("FAULTY_MODE", "hang@1")], tmp.path());
     wait_for_process(&m, "worker kat", START);
     signal(&child, Signal::SIGINT);
     let status = wait_bounded(&mut child, WIND_DOWN);
     assert_eq!(status.code(), Some(130), "{}", logs(tmp.path()));
-    assert!(logs(tmp.path()).contains("cancelled"), "{}", logs(tmp.path()));
+    assert!(
+        logs(tmp.path()).contains("cancelled"),
+        "{}",
+        logs(tmp.path())
+    );
     assert_none_left(&m);
 }

@@ -32,7 +32,17 @@ impl Tmux {
             socket: format!("cyclescope-hostile-{}-{name}", std::process::id()),
         };
         let cwd = cwd.display().to_string();
-        let out = t.tmux(&["new-session", "-d", "-x", "120", "-y", "36", "-c", &cwd, script]);
+        let out = t.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "36",
+            "-c",
+            &cwd,
+            script,
+        ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
         t
     }

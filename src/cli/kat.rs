@@ -87,7 +87,9 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         progress.clear();
         let report = match report {
             Err(KatError::Cancelled(label)) => {
-                eprintln!("cyclescope: cancelled during the KAT of {label}; its worker was stopped");
+                eprintln!(
+                    "cyclescope: cancelled during the KAT of {label}; its worker was stopped"
+                );
                 return Ok(ExitCode::from(CANCELLED_EXIT));
             }
             r => r?,

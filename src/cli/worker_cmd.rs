@@ -261,14 +261,14 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
     std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
     let reply = one_shot(
         vec![
-        "hash".into(),
-        inst.library.display().to_string(),
-        "--digest-bits".into(),
-        inst.digest_bits.to_string(),
-        "--bits".into(),
-        bits.to_string(),
-        "--file".into(),
-        file.path().display().to_string(),
+            "hash".into(),
+            inst.library.display().to_string(),
+            "--digest-bits".into(),
+            inst.digest_bits.to_string(),
+            "--bits".into(),
+            bits.to_string(),
+            "--file".into(),
+            file.path().display().to_string(),
         ],
         HASH_TIMEOUT,
     )?;

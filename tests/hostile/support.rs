@@ -234,5 +234,8 @@ pub fn wait_workers_gone(marker: &str, limit: Duration) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("workers still running after {limit:?}: {:?}", marked_workers(marker));
+    panic!(
+        "workers still running after {limit:?}: {:?}",
+        marked_workers(marker)
+    );
 }

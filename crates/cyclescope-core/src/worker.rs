@@ -51,7 +51,10 @@ pub struct Limits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     Code(i32),
-    Signal { number: i32, name: String },
+    Signal {
+        number: i32,
+        name: String,
+    },
     TimedOut(Duration),
     Cancelled,
     /// The parent stopped the worker: its protocol stream held something the worker does not

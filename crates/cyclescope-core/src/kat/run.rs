@@ -243,7 +243,10 @@ pub fn run_kat(
             format!("exit={rc}{}", state.during(&files)),
         ),
     };
-    if let Some(detail) = state.internal_error().filter(|_| status != KatStatus::Tampered) {
+    if let Some(detail) = state
+        .internal_error()
+        .filter(|_| status != KatStatus::Tampered)
+    {
         return Err(KatError::Internal {
             label: inst.label.clone(),
             detail,

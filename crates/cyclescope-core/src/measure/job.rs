@@ -115,44 +115,44 @@ pub(crate) fn run_process(
     let result = worker::run(&cmd, |m: TrialMessage| {
         order.accept(&m)?;
         match m {
-        TrialMessage::Ready {
-            meta,
-            baseline_rss_bytes,
-            cycle_source,
-            core_cycles,
-            perf_unavailable,
-            per_call_source,
-            timer_overhead_ticks,
-        } => {
-            info = Some(WorkerInfo {
-                meta: meta.map(|m| *m),
+            TrialMessage::Ready {
+                meta,
+                baseline_rss_bytes,
                 cycle_source,
                 core_cycles,
                 perf_unavailable,
                 per_call_source,
                 timer_overhead_ticks,
-                baseline_rss_bytes,
-            })
-        }
-        TrialMessage::Trial {
-            measurements,
-            seconds,
-            cycles,
-            waited_ns,
-        } => {
-            waited.push(waited_ns);
-            let t = Trial {
+            } => {
+                info = Some(WorkerInfo {
+                    meta: meta.map(|m| *m),
+                    cycle_source,
+                    core_cycles,
+                    perf_unavailable,
+                    per_call_source,
+                    timer_overhead_ticks,
+                    baseline_rss_bytes,
+                })
+            }
+            TrialMessage::Trial {
                 measurements,
                 seconds,
                 cycles,
-            };
-            on_samples(&[], Some(&t));
-            trials.push(t);
-        }
-        TrialMessage::Samples { ticks } => on_samples(&ticks, None),
-        TrialMessage::Fault { status, detail } => fault = Some(format!("{status}: {detail}")),
-        TrialMessage::Error { message } => fault = Some(format!("LOADFAIL: {message}")),
-        TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+                waited_ns,
+            } => {
+                waited.push(waited_ns);
+                let t = Trial {
+                    measurements,
+                    seconds,
+                    cycles,
+                };
+                on_samples(&[], Some(&t));
+                trials.push(t);
+            }
+            TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+            TrialMessage::Fault { status, detail } => fault = Some(format!("{status}: {detail}")),
+            TrialMessage::Error { message } => fault = Some(format!("LOADFAIL: {message}")),
+            TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
         }
         Ok(())
     });

@@ -27,6 +27,9 @@ pub(super) enum Framing {
     Unterminated,
 }
 
+/// What receives each line (or framing fault) and may stop the exchange with an error.
+pub(super) type OnLine<'a, E> = dyn FnMut(Result<&[u8], Framing>) -> Result<(), E> + 'a;
+
 pub(super) struct Exchange {
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
@@ -49,7 +52,7 @@ impl Exchange {
     pub(super) fn pump<E>(
         &mut self,
         wait: Duration,
-        on_line: &mut dyn FnMut(Result<&[u8], Framing>) -> Result<(), E>,
+        on_line: &mut OnLine<'_, E>,
     ) -> Result<usize, E> {
         let (out_ready, err_ready) = match (&self.stdout, &self.stderr) {
             (None, None) => {
@@ -60,7 +63,10 @@ impl Exchange {
                 let mut fds: Vec<PollFd> = out
                     .iter()
                     .map(|o| PollFd::new(o.as_fd(), PollFlags::POLLIN))
-                    .chain(err.iter().map(|e| PollFd::new(e.as_fd(), PollFlags::POLLIN)))
+                    .chain(
+                        err.iter()
+                            .map(|e| PollFd::new(e.as_fd(), PollFlags::POLLIN)),
+                    )
                     .collect();
                 let ms = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
                 match poll(&mut fds, PollTimeout::from(ms)) {
@@ -106,10 +112,7 @@ impl Exchange {
         Ok(total)
     }
 
-    fn split_lines<E>(
-        &mut self,
-        on_line: &mut dyn FnMut(Result<&[u8], Framing>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    fn split_lines<E>(&mut self, on_line: &mut OnLine<'_, E>) -> Result<(), E> {
         let mut start = 0;
         while let Some(nl) = self.pending[start..].iter().position(|&b| b == b'\n') {
             let line = &self.pending[start..start + nl];
@@ -134,10 +137,7 @@ impl Exchange {
 
     /// Once the worker has ended: reads what it left in the pipes without waiting for
     /// anyone else holding them. A partial line left over is reported as unterminated.
-    pub(super) fn drain<E>(
-        &mut self,
-        on_line: &mut dyn FnMut(Result<&[u8], Framing>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    pub(super) fn drain<E>(&mut self, on_line: &mut OnLine<'_, E>) -> Result<(), E> {
         let mut read = 0;
         while read < DRAIN_LIMIT_BYTES {
             match self.pump(Duration::ZERO, on_line)? {

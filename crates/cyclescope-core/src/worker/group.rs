@@ -91,7 +91,9 @@ fn cpu_time_from_stat(stat: &str, ticks_per_second: u64) -> Option<Duration> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     let ticks = utime.checked_add(stime)?;
-    Some(Duration::from_secs_f64(ticks as f64 / ticks_per_second as f64))
+    Some(Duration::from_secs_f64(
+        ticks as f64 / ticks_per_second as f64,
+    ))
 }
 
 #[cfg(test)]

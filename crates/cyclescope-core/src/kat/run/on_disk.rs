@@ -64,7 +64,10 @@ mod tests {
         std::fs::write(&p, text).unwrap();
         let w = digest(&p, text.len() as u64).unwrap();
         assert_eq!(w.bytes, text.len() as u64);
-        assert_eq!(w.sha256(CanonicalMode::Strict), canonical_sha256(text, CanonicalMode::Strict));
+        assert_eq!(
+            w.sha256(CanonicalMode::Strict),
+            canonical_sha256(text, CanonicalMode::Strict)
+        );
         assert_eq!(difference(&w, &w), None);
         let empty = digest(&dir.path().join("k.txt"), 0).unwrap();
         assert_eq!(empty.bytes, 1, "read stops one byte past the reported size");

@@ -50,7 +50,9 @@ impl KatOrder {
             }
             (Phase::Start, KatMessage::Loaded { kat_name, .. }) => {
                 if kat_name.is_empty() || kat_name.contains('/') || kat_name.contains('\0') {
-                    return Err(Tampering(format!("a KAT name that is no file name: {kat_name:?}")));
+                    return Err(Tampering(format!(
+                        "a KAT name that is no file name: {kat_name:?}"
+                    )));
                 }
                 self.kat_name = Some(kat_name.clone());
                 self.phase = Phase::Loaded;
@@ -157,7 +159,10 @@ mod tests {
         ] {
             o.accept(&m).unwrap();
         }
-        assert!(o.accept(&KatMessage::Done).is_err(), "nothing after the end");
+        assert!(
+            o.accept(&KatMessage::Done).is_err(),
+            "nothing after the end"
+        );
     }
 
     #[test]
@@ -169,8 +174,14 @@ mod tests {
         };
         assert!(reject(&[done(KatFile::Kat2_12)]).is_some(), "before loaded");
         assert!(reject(&[loaded(), loaded()]).is_some(), "loaded twice");
-        assert!(reject(&[loaded(), KatMessage::Done]).is_some(), "done early");
-        assert!(reject(&[loaded(), done(KatFile::Kat2_23)]).is_some(), "skips a file");
+        assert!(
+            reject(&[loaded(), KatMessage::Done]).is_some(),
+            "done early"
+        );
+        assert!(
+            reject(&[loaded(), done(KatFile::Kat2_23)]).is_some(),
+            "skips a file"
+        );
         let renamed = KatMessage::FileDone {
             file: KatFile::Kat2_12,
             name: "../../escape.txt".into(),
@@ -185,7 +196,10 @@ mod tests {
             status: KatStatus::Pass,
             detail: String::new(),
         };
-        assert!(reject(&[loaded(), pass_fault]).is_some(), "a fault saying PASS");
+        assert!(
+            reject(&[loaded(), pass_fault]).is_some(),
+            "a fault saying PASS"
+        );
         let slashed = KatMessage::Loaded {
             meta: None,
             kat_name: "../x".into(),

@@ -59,7 +59,8 @@ impl TrialOrder {
 
     /// Accepts `m` if it may come now, and moves on.
     pub(crate) fn accept(&mut self, m: &TrialMessage) -> Result<(), Tampering> {
-        let out_of_order = |what: &str| Err(Tampering(format!("{what} out of the protocol's order")));
+        let out_of_order =
+            |what: &str| Err(Tampering(format!("{what} out of the protocol's order")));
         match (self.phase, m) {
             (Phase::Ended, _) => out_of_order("a message after the worker's last"),
             (Phase::Start, TrialMessage::Ready { .. }) => {
@@ -71,7 +72,14 @@ impl TrialOrder {
                 Ok(())
             }
             (Phase::Start, _) => out_of_order("a message before `ready`"),
-            (Phase::Measuring, TrialMessage::Trial { measurements, seconds, .. }) => {
+            (
+                Phase::Measuring,
+                TrialMessage::Trial {
+                    measurements,
+                    seconds,
+                    ..
+                },
+            ) => {
                 if self.seen >= self.trials {
                     return out_of_order("a trial beyond the planned ones");
                 }
@@ -111,7 +119,9 @@ impl TrialOrder {
                 self.phase = Phase::Ended;
                 Ok(())
             }
-            (Phase::Measuring, TrialMessage::Done { .. }) => out_of_order("`done` before every trial"),
+            (Phase::Measuring, TrialMessage::Done { .. }) => {
+                out_of_order("`done` before every trial")
+            }
             (Phase::Measuring, TrialMessage::Ready { .. } | TrialMessage::Error { .. }) => {
                 out_of_order("a second `ready`")
             }
@@ -164,8 +174,13 @@ pub(crate) fn check_outside(
     }
     if let Some(cpu) = seen.cpu {
         let calls: u64 = trials.iter().map(|t| t.measurements).sum();
-        let per_call_s = if calls == 0 { 0.0 } else { claimed_s / calls as f64 };
-        let all_calls = spec.warmups + u64::from(spec.trials) * (spec.iterations + spec.sample_calls);
+        let per_call_s = if calls == 0 {
+            0.0
+        } else {
+            claimed_s / calls as f64
+        };
+        let all_calls =
+            spec.warmups + u64::from(spec.trials) * (spec.iterations + spec.sample_calls);
         let work_s = per_call_s * all_calls as f64;
         let allowed = SETUP_CPU_ALLOWANCE.as_secs_f64() + WORK_FACTOR * work_s;
         if cpu.as_secs_f64() > allowed {

@@ -41,21 +41,33 @@ fn done() -> TrialMessage {
 
 fn first_refusal(spec: &TrialSpec, msgs: &[TrialMessage]) -> Option<String> {
     let mut o = TrialOrder::new(spec);
-    msgs.iter().map(|m| o.accept(m)).find_map(Result::err).map(|t| t.0)
+    msgs.iter()
+        .map(|m| o.accept(m))
+        .find_map(Result::err)
+        .map(|t| t.0)
 }
 
 #[test]
 fn the_workers_own_sequence_is_accepted() {
     let s = spec(2, 100, 10);
     let samples = TrialMessage::Samples { ticks: vec![5; 10] };
-    let msgs = [ready(), trial(100, 0.1, 1), samples.clone(), trial(100, 0.1, 1), samples, done()];
+    let msgs = [
+        ready(),
+        trial(100, 0.1, 1),
+        samples.clone(),
+        trial(100, 0.1, 1),
+        samples,
+        done(),
+    ];
     assert_eq!(first_refusal(&s, &msgs), None);
     let fault = TrialMessage::Fault {
         status: "OVERFLOW".into(),
         detail: String::new(),
     };
     assert_eq!(first_refusal(&s, &[ready(), fault]), None);
-    let error = TrialMessage::Error { message: "no".into() };
+    let error = TrialMessage::Error {
+        message: "no".into(),
+    };
     assert_eq!(first_refusal(&s, &[error]), None);
 }
 
@@ -66,13 +78,23 @@ fn forged_or_reordered_messages_are_refused() {
         ("trial before ready", vec![trial(100, 0.1, 1)]),
         ("second ready", vec![ready(), ready()]),
         ("wrong call count", vec![ready(), trial(20000, 0.1, 1)]),
-        ("extra trial", vec![ready(), trial(100, 0.1, 1), trial(100, 0.1, 1)]),
+        (
+            "extra trial",
+            vec![ready(), trial(100, 0.1, 1), trial(100, 0.1, 1)],
+        ),
         ("done early", vec![ready(), done()]),
-        ("after done", vec![ready(), trial(100, 0.1, 1), done(), done()]),
+        (
+            "after done",
+            vec![ready(), trial(100, 0.1, 1), done(), done()],
+        ),
         ("nan seconds", vec![ready(), trial(100, f64::NAN, 1)]),
         (
             "too many samples",
-            vec![ready(), trial(100, 0.1, 1), TrialMessage::Samples { ticks: vec![1; 11] }],
+            vec![
+                ready(),
+                trial(100, 0.1, 1),
+                TrialMessage::Samples { ticks: vec![1; 11] },
+            ],
         ),
         (
             "a fault saying PASS",
@@ -111,9 +133,15 @@ fn honest_figures_pass_the_outside_checks() {
     let s = spec(1, 20_000, 20_000);
     // 20 000 calls of 5 µs at 2.1 GHz: 0.1 s, in a process that lived and worked 0.3 s.
     let trials = [t(20_000, 0.1, 210_000_000)];
-    assert_eq!(check_outside(&s, &trials, &seen(0.3, Some(0.25), Some(2.1e9))), Ok(()));
+    assert_eq!(
+        check_outside(&s, &trials, &seen(0.3, Some(0.25), Some(2.1e9))),
+        Ok(())
+    );
     // Core cycles (no reference rate): only the other checks apply.
-    assert_eq!(check_outside(&s, &trials, &seen(0.3, Some(0.25), None)), Ok(()));
+    assert_eq!(
+        check_outside(&s, &trials, &seen(0.3, Some(0.25), None)),
+        Ok(())
+    );
 }
 
 #[test]
