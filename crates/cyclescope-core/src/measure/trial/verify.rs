@@ -22,7 +22,7 @@ const MIN_RATE_CHECK_S: f64 = 0.002;
 const RATE_FACTOR: f64 = 2.0;
 /// CPU time a worker may spend beyond its reported calls (start-up, loading the library, its
 /// constructor, the timer-overhead measurement), before the excess counts as hidden work.
-const SETUP_CPU_ALLOWANCE: Duration = Duration::from_secs(2);
+const SETUP_CPU_ALLOWANCE: Duration = Duration::from_secs(5);
 /// How many times the reported calls' own time the CPU time may exceed them by (on top of
 /// the allowance): the stamped per-call phase and warm-ups repeat the calls.
 const WORK_FACTOR: f64 = 3.0;
