@@ -56,14 +56,7 @@ fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
 /// Prepares this process to host a candidate and returns the protocol channel.
 pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> {
     die_with_parent()?;
-    let token = SessionToken::read_from(std::io::stdin()).ok_or(SetupError::NoToken)?;
-    // The token must not stay readable on fd 0 for the candidate.
-    let null = File::open("/dev/null").map_err(|e| SetupError::Sys {
-        what: "open /dev/null",
-        source: nix::Error::from_raw(e.raw_os_error().unwrap_or(0)),
-    })?;
-    nix::unistd::dup2_stdin(&null).map_err(sys("replace stdin"))?;
-    drop(null);
+    let token = take_token()?;
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
@@ -85,6 +78,20 @@ pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> 
         out: BufWriter::new(File::from(proto)),
         token,
     })
+}
+
+/// Reads the session token from stdin and puts `/dev/null` in its place, so the candidate
+/// finds no trace of it on fd 0.
+fn take_token() -> Result<SessionToken, SetupError> {
+    let token = SessionToken::read_from(std::io::stdin()).ok_or(SetupError::NoToken)?;
+    let null = nix::fcntl::open(
+        "/dev/null",
+        nix::fcntl::OFlag::O_RDONLY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(sys("open /dev/null"))?;
+    nix::unistd::dup2_stdin(&null).map_err(sys("replace stdin"))?;
+    Ok(token)
 }
 
 /// The kernel kills this process when its parent dies (the candidate's own children do not
