@@ -15,9 +15,10 @@ use crate::worker::Tampering;
 /// Slack for the wall-time check: the worker's clock readings and the parent's are taken at
 /// different moments.
 const WALL_SLACK: Duration = Duration::from_millis(50);
-/// Trials shorter than this are not rate-checked (an interrupt between the counter and the
-/// clock readings weighs too much in them).
-const MIN_RATE_CHECK_S: f64 = 0.002;
+/// Trials shorter than this are not rate-checked: the worker reads the clock and the counter
+/// one after the other, and a preemption that lands between the two readings (a scheduler
+/// slice is up to a few tens of ms on a busy host) must not halve a trial's apparent rate.
+const MIN_RATE_CHECK_S: f64 = 0.05;
 /// How far a reference counter's apparent rate may stray from the probed one.
 const RATE_FACTOR: f64 = 2.0;
 /// CPU time a worker may spend beyond its reported calls (start-up, loading the library, its
