@@ -2,6 +2,7 @@
 //! frontends over the engine in `cyclescope-core`.
 
 mod cli;
+mod interrupt;
 mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.

@@ -6,6 +6,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -14,7 +16,11 @@ use clap::Args;
 use super::InstanceArgs;
 use super::select::load_catalog;
 use crate::catalog::{self, Instance, Settings};
+use crate::kat::run::KatError;
 use crate::kat::{KatEvent, KatOptions, KatScope, KatStatus, Manifest, run_kat};
+
+/// The exit status of a `kat` stopped by a signal (128 + SIGINT).
+const CANCELLED_EXIT: u8 = 130;
 
 #[derive(Debug, Args)]
 pub struct KatArgs {
@@ -66,17 +72,32 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     opts.manifest = args.manifest.clone();
     opts.kat_dir = args.kat_dir.clone();
     opts.kat_name = args.kat_name.clone();
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
+    opts.cancel = Some(cancel);
 
     let mut worst = KatStatus::Pass;
     let mut entries = Vec::new();
     for inst in &instances {
         let mut progress = ProgressLine::new(&inst.label);
-        let report = run_kat(inst, &opts, &mut |e| progress.on_event(e))?;
+        let report = run_kat(inst, &opts, &mut |e| progress.on_event(e));
         progress.clear();
+        let report = match report {
+            Err(KatError::Cancelled(label)) => {
+                eprintln!(
+                    "cyclescope: cancelled during the KAT of {label}; its worker was stopped"
+                );
+                return Ok(ExitCode::from(CANCELLED_EXIT));
+            }
+            r => r?,
+        };
         outln!("{}", report.result_line());
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
-            if matches!(report.status, KatStatus::Crash | KatStatus::Timeout) {
+            if matches!(
+                report.status,
+                KatStatus::Crash | KatStatus::Timeout | KatStatus::Tampered
+            ) {
                 let tail: Vec<&str> = report.stderr_tail.lines().rev().take(3).collect();
                 for line in tail.iter().rev() {
                     eprintln!("  worker stderr: {line}");

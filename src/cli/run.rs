@@ -82,6 +82,9 @@ pub struct RunArgs {
 pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let req = build_request(config, args)?;
     let cancel = Arc::new(AtomicBool::new(false));
+    // Ctrl-C or a `kill` stops the workers, writes the cancelled state, and leaves a run that
+    // `--resume` continues.
+    crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     let mut progress = Progress::new();
     let mut results: Vec<Row> = Vec::new();
     let outcome = campaign::run(
@@ -114,6 +117,12 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
         outcome.kat_blocked,
         outcome.skipped
     );
+    if outcome.cancelled {
+        eprintln!(
+            "cancelled: `cyclescope run --resume {}` continues it",
+            crate::catalog::display_path(&req.run_dir)
+        );
+    }
     Ok(
         if outcome.failed == 0 && outcome.kat_blocked == 0 && !outcome.cancelled {
             ExitCode::SUCCESS

@@ -14,7 +14,13 @@ use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial_args::worker_main;
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::sandbox::SandboxState;
-use crate::worker::{self, Exit, Limits, WorkerCommand, child};
+use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand, child};
+
+/// How long a probe may take: loading a library and reading its metadata is quick, so a
+/// constructor that hangs (or forks and waits) is reported within seconds.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long hashing one message may take.
+const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
@@ -172,18 +178,36 @@ fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply
     }
 }
 
-/// Runs a one-shot job on `lib`; its failures name the library (the party to blame).
-fn one_shot(lib: &Path, args: Vec<String>) -> Result<Reply, String> {
+/// Runs a one-shot job on `lib` that answers with exactly one reply; its failures name the
+/// library (the party to blame).
+fn one_shot(lib: &Path, args: Vec<String>, timeout: Duration) -> Result<Reply, String> {
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,
-        timeout: Duration::from_secs(60),
+        timeout,
         cancel: None,
     };
     let mut reply = None;
-    let outcome = worker::run(&cmd, |r: Reply| reply = Some(r)).map_err(|e| e.to_string())?;
+    let outcome = worker::run(&cmd, |r: Reply| match reply {
+        None => {
+            reply = Some(r);
+            Ok(())
+        }
+        Some(_) => Err(Tampering("a second reply".into())),
+    })
+    .map_err(|e| e.to_string())?;
     match (reply, &outcome.exit) {
+        (_, Exit::Tampered(why)) => Err(format!(
+            "TAMPERED: the library wrote to the worker's protocol channel ({why})"
+        )),
         (Some(r), _) => Ok(r),
+        (None, Exit::TimedOut(d)) => Err(format!(
+            "library {} did not answer within {:.0} s (it hangs, or a process it started \
+             holds the worker); the worker's process group was killed{}",
+            lib.display(),
+            d.as_secs_f64(),
+            tail_suffix(&outcome.stderr_tail)
+        )),
         (None, Exit::Signal { name, number }) => Err(format!(
             "library {} crashed ({name}) in its worker{}{}",
             lib.display(),
@@ -209,7 +233,11 @@ fn tail_suffix(tail: &str) -> String {
 
 /// Loads `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
-    match one_shot(lib, vec!["probe".into(), lib.display().to_string()])? {
+    match one_shot(
+        lib,
+        vec!["probe".into(), lib.display().to_string()],
+        PROBE_TIMEOUT,
+    )? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
         Reply::Digest { .. } | Reply::Sandbox { .. } => {
@@ -220,7 +248,7 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
 
 /// What the sandbox of a worker enforces on this machine, asked of a real worker.
 pub fn sandbox_state() -> Result<SandboxState, String> {
-    match one_shot(Path::new("(none)"), vec!["sandbox".into()])? {
+    match one_shot(Path::new("(none)"), vec!["sandbox".into()], PROBE_TIMEOUT)? {
         Reply::Sandbox { state } => Ok(state),
         Reply::Error { message } => Err(message),
         _ => Err("unexpected reply from the worker".into()),
@@ -243,6 +271,7 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
             "--file".into(),
             file.path().display().to_string(),
         ],
+        HASH_TIMEOUT,
     )?;
     match reply {
         Reply::Digest { overflow: true, .. } => Err(format!(

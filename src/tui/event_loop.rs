@@ -2,12 +2,14 @@
 //! on every exit path — normal return, error, and panic (a hook restores before the message
 //! prints). It drains engine messages and followed-journal events into the app, reads keys
 //! and mouse, performs the app's effects through the engine link, and redraws at most
-//! `MAX_FPS` times a second and only when something changed.
+//! `MAX_FPS` times a second and only when something changed. SIGINT, SIGTERM and SIGHUP leave
+//! like `q`: the run in flight is cancelled (its workers killed) before the terminal is given
+//! back.
 
 use std::io::{self, Stdout};
 use std::path::PathBuf;
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
@@ -94,10 +96,12 @@ pub fn run(opts: Options) -> io::Result<String> {
         perform(&mut app, &mut link, e);
     }
 
+    let stop = Arc::new(AtomicBool::new(false));
+    crate::interrupt::stop_on_signals(&stop)?;
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         for m in link.drain() {
             if matches!(m, Msg::Repaint) {
                 terminal.clear()?;

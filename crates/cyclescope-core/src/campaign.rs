@@ -112,6 +112,7 @@ pub(crate) fn run_with(
         run_dir: &req.run_dir,
     };
     let host = HostGate::check(&req.host_root, req.cpu)?;
+    runner.use_reference_clock(host.reference_clock_hz());
     let mut campaign = open::open_or_resume(req, &dir, &host)?;
     open::announce(req, &host, &mut events);
     let mut run = Run {

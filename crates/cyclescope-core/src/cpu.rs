@@ -32,11 +32,12 @@ pub fn last_allowed() -> usize {
         .unwrap_or(0)
 }
 
-/// `Ok` when this process may run on `cpu`, else why not, naming the CPUs it may use.
+/// `Ok` when a thread of this process may be pinned to `cpu`, else why not, naming the CPUs it
+/// may use. Asked of a short-lived thread that widens its own mask to every CPU: the kernel
+/// keeps only those the process's cpuset allows and that are online. The caller's own mask
+/// (stepped off the measurement CPU, perhaps) is neither read nor changed.
 pub fn check_usable(cpu: usize) -> Result<usize, String> {
-    let allowed: Vec<usize> = CpuMask::of_this_thread()
-        .map(|m| (0..CpuSet::count()).filter(|&c| m.contains(c)).collect())
-        .unwrap_or_default();
+    let allowed = std::thread::scope(|s| s.spawn(allowed_cpus).join().unwrap_or_default());
     if allowed.contains(&cpu) {
         Ok(cpu)
     } else {
@@ -45,6 +46,18 @@ pub fn check_usable(cpu: usize) -> Result<usize, String> {
             cpu_list(&allowed)
         ))
     }
+}
+
+/// The CPUs the calling thread could be moved to (it is moved to all of them).
+fn allowed_cpus() -> Vec<usize> {
+    let mut all = CpuSet::new();
+    for c in 0..CpuSet::count() {
+        let _ = all.set(c);
+    }
+    let _ = sched_setaffinity(this_thread(), &all);
+    CpuMask::of_this_thread()
+        .map(|m| (0..CpuSet::count()).filter(|&c| m.contains(c)).collect())
+        .unwrap_or_default()
 }
 
 /// `0-3,6` for a sorted list of CPUs.
@@ -164,6 +177,19 @@ impl Drop for Pinned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cpu_stepped_off_by_this_thread_is_still_usable() {
+        let last = last_allowed();
+        let mask = CpuMask::of_this_thread().unwrap();
+        std::thread::spawn(move || {
+            mask.step_off(last);
+            assert_eq!(check_usable(last), Ok(last));
+            assert!(check_usable(4095).is_err());
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn cpu_lists_are_written_as_ranges() {

@@ -1,22 +1,40 @@
 //! Worker processes: candidate code never runs in the process that drives the TUI or the CLI.
-//! The parent side spawns `cyclescope worker …`, reads its typed messages (JSON lines on the
+//! The parent side spawns `cyclescope worker …` as the leader of its own process group, hands
+//! it a session token on stdin, reads its typed messages (token-marked JSON lines on the
 //! child's stdout, which the child reserves for the protocol), keeps the tail of its stderr
-//! (where the child sends the candidate's own stdout and stderr), enforces a timeout and
-//! cancellation, and classifies how it ended. The child side (`child`) sets the process up.
-//! It knows nothing of KAT or measurement: messages are a type parameter.
+//! (where the child sends the candidate's own stdout and stderr), enforces one deadline over
+//! the whole exchange and cancellation, reads the worker's CPU time from outside, then kills
+//! the whole group and classifies how it ended. A line that is not the worker's own (no
+//! token, not JSON, out of order by the caller's rules) ends it as tampered with. The child
+//! side (`child`) sets the process up. It knows nothing of KAT or measurement: messages are a
+//! type parameter.
 
 pub mod child;
+mod exchange;
+mod group;
 pub mod sandbox;
+mod session;
 
-use std::io::{BufRead, BufReader, Read};
+pub use session::SessionToken;
+
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
+
+use exchange::{Exchange, Framing};
+use group::Group;
+
+/// The environment variable that tells a worker its parent's process id (the worker exits if
+/// it was orphaned before it could ask to die with its parent).
+pub(crate) const PARENT_PID_ENV: &str = "CYCLESCOPE_WORKER_PARENT";
+
+/// How often the exchange looks at the cancel flag and the worker's state.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Bytes of the child's stderr kept for records and error messages (the harness keeps 2000).
 pub(crate) const STDERR_TAIL_BYTES: usize = 2000;
@@ -34,9 +52,15 @@ pub struct Limits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     Code(i32),
-    Signal { number: i32, name: String },
+    Signal {
+        number: i32,
+        name: String,
+    },
     TimedOut(Duration),
     Cancelled,
+    /// The parent stopped the worker: its protocol stream held something the worker does not
+    /// write (a line without the session token, garbage, a message out of order).
+    Tampered(String),
 }
 
 impl std::fmt::Display for Exit {
@@ -46,17 +70,25 @@ impl std::fmt::Display for Exit {
             Exit::Signal { name, .. } => write!(f, "signal={name}"),
             Exit::TimedOut(d) => write!(f, "timeout after {:.1} s", d.as_secs_f64()),
             Exit::Cancelled => write!(f, "cancelled"),
+            Exit::Tampered(why) => write!(f, "tampered: {why}"),
         }
     }
 }
 
-/// The end of a worker: how it exited, the tail of its stderr and its wall time.
+/// The end of a worker: how it exited, the tail of its stderr, and what the parent saw of it
+/// from outside — its wall time by the parent's clock and, when it ended by itself, its CPU
+/// time (user + system) by the kernel's account.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub exit: Exit,
     pub stderr_tail: String,
     pub(crate) wall: Duration,
+    pub(crate) cpu: Option<Duration>,
 }
+
+/// Why a message breaks the protocol (returned by a caller's message handler).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tampering(pub String);
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -65,6 +97,8 @@ pub enum WorkerError {
         exe: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot draw a session token for a worker: {0}")]
+    Token(std::io::Error),
 }
 
 /// What to run.
@@ -97,81 +131,112 @@ pub(crate) fn measurement_exe(base: &std::path::Path) -> PathBuf {
     }
 }
 
-/// Runs a worker to its end, handing each message to `on_message` as it arrives.
+/// Runs a worker to its end, handing each message to `on_message` as it arrives; a handler
+/// that rejects a message (out of the protocol's order) ends the worker as tampered with.
 pub fn run<M: DeserializeOwned>(
     cmd: &WorkerCommand,
-    mut on_message: impl FnMut(M),
+    mut on_message: impl FnMut(M) -> Result<(), Tampering>,
 ) -> Result<Outcome, WorkerError> {
     let started = Instant::now();
-    let mut child = Command::new(&cmd.exe)
+    let token = SessionToken::generate().map_err(WorkerError::Token)?;
+    let mut command = Command::new(&cmd.exe);
+    command
         .arg("worker")
         .args(&cmd.args)
-        .stdin(Stdio::null())
+        .env(PARENT_PID_ENV, std::process::id().to_string())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| WorkerError::Spawn {
-            exe: cmd.exe.clone(),
-            source,
-        })?;
-    let (tx, rx) = mpsc::channel::<Option<String>>();
-    let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        if let Some(out) = stdout {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(Some(line)).is_err() {
-                    break;
-                }
-            }
-        }
-        let _ = tx.send(None);
-    });
-    let stderr = child.stderr.take();
-    let tail = std::thread::spawn(move || stderr.map(read_tail).unwrap_or_default());
-
-    let mut ended_by: Option<Exit> = None;
-    loop {
-        let elapsed = started.elapsed();
-        if elapsed >= cmd.timeout {
-            ended_by = Some(Exit::TimedOut(elapsed));
-            break;
-        }
+        .stderr(Stdio::piped());
+    let mut group = Group::spawn(&mut command).map_err(|source| WorkerError::Spawn {
+        exe: cmd.exe.clone(),
+        source,
+    })?;
+    let child = group.child_mut();
+    if let Some(mut stdin) = child.stdin.take() {
+        // A worker that died at once cannot take it: its end tells why.
+        let _ = writeln!(stdin, "{}", token.as_str());
+    }
+    let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
+    let mut on_line = |line: Result<&[u8], Framing>| -> Result<(), Tampering> {
+        let m = parse_line::<M>(line, &token)?;
+        on_message(m)
+    };
+    let deadline = started + cmd.timeout;
+    let ended_by = loop {
         if cmd
             .cancel
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
         {
-            ended_by = Some(Exit::Cancelled);
-            break;
+            break Some(Exit::Cancelled);
         }
-        let wait = (cmd.timeout - elapsed).min(Duration::from_millis(50));
-        match rx.recv_timeout(wait) {
-            Ok(Some(line)) => {
-                if let Ok(m) = serde_json::from_str::<M>(&line) {
-                    on_message(m);
-                }
-            }
-            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        let now = Instant::now();
+        if now >= deadline {
+            break Some(Exit::TimedOut(started.elapsed()));
         }
-    }
-    if ended_by.is_some() {
-        let _ = child.kill();
-    }
-    let status = wait_child(&mut child);
-    let _ = reader.join();
-    let stderr_tail = tail.join().unwrap_or_default();
+        if group.leader_ended() {
+            // What it wrote is in the pipes; descendants still holding them are not waited for.
+            break pipes.drain(&mut on_line).err().map(|t| Exit::Tampered(t.0));
+        }
+        if let Err(t) = pipes.pump((deadline - now).min(POLL_INTERVAL), &mut on_line) {
+            break Some(Exit::Tampered(t.0));
+        }
+    };
+    let cpu = group
+        .leader_ended()
+        .then(|| group.leader_cpu_time())
+        .flatten();
+    let stderr_tail = pipes.stderr_tail();
+    let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
     Ok(Outcome {
         exit,
         stderr_tail,
         wall: started.elapsed(),
+        cpu,
     })
 }
 
-fn wait_child(child: &mut Child) -> Option<std::process::ExitStatus> {
-    child.wait().ok()
+/// One protocol line: the session token, a space, a JSON message.
+fn parse_line<M: DeserializeOwned>(
+    line: Result<&[u8], Framing>,
+    token: &SessionToken,
+) -> Result<M, Tampering> {
+    let line = line.map_err(|f| {
+        Tampering(match f {
+            Framing::TooLong => format!(
+                "a protocol line longer than {} bytes",
+                exchange::MAX_LINE_BYTES
+            ),
+            Framing::Unterminated => "an unterminated protocol line".into(),
+        })
+    })?;
+    let Some(json) = token.strip(line) else {
+        return Err(Tampering(format!(
+            "a protocol line the worker did not write: {}",
+            shown_line(line)
+        )));
+    };
+    serde_json::from_slice(json).map_err(|e| {
+        Tampering(format!(
+            "a malformed protocol message ({e}): {}",
+            shown_line(json)
+        ))
+    })
+}
+
+/// The start of a foreign line, printable, for the record.
+fn shown_line(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&line[..line.len().min(80)]);
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if line.len() > 80 {
+        format!("{text:?}…")
+    } else {
+        format!("{text:?}")
+    }
 }
 
 fn classify(status: Option<std::process::ExitStatus>) -> Exit {
@@ -196,35 +261,22 @@ pub(crate) fn signal_name(sig: i32) -> String {
         .unwrap_or_else(|_| format!("signal {sig}"))
 }
 
-/// Reads a stream to its end, keeping only the last `STDERR_TAIL_BYTES` bytes.
-fn read_tail(mut r: impl Read) -> String {
-    let mut keep: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = r.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        keep.extend_from_slice(&buf[..n]);
-        if keep.len() > 4 * STDERR_TAIL_BYTES {
-            keep.drain(..keep.len() - STDERR_TAIL_BYTES);
-        }
-    }
-    if keep.len() > STDERR_TAIL_BYTES {
-        keep.drain(..keep.len() - STDERR_TAIL_BYTES);
-    }
-    String::from_utf8_lossy(&keep).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn tail_keeps_the_last_bytes() {
-        let text = "x".repeat(10_000) + "END";
-        let t = read_tail(text.as_bytes());
-        assert_eq!(t.len(), STDERR_TAIL_BYTES);
-        assert!(t.ends_with("END"));
+    fn lines_without_the_token_or_json_are_tampering() {
+        let token = SessionToken::generate().unwrap();
+        let good = format!("{} 7", token.as_str());
+        assert_eq!(parse_line::<u32>(Ok(good.as_bytes()), &token), Ok(7));
+        let foreign = parse_line::<u32>(Ok(b"{\"t\":\"done\"}"), &token).unwrap_err();
+        assert!(foreign.0.contains("did not write"), "{foreign:?}");
+        let garbled = format!("{} {{nope", token.as_str());
+        let e = parse_line::<u32>(Ok(garbled.as_bytes()), &token).unwrap_err();
+        assert!(e.0.contains("malformed"), "{e:?}");
+        let e = parse_line::<u32>(Err(Framing::Unterminated), &token).unwrap_err();
+        assert!(e.0.contains("unterminated"), "{e:?}");
     }
 
     #[test]

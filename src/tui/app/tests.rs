@@ -299,3 +299,38 @@ fn start_anyway_carries_the_consent_for_the_rest_of_the_session() {
     };
     assert!(spec.allow_unfixed_host, "the consent lasts for the session");
 }
+
+#[test]
+fn tampering_is_shown_by_name() {
+    let cat = demo::catalog();
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    app.apply(EngineEvent::KatFinished {
+        label: "pseudoXOF-512".into(),
+        status: crate::kat::KatStatus::Tampered,
+        detail: "a protocol line the worker did not write".into(),
+        log: None,
+    });
+    assert!(
+        matches!(app.kat_state("pseudoXOF-512"), KatState::Done { status, .. } if *status == crate::kat::KatStatus::Tampered)
+    );
+    app.apply(EngineEvent::JobFailed {
+        job: job("sm3hash-256", 1024),
+        reason: crate::vocabulary::JobFailure::new(
+            crate::vocabulary::FailureKind::Tampered,
+            "trial 1 claims 200000 cycles in 1.0000 s",
+        ),
+        stderr_tail: String::new(),
+        record: None,
+    });
+    let shown: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.starts_with("KAT pseudoXOF-512: TAMPERED — a protocol line")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.iter().any(|l| l.contains("FAULT TAMPERED: trial 1")),
+        "{shown:?}"
+    );
+}

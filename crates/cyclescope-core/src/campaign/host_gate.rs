@@ -42,6 +42,13 @@ impl HostGate {
     }
 
     /// The harness's `fixed_clock` (cpufreq max, else the probed clock) for the disturbance test.
+    /// The reference counter's rate the clock probe measured (Hz), when it ran.
+    pub fn reference_clock_hz(&self) -> Option<f64> {
+        self.environment
+            .get("reference_clock_hz")
+            .and_then(serde_json::Value::as_f64)
+    }
+
     pub fn fixed_clock_hz(&self) -> Option<f64> {
         crate::host::fixed_clock_hz(&self.environment)
     }

@@ -26,20 +26,24 @@ pub(crate) struct KatResult {
 }
 
 /// Runs (or, for a KAT passed earlier this session, carries over) the KAT of `inst`, records
-/// it in `build.json`, and reports it as events.
+/// it in `build.json`, and reports it as events. `None` when the cancel flag stopped the job:
+/// nothing is recorded, so a resumed run runs it again.
 pub(super) fn kat_gate(
     inst: &Instance,
     req: &RunRequest,
     dir: &RunDir,
     runner: &mut dyn TrialRunner,
     send: &mut dyn FnMut(EngineEvent),
-) -> Result<KatResult, CampaignError> {
+) -> Result<Option<KatResult>, CampaignError> {
     let rel = Path::new("kat")
         .join(&inst.candidate)
         .join(format!("{}.log", inst.label));
     let result = match carried_over(req, inst, dir, &rel) {
         Some(r) => r,
-        None => run_fresh(inst, req, dir, &rel, runner, send)?,
+        None => match run_fresh(inst, req, dir, &rel, runner, send)? {
+            Some(r) => r,
+            None => return Ok(None),
+        },
     };
     send(EngineEvent::KatFinished {
         label: inst.label.clone(),
@@ -53,7 +57,7 @@ pub(super) fn kat_gate(
             what: "build.json".into(),
             source,
         })?;
-    Ok(result)
+    Ok(Some(result))
 }
 
 /// A pass from earlier in this session, its log copied into this run.
@@ -75,7 +79,7 @@ fn run_fresh(
     rel: &Path,
     runner: &mut dyn TrialRunner,
     send: &mut dyn FnMut(EngineEvent),
-) -> Result<KatResult, CampaignError> {
+) -> Result<Option<KatResult>, CampaignError> {
     // The KAT text goes into the run directory: a disk that cannot hold it stops the run
     // here, rather than failing the candidate for our lack of space.
     let needed = kat_text_bytes(inst.digest_bits) + (1 << 20);
@@ -94,7 +98,7 @@ fn run_fresh(
     opts.timeout = req.kat_timeout;
     opts.worker_exe = req.worker_exe.clone();
     let label = inst.label.clone();
-    let run = runner.kat(inst, &opts, &mut |ev| {
+    let Some(run) = runner.kat(inst, &opts, &mut |ev| {
         if let KatEvent::Progress { file, done, total } = ev {
             send(EngineEvent::KatProgress {
                 label: label.clone(),
@@ -103,9 +107,11 @@ fn run_fresh(
                 total: *total,
             });
         }
-    });
+    }) else {
+        return Ok(None);
+    };
     let log_path = dir.root().join(rel);
-    Ok(KatResult {
+    Ok(Some(KatResult {
         status: run.status,
         detail: run.detail,
         log: run.logged.then(|| rel.display().to_string()),
@@ -113,7 +119,7 @@ fn run_fresh(
             .logged
             .then(|| crate::record::sha256_file(&log_path).ok())
             .flatten(),
-    })
+    }))
 }
 
 /// Bytes of the default-scope KAT text for a `digest_bits` instance: `KAT_2_12` (4097

@@ -80,12 +80,16 @@ impl Run<'_> {
         todo
     }
 
-    /// The KAT verdict of `inst` when it may be timed; None (and `jobs` blocked) when not.
+    /// The KAT verdict of `inst` when it may be timed; None (and `jobs` blocked) when not, or
+    /// when the run was cancelled during the KAT.
     fn gate(&mut self, inst: &Instance, jobs: usize) -> Result<Option<KatResult>, CampaignError> {
         let events = &mut self.events;
-        let kat = kat_gate(inst, self.req, &self.dir, self.runner, &mut |ev| {
+        let Some(kat) = kat_gate(inst, self.req, &self.dir, self.runner, &mut |ev| {
             events.send(ev)
-        })?;
+        })?
+        else {
+            return Ok(None);
+        };
         if kat.status.is_pass() || self.req.allow_kat_fail {
             return Ok(Some(kat));
         }

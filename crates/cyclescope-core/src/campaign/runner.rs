@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::catalog::Instance;
+use crate::kat::run::KatError;
 use crate::kat::{KatEvent, KatOptions, KatStatus, run_kat};
 use crate::measure::job::{ProcessRun, WorkerSetup, run_process};
 use crate::measure::stats::Trial;
@@ -25,12 +26,13 @@ pub(crate) struct KatRun {
 
 pub(crate) trait TrialRunner {
     /// Runs the KAT job of `inst` (its log goes where `opts` says); `progress` sees its events.
+    /// `None` when the run's cancel flag stopped it (no verdict: a resume runs it again).
     fn kat(
         &mut self,
         inst: &Instance,
         opts: &KatOptions,
         progress: &mut dyn FnMut(&KatEvent),
-    ) -> KatRun;
+    ) -> Option<KatRun>;
 
     /// Runs one worker process for `spec`; `on_samples` sees each batch of per-call ticks and
     /// each finished trial as they arrive.
@@ -41,6 +43,10 @@ pub(crate) trait TrialRunner {
         timeout: Duration,
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
     ) -> ProcessRun;
+
+    /// The reference counter's rate the host probe measured: a real runner checks trials
+    /// counted with it against it (scripted runners need not).
+    fn use_reference_clock(&mut self, _hz: Option<f64>) {}
 }
 
 /// The real runner: worker processes.
@@ -56,6 +62,7 @@ impl WorkerRunner {
                 cpu: req.cpu,
                 limits: req.limits,
                 cancel: cancel.clone(),
+                reference_clock_hz: None,
             },
         }
     }
@@ -67,19 +74,22 @@ impl TrialRunner for WorkerRunner {
         inst: &Instance,
         opts: &KatOptions,
         progress: &mut dyn FnMut(&KatEvent),
-    ) -> KatRun {
-        match run_kat(inst, opts, progress) {
+    ) -> Option<KatRun> {
+        let mut opts = opts.clone();
+        opts.cancel = Some(self.setup.cancel.clone());
+        Some(match run_kat(inst, &opts, progress) {
             Ok(r) => KatRun {
                 status: r.status,
                 detail: r.detail,
                 logged: true,
             },
+            Err(KatError::Cancelled(_)) => return None,
             Err(e) => KatRun {
                 status: KatStatus::Loadfail,
                 detail: e.to_string(),
                 logged: false,
             },
-        }
+        })
     }
 
     fn trial(
@@ -90,5 +100,9 @@ impl TrialRunner for WorkerRunner {
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
     ) -> ProcessRun {
         run_process(&self.setup, inst, spec, timeout, on_samples)
+    }
+
+    fn use_reference_clock(&mut self, hz: Option<f64>) {
+        self.setup.reference_clock_hz = hz;
     }
 }

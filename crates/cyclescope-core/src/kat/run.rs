@@ -2,10 +2,13 @@
 //! (`cyclescope worker kat …`), follows its messages, compares every finished file with its
 //! reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT), classifies
 //! how the worker ended (signal → CRASH, timeout → TIMEOUT, load error → LOADFAIL, no result →
-//! CRASH `exit=<rc>`), and writes the KAT log. The calling process survives whatever the
-//! candidate does; this module never loads a candidate library itself.
+//! CRASH `exit=<rc>`, a message out of order or a file on disk unlike its report → TAMPERED),
+//! and writes the KAT log. The calling process survives whatever the candidate does; this
+//! module never loads a candidate library itself.
 
 mod check;
+mod on_disk;
+mod order;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,7 +62,8 @@ pub struct KatOptions {
     pub kat_name: Option<String>,
     /// The run directory: logs go to `kat/<candidate>/<label>.log`, text to `katgen/…`.
     pub(crate) run_dir: PathBuf,
-    pub(crate) cancel: Option<Arc<AtomicBool>>,
+    /// Set it to stop the job at once (its worker's process group is killed).
+    pub cancel: Option<Arc<AtomicBool>>,
     /// The executable that hosts workers.
     pub(crate) worker_exe: PathBuf,
 }
@@ -217,10 +221,16 @@ pub fn run_kat(
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
+    let mut order = order::KatOrder::new(&files);
     let outcome = worker::run(&cmd, |m: KatMessage| {
+        order.accept(&m)?;
         state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)
     })?;
     let (status, detail) = match (&outcome.exit, state.verdict()) {
+        (Exit::Tampered(why), _) => (
+            KatStatus::Tampered,
+            format!("{why}{}", state.during(&files)),
+        ),
         (_, Some(v)) => v,
         (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
         (Exit::Signal { name, number }, None) => (
@@ -244,7 +254,10 @@ pub fn run_kat(
             format!("exit={rc}{}", state.during(&files)),
         ),
     };
-    if let Some(detail) = state.internal_error() {
+    if let Some(detail) = state
+        .internal_error()
+        .filter(|_| status != KatStatus::Tampered)
+    {
         return Err(KatError::Internal {
             label: inst.label.clone(),
             detail,

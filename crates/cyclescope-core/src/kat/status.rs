@@ -1,5 +1,5 @@
 //! The verdict of a KAT job, as the harness's `ngcc_kat` reports it: eight statuses ordered by
-//! severity (the exit code is the index, the overall status of several files is the worst),
+//! severity, and cyclescope's ninth, TAMPERED, the most severe (the exit code is the index, the overall status of several files is the worst),
 //! each carrying the hint that tells an operator what to do. The TUI, the CLI and the report
 //! render these same values; this module never decides a status itself.
 
@@ -28,10 +28,14 @@ pub enum KatStatus {
     Timeout = 6,
     /// The worker died (signal, or exit without a result).
     Crash = 7,
+    /// The worker's report cannot be trusted: its protocol stream held lines the worker does
+    /// not write, or a file on disk is not what it reported (cyclescope's own status, beyond
+    /// the harness's eight).
+    Tampered = 8,
 }
 
 impl KatStatus {
-    pub const ALL: [KatStatus; 8] = [
+    pub const ALL: [KatStatus; 9] = [
         KatStatus::Pass,
         KatStatus::Mismatch,
         KatStatus::Nokat,
@@ -40,6 +44,7 @@ impl KatStatus {
         KatStatus::Loadfail,
         KatStatus::Timeout,
         KatStatus::Crash,
+        KatStatus::Tampered,
     ];
 
     /// The word in `RESULT` lines and logs (`PASS`, `MISMATCH`, …).
@@ -53,6 +58,7 @@ impl KatStatus {
             KatStatus::Loadfail => "LOADFAIL",
             KatStatus::Timeout => "TIMEOUT",
             KatStatus::Crash => "CRASH",
+            KatStatus::Tampered => "TAMPERED",
         }
     }
 
@@ -107,6 +113,10 @@ impl KatStatus {
             KatStatus::Crash => {
                 "the library crashed the worker process: generate the KAT file the result \
                  names under a debugger or sanitizer"
+            }
+            KatStatus::Tampered => {
+                "the library wrote to the worker's protocol channel or changed its KAT files \
+                 behind the worker: nothing it reports can be trusted; do not measure it"
             }
         }
     }
@@ -169,7 +179,8 @@ mod tests {
                 (4, "OVERFLOW"),
                 (5, "LOADFAIL"),
                 (6, "TIMEOUT"),
-                (7, "CRASH")
+                (7, "CRASH"),
+                (8, "TAMPERED")
             ]
         );
     }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::plan::TrialPlan;
 use super::stats::Trial;
+use super::trial::verify::{self, Observed, TrialOrder};
 use super::trial::{TrialMessage, TrialSpec};
 use super::trial_args::MeasureInvocation;
 use crate::catalog::Instance;
@@ -31,6 +32,9 @@ pub(crate) struct WorkerSetup {
     pub(crate) cpu: usize,
     pub(crate) limits: Limits,
     pub(crate) cancel: Arc<AtomicBool>,
+    /// The reference counter's rate the clock probe measured (Hz), when known: a worker
+    /// counting with it must report cycles at that rate.
+    pub(crate) reference_clock_hz: Option<f64>,
 }
 
 /// What the worker said about itself before measuring.
@@ -82,53 +86,78 @@ pub(crate) fn run_process(
     let mut waited = Vec::new();
     let mut fault: Option<JobFailure> = None;
     let mut done_peak = None;
-    let result = worker::run(&cmd, |m: TrialMessage| match m {
-        TrialMessage::Ready {
-            meta,
-            baseline_rss_bytes,
-            cycle_source,
-            core_cycles,
-            perf_unavailable,
-            per_call_source,
-            timer_overhead_ticks,
-        } => {
-            info = Some(WorkerInfo {
-                meta: meta.map(|m| *m),
+    let mut order = TrialOrder::new(spec);
+    let result = worker::run(&cmd, |m: TrialMessage| {
+        order.accept(&m)?;
+        match m {
+            TrialMessage::Ready {
+                meta,
+                baseline_rss_bytes,
                 cycle_source,
                 core_cycles,
                 perf_unavailable,
                 per_call_source,
                 timer_overhead_ticks,
-                baseline_rss_bytes,
-            })
-        }
-        TrialMessage::Trial {
-            measurements,
-            seconds,
-            cycles,
-            waited_ns,
-        } => {
-            waited.push(waited_ns);
-            let t = Trial {
+            } => {
+                info = Some(WorkerInfo {
+                    meta: meta.map(|m| *m),
+                    cycle_source,
+                    core_cycles,
+                    perf_unavailable,
+                    per_call_source,
+                    timer_overhead_ticks,
+                    baseline_rss_bytes,
+                })
+            }
+            TrialMessage::Trial {
                 measurements,
                 seconds,
                 cycles,
-            };
-            on_samples(&[], Some(&t));
-            trials.push(t);
+                waited_ns,
+            } => {
+                waited.push(waited_ns);
+                let t = Trial {
+                    measurements,
+                    seconds,
+                    cycles,
+                };
+                on_samples(&[], Some(&t));
+                trials.push(t);
+            }
+            TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+            TrialMessage::Fault { status, detail } => fault = Some(JobFailure::new(status, detail)),
+            TrialMessage::Error { message } => {
+                fault = Some(JobFailure::new(FailureKind::Loadfail, message))
+            }
+            TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
         }
-        TrialMessage::Samples { ticks } => on_samples(&ticks, None),
-        TrialMessage::Fault { status, detail } => fault = Some(JobFailure::new(status, detail)),
-        TrialMessage::Error { message } => {
-            fault = Some(JobFailure::new(FailureKind::Loadfail, message))
-        }
-        TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+        Ok(())
     });
-    let (exit, stderr, wall) = match result {
-        Ok(o) => (o.exit, o.stderr_tail, o.wall.as_secs_f64()),
-        Err(e) => (Exit::Code(-1), e.to_string(), 0.0),
+    let (exit, stderr, wall, cpu) = match result {
+        Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu),
+        Err(e) => (Exit::Code(-1), e.to_string(), Duration::ZERO, None),
     };
+    // A report that went by the protocol is still checked against what was seen from outside.
+    let seen = Observed {
+        wall,
+        cpu,
+        reference_hz: setup
+            .reference_clock_hz
+            .filter(|_| info.as_ref().is_some_and(|i| !i.core_cycles)),
+    };
+    let forged = match (&exit, done_peak) {
+        (Exit::Code(0), Some(_)) => verify::check_outside(spec, &trials, &seen).err(),
+        _ => None,
+    };
+    let wall = wall.as_secs_f64();
     let outcome = match (&exit, fault, done_peak) {
+        _ if forged.is_some() => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Tampered,
+            forged.map(|t| t.0).unwrap_or_default(),
+        )),
+        (Exit::Tampered(why), _, _) => {
+            JobOutcome::Failed(JobFailure::new(FailureKind::Tampered, why.clone()))
+        }
         (_, Some(f), _) => JobOutcome::Failed(f),
         (Exit::Code(0), None, Some(_)) => JobOutcome::Complete,
         (Exit::Signal { name, number }, None, _) => JobOutcome::Failed(JobFailure::new(
@@ -151,7 +180,7 @@ pub(crate) fn run_process(
     let exit_code = match &exit {
         Exit::Code(c) => *c,
         Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_) | Exit::Cancelled => -9,
+        Exit::TimedOut(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);

@@ -4,7 +4,10 @@
 //! (1) the guide's bare loop of ITERS calls timed by the loop counter and CLOCK_MONOTONIC_RAW —
 //! nothing else inside it — and (2) a separate per-call phase with serialised stamps around
 //! each call for the histogram, so the stamps can never bias the guide figure. Samples go to
-//! the engine in batches, never one message per call.
+//! the engine in batches, never one message per call. `verify` holds what the engine checks
+//! of such a report before believing it.
+
+pub(crate) mod verify;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -41,17 +41,21 @@ pub enum FailureKind {
     Crash,
     /// The worker gave no result within its time limit and was killed.
     Timeout,
+    /// The worker's reports broke the protocol or disagreed with what the parent saw from
+    /// outside (a library writing to the protocol descriptor, figures it could not have had).
+    Tampered,
     /// A record that is not complete and does not say why (the harness stores no reason).
     Unexplained,
 }
 
 impl FailureKind {
-    const ALL: [FailureKind; 6] = [
+    const ALL: [FailureKind; 7] = [
         FailureKind::Cryptofail,
         FailureKind::Overflow,
         FailureKind::Loadfail,
         FailureKind::Crash,
         FailureKind::Timeout,
+        FailureKind::Tampered,
         FailureKind::Unexplained,
     ];
 
@@ -62,6 +66,7 @@ impl FailureKind {
             FailureKind::Loadfail => "LOADFAIL",
             FailureKind::Crash => "CRASH",
             FailureKind::Timeout => "TIMEOUT",
+            FailureKind::Tampered => "TAMPERED",
             FailureKind::Unexplained => "FAILED",
         }
     }

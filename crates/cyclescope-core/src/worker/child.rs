@@ -1,6 +1,7 @@
-//! The child side of a worker: take stdout for the protocol, send the candidate's prints to
-//! stderr, drop inherited descriptors and privileges, set kernel limits, pin to the measurement
-//! CPU. Everything here happens before the candidate library is loaded.
+//! The child side of a worker: die with the parent, take the session token from stdin, take
+//! stdout for the protocol, send the candidate's prints to stderr, drop inherited descriptors
+//! and privileges, set kernel limits, pin to the measurement CPU. Everything here happens
+//! before the candidate library is loaded.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,11 +9,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use serde::Serialize;
 
-use super::Limits;
+use super::{Limits, PARENT_PID_ENV, SessionToken};
 
-/// The protocol channel to the parent (JSON lines).
+/// The protocol channel to the parent (JSON lines, each after the session token).
 pub struct Channel {
     out: BufWriter<File>,
+    token: SessionToken,
 }
 
 impl Channel {
@@ -20,10 +22,17 @@ impl Channel {
     pub fn send<M: Serialize>(&mut self, message: &M) {
         // A parent that went away is not this process's problem to report: it is killed or
         // its pipe closed, and the next write fails the same way.
-        if serde_json::to_writer(&mut self.out, message).is_ok() {
-            let _ = self.out.write_all(b"\n");
-            let _ = self.out.flush();
-        }
+        let Ok(json) = serde_json::to_vec(message) else {
+            return;
+        };
+        let mut line = Vec::with_capacity(json.len() + 34);
+        line.extend_from_slice(self.token.as_str().as_bytes());
+        line.push(b' ');
+        line.extend_from_slice(&json);
+        line.push(b'\n');
+        // One write per line: the line reaches the pipe whole or not at all.
+        let _ = self.out.write_all(&line);
+        let _ = self.out.flush();
     }
 }
 
@@ -36,6 +45,10 @@ pub enum SetupError {
     },
     #[error(transparent)]
     Sandbox(#[from] super::sandbox::SandboxError),
+    #[error("worker setup: no session token on stdin (workers are started by cyclescope)")]
+    NoToken,
+    #[error("worker setup: the parent process ended before the worker started")]
+    Orphaned,
 }
 
 fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
@@ -54,6 +67,8 @@ pub fn enter_writing(
     limits: Limits,
     writable: &[std::path::PathBuf],
 ) -> Result<Channel, SetupError> {
+    die_with_parent()?;
+    let token = take_token()?;
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
@@ -75,7 +90,37 @@ pub fn enter_writing(
     super::sandbox::install(writable)?;
     Ok(Channel {
         out: BufWriter::new(File::from(proto)),
+        token,
     })
+}
+
+/// Reads the session token from stdin and puts `/dev/null` in its place, so the candidate
+/// finds no trace of it on fd 0.
+fn take_token() -> Result<SessionToken, SetupError> {
+    let token = SessionToken::read_from(std::io::stdin()).ok_or(SetupError::NoToken)?;
+    let null = nix::fcntl::open(
+        "/dev/null",
+        nix::fcntl::OFlag::O_RDONLY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(sys("open /dev/null"))?;
+    nix::unistd::dup2_stdin(&null).map_err(sys("replace stdin"))?;
+    Ok(token)
+}
+
+/// The kernel kills this process when its parent dies (the candidate's own children do not
+/// inherit it; the parent kills the process group for them). A parent that died before the
+/// request was made is noticed by the changed parent id.
+fn die_with_parent() -> Result<(), SetupError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(sys("PR_SET_PDEATHSIG"))?;
+    let expected = std::env::var(PARENT_PID_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok());
+    match expected {
+        Some(pid) if nix::unistd::getppid().as_raw() != pid => Err(SetupError::Orphaned),
+        _ => Ok(()),
+    }
 }
 
 /// Closes every descriptor above stderr except `keep`.

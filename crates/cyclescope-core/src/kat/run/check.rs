@@ -14,6 +14,7 @@ use crate::kat::job::KatMessage;
 use crate::kat::log;
 use crate::kat::manifest::{self, LineComparison, Manifest, ManifestEntry};
 use crate::plugin::NgccMeta;
+use crate::worker::Tampering;
 
 /// What a file was compared with.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,7 +205,7 @@ impl<'a> JobState<'a> {
         gen_dir: &Path,
         run_dir: &Path,
         on_event: &mut dyn FnMut(&KatEvent),
-    ) {
+    ) -> Result<(), Tampering> {
         match m {
             KatMessage::Loaded { meta, kat_name } => {
                 self.log.extend(log::metadata_block(
@@ -242,17 +243,24 @@ impl<'a> JobState<'a> {
                     digest_from_hex(&sha256_strict),
                     digest_from_hex(&sha256_nolen),
                 ) else {
-                    self.error = Some(format!("bad digests for {name} from the worker"));
-                    return;
+                    return Err(Tampering(format!(
+                        "`file_done` for {name} without two SHA-256 digests"
+                    )));
                 };
                 let path = gen_dir.join(&name);
-                self.log
-                    .push(log::wrote_line(&log::shown_path(&path, run_dir), bytes));
-                let written = Written {
+                let reported = Written {
                     bytes,
                     sha256_strict: strict,
                     sha256_nolen: nolen,
                 };
+                // The verdict rests on the file as it is on disk, read by this process.
+                let written = super::on_disk::digest(&path, bytes)
+                    .map_err(|e| Tampering(format!("{name}: {e}")))?;
+                if let Some(why) = super::on_disk::difference(&reported, &written) {
+                    return Err(Tampering(format!("{name}: {why}")));
+                }
+                self.log
+                    .push(log::wrote_line(&log::shown_path(&path, run_dir), bytes));
                 let (status, detail, lines, _reference) =
                     refs.check(&self.inst.label, &name, &written, &path, run_dir);
                 self.log.extend(lines);
@@ -273,6 +281,7 @@ impl<'a> JobState<'a> {
             KatMessage::Error { detail } => self.error = Some(detail),
             KatMessage::Done => self.done = true,
         }
+        Ok(())
     }
 
     /// The verdict the messages give, if they give one.

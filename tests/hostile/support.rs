@@ -1,0 +1,241 @@
+//! Helpers of the `hostile_*` integration tests (included with `#[path]`): build a fixture
+//! library from `tests/fixtures/hostile/` with the system `cc`, run the real binary with a
+//! marker in its environment (inherited by every worker and by whatever a library forks),
+//! bound how long it may take, and find the processes that still carry the marker.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
+
+/// The environment variable that marks a test's processes.
+pub const MARKER_VAR: &str = "CYCLESCOPE_HOSTILE_TEST";
+
+/// Builds `tests/fixtures/hostile/<name>.c` into `<dir>/lib<name>.so`.
+pub fn build_fixture(name: &str, dir: &Path) -> PathBuf {
+    let src_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile");
+    let src = src_dir.join(format!("{name}.c"));
+    let out = dir.join(format!("lib{name}.so"));
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .arg("-I")
+        .arg(&src_dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("the hostile fixtures need a C compiler: cannot run `cc` ({e}); install gcc")
+        });
+    assert!(
+        o.status.success(),
+        "cc {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// A marker unique to one test.
+pub fn marker(test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{test}-{}-{nanos}", std::process::id())
+}
+
+/// Kills every process left with `marker` when dropped (after the test looked), so a failing
+/// test leaves nothing behind either.
+pub struct Sweep(pub String);
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        for (pid, _) in marked_processes(&self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// `cyclescope <args>` in the package folder with the marker set.
+pub fn command(args: &[&str], marker: &str, env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(EXE);
+    c.args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env(MARKER_VAR, marker)
+        .env_remove("CYCLESCOPE_WORKER_EXE")
+        .env_remove("FAULTY_MODE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// Runs `cmd` to its end, failing the test (and killing it) if it takes longer than `limit`
+/// — the bound a hang must not pass, not a timing target.
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let child = cmd.spawn().expect("cyclescope starts");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => (out.expect("cyclescope ran"), started.elapsed()),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("cyclescope did not end within {limit:?}: {cmd:?}");
+        }
+    }
+}
+
+/// Waits for `child` up to `limit`; kills it and fails when it does not end.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("waiting for cyclescope") {
+            return s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("cyclescope did not end within {limit:?} of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Live processes (zombies excluded) whose environment holds `marker`: pid and command line.
+pub fn marked_processes(marker: &str) -> Vec<(i32, String)> {
+    let needle = format!("{MARKER_VAR}={marker}");
+    let mut found = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            continue;
+        }
+        let state = std::fs::read_to_string(e.path().join("stat"))
+            .ok()
+            .and_then(|s| s[s.rfind(')')? + 2..].chars().next());
+        if matches!(state, None | Some('Z') | Some('X')) {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default();
+        found.push((pid, cmdline));
+    }
+    found
+}
+
+/// Asserts that no process carries `marker` (a killed group may take a moment to vanish).
+pub fn assert_none_left(marker: &str) {
+    let mut left = marked_processes(marker);
+    for _ in 0..100 {
+        if left.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = marked_processes(marker);
+    }
+    panic!("processes of the test are still running: {left:?}");
+}
+
+/// Waits until a process with `marker` whose command line contains `word` runs.
+pub fn wait_for_process(marker: &str, word: &str, limit: Duration) -> i32 {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some((pid, _)) = marked_processes(marker)
+            .into_iter()
+            .find(|(_, c)| c.contains(word))
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "no process with {word:?} in its command line appeared within {limit:?}: {:?}",
+        marked_processes(marker)
+    );
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// The faulty library posing as pseudoXOF-256, whose KAT then passes against the bundled
+/// manifest (entries copied under its label).
+pub fn fault_config(dir: &Path) -> PathBuf {
+    let faulty = cyclescope_core::catalog::bundled_library("faulty");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.extend(
+        text.lines()
+            .filter(|l| l.contains(" pseudoXOF-256/"))
+            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
+    );
+    let manifest = dir.join("kat.sha256");
+    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    let cfg = dir.join("faults.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[settings]\ntrials = 2\ntrial_target_s = 0.01\n\n\
+             [[candidate]]\nid = \"fixture\"\nalgorithm = \"Faulty\"\nkat_manifest = {manifest:?}\n\
+             [[candidate.instance]]\nlabel = \"faulty-256\"\nlibrary = {faulty:?}\ndigest_bits = 256\nkat_name = \"pseudoXOF-256\"\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// Live processes with `marker` that are workers (`… worker …` or `cyclescope-worker`).
+pub fn marked_workers(marker: &str) -> Vec<(i32, String)> {
+    marked_processes(marker)
+        .into_iter()
+        .filter(|(_, c)| c.contains(" worker ") || c.contains("cyclescope-worker"))
+        .collect()
+}
+
+/// Waits until no worker with `marker` runs; fails naming them after `limit`.
+pub fn wait_workers_gone(marker: &str, limit: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if marked_workers(marker).is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "workers still running after {limit:?}: {:?}",
+        marked_workers(marker)
+    );
+}
