@@ -40,6 +40,26 @@ fn list_answers_for_a_library_that_forks_in_its_constructor() {
     assert_none_left(&m);
 }
 
+/// A child that calls `setsid` would leave the worker's process group and outlive the group
+/// kill; the worker's seccomp filter stops it there.
+#[test]
+fn a_descendant_cannot_leave_the_workers_process_group() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture("fork_setsid", tmp.path());
+    let m = marker("fork-setsid-list");
+    let _sweep = Sweep(m.clone());
+    let cmd = command(
+        &["list", "--lib", path_str(&lib), "--digest-bits", "256"],
+        &m,
+        &[],
+    );
+    let (o, _) = run_bounded(cmd, BOUND);
+    assert!(o.status.success(), "{}", text(&o));
+    // The group is gone once `list` answers; an escaped child would still be here.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_none_left(&m);
+}
+
 #[test]
 fn a_constructor_that_hangs_is_reported_within_seconds() {
     let tmp = tempfile::tempdir().unwrap();

@@ -142,6 +142,10 @@ fn forbidden() -> Vec<i64> {
     vec![
         // Network (and local daemons): no socket of any family.
         libc::SYS_socket,
+        // Leaving the worker's process group or session: a descendant that did would outlive
+        // the group kill at the end of the job.
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
         // Running other programs.
         libc::SYS_execve,
         libc::SYS_execveat,
