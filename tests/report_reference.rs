@@ -315,9 +315,18 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
     assert!(summary.contains("Measured by "), "{summary}");
     let method_path = summary_path_sibling(&iccs_pages, "method_");
     let method = std::fs::read_to_string(method_path).unwrap();
-    for needle in ["loop counter", "timer overhead", "schedstat", "Counter: "] {
-        assert!(method.contains(needle), "{needle}: {method}");
-    }
+    // What was measured and how: records, counter, plan, KAT status.
+    assert_states(
+        &method,
+        &[
+            "- 2 records (2 complete). Counter: ",
+            "loop counter",
+            "timer overhead",
+            "schedstat",
+            "2 trials",
+            "KAT status of the timed instances: 1 PASS",
+        ],
+    );
     for harness_only in ["-Wl,--wrap", "Key exchange", "OpenSSL"] {
         assert!(!method.contains(harness_only), "{harness_only}: {method}");
     }
