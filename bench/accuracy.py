@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Accuracy benchmark (not a test): cyclescope's mean cycles against an independent C driver.
 
-Builds ../shared/tools/loopdrv.c (the guide's loop method, TSC with rdtscp at both ends),
-then alternates `cyclescope run` and loopdrv on the bundled libraries at 32 B, 1 KiB and
+Builds bench/loopdrv.c (our own independent C driver of the guide's loop method: the whole
+loop timed with rdtscp / cntvct_el0 at both ends), then alternates `cyclescope run` and loopdrv on the bundled libraries at 32 B, 1 KiB and
 64 KiB, both pinned to the same CPU, with loopdrv using the iteration count cyclescope planned.
 Prints, per instance x length, the median over rounds of cyclescope/loopdrv and the per-call
 histogram's median against the loop mean.
@@ -18,16 +18,9 @@ DEPS = ROOT / "target" / "release" / "deps"
 LIBS = {"sm3hash": "libsm3hash.so", "pseudohash": "libpseudohash.so", "pseudoXOF": "libpseudoxof.so"}
 
 
-def shared_dir():
-    for d in [ROOT, *ROOT.parents]:
-        if (d / "shared" / "tools" / "loopdrv.c").exists():
-            return d / "shared"
-    sys.exit("no shared/tools/loopdrv.c above the repository")
-
-
 def build_loopdrv(out):
     exe = out / "loopdrv"
-    subprocess.run(["gcc", "-O2", "-o", str(exe), str(shared_dir() / "tools" / "loopdrv.c"), "-ldl"], check=True)
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(ROOT / "bench" / "loopdrv.c"), "-ldl"], check=True)
     return exe
 
 

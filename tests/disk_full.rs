@@ -1,6 +1,6 @@
 //! A full disk during a run, on a real (tiny) tmpfs: the run stops with an error that names
 //! the cause and the way on, and nothing already written is torn. Needs permission to mount
-//! tmpfs (root, as on CI); without it the test says so and passes nothing off as tested.
+//! tmpfs (root, as on CI); without it the tests fail with that reason rather than pass untested.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,19 +12,23 @@ const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 struct TinyFs(PathBuf);
 
 impl TinyFs {
-    fn mount(size: &str) -> Option<TinyFs> {
-        let dir = tempfile::tempdir().ok()?.keep();
-        let ok = Command::new("mount")
+    fn mount(size: &str) -> TinyFs {
+        let dir = tempfile::tempdir().expect("temp dir").keep();
+        let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(&dir)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("SKIPPED: cannot mount a tmpfs here (needs root)");
-            return None;
+            .stdin(Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => TinyFs(dir),
+            other => {
+                let _ = std::fs::remove_dir(&dir);
+                panic!(
+                    "cannot mount a {size} tmpfs on {} to fill it (this test needs root, as CI has): {other:?}",
+                    dir.display()
+                )
+            }
         }
-        Some(TinyFs(dir))
     }
 }
 
@@ -56,9 +60,7 @@ fn run_cmd(out: &Path, lengths: &str) -> Command {
 
 #[test]
 fn no_room_for_the_kat_text_stops_before_blaming_the_candidate() {
-    let Some(fs) = TinyFs::mount("1m") else {
-        return;
-    };
+    let fs = TinyFs::mount("1m");
     let out = fs.0.join("run");
     let o = run_cmd(&out, "32").output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -82,9 +84,7 @@ fn no_room_for_the_kat_text_stops_before_blaming_the_candidate() {
 
 #[test]
 fn a_disk_that_fills_mid_run_stops_the_run_and_tears_nothing() {
-    let Some(fs) = TinyFs::mount("12m") else {
-        return;
-    };
+    let fs = TinyFs::mount("12m");
     let out = fs.0.join("run");
     let child = run_cmd(&out, "32,128,512,1024,4096")
         .stdout(Stdio::null())

@@ -85,25 +85,3 @@ fn copy_dir(src: &std::path::Path, dst: &std::path::Path) {
         }
     }
 }
-
-#[test]
-fn compare_of_the_published_dataset_with_itself_is_all_within_noise() {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .arg("compare")
-        .arg(common::arm_1())
-        .arg(common::arm_1())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| `")).collect();
-    assert_eq!(rows.len(), 120, "{out}");
-    assert!(
-        rows.iter().all(|r| r.ends_with("| 1.00× | within noise |")),
-        "{out}"
-    );
-    assert!(
-        out.contains("| `uHash-512` | 1024 B | 671.7 k | 671.7 k |"),
-        "{out}"
-    );
-}

@@ -1,7 +1,7 @@
 //! End-to-end tests of the workbench: the real binary in a detached tmux session of fixed
 //! size (own socket per test), driven with `send-keys` and read back with `capture-pane`.
-//! Waiting is polling with a generous deadline, never a fixed sleep. Skipped, with a message,
-//! only when tmux is not installed (CI installs it).
+//! Waiting is polling with a generous deadline, never a fixed sleep. Without tmux every test
+//! fails, saying so (CI installs it): a missing tool never passes for a tested screen.
 
 mod common;
 
@@ -16,9 +16,9 @@ struct Tmux {
 }
 
 impl Tmux {
-    /// Starts `script` (a shell command line) in a `width`×`height` session, or None when
-    /// tmux is missing.
-    fn start(name: &str, width: u16, height: u16, script: &str) -> Option<Tmux> {
+    /// Starts `script` (a shell command line) in a `width`×`height` session; panics, naming
+    /// the missing tool, when tmux is not installed.
+    fn start(name: &str, width: u16, height: u16, script: &str) -> Tmux {
         Self::start_in(
             name,
             width,
@@ -29,10 +29,11 @@ impl Tmux {
     }
 
     /// As `start`, with `cwd` as the working folder (where runs are created).
-    fn start_in(name: &str, width: u16, height: u16, cwd: &Path, script: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("SKIPPED {name}: tmux is not installed (apt-get install tmux)");
-            return None;
+    fn start_in(name: &str, width: u16, height: u16, cwd: &Path, script: &str) -> Tmux {
+        if let Err(e) = Command::new("tmux").arg("-V").output() {
+            panic!(
+                "{name}: tmux is needed to drive the TUI and cannot run ({e}): apt-get install tmux"
+            );
         }
         let t = Tmux {
             socket: format!("cyclescope-e2e-{}-{name}", std::process::id()),
@@ -49,7 +50,7 @@ impl Tmux {
             script,
         ]);
         assert!(out.status.success(), "tmux new-session: {out:?}");
-        Some(t)
+        t
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
@@ -116,9 +117,7 @@ fn script(args: &str) -> String {
 
 #[test]
 fn launch_help_filter_select_and_quit_restores_the_terminal() {
-    let Some(t) = Tmux::start("basic", 100, 30, &script("")) else {
-        return;
-    };
+    let t = Tmux::start("basic", 100, 30, &script(""));
     t.wait_for("Catalog · 0 selected");
     t.wait_for("s start");
 
@@ -157,9 +156,7 @@ fn launch_help_filter_select_and_quit_restores_the_terminal() {
 
 #[test]
 fn a_small_terminal_is_told_so_and_q_still_leaves() {
-    let Some(t) = Tmux::start("small", 70, 20, &script("")) else {
-        return;
-    };
+    let t = Tmux::start("small", 70, 20, &script(""));
     t.wait_for("terminal too small");
     t.wait_for("70×20");
     t.send(&["q"]);
@@ -168,9 +165,7 @@ fn a_small_terminal_is_told_so_and_q_still_leaves() {
 
 #[test]
 fn ctrl_c_leaves_from_inside_the_filter() {
-    let Some(t) = Tmux::start("ctrlc", 100, 30, &script("")) else {
-        return;
-    };
+    let t = Tmux::start("ctrlc", 100, 30, &script(""));
     t.wait_for("Catalog · 0 selected");
     t.send(&["/"]);
     t.type_text("q");
@@ -201,9 +196,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
     })
     .expect("append");
     let args = format!("watch {}", dir.path().display());
-    let Some(t) = Tmux::start("watch", 100, 30, &script(&args)) else {
-        return;
-    };
+    let t = Tmux::start("watch", 100, 30, &script(&args));
     t.wait_for("watching (read-only)");
     t.wait_for("KAT sm3hash-256: PASS");
     t.wait_for("sm3hash-256      256 PASS");
@@ -224,9 +217,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
 #[test]
 fn a_run_directory_reloads_and_its_table_is_printed_after_leaving() {
     let args = format!("--run {}", common::arm_1().display());
-    let Some(t) = Tmux::start("reload", 120, 40, &script(&args)) else {
-        return;
-    };
+    let t = Tmux::start("reload", 120, 40, &script(&args));
     t.wait_for("Results · 120");
     t.send(&["q"]);
     let s = t.wait_for("EXIT:0");
@@ -238,14 +229,12 @@ fn a_run_directory_reloads_and_its_table_is_printed_after_leaving() {
 
 #[test]
 fn a_panic_still_restores_the_terminal() {
-    let Some(t) = Tmux::start(
+    let t = Tmux::start(
         "panic",
         100,
         30,
         &format!("CYCLESCOPE_TEST_PANIC=1 {}", script("")),
-    ) else {
-        return;
-    };
+    );
     t.wait_for("EXIT:101");
     let s = t.wait_for("MODES-SHOWN");
     assert!(
@@ -279,9 +268,7 @@ fn measure_cancel_and_measure_again() {
     // catalog named explicitly.
     let cwd = tempfile::tempdir().expect("temp dir");
     let args = format!("--config {}/config.toml {args}", env!("CARGO_MANIFEST_DIR"));
-    let Some(t) = Tmux::start_in("measure", 120, 36, cwd.path(), &script(&args)) else {
-        return;
-    };
+    let t = Tmux::start_in("measure", 120, 36, cwd.path(), &script(&args));
     select_the_issue_example(&t);
     t.send(&["s"]);
     // KAT verdicts stay in the catalog; the histogram's title names the running trial.
@@ -319,9 +306,7 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
         "--config {}/config.toml --trial-target 0.05",
         env!("CARGO_MANIFEST_DIR")
     );
-    let Some(t) = Tmux::start_in("consent", 120, 36, cwd.path(), &script(&args)) else {
-        return;
-    };
+    let t = Tmux::start_in("consent", 120, 36, cwd.path(), &script(&args));
     t.wait_for("Catalog · 0 selected");
     t.send(&["j", "Space"]); // sm3hash-256
     t.wait_for("Catalog · 1 selected");

@@ -2,8 +2,10 @@
 //! table (`keymap`) maps keys to these; `App::act` carries them out. Actions never touch the
 //! terminal or the engine directly: starting or cancelling a run is returned as an `Effect`.
 
-/// Everything a key (or a mouse gesture) can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Everything a key (or a mouse gesture) can ask for. `EnumIter` lists every variant (with
+/// `ToggleLength(0)` standing for all eight lengths), so the keymap test covers an action the
+/// moment it is added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
 pub enum Action {
     /// Leave the workbench (q, Esc when nothing is open).
     Quit,
@@ -49,34 +51,6 @@ pub enum Action {
 }
 
 impl Action {
-    #[cfg(test)]
-    /// One representative of every action, for the "every action has a key and help" test.
-    pub const ALL: [Action; 23] = [
-        Action::Quit,
-        Action::ForceQuit,
-        Action::Help,
-        Action::Back,
-        Action::FocusNext,
-        Action::FocusPrev,
-        Action::Up,
-        Action::Down,
-        Action::Toggle,
-        Action::Confirm,
-        Action::Filter,
-        Action::ToggleLength(0),
-        Action::CustomLength,
-        Action::Start,
-        Action::StartAnyway,
-        Action::Cancel,
-        Action::RecheckHost,
-        Action::HistPrev,
-        Action::HistNext,
-        Action::HistLive,
-        Action::CpuPrev,
-        Action::CpuNext,
-        Action::SwapChart,
-    ];
-
     /// Whether the action changes what is measured (refused while only watching).
     pub fn mutates_run(self) -> bool {
         matches!(

@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn every_action_has_a_key_and_a_help_line() {
-        for action in Action::ALL {
+        for action in <Action as strum::IntoEnumIterator>::iter() {
             let b = BINDINGS
                 .iter()
                 .find(|b| std::mem::discriminant(&b.action) == std::mem::discriminant(&action))

@@ -3,11 +3,14 @@
 //! CLI and the records render these same values. Nothing here reads the system.
 
 use serde::{Deserialize, Serialize};
+use strum::{EnumIter, IntoEnumIterator};
 
 /// One host check, in the order they are run and shown. The first nine are the harness's
 /// `host_problems` conditions (spec §4, 1–9); the rest are cyclescope's advisories, which only
 /// ever warn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HostCheck {
     Architecture,
@@ -27,22 +30,10 @@ pub enum HostCheck {
 }
 
 impl HostCheck {
-    pub const ALL: [HostCheck; 14] = [
-        HostCheck::Architecture,
-        HostCheck::CycleCounter,
-        HostCheck::Turbo,
-        HostCheck::Governor,
-        HostCheck::FrequencyPinned,
-        HostCheck::Smt,
-        HostCheck::HybridCore,
-        HostCheck::CpuUsable,
-        HostCheck::ClockSteady,
-        HostCheck::Isolation,
-        HostCheck::Aslr,
-        HostCheck::LoadAverage,
-        HostCheck::BusyCpu,
-        HostCheck::Hypervisor,
-    ];
+    /// Every check, in declaration order (derived, so a new variant is never left out).
+    pub fn all() -> impl Iterator<Item = HostCheck> {
+        <Self as IntoEnumIterator>::iter()
+    }
 
     /// The stable identifier used in JSON (`"cycle_counter"`).
     pub fn id(self) -> &'static str {
@@ -221,21 +212,30 @@ mod tests {
 
     #[test]
     fn ids_match_serde_and_order_is_the_harness_order() {
-        for c in HostCheck::ALL {
+        for c in HostCheck::all() {
             assert_eq!(
                 serde_json::to_string(&c).unwrap(),
                 format!("\"{}\"", c.id())
             );
         }
-        let mut sorted = HostCheck::ALL;
-        sorted.sort();
-        assert_eq!(sorted, HostCheck::ALL);
+        assert_eq!(HostCheck::all().count(), 14);
+        let harness: Vec<&str> = HostCheck::all()
+            .filter(|c| c.is_harness_condition())
+            .map(HostCheck::id)
+            .collect();
         assert_eq!(
-            HostCheck::ALL
-                .iter()
-                .filter(|c| c.is_harness_condition())
-                .count(),
-            9
+            harness,
+            [
+                "architecture",
+                "cycle_counter",
+                "turbo",
+                "governor",
+                "frequency_pinned",
+                "smt",
+                "hybrid_core",
+                "cpu_usable",
+                "clock_steady"
+            ]
         );
     }
 }

@@ -18,7 +18,7 @@ pub struct HostReport {
     pub cpu: usize,
     /// The root the files were read from (`/` for the running system).
     pub root: PathBuf,
-    /// One result per [`HostCheck`], in [`HostCheck::ALL`] order.
+    /// One result per [`HostCheck`], in [`HostCheck::all`] order.
     pub checks: Vec<CheckResult>,
 }
 
@@ -44,7 +44,7 @@ pub fn check_host(root: &HostRoot, cpu: usize, probes: &mut Probes) -> HostRepor
         advisory::busy_cpu(root, cpu, probes.self_pid),
         advisory::hypervisor(root),
     ]);
-    debug_assert!(checks.iter().map(|c| c.check).eq(HostCheck::ALL));
+    debug_assert!(checks.iter().map(|c| c.check).eq(HostCheck::all()));
     HostReport {
         cpu,
         root: root.dir().to_path_buf(),

@@ -7,7 +7,18 @@ use serde::{Deserialize, Serialize};
 
 /// KAT status; the discriminant is the exit code of `ngcc_kat` and of `cyclescope kat`.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    Default,
+    strum::EnumIter,
 )]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum KatStatus {
@@ -35,18 +46,6 @@ pub enum KatStatus {
 }
 
 impl KatStatus {
-    pub const ALL: [KatStatus; 9] = [
-        KatStatus::Pass,
-        KatStatus::Mismatch,
-        KatStatus::Nokat,
-        KatStatus::Cryptofail,
-        KatStatus::Overflow,
-        KatStatus::Loadfail,
-        KatStatus::Timeout,
-        KatStatus::Crash,
-        KatStatus::Tampered,
-    ];
-
     /// The word in `RESULT` lines and logs (`PASS`, `MISMATCH`, …).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -65,7 +64,7 @@ impl KatStatus {
     /// Parses the word of a `RESULT` line.
     #[cfg(test)]
     fn from_word(word: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == word)
+        <Self as strum::IntoEnumIterator>::iter().find(|s| s.as_str() == word)
     }
 
     /// The process exit code (= the index).
@@ -162,11 +161,11 @@ impl std::fmt::Display for KatVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strum::IntoEnumIterator;
 
     #[test]
     fn exit_codes_are_the_harness_indices() {
-        let words: Vec<(u8, &str)> = KatStatus::ALL
-            .iter()
+        let words: Vec<(u8, &str)> = KatStatus::iter()
             .map(|s| (s.exit_code(), s.as_str()))
             .collect();
         assert_eq!(
@@ -192,7 +191,7 @@ mod tests {
             KatStatus::Crash.worst(KatStatus::Mismatch),
             KatStatus::Crash
         );
-        for s in KatStatus::ALL {
+        for s in KatStatus::iter() {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));
             assert!(!s.hint().is_empty());
         }

@@ -1,6 +1,7 @@
 //! The hash candidate page `<cand>/perf_<ID>.md` (spec §6): basic information, environment,
-//! KAT, the §4 performance table, resource use and the raw evidence index, line for line as
-//! the harness's `report.py` writes it. Never reads files; numbers go through `format`.
+//! KAT, the §4 performance table, resource use and the raw evidence index. Headings and tables
+//! are those of the harness's `report.py`, cell for cell; the sentences between them are
+//! cyclescope's own and say who measured what. Never reads files; numbers go through `format`.
 
 use super::dataset::InstanceEvidence;
 use super::host_view::HostView;
@@ -35,8 +36,13 @@ pub(crate) fn render(
     }
     l.push(crumb);
     l.push(String::new());
+    let who = if host.harness {
+        "the ngcc-harness campaign"
+    } else {
+        "cyclescope"
+    };
     l.push(format!(
-        "Independent measurement following the structure of the NICCS {} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.",
+        "Sections laid out after items (1)–(7) of §3.5 in the NICCS {} self-assessment guide. The figures were taken by {who} on system {id}; they are not the submitters' own assessment.",
         host.guide()
     ));
     l.push(String::new());
@@ -92,10 +98,10 @@ fn kat_section(
     l.push(String::new());
     if host.harness {
         l.push(format!(
-            "Each library was checked against the submitted KAT vectors (SHA-256 manifest `{candidate}/kat.sha256` in the harness) before timing."
+            "Before any timing, the KAT output of every library was hashed and compared with the digests the harness lists in `{candidate}/kat.sha256`; the KAT column gives the result."
         ));
     } else {
-        l.push("Each library ran the official KAT procedure (`KAT_CryptHash`) before timing; its output was checked against a `kat.sha256` manifest where one was given.".into());
+        l.push("Before any timing, every library ran the official KAT procedure (`KAT_CryptHash`) in a worker process, and its output was compared with the `kat.sha256` manifest wherever one exists; the KAT column gives the result.".into());
     }
     l.push(String::new());
     l.push("| instance | build flags | KAT |".into());
@@ -121,7 +127,7 @@ fn kat_section(
         .collect();
     if !unchecked.is_empty() {
         l.push(format!(
-            "⚠ Timed without a passing KAT: {}. NOKAT means there was no reference (manifest entry) to check the output against, so these figures are of unverified output.",
+            "⚠ Timed without a passing KAT: {}. NOKAT means no manifest entry existed to check the output against, so these figures belong to output nobody verified.",
             unchecked.join(", ")
         ));
         l.push(String::new());
@@ -155,7 +161,7 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
 fn resources(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
     l.push("## 5. Resource consumption".into());
     l.push(String::new());
-    l.push("Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.".into());
+    l.push("All three memory columns are upper bounds that stand in for the algorithm's memory: the static figure adds up the library's loadable ELF segments, and the RSS figures belong to the whole measuring process, driver and libc included (peak = VmHWM).".into());
     l.push(String::new());
     l.push("| instance | operation | static: ELF image (bytes) | baseline RSS | peak RSS |".into());
     l.push("|---|---|---|---|---|".into());
@@ -181,11 +187,11 @@ fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]
     l.push(String::new());
     if host.harness {
         l.push(format!(
-            "Paths are relative to `performance/data/{}/` in the [harness]({HARNESS}); each JSON file records its commands, environment and trials.",
+            "The files lie under `performance/data/{}/` of the [harness]({HARNESS}). A timing record holds the commands that produced it, the host environment and every trial.",
             host.system_id
         ));
     } else {
-        l.push("Paths are relative to the cyclescope run directory; each JSON file records its commands, environment and trials.".into());
+        l.push("The files lie in the cyclescope run directory. A timing record holds the commands that produced it, the host environment and every trial.".into());
     }
     l.push(String::new());
     l.push("| instance | item | file |".into());
@@ -221,7 +227,7 @@ fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]
     }
     l.push(String::new());
     if host.harness {
-        l.push(format!("Scripts: `performance/campaign.py`, `performance/ngcc_perf.c`, `performance/hashprof/` in the [harness]({HARNESS})."));
+        l.push(format!("Produced by the harness's `performance/campaign.py`, its C driver `performance/ngcc_perf.c` and its profiler `performance/hashprof/` ([repository]({HARNESS}))."));
     } else {
         l.push(format!(
             "Measured with cyclescope {}.",

@@ -183,4 +183,91 @@ mod tests {
             "{t}"
         );
     }
+
+    /// `rec` as cyclescope would write it: with its additions naming the loop counter.
+    fn counted_by(mut r: TimingRecord, source: &str) -> TimingRecord {
+        r.cyclescope = Some(
+            serde_json::from_value(serde_json::json!({
+                "version": "0.1.0", "mode": "guide", "cycle_source": source,
+                "reference_cycles": source == "tsc", "per_call_source": source,
+                "timer_overhead_ticks": 40.0, "per_call": null, "per_call_by_process": [],
+                "trial_spread": null, "preempted_ns_by_trial": [], "histogram_v2_base64": null,
+                "elf_load_bytes": null, "measurement_cpu": 1, "worker": "cyclescope-worker",
+                "tui_attached": false, "host_problems": [], "failure": null
+            }))
+            .unwrap(),
+        );
+        r
+    }
+
+    fn verdicts(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Verdict> {
+        compare(a, b).into_iter().map(|c| c.verdict).collect()
+    }
+
+    #[test]
+    fn a_drop_beyond_both_intervals_is_faster() {
+        let a = [rec("x", 1024, &[20_000.0, 20_100.0, 19_900.0])];
+        let b = [rec("x", 1024, &[15_000.0, 15_050.0, 14_950.0])];
+        let rows = compare(&a, &b);
+        assert_eq!(rows[0].verdict, Verdict::Faster);
+        assert!(
+            table(&rows).contains(
+                "| `x` | 1024 B | 20.0 k | 15.0 k | 0.75× | faster (beyond both 95 % CIs) |"
+            ),
+            "{}",
+            table(&rows)
+        );
+    }
+
+    #[test]
+    fn a_difference_inside_a_wide_interval_is_noise_either_way() {
+        // B is 5 % slower on average but its trials scatter by ±20 %: no verdict.
+        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
+        let b = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
+        assert_eq!(verdicts(&a, &b), [Verdict::WithinNoise]);
+        // The same means with tight trials are a real slowdown.
+        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+        assert_eq!(verdicts(&a, &b), [Verdict::Slower]);
+    }
+
+    #[test]
+    fn different_counters_or_missing_cycles_are_not_comparable() {
+        let a = [counted_by(rec("x", 32, &[100.0, 100.0]), "tsc")];
+        let b = [counted_by(
+            rec("x", 32, &[50.0, 50.0]),
+            "perf_event:cpu-cycles:u",
+        )];
+        let rows = compare(&a, &b);
+        assert_eq!(
+            rows[0].verdict,
+            Verdict::NotComparable("different cycle counters".into())
+        );
+        assert!(
+            table(&rows).contains("| 0.50× | not comparable: different cycle counters |"),
+            "{}",
+            table(&rows)
+        );
+        // The same counter on both sides compares again.
+        let b = [counted_by(rec("x", 32, &[50.0, 50.0]), "tsc")];
+        assert_eq!(verdicts(&a, &b), [Verdict::Faster]);
+
+        let mut timed_only = rec("x", 32, &[100.0, 100.0]);
+        timed_only.mean_cycles = None;
+        assert_eq!(
+            verdicts(&[rec("x", 32, &[100.0, 100.0])], &[timed_only]),
+            [Verdict::NotComparable("no cycle counts".into())]
+        );
+    }
+
+    #[test]
+    fn records_that_are_not_complete_are_left_out() {
+        // Through JSON, as a failed record is read from disk.
+        let mut failed = serde_json::to_value(rec("x", 32, &[50.0, 50.0])).unwrap();
+        failed["status"] = "failed_or_partial".into();
+        let failed: TimingRecord = serde_json::from_value(failed).unwrap();
+        assert_eq!(
+            verdicts(&[rec("x", 32, &[100.0, 100.0])], &[failed]),
+            [Verdict::OnlyInA]
+        );
+    }
 }

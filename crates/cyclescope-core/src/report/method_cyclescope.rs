@@ -56,9 +56,9 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         format!("# Performance method and limitations — system {id}"),
         String::new(),
         format!(
-            "System {id}: {}, one core. [Summary](summary_{id}.md). Measured with cyclescope {}.",
-            host.cpu_model(),
-            env!("CARGO_PKG_VERSION")
+            "Measured with cyclescope {} on system {id}, one {} core. The figures themselves are on the [summary](summary_{id}.md).",
+            env!("CARGO_PKG_VERSION"),
+            host.cpu_model()
         ),
         String::new(),
         "## Measurement".into(),
@@ -95,7 +95,10 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         format!(
             "- A trial was re-run (at most 3 attempts) when its clock ran below 95 % of the fixed clock (the harness's test) or when the worker waited more than 1 % of the trial for its CPU (`/proc/thread-self/schedstat`; a reference counter keeps counting while it waits). Re-runs in this run: {retries}."
         ),
-        "- Every library was checked with the official ICCS KAT generators (KAT_2_12 and KAT_2_23) against its `kat.sha256` manifest in a worker process before timing; each candidate page gives the status and the KAT log.".into(),
+        format!(
+            "- KAT gate: before timing, a worker process ran the official ICCS KAT generators (KAT_2_12 and KAT_2_23) on every library and compared the output with its `kat.sha256` manifest. KAT status of the timed instances: {}; each candidate page links the KAT log.",
+            super::method_page::kat_statuses(ds)
+        ),
         "- Candidate code runs only in worker processes (no_new_privs, inherited descriptors closed, address-space limit); crashes, hangs, error returns and writes outside the buffers (guard bytes) fail the job, not the run.".into(),
         format!(
             "- {tui} of the {} records were measured with the workbench attached (its UI runs off the measurement CPU).",
@@ -104,7 +107,7 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         String::new(),
         "## Limitations".into(),
         String::new(),
-        "- Static and peak memory are process-level proxies (ELF `PT_LOAD` image, baseline RSS and VmHWM of the worker process, which includes the driver and libc).".into(),
+        "- Memory: the static figure is the library's ELF `PT_LOAD` image; baseline RSS and VmHWM belong to the whole worker process, driver and libc included, so none of them isolates the algorithm.".into(),
     ]);
     if first.is_some_and(|(_, a)| a.reference_cycles) {
         l.push("- Cycles are reference cycles: they equal core cycles only when the core runs at the reference clock (turbo off, fixed frequency). Compare them with figures from other systems only with that in mind.".into());

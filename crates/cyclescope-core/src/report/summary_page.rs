@@ -16,6 +16,8 @@ pub(crate) const LENGTHS: [u64; 8] = [32, 128, 512, 1024, 4096, 8192, 16384, 655
 const HARNESS_BLOB: &str = "https://github.com/ngcc-dev/ngcc-harness/blob/main";
 
 const BULLETS: &str = include_str!("summary_bullets.md");
+/// Which widths the helper table has, said once for both kinds of dataset.
+const WIDTHS: &str = "`pseudohash` comes in 512, 768 and 1024 output bits only; `pseudoXOF` is listed at each output width that some hash candidate uses.";
 
 /// The whole summary page.
 pub(crate) fn render(
@@ -29,7 +31,7 @@ pub(crate) fn render(
         format!("# Performance — {}, system {id}", host.arch_title()),
         String::new(),
         format!(
-            "Independent measurements of the NGCC Round 1 implementations on one {} core ({}).",
+            "Cycle counts of NGCC Round 1 hash implementations and of the ICCS helpers, measured on system {id}: one {} core, {}.",
             host.cpu_model(),
             host.clock_text()
         ),
@@ -72,10 +74,16 @@ pub(crate) fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
         .flat_map(|i| i.records.iter())
         .find_map(|(_, r)| r.cyclescope.as_ref().map(|a| (r, a)));
     let intro = match ours {
-        None => "The ICCS placeholder functions from `api/auxfunc.c`, built with the reference flags and timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.".to_string(),
+        None => format!(
+            "Cycles per call of the three ICCS helpers of `api/auxfunc.c`, compiled with the reference flags and run like any hash instance over the guide's eight lengths S1–S8. {WIDTHS}"
+        ),
         Some((r, _)) => format!(
-            "The ICCS helper functions as bundled with cyclescope (Rust implementations of `api/auxfunc.c`'s `sm3hash`, `pseudohash` and `pseudoXOF` that reproduce its published self-test values; build: {}), timed as hash instances at the guide's S1–S8 message lengths (mean cycles per call). They are not the harness's C builds: compare candidates against them within this system's runs only. `pseudohash` exists only with 512-, 768- and 1024-bit output; `pseudoXOF` is given at every digest width of a hash candidate.",
-            if r.build_flags.is_empty() { "unknown" } else { r.build_flags.as_str() }
+            "Cycles per call of the ICCS helpers as bundled with cyclescope: Rust implementations of `sm3hash`, `pseudohash` and `pseudoXOF` from `api/auxfunc.c` that reproduce its published self-test values (build: {}), run like any hash instance over the guide's eight lengths S1–S8. These are not the harness's C builds, so compare candidates with them only within runs of this system. {WIDTHS}",
+            if r.build_flags.is_empty() {
+                "unknown"
+            } else {
+                r.build_flags.as_str()
+            }
         ),
     };
     let mut l = vec![

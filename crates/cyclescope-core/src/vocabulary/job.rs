@@ -29,7 +29,7 @@ impl std::fmt::Display for JobKey {
 }
 
 /// What went wrong with a candidate during measurement, in the harness's status words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
 pub enum FailureKind {
     /// CryptHash returned non-zero.
     Cryptofail,
@@ -49,16 +49,6 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    const ALL: [FailureKind; 7] = [
-        FailureKind::Cryptofail,
-        FailureKind::Overflow,
-        FailureKind::Loadfail,
-        FailureKind::Crash,
-        FailureKind::Timeout,
-        FailureKind::Tampered,
-        FailureKind::Unexplained,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Cryptofail => "CRYPTOFAIL",
@@ -72,7 +62,7 @@ impl FailureKind {
     }
 
     fn from_word(word: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == word)
+        <Self as strum::IntoEnumIterator>::iter().find(|k| k.as_str() == word)
     }
 }
 

@@ -125,8 +125,8 @@ fn a_nonzero_return_stops_the_file_with_the_harness_message() {
     assert_eq!(err.status(), Some(KatStatus::Cryptofail));
 }
 
+/// A million calls of the stand-in hash (a few seconds); not skipped by default, like every test.
 #[test]
-#[ignore = "a million calls of the stand-in hash; run with --ignored"]
 fn kat_loop_size_and_shape() {
     let (text, _) = run(KatFile::Loop, 512);
     let text = String::from_utf8(text).unwrap();
