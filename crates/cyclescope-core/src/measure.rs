@@ -2,6 +2,7 @@
 //! Measures cycles per call by the guide's loop method and per-call samples for histograms,
 //! always in worker processes. Never imports ratatui or crossterm.
 
+pub mod doubt;
 pub mod engine;
 pub(crate) mod event;
 pub(crate) mod job;

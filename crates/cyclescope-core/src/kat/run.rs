@@ -77,6 +77,12 @@ impl KatOptions {
             worker_exe: worker::default_exe(),
         }
     }
+
+    /// Stops the job at its next message once `cancel` is set (the workbench's `c`).
+    pub fn with_cancel(mut self, cancel: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
 }
 
 /// What a running job reports to its caller (for progress displays).

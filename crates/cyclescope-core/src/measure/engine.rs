@@ -154,6 +154,12 @@ pub fn run(
     cancel: &Arc<AtomicBool>,
 ) -> Result<RunOutcome, EngineError> {
     let started = Instant::now();
+    // The host gate comes first: a refused run leaves no folder behind.
+    let host = HostGate::check(&req.host_root, req.cpu)?;
+    let problems = host.problems();
+    if !problems.is_empty() && !req.allow_unfixed_host {
+        return Err(EngineError::UnfixedHost(problems));
+    }
     let dir = RunDir::open_for_writing(&req.run_dir)?;
     let journal_path = req.run_dir.join(crate::record::journal::FILE_NAME);
     let mut journal = JournalWriter::open(&req.run_dir).map_err(|source| EngineError::Journal {
@@ -169,11 +175,6 @@ pub fn run(
         emit(ev);
     };
 
-    let host = HostGate::check(&req.host_root, req.cpu)?;
-    let problems = host.problems();
-    if !problems.is_empty() && !req.allow_unfixed_host {
-        return Err(EngineError::UnfixedHost(problems));
-    }
     let resumed = read_campaign(&req.run_dir).ok();
     if resumed.is_some() {
         let changes = host.changed_since_first_record(&req.run_dir);
@@ -248,7 +249,7 @@ pub fn run(
             outcome.kat_blocked += todo.len();
             send(EngineEvent::Warning {
                 message: format!(
-                    "{} not measured: KAT {} (use --allow-kat-fail to time it anyway)",
+                    "{} not measured: KAT {} (consent to time it anyway: --allow-kat-fail, or A in the workbench)",
                     inst.label, kat.status
                 ),
             });

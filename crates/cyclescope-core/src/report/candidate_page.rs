@@ -150,6 +150,17 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
     });
     l.push(super::perf_table(rows).trim_end().to_string());
     l.push(String::new());
+    // Why a figure carries ⚠ (cyclescope's doubt rule), one line each.
+    let summaries: Vec<(JobKey, crate::measure::JobSummary)> = instances
+        .iter()
+        .flat_map(|i| i.records.iter().map(|(_, r)| r))
+        .filter(|r| r.status == STATUS_COMPLETE)
+        .map(|r| (r.job_key(), r.summary()))
+        .collect();
+    for note in super::doubt_notes(summaries.iter().map(|(k, s)| (k, s))) {
+        l.push(note);
+        l.push(String::new());
+    }
 }
 
 fn resources(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
