@@ -46,12 +46,16 @@ pub enum Action {
     CpuNext,
     /// Switch between histogram and curve where only one fits.
     SwapChart,
+    /// Run only the KATs of the selection.
+    RunKats,
+    /// Pin the run of the result under the cursor as the baseline (again: unpin).
+    PinBaseline,
 }
 
 impl Action {
     #[cfg(test)]
     /// One representative of every action, for the "every action has a key and help" test.
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 25] = [
         Action::Quit,
         Action::ForceQuit,
         Action::Help,
@@ -75,6 +79,8 @@ impl Action {
         Action::CpuPrev,
         Action::CpuNext,
         Action::SwapChart,
+        Action::RunKats,
+        Action::PinBaseline,
     ];
 
     /// Whether the action changes what is measured (refused while only watching).
@@ -90,6 +96,7 @@ impl Action {
                 | Action::RecheckHost
                 | Action::CpuPrev
                 | Action::CpuNext
+                | Action::RunKats
         )
     }
 }
@@ -100,5 +107,9 @@ pub enum Effect {
     Quit,
     Start(super::app::RunSpec),
     Cancel,
-    RecheckHost { cpu: usize },
+    RecheckHost {
+        cpu: usize,
+    },
+    /// Run the KATs of these instances, nothing measured.
+    RunKats(Vec<crate::catalog::Instance>),
 }

@@ -60,6 +60,8 @@ pub enum Mode {
     Filter,
     /// Typing a custom message length.
     LengthInput(String),
+    /// Leaving was asked for during a run: `y` leaves, any other key stays.
+    ConfirmQuit,
 }
 
 /// The KAT state of one instance in this session.
@@ -103,6 +105,16 @@ pub enum RunState {
     Idle,
     Running {
         cancelling: bool,
+    },
+    /// Only the KATs of the selection (`K`), nothing measured.
+    Kats {
+        cancelling: bool,
+    },
+    /// The engine would not start the run: failed host checks (`host`, where `A` applies)
+    /// or another reason, shown as is.
+    Refused {
+        reason: String,
+        host: bool,
     },
     Finished {
         cancelled: bool,
@@ -155,6 +167,8 @@ pub struct RunSpec {
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// Measure even if the host checks fail (`A`, or `--allow-unfixed-host`).
     pub allow_unfixed_host: bool,
+    /// Time instances whose KAT did not pass (`A`; the records are flagged).
+    pub allow_kat_fail: bool,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -192,6 +206,23 @@ pub struct App {
     pub read_only: bool,
     /// The operator agreed to measure on this host despite failed checks (`A`).
     pub allow_unfixed_host: bool,
+    /// The operator agreed to time instances whose KAT did not pass (`A`).
+    pub allow_kat_fail: bool,
+    /// Run folders seen this session, oldest first; a job's `run` indexes this, and the
+    /// last one is the current run.
+    pub runs: Vec<PathBuf>,
+    /// The run pinned as the baseline (`b` in Results), an index into `runs`.
+    pub baseline: Option<usize>,
+    /// Whether the engine announced the run being prepared (its host gate passed).
+    pub run_announced: bool,
+    /// The last run asked for, to start again when an early `A` meets a refusal.
+    pub last_spec: Option<RunSpec>,
+    /// An effect the state asks for on its own (restarting after an early `A`), taken by
+    /// the event loop.
+    pub pending: Option<crate::tui::action::Effect>,
+    /// Seconds on the events' clock (the session's, or the journal's while watching), set
+    /// before each event; jobs are timed by it for the ETA.
+    pub clock: f64,
     /// Set by every change; the event loop redraws only when it is set.
     pub dirty: bool,
 }
@@ -237,6 +268,13 @@ impl App {
             chart: Chart::Histogram,
             read_only: false,
             allow_unfixed_host: false,
+            allow_kat_fail: false,
+            runs: vec![],
+            baseline: None,
+            run_announced: false,
+            last_spec: None,
+            pending: None,
+            clock: 0.0,
             dirty: true,
         }
     }
@@ -262,8 +300,88 @@ impl App {
         self.kat.get(label).unwrap_or(&UNKNOWN)
     }
 
+    /// A run or a KAT-only job is in flight (nothing else may start).
     pub fn is_running(&self) -> bool {
-        matches!(self.run, RunState::Running { .. })
+        matches!(self.run, RunState::Running { .. } | RunState::Kats { .. })
+    }
+
+    /// The current run's index in `runs`, creating an unnamed one for results that arrive
+    /// without a run folder.
+    pub fn current_run(&mut self) -> usize {
+        if self.runs.is_empty() {
+            self.runs.push(PathBuf::new());
+        }
+        self.runs.len() - 1
+    }
+
+    /// Makes `dir` the current run folder (again, when it already is).
+    pub fn enter_run_folder(&mut self, dir: &std::path::Path) {
+        if self.runs.last().map(PathBuf::as_path) != Some(dir) {
+            self.runs.push(dir.to_path_buf());
+        }
+    }
+
+    /// Whether some host check fails on the measurement CPU.
+    pub fn host_fails(&self) -> bool {
+        self.host.iter().any(|r| r.status == HostStatus::Fail)
+    }
+
+    /// Whether a selected instance's KAT ran and did not pass.
+    pub fn kat_blocks_selection(&self) -> bool {
+        self.selected
+            .iter()
+            .any(|l| matches!(self.kat_state(l), KatState::Fail { .. }))
+    }
+
+    /// Whether `A` (measure anyway) would change anything now.
+    pub fn consent_applies(&self) -> bool {
+        if self.read_only {
+            return false;
+        }
+        let host = self.host_fails() && !self.allow_unfixed_host;
+        match &self.run {
+            RunState::Running { cancelling: false } if !self.run_announced => host,
+            RunState::Refused { host: true, .. } => true,
+            _ if self.is_running() => false,
+            _ => host || (self.kat_blocks_selection() && !self.allow_kat_fail),
+        }
+    }
+
+    /// The engine refused the run it was asked for. After an early `A` a host refusal
+    /// starts the same run again with the consent.
+    pub fn refused(&mut self, reason: String, host: bool) {
+        self.push_log(
+            LogLevel::Bad,
+            if host {
+                format!("run refused, host checks failed: {reason}")
+            } else {
+                format!("run refused: {reason}")
+            },
+        );
+        self.run = RunState::Refused { reason, host };
+        self.current = None;
+        if host
+            && self.allow_unfixed_host
+            && let Some(mut spec) = self.last_spec.clone()
+        {
+            spec.allow_unfixed_host = true;
+            spec.allow_kat_fail = self.allow_kat_fail;
+            self.push_log(
+                LogLevel::Warn,
+                "starting again with the consent given while it was prepared (A)",
+            );
+            self.run = RunState::Running { cancelling: false };
+            self.run_announced = false;
+            self.pending = Some(crate::tui::action::Effect::Start(spec));
+        }
+    }
+
+    /// A KAT-only job ended.
+    pub fn kats_done(&mut self) {
+        if matches!(self.run, RunState::Kats { .. }) {
+            self.run = RunState::Idle;
+        }
+        self.dirty = true;
     }
 
     /// Whether the lengths include guide length `i` (S1 = 0).
@@ -296,6 +414,15 @@ impl App {
     /// Watching: the writing process is gone, or its journal cannot be read.
     pub fn writer_lost(&mut self, reason: String) {
         self.push_log(LogLevel::Bad, reason.clone());
+        if let Some(dir) = &self.run_dir {
+            self.push_log(
+                LogLevel::Warn,
+                format!(
+                    "resume it with `cyclescope run --resume {}`",
+                    crate::catalog::display_path(dir)
+                ),
+            );
+        }
         self.run = RunState::Lost(reason);
         self.current = None;
     }
@@ -324,5 +451,7 @@ impl App {
     }
 }
 
+#[cfg(test)]
+mod flow_tests;
 #[cfg(test)]
 mod tests;

@@ -14,6 +14,7 @@ use ratatui::buffer::Buffer;
 
 use super::app::{App, HostRow, HostStatus, Mode};
 use crate::catalog::{self, Catalog};
+use crate::measure::doubt::Doubt;
 use crate::measure::plan::{Planning, plan};
 use crate::measure::stats::{new_histogram, per_call};
 use crate::measure::{EngineEvent, HistogramSnapshot, JobKey, JobSummary};
@@ -22,13 +23,16 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 6] = [
+pub const STATES: [&str; 9] = [
     "idle",
     "measuring",
     "finished",
     "fault",
     "too-small",
     "help",
+    "rerun",
+    "refused",
+    "nokat",
 ];
 
 /// The bundled catalog as `config.toml` describes it.
@@ -98,6 +102,8 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         cycle_source: "perf user cycles".into(),
         per_call: None,
         disturbed_retries: 0,
+        ci95_relative: Some(0.004),
+        doubts: vec![],
     }
 }
 
@@ -186,15 +192,45 @@ fn kat_pass(app: &mut App, label: &str) {
 }
 
 fn run_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64) {
+    finish_job(app, (label, bytes, cycles), seed, summary(cycles, bytes));
+}
+
+/// Seconds each demo job takes on the events' clock (the ETA's measured time).
+const JOB_SECONDS: f64 = 6.0;
+
+fn finish_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64, s: JobSummary) {
     let k = key(label, bytes);
     app.apply(EngineEvent::JobStarted { job: k.clone() });
+    app.clock += JOB_SECONDS;
     app.apply(EngineEvent::JobFinished {
         job: k,
         #[allow(clippy::useless_conversion)]
-        summary: summary(cycles, bytes).into(),
+        summary: s.into(),
         record: PathBuf::from(format!("records/iccs/{label}__hash_{bytes}.json")),
         snapshot: Some(snapshot(cycles * 1.02, 20_000, seed, cycles)),
     });
+}
+
+/// pseudoXOF-512 @ 1 KiB as a busy host leaves it: two disturbed attempts re-run, the third
+/// disturbed too and kept (the doubt rule marks it), a wider interval.
+fn disturbed_job(app: &mut App, seed: u64) {
+    let (label, bytes, cycles) = FIGURES[1];
+    let k = key(label, bytes);
+    for _ in 0..2 {
+        app.apply(EngineEvent::TrialRetried {
+            job: k.clone(),
+            trial: 4,
+            reason: "preempted: waited 6.1 % of the trial for the CPU".into(),
+        });
+    }
+    let mut s = summary(cycles, bytes);
+    s.disturbed_retries = 2;
+    s.ci95_relative = Some(0.031);
+    s.doubts = vec![Doubt::DisturbedTrialKept {
+        trials: 1,
+        reason: "preempted: waited 5.2 % of the trial for the CPU".into(),
+    }];
+    finish_job(app, FIGURES[1], seed, s);
 }
 
 fn plan_all(app: &mut App) {
@@ -242,7 +278,11 @@ pub fn finished() -> App {
     kat_pass(&mut app, "sm3hash-256");
     plan_all(&mut app);
     for (i, f) in FIGURES.into_iter().enumerate() {
-        run_job(&mut app, f, 7 + i as u64);
+        if i == 1 {
+            disturbed_job(&mut app, 8);
+        } else {
+            run_job(&mut app, f, 7 + i as u64);
+        }
     }
     app.apply(EngineEvent::RunFinished {
         cancelled: false,
@@ -250,6 +290,82 @@ pub fn finished() -> App {
         finished: 4,
         failed: 0,
     });
+    app
+}
+
+/// A second run after `finished` (sm3hash-256 at 32 B and 128 B, into its own folder) with
+/// the first run pinned as the baseline: the first run's rows stay, dimmed, under their own
+/// run number.
+pub fn rerun() -> App {
+    let mut app = finished();
+    app.focus = super::app::Panel::Results;
+    app.results_cursor = 0;
+    app.apply(EngineEvent::RunStarted {
+        run_dir: PathBuf::from("runs/demo-20260101T000100Z"),
+        labels: vec!["sm3hash-256".into()],
+        lengths: vec![32, 128],
+        cpu: 1,
+    });
+    app.baseline = Some(0);
+    let planning = Planning::new(5, 1.0, 900.0);
+    for (bytes, cycles) in [(32, 1455.0), (128, 2968.0)] {
+        app.apply(EngineEvent::JobPlanned {
+            job: key("sm3hash-256", bytes),
+            plan: plan(cycles / CLOCK_HZ, 0.004, &planning),
+            t1_s: cycles / CLOCK_HZ,
+        });
+    }
+    run_job(&mut app, ("sm3hash-256", 32, 1455.0), 21);
+    run_job(&mut app, ("sm3hash-256", 128, 2968.0), 22);
+    app.apply(EngineEvent::RunFinished {
+        cancelled: false,
+        wall: Duration::from_secs(14),
+        finished: 2,
+        failed: 0,
+    });
+    app.results_cursor = 2;
+    app
+}
+
+/// `s` on a host that fails its checks: the engine refused, no folder was made, and the
+/// footer offers `A`.
+pub fn refused() -> App {
+    let mut app = idle();
+    app.log.clear();
+    let _ = app.act(super::action::Action::Start);
+    app.refused("clock: not steady: IQR 1.2 % of 2.10 GHz".into(), true);
+    app
+}
+
+/// A candidate whose label has no manifest entry (NOKAT, yellow, not a failure) and one
+/// whose digest differs (MISMATCH, red); the cursor on the NOKAT one.
+pub fn nokat() -> App {
+    let mut app = idle();
+    app.log.clear();
+    for (label, status, detail) in [
+        (
+            "pseudohash-512",
+            "NOKAT",
+            "KAT_2_12_ShortMsg.txt: no manifest entry (did you mean `pseudohash-1024`?)",
+        ),
+        (
+            "pseudohash-768",
+            "MISMATCH",
+            "vector 17 of ShortMsgKAT_768.txt differs",
+        ),
+    ] {
+        app.apply(EngineEvent::KatFinished {
+            label: label.into(),
+            status: status.into(),
+            detail: detail.into(),
+            log: None,
+        });
+    }
+    app.cursor = app
+        .tree_rows()
+        .iter()
+        .position(|r| matches!(r, super::app::TreeRow::Instance(0, 1)))
+        .unwrap_or(0);
     app
 }
 
@@ -302,6 +418,9 @@ pub fn state(name: &str) -> Option<App> {
         "measuring" => measuring(),
         "finished" => finished(),
         "fault" => fault(),
+        "rerun" => rerun(),
+        "refused" => refused(),
+        "nokat" => nokat(),
         "help" => {
             let mut app = idle();
             app.mode = Mode::Help;

@@ -26,6 +26,13 @@ pub enum Msg {
     /// A helper thread panicked: its message went to stderr over the screen, which must be
     /// drawn afresh.
     Repaint,
+    /// The engine would not start the run (`host`: because host checks failed).
+    Refused {
+        reason: String,
+        host: bool,
+    },
+    /// A KAT-only job (`K`) ended.
+    KatsDone,
 }
 
 /// The text of a panic payload.
@@ -125,6 +132,59 @@ impl EngineLink {
         self.engine.as_ref().is_some_and(|h| !h.is_finished())
     }
 
+    /// Runs the KATs of `instances` (nothing measured) on a helper thread, writing their
+    /// logs into a run folder of their own; ends with `Msg::KatsDone`.
+    pub fn start_kats(&mut self, instances: Vec<crate::catalog::Instance>) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cancel = Some(cancel.clone());
+        let run_dir = self.next_run_dir();
+        let tx = self.tx.clone();
+        self.engine = Some(std::thread::spawn(move || {
+            let send = |ev: EngineEvent| {
+                let _ = tx.send(Msg::Engine(Box::new(ev)));
+            };
+            for inst in &instances {
+                if cancel.load(Ordering::SeqCst) {
+                    break;
+                }
+                send(EngineEvent::KatStarted {
+                    label: inst.label.clone(),
+                });
+                let opts = crate::kat::KatOptions::new(&run_dir).with_cancel(cancel.clone());
+                let label = inst.label.clone();
+                let report = crate::kat::run_kat(inst, &opts, &mut |ev| {
+                    if let crate::kat::KatEvent::Progress { file, done, total } = ev {
+                        send(EngineEvent::KatProgress {
+                            label: label.clone(),
+                            file: file.tag().to_string(),
+                            done: *done,
+                            total: *total,
+                        });
+                    }
+                });
+                let log = run_dir
+                    .join("kat")
+                    .join(&inst.candidate)
+                    .join(format!("{}.log", inst.label));
+                let (status, detail, log) = match report {
+                    Ok(r) => (
+                        r.status.to_string(),
+                        r.detail().to_string(),
+                        log.is_file().then_some(log),
+                    ),
+                    Err(e) => ("LOADFAIL".to_string(), e.to_string(), None),
+                };
+                send(EngineEvent::KatFinished {
+                    label: inst.label.clone(),
+                    status,
+                    detail,
+                    log,
+                });
+            }
+            let _ = tx.send(Msg::KatsDone);
+        }));
+    }
+
     /// Runs the host checks for `cpu` on a helper thread.
     pub fn check_host(&self, cpu: usize) {
         let tx = self.tx.clone();
@@ -177,7 +237,7 @@ fn run_engine(
     let mut req = RunRequest::new(spec.instances, spec.lengths, spec.cpu, run_dir);
     req.planning = spec.planning;
     req.allow_unfixed_host = options.allow_unfixed_host || spec.allow_unfixed_host;
-    req.allow_kat_fail = options.allow_kat_fail;
+    req.allow_kat_fail = options.allow_kat_fail || spec.allow_kat_fail;
     req.tui_attached = true;
     req.kat_passed = spec.kat_passed;
     let ended = std::cell::Cell::new(false);
@@ -191,15 +251,21 @@ fn run_engine(
     match result {
         Ok(Ok(_)) => {}
         // The hint goes first: a log line is cut at the panel's edge.
-        Ok(Err(engine::EngineError::UnfixedHost(problems))) => emit(EngineEvent::Warning {
-            message: format!(
-                "run refused, host checks failed: press A to measure anyway (the problems are stored with the run): {}",
-                problems.join("; ")
-            ),
-        }),
-        Ok(Err(e)) => emit(EngineEvent::Warning {
-            message: format!("run refused: {e}"),
-        }),
+        // A refusal ends the run itself: no RunFinished follows it.
+        Ok(Err(engine::EngineError::UnfixedHost(problems))) => {
+            ended.set(true);
+            let _ = tx.send(Msg::Refused {
+                reason: problems.join("; "),
+                host: true,
+            });
+        }
+        Ok(Err(e)) => {
+            ended.set(true);
+            let _ = tx.send(Msg::Refused {
+                reason: e.to_string(),
+                host: false,
+            });
+        }
         Err(p) => {
             let _ = tx.send(Msg::Repaint);
             emit(EngineEvent::Warning {

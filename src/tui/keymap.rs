@@ -128,6 +128,13 @@ pub const BINDINGS: &[Binding] = &[
         "show the histogram of the result under the cursor",
         Some("histogram"),
     ),
+    bind_in(
+        Panel::Results,
+        &[Char('b')],
+        Action::PinBaseline,
+        "pin this row's run as the baseline (again: unpin)",
+        Some("baseline"),
+    ),
     bind(
         &[Char('s')],
         Action::Start,
@@ -137,7 +144,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[Char('A')],
         Action::StartAnyway,
-        "start anyway despite failed host checks (stored with the run)",
+        "measure anyway: failed host checks, KAT not passed (stored with the run)",
+        Some("anyway"),
+    ),
+    bind(
+        &[Char('K')],
+        Action::RunKats,
+        "run only the KATs of the selection (nothing measured)",
         None,
     ),
     bind(
@@ -197,9 +210,9 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
-        &[Code(KeyCode::Tab)],
+        &[Code(KeyCode::Tab), Code(KeyCode::BackTab)],
         Action::FocusNext,
-        "focus the next panel (or click it)",
+        "focus the next / previous panel (or click it)",
         Some("panel"),
     ),
     bind(
@@ -230,13 +243,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[Code(KeyCode::Esc)],
         Action::Back,
-        "close help / filter / input, else leave",
+        "close help / filter / input, else leave (asks first during a run)",
         None,
     ),
     bind(
         &[Char('q')],
         Action::Quit,
-        "leave (the results table is printed to the terminal)",
+        "leave (asks first during a run); the results table is printed",
         Some("quit"),
     ),
     bind(
@@ -261,6 +274,7 @@ pub fn lookup(ev: &KeyEvent, focus: Panel) -> Option<Action> {
                     // One help row names both keys of a pair; the second key is its partner.
                     (Action::CpuPrev, _) if *k == Char('>') => Action::CpuNext,
                     (Action::HistPrev, _) if *k == Char(']') => Action::HistNext,
+                    (Action::FocusNext, _) if *k == Code(KeyCode::BackTab) => Action::FocusPrev,
                     (a, _) => a,
                 });
             }
@@ -275,7 +289,8 @@ pub fn help_rows() -> impl Iterator<Item = &'static Binding> {
     BINDINGS.iter().filter(|b| {
         !matches!(
             (b.action, b.scope),
-            (Action::CpuNext | Action::HistNext, _) | (Action::Confirm, Scope::Global)
+            (Action::CpuNext | Action::HistNext | Action::FocusPrev, _)
+                | (Action::Confirm, Scope::Global)
         )
     })
 }

@@ -16,6 +16,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, BorderType};
 
 use super::app::{App, KatState, LogLevel, Panel};
+use crate::kat::KatStatus;
 
 pub const GOOD: Color = Color::Green;
 pub const WARN: Color = Color::Yellow;
@@ -66,18 +67,27 @@ pub fn log_color(level: LogLevel) -> Color {
     }
 }
 
-/// A KAT state as a short coloured word.
+/// A KAT state as its status word, coloured by what it means: PASS green; NOKAT (nothing to
+/// compare with, not a wrong digest) yellow; every real failure red.
 pub fn kat_span(state: &KatState) -> Span<'static> {
     match state {
-        KatState::Unknown => Span::styled("  · ", Style::new().fg(DIM)),
+        KatState::Unknown => Span::styled("·", Style::new().fg(DIM)),
         KatState::Running { done, total } if *total > 0 => {
             Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
         }
         KatState::Running { .. } => Span::styled("KAT…", Style::new().fg(WARN)),
         KatState::Pass => Span::styled("PASS", Style::new().fg(GOOD)),
-        KatState::Fail { .. } => {
-            Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
-        }
+        KatState::Fail { status, .. } => match KatStatus::from_word(status) {
+            Some(KatStatus::Nokat) => Span::styled("NOKAT", Style::new().fg(WARN)),
+            Some(s) => Span::styled(
+                s.to_string(),
+                Style::new().fg(BAD).add_modifier(Modifier::BOLD),
+            ),
+            None => Span::styled(
+                status.clone(),
+                Style::new().fg(BAD).add_modifier(Modifier::BOLD),
+            ),
+        },
     }
 }
 

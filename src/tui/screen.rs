@@ -97,8 +97,9 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     let word = app.run_word();
     let color = match &app.run {
         RunState::Idle => DIM,
-        RunState::Running { cancelling: true } => WARN,
-        RunState::Running { .. } => ACCENT,
+        RunState::Running { cancelling: true } | RunState::Kats { cancelling: true } => WARN,
+        RunState::Running { .. } | RunState::Kats { .. } => ACCENT,
+        RunState::Refused { .. } => BAD,
         RunState::Finished {
             cancelled: false,
             failed: 0,

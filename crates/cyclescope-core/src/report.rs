@@ -105,7 +105,9 @@ fn ci_text(relative: f64) -> String {
 
 /// The lines that explain each ⚠ of a §4 table, one per doubt about a figure:
 /// `⚠ `label` 1024 B: <reason>`.
-pub fn doubt_notes<'a>(rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>) -> Vec<String> {
+pub fn doubt_notes<'a>(
+    rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>,
+) -> Vec<String> {
     rows.into_iter()
         .flat_map(|(k, s)| {
             s.doubts
@@ -248,11 +250,16 @@ mod tests {
                     low: 5800.0,
                     high: 7647.0,
                 },
-                Doubt::KatNotPassed { kat: "NOKAT".into() },
+                Doubt::KatNotPassed {
+                    kat: "NOKAT".into(),
+                },
             ],
         };
         assert_eq!(perf_cells(&key, Some(&s), None)[2], "17.3 k ±1.2 % ⚠");
-        assert_eq!(perf_cells_unmarked(&key, Some(&s), None)[2], "17.3 k ±1.2 %");
+        assert_eq!(
+            perf_cells_unmarked(&key, Some(&s), None)[2],
+            "17.3 k ±1.2 %"
+        );
         // Only the doubt about the figure is noted under the table; the KAT has its section.
         assert_eq!(
             doubt_notes([(&key, &s)]),
@@ -267,6 +274,9 @@ mod tests {
             measurements: 87,
             ..s
         };
-        assert_eq!(perf_cells(&key, Some(&clean), None)[2], "17.3 k ±25 % (n=87)");
+        assert_eq!(
+            perf_cells(&key, Some(&clean), None)[2],
+            "17.3 k ±25 % (n=87)"
+        );
     }
 }

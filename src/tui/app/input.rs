@@ -82,6 +82,16 @@ impl App {
                 }
                 None
             }
+            Mode::ConfirmQuit => {
+                self.mode = Mode::Normal;
+                match ev.code {
+                    KeyCode::Char('y' | 'Y') => Some(Effect::Quit),
+                    _ => {
+                        self.push_log(LogLevel::Info, "staying: the run goes on");
+                        None
+                    }
+                }
+            }
             Mode::Help => {
                 // Any key closes the help; the ones that mean something else still do it.
                 self.mode = Mode::Normal;
@@ -101,7 +111,8 @@ impl App {
             return None;
         }
         match action {
-            Action::Quit | Action::ForceQuit => return Some(Effect::Quit),
+            Action::ForceQuit => return Some(Effect::Quit),
+            Action::Quit => return self.leave(),
             Action::Help => {
                 self.mode = if self.mode == Mode::Help {
                     Mode::Normal
@@ -116,7 +127,7 @@ impl App {
                     self.filter.clear();
                     self.clamp_cursor();
                 } else {
-                    return Some(Effect::Quit);
+                    return self.leave();
                 }
             }
             Action::FocusNext | Action::FocusPrev => {
@@ -150,18 +161,13 @@ impl App {
             }
             Action::CustomLength => self.mode = Mode::LengthInput(String::new()),
             Action::Start => return self.start(),
-            Action::StartAnyway => {
-                if !self.allow_unfixed_host {
-                    self.allow_unfixed_host = true;
-                    self.push_log(
-                        LogLevel::Warn,
-                        "measuring on this host despite failed checks: the problems are stored with the run",
-                    );
-                }
-                return self.start();
-            }
+            Action::StartAnyway => return self.start_anyway(),
+            Action::RunKats => return self.run_kats(),
+            Action::PinBaseline => self.pin_baseline(),
             Action::Cancel => {
-                if let RunState::Running { cancelling } = &mut self.run {
+                if let RunState::Running { cancelling } | RunState::Kats { cancelling } =
+                    &mut self.run
+                {
                     if !*cancelling {
                         *cancelling = true;
                         self.push_log(LogLevel::Warn, "cancelling: the trial in flight is dropped");
@@ -308,14 +314,97 @@ impl App {
         self.run_labels = instances.iter().map(|i| i.label.clone()).collect();
         self.run_lengths = self.lengths.clone();
         self.run = RunState::Running { cancelling: false };
-        Some(Effect::Start(RunSpec {
+        self.run_announced = false;
+        let spec = RunSpec {
             instances,
             lengths: self.lengths.clone(),
             cpu: self.cpu,
             planning: self.planning,
             kat_passed,
             allow_unfixed_host: self.allow_unfixed_host,
-        }))
+            allow_kat_fail: self.allow_kat_fail,
+        };
+        self.last_spec = Some(spec.clone());
+        Some(Effect::Start(spec))
+    }
+
+    /// `A`: the operator's consent to measure despite failed host checks and KATs that did
+    /// not pass (both stored with the run). While a run is being prepared it applies to that
+    /// run: a host refusal then starts it again with the consent.
+    fn start_anyway(&mut self) -> Option<Effect> {
+        let first = !(self.allow_unfixed_host && self.allow_kat_fail);
+        self.allow_unfixed_host = true;
+        self.allow_kat_fail = true;
+        if first {
+            self.push_log(
+                LogLevel::Warn,
+                "measuring anyway: failed host checks and KATs that did not pass are stored with the run",
+            );
+        }
+        match &self.run {
+            RunState::Running { cancelling: false } if !self.run_announced => {
+                self.push_log(LogLevel::Info, "A applies to the run being prepared");
+                None
+            }
+            _ if self.is_running() => {
+                self.push_log(
+                    LogLevel::Info,
+                    "A applies from the next run (c cancels this one)",
+                );
+                None
+            }
+            _ => self.start(),
+        }
+    }
+
+    /// `K`: the KATs of the selection, nothing measured.
+    fn run_kats(&mut self) -> Option<Effect> {
+        if self.is_running() {
+            self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
+            return None;
+        }
+        let instances = self.selected_instances();
+        if instances.is_empty() {
+            self.push_log(
+                LogLevel::Warn,
+                "select at least one instance first (Space in the catalog)",
+            );
+            return None;
+        }
+        self.run = RunState::Kats { cancelling: false };
+        Some(Effect::RunKats(instances))
+    }
+
+    /// `b` in Results: pins the run of the row under the cursor as the baseline (again on
+    /// the same run: unpins it).
+    fn pin_baseline(&mut self) {
+        let Some(run) = self.result_rows().get(self.results_cursor).map(|r| r.run) else {
+            self.push_log(LogLevel::Info, "no results to pin yet");
+            return;
+        };
+        if self.baseline == Some(run) {
+            self.baseline = None;
+            self.push_log(
+                LogLevel::Info,
+                format!("run #{} is no longer the baseline", run + 1),
+            );
+        } else {
+            self.baseline = Some(run);
+            let dir = self.runs.get(run).map(|d| crate::catalog::display_path(d));
+            self.push_log(
+                LogLevel::Good,
+                format!("baseline: run #{} {}", run + 1, dir.unwrap_or_default()),
+            );
+        }
+    }
+
+    /// `q` / Esc: leaves, but asks first while a run is in flight.
+    fn leave(&mut self) -> Option<Effect> {
+        if self.is_running() && !self.read_only {
+            self.mode = Mode::ConfirmQuit;
+            return None;
+        }
+        Some(Effect::Quit)
     }
 
     fn recheck_host(&mut self) -> Option<Effect> {
@@ -339,7 +428,7 @@ impl App {
     pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
         let pos = Position::new(ev.column, ev.row);
         let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
-        if self.mode == Mode::Help {
+        if matches!(self.mode, Mode::Help | Mode::ConfirmQuit) {
             self.mode = Mode::Normal;
         }
         self.dirty = true;

@@ -129,6 +129,11 @@ pub struct KatReport {
 }
 
 impl KatReport {
+    /// What the checker said (the first difference, the missing reference, …).
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
     /// `RESULT <id> <instance> <STATUS> <detail>`.
     pub fn result_line(&self) -> String {
         log::result_line(&self.id, &self.instance, self.status, &self.detail)

@@ -110,7 +110,11 @@ pub(crate) fn doubts(e: &Evidence) -> Vec<Doubt> {
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            super::job::disturbance(t, e.preempted_ns.get(i).copied().flatten(), e.fixed_clock_hz)
+            super::job::disturbance(
+                t,
+                e.preempted_ns.get(i).copied().flatten(),
+                e.fixed_clock_hz,
+            )
         })
         .collect();
     if let Some(reason) = disturbed.first() {

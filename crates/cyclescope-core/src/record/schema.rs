@@ -124,6 +124,11 @@ impl TimingRecord {
             .join(format!("{label}__hash_{input_bytes}.json"))
     }
 
+    /// The KAT log, relative to the run directory, when the run wrote one.
+    pub fn kat_log(&self) -> Option<&str> {
+        self.kat_log.as_deref()
+    }
+
     /// The job this record measured.
     pub fn job_key(&self) -> crate::measure::JobKey {
         crate::measure::JobKey {
