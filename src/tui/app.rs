@@ -5,7 +5,9 @@
 
 mod input;
 mod jobs;
+mod launch;
 mod reduce;
+mod session;
 mod tree;
 
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
@@ -303,85 +305,6 @@ impl App {
     /// A run or a KAT-only job is in flight (nothing else may start).
     pub fn is_running(&self) -> bool {
         matches!(self.run, RunState::Running { .. } | RunState::Kats { .. })
-    }
-
-    /// The current run's index in `runs`, creating an unnamed one for results that arrive
-    /// without a run folder.
-    pub fn current_run(&mut self) -> usize {
-        if self.runs.is_empty() {
-            self.runs.push(PathBuf::new());
-        }
-        self.runs.len() - 1
-    }
-
-    /// Makes `dir` the current run folder (again, when it already is).
-    pub fn enter_run_folder(&mut self, dir: &std::path::Path) {
-        if self.runs.last().map(PathBuf::as_path) != Some(dir) {
-            self.runs.push(dir.to_path_buf());
-        }
-    }
-
-    /// Whether some host check fails on the measurement CPU.
-    pub fn host_fails(&self) -> bool {
-        self.host.iter().any(|r| r.status == HostStatus::Fail)
-    }
-
-    /// Whether a selected instance's KAT ran and did not pass.
-    pub fn kat_blocks_selection(&self) -> bool {
-        self.selected
-            .iter()
-            .any(|l| matches!(self.kat_state(l), KatState::Fail { .. }))
-    }
-
-    /// Whether `A` (measure anyway) would change anything now.
-    pub fn consent_applies(&self) -> bool {
-        if self.read_only {
-            return false;
-        }
-        let host = self.host_fails() && !self.allow_unfixed_host;
-        match &self.run {
-            RunState::Running { cancelling: false } if !self.run_announced => host,
-            RunState::Refused { host: true, .. } => true,
-            _ if self.is_running() => false,
-            _ => host || (self.kat_blocks_selection() && !self.allow_kat_fail),
-        }
-    }
-
-    /// The engine refused the run it was asked for. After an early `A` a host refusal
-    /// starts the same run again with the consent.
-    pub fn refused(&mut self, reason: String, host: bool) {
-        self.push_log(
-            LogLevel::Bad,
-            if host {
-                format!("run refused, host checks failed: {reason}")
-            } else {
-                format!("run refused: {reason}")
-            },
-        );
-        self.run = RunState::Refused { reason, host };
-        self.current = None;
-        if host
-            && self.allow_unfixed_host
-            && let Some(mut spec) = self.last_spec.clone()
-        {
-            spec.allow_unfixed_host = true;
-            spec.allow_kat_fail = self.allow_kat_fail;
-            self.push_log(
-                LogLevel::Warn,
-                "starting again with the consent given while it was prepared (A)",
-            );
-            self.run = RunState::Running { cancelling: false };
-            self.run_announced = false;
-            self.pending = Some(crate::tui::action::Effect::Start(spec));
-        }
-    }
-
-    /// A KAT-only job ended.
-    pub fn kats_done(&mut self) {
-        if matches!(self.run, RunState::Kats { .. }) {
-            self.run = RunState::Idle;
-        }
-        self.dirty = true;
     }
 
     /// Whether the lengths include guide length `i` (S1 = 0).

@@ -51,6 +51,8 @@ pub struct LinkOptions {
     pub runs_dir: PathBuf,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// Host checks read below this folder instead of `/` (fixture trees).
+    pub host_root: Option<PathBuf>,
 }
 
 pub struct EngineLink {
@@ -188,8 +190,9 @@ impl EngineLink {
     /// Runs the host checks for `cpu` on a helper thread.
     pub fn check_host(&self, cpu: usize) {
         let tx = self.tx.clone();
+        let root = self.options.host_root.clone();
         std::thread::spawn(move || {
-            let rows = std::panic::catch_unwind(|| host_rows(cpu)).unwrap_or_else(|p| {
+            let rows = std::panic::catch_unwind(|| host_rows(cpu, root)).unwrap_or_else(|p| {
                 let _ = tx.send(Msg::Repaint);
                 vec![HostRow {
                     name: "host checks".into(),
@@ -239,6 +242,9 @@ fn run_engine(
     req.allow_unfixed_host = options.allow_unfixed_host || spec.allow_unfixed_host;
     req.allow_kat_fail = options.allow_kat_fail || spec.allow_kat_fail;
     req.tui_attached = true;
+    if let Some(root) = &options.host_root {
+        req.host_root = root.clone();
+    }
     req.kat_passed = spec.kat_passed;
     let ended = std::cell::Cell::new(false);
     let emit = |ev: EngineEvent| {
@@ -285,8 +291,8 @@ fn run_engine(
 
 /// The host checks of `cpu` on this machine, as panel rows (checks that do not apply are
 /// left out).
-fn host_rows(cpu: usize) -> Vec<HostRow> {
-    let root = HostRoot::new(PathBuf::from("/"));
+fn host_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
+    let root = HostRoot::new(root.unwrap_or_else(|| PathBuf::from("/")));
     let mut probes = match Probes::for_root(&root) {
         Ok(p) => p,
         Err(e) => {

@@ -43,6 +43,8 @@ pub struct Options {
     pub cpu: Option<usize>,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// Host checks read below this folder instead of `/` (fixture trees).
+    pub host_root: Option<PathBuf>,
 }
 
 /// Builds the app the options describe (catalog, settings, reloaded results), without a
@@ -95,6 +97,7 @@ pub fn run(opts: Options) -> io::Result<String> {
         runs_dir: opts.catalog.settings.runs_dir.clone(),
         allow_unfixed_host: opts.allow_unfixed_host,
         allow_kat_fail: opts.allow_kat_fail,
+        host_root: opts.host_root.clone(),
     });
     link.keep_off(app.cpu);
     if !app.read_only

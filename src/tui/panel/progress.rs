@@ -75,8 +75,9 @@ pub fn status_line(app: &App) -> String {
             )
         }
         RunState::Lost(why) => match &app.run_dir {
+            // The way on first: the reason can be long and is cut at the edge.
             Some(dir) => format!(
-                "the writer is gone ({why}) · resume with `cyclescope run --resume {}`",
+                "writer gone · resume with `cyclescope run --resume {}` · {why}",
                 crate::catalog::display_path(dir)
             ),
             None => format!("the writing process is gone: {why}"),
