@@ -448,7 +448,10 @@ fn run_json_carries_the_interval_and_the_doubts_of_each_job() {
         // The same doubts the record gives under the core's rule, each with its kind.
         let bytes = row["input_bytes"].as_u64().unwrap();
         let summary = record(&run, "iccs", "sm3hash-256", bytes).summary();
-        assert_eq!(row["doubts"], serde_json::to_value(&summary.doubts).unwrap());
+        assert_eq!(
+            row["doubts"],
+            serde_json::to_value(&summary.doubts).unwrap()
+        );
         for d in row["doubts"].as_array().expect("a list of doubts") {
             assert!(d["doubt"].is_string(), "{d}");
         }

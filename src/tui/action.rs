@@ -50,12 +50,18 @@ pub enum Action {
     RunKats,
     /// Pin the run of the result under the cursor as the baseline (again: unpin).
     PinBaseline,
+    /// Sort the results by the next column (after the last: the report's order).
+    SortResults,
+    /// Reverse the results' sort.
+    ReverseSort,
+    /// Write the visible results to Markdown and CSV files.
+    Export,
 }
 
 impl Action {
     #[cfg(test)]
     /// One representative of every action, for the "every action has a key and help" test.
-    pub const ALL: [Action; 25] = [
+    pub const ALL: [Action; 28] = [
         Action::Quit,
         Action::ForceQuit,
         Action::Help,
@@ -81,6 +87,9 @@ impl Action {
         Action::SwapChart,
         Action::RunKats,
         Action::PinBaseline,
+        Action::SortResults,
+        Action::ReverseSort,
+        Action::Export,
     ];
 
     /// Whether the action changes what is measured (refused while only watching).
@@ -112,4 +121,6 @@ pub enum Effect {
     },
     /// Run the KATs of these instances, nothing measured.
     RunKats(Vec<crate::catalog::Instance>),
+    /// Write the visible results to files.
+    Export,
 }

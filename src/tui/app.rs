@@ -215,6 +215,8 @@ pub struct App {
     pub runs: Vec<PathBuf>,
     /// The run pinned as the baseline (`b` in Results), an index into `runs`.
     pub baseline: Option<usize>,
+    /// The results' sort: a §4 column and whether descending (None: the report's order).
+    pub results_sort: Option<(usize, bool)>,
     /// Whether the engine announced the run being prepared (its host gate passed).
     pub run_announced: bool,
     /// The last run asked for, to start again when an early `A` meets a refusal.
@@ -273,6 +275,7 @@ impl App {
             allow_kat_fail: false,
             runs: vec![],
             baseline: None,
+            results_sort: None,
             run_announced: false,
             last_spec: None,
             pending: None,

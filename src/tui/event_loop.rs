@@ -184,6 +184,29 @@ fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
         Effect::Quit => {}
         Effect::Start(spec) => link.start(spec),
         Effect::RunKats(instances) => link.start_kats(instances),
+        Effect::Export => {
+            // Into the current run folder, else the working folder.
+            let dir = app
+                .runs
+                .last()
+                .filter(|d| !d.as_os_str().is_empty())
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("."));
+            match super::export::write(app, &dir) {
+                Ok((md, csv)) => app.push_log(
+                    super::app::LogLevel::Good,
+                    format!(
+                        "exported {} and {}",
+                        crate::catalog::display_path(&md),
+                        crate::catalog::display_path(&csv)
+                    ),
+                ),
+                Err(e) => app.push_log(
+                    super::app::LogLevel::Bad,
+                    format!("export into {} failed: {e}", dir.display()),
+                ),
+            }
+        }
         Effect::Cancel => link.cancel(),
         Effect::RecheckHost { cpu } => {
             link.keep_off(cpu);

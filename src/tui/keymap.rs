@@ -135,6 +135,26 @@ pub const BINDINGS: &[Binding] = &[
         "pin this row's run as the baseline (again: unpin)",
         Some("baseline"),
     ),
+    bind_in(
+        Panel::Results,
+        &[Char('o'), Char('O')],
+        Action::SortResults,
+        "sort by the next column / reverse the order",
+        Some("sort"),
+    ),
+    bind_in(
+        Panel::Results,
+        &[Char('O')],
+        Action::ReverseSort,
+        "reverse the order",
+        None,
+    ),
+    bind(
+        &[Char('e')],
+        Action::Export,
+        "export the visible results (Markdown and CSV files in the run folder)",
+        None,
+    ),
     bind(
         &[Char('s')],
         Action::Start,
@@ -275,6 +295,7 @@ pub fn lookup(ev: &KeyEvent, focus: Panel) -> Option<Action> {
                     (Action::CpuPrev, _) if *k == Char('>') => Action::CpuNext,
                     (Action::HistPrev, _) if *k == Char(']') => Action::HistNext,
                     (Action::FocusNext, _) if *k == Code(KeyCode::BackTab) => Action::FocusPrev,
+                    (Action::SortResults, _) if *k == Char('O') => Action::ReverseSort,
                     (a, _) => a,
                 });
             }
@@ -289,8 +310,10 @@ pub fn help_rows() -> impl Iterator<Item = &'static Binding> {
     BINDINGS.iter().filter(|b| {
         !matches!(
             (b.action, b.scope),
-            (Action::CpuNext | Action::HistNext | Action::FocusPrev, _)
-                | (Action::Confirm, Scope::Global)
+            (
+                Action::CpuNext | Action::HistNext | Action::FocusPrev | Action::ReverseSort,
+                _
+            ) | (Action::Confirm, Scope::Global)
         )
     })
 }

@@ -101,6 +101,22 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
+/// ` ↑3 ↓12 `: rows hidden above and below a list showing `shown` of `total` rows from
+/// `first` (None when everything shows).
+pub fn scroll_hint(first: usize, shown: usize, total: usize) -> Option<String> {
+    let below = total.saturating_sub(first + shown);
+    (first > 0 || below > 0).then(|| {
+        let mut s = String::from(" ");
+        if first > 0 {
+            s += &format!("↑{first} ");
+        }
+        if below > 0 {
+            s += &format!("↓{below} ");
+        }
+        s
+    })
+}
+
 /// The first row to draw so that `cursor` stays visible in `height` rows.
 pub fn scroll_start(cursor: usize, height: usize) -> usize {
     (cursor + 1).saturating_sub(height.max(1))

@@ -34,6 +34,29 @@ pub fn measured_by(run_dir: &Path) -> Option<String> {
     })
 }
 
+/// What a reader of the printed table must know about how the run was made, from its
+/// campaign: a trial target other than the guide's, and the host problems it consented to.
+pub fn run_notes(run_dir: &Path) -> Vec<String> {
+    let Ok(c) = crate::record::run_dir::read_campaign(run_dir) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    let guide = crate::catalog::Settings::default().trial_target_s;
+    if (c.planning.trial_target_s - guide).abs() > 1e-9 {
+        out.push(format!(
+            "trial target {} s per trial (the guide's: {guide} s)",
+            c.planning.trial_target_s
+        ));
+    }
+    if !c.host_problems().is_empty() {
+        out.push(format!(
+            "measured despite host problems: {}",
+            c.host_problems().join("; ")
+        ));
+    }
+    out
+}
+
 /// How often the journal file is read while following.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(100);
 

@@ -195,3 +195,43 @@ fn the_eta_learns_from_measured_job_times() {
     let eta = app.eta_seconds().unwrap();
     assert!((eta - 1.3 * p.estimated_s).abs() < 1e-6, "{eta}");
 }
+
+#[test]
+fn results_sort_by_any_column_and_export_on_request() {
+    let mut app = demo::finished();
+    let order = |app: &App| -> Vec<(String, u64)> {
+        app.result_rows()
+            .iter()
+            .map(|r| (r.key.label.clone(), r.key.input_bytes))
+            .collect()
+    };
+    let report = order(&app);
+    assert_eq!(report[0], ("sm3hash-256".into(), 32));
+    // o: instance, message, mean cycles, …; O reverses.
+    app.act(Action::SortResults);
+    app.act(Action::SortResults);
+    app.act(Action::SortResults);
+    assert_eq!(app.results_sort, Some((2, false)));
+    let by_mean: Vec<u64> = app
+        .result_rows()
+        .iter()
+        .map(|r| r.summary.and_then(|s| s.mean_cycles).unwrap_or(0.0) as u64)
+        .collect();
+    assert_eq!(by_mean, [1469, 3009, 23_000, 46_200]);
+    app.act(Action::ReverseSort);
+    assert_eq!(
+        order(&app)[0],
+        ("pseudoXOF-512".into(), 1024),
+        "largest mean first"
+    );
+    for _ in 0..5 {
+        app.act(Action::SortResults);
+    }
+    assert_eq!(
+        app.results_sort, None,
+        "after the last column: the report's order"
+    );
+    assert_eq!(order(&app), report);
+    assert_eq!(app.act(Action::Export), Some(Effect::Export));
+    assert_eq!(demo::idle().act(Action::Export), None, "nothing to export");
+}

@@ -164,6 +164,26 @@ impl App {
             Action::StartAnyway => return self.start_anyway(),
             Action::RunKats => return self.run_kats(),
             Action::PinBaseline => self.pin_baseline(),
+            Action::SortResults => {
+                self.results_sort = match self.results_sort {
+                    None => Some((0, false)),
+                    Some((c, d)) if c + 1 < crate::report::PERF_HEADER.len() => Some((c + 1, d)),
+                    Some(_) => None,
+                };
+            }
+            Action::ReverseSort => {
+                self.results_sort = Some(match self.results_sort {
+                    Some((c, d)) => (c, !d),
+                    None => (0, true),
+                });
+            }
+            Action::Export => {
+                if self.result_rows().is_empty() {
+                    self.push_log(LogLevel::Info, "no results to export yet");
+                } else {
+                    return Some(Effect::Export);
+                }
+            }
             Action::Cancel => {
                 if let RunState::Running { cancelling } | RunState::Kats { cancelling } =
                     &mut self.run

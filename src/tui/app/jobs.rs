@@ -107,6 +107,21 @@ pub struct ResultRow<'a> {
     pub retries: u32,
 }
 
+/// A row's value in §4 column `column` (1…6) for sorting; None for a failed job's figures.
+fn sort_value(r: &ResultRow, column: usize) -> Option<f64> {
+    let s = r.summary;
+    match column {
+        1 => Some(r.key.input_bytes as f64),
+        2 => s.map(|s| s.mean_cycles.unwrap_or(s.mean_seconds)),
+        3 => s
+            .and_then(|s| s.mean_cycles)
+            .map(|c| c / r.key.input_bytes.max(1) as f64),
+        4 => s.map(|s| s.mean_seconds),
+        5 => s.map(|s| s.throughput_mb_per_second),
+        _ => s.map(|s| s.measurements as f64),
+    }
+}
+
 /// One instance's cycles/byte against message length.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurveSeries {
@@ -169,6 +184,25 @@ impl App {
                 r.key.input_bytes,
             )
         });
+        if let Some((column, descending)) = self.results_sort {
+            // Stable: rows equal in the column keep the report's order; runs stay grouped,
+            // failed rows last.
+            rows.sort_by(|a, b| {
+                let by = if column == 0 {
+                    let by = natural_key(&a.key.label).cmp(&natural_key(&b.key.label));
+                    if descending { by.reverse() } else { by }
+                } else {
+                    match (sort_value(a, column), sort_value(b, column)) {
+                        (Some(x), Some(y)) if descending => y.total_cmp(&x),
+                        (Some(x), Some(y)) => x.total_cmp(&y),
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        (None, Some(_)) => std::cmp::Ordering::Greater,
+                        (None, None) => std::cmp::Ordering::Equal,
+                    }
+                };
+                b.run.cmp(&a.run).then(by)
+            });
+        }
         rows
     }
 

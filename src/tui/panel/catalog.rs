@@ -8,7 +8,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ACCENT, BAD, DIM, WARN, block, cursor_style, fit, kat_span, scroll_start};
+use super::{
+    ACCENT, BAD, DIM, WARN, block, cursor_style, fit, kat_span, scroll_hint, scroll_start,
+};
 use crate::catalog::GUIDE_LENGTHS;
 use crate::format;
 use crate::kat::KatStatus;
@@ -19,7 +21,6 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let title = format!("Catalog · {} selected", app.selected.len());
     let blk = block(app, Panel::Catalog, title);
     let inner = blk.inner(area);
-    frame.render_widget(blk, area);
     let [tree, lengths, detail] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(1),
@@ -30,6 +31,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let rows = app.tree_rows();
     let height = usize::from(tree.height);
     let first = scroll_start(app.cursor, height);
+    let blk = match scroll_hint(first, height, rows.len()) {
+        Some(h) => blk.title_bottom(Line::from(h).right_aligned()),
+        None => blk,
+    };
+    frame.render_widget(blk, area);
     let focused = app.focus == Panel::Catalog;
     let width = usize::from(tree.width);
     // The KAT column fits the longest status word shown (MISMATCH, CRYPTOFAIL, …).
@@ -123,7 +129,13 @@ fn length_toggles(app: &App) -> Line<'static> {
         } else {
             Style::new().fg(DIM)
         };
-        spans.push(Span::styled(format!("S{}", i + 1), style));
+        // Chosen or not shows without colour too (NO_COLOR): `S4` chosen, `·4` not.
+        let text = if app.has_guide_length(i) {
+            format!("S{}", i + 1)
+        } else {
+            format!("·{}", i + 1)
+        };
+        spans.push(Span::styled(text, style));
         spans.push(Span::raw(" "));
     }
     let custom = app.custom_lengths().count();
@@ -195,7 +207,9 @@ mod tests {
         assert!(text.contains("[x] pseudohash…  512 MISMATCH"), "{text}");
         assert!(text.contains("[x] sm3hash-256  256     PASS"), "{text}");
         assert!(text.contains("[ ] pseudoXOF-…  256        ·"), "{text}");
-        assert!(text.contains("len S1 S2 S3 S4 S5 S6 S7 S8"), "{text}");
+        assert!(text.contains("len S1 ·2 ·3 S4 ·5 ·6 ·7 ·8"), "{text}");
+        // 14 rows of tree in 13: the border says how many are hidden below.
+        assert!(text.contains(" ↓1 ┛"), "{text}");
         assert!(text.contains("32 B · 1 KiB"), "{text}");
     }
 

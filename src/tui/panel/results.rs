@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_start};
+use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_hint, scroll_start};
 use crate::measure::doubt::Doubt;
 use crate::tui::app::{App, Panel, ResultRow};
 
@@ -49,7 +49,11 @@ fn fit_columns(
 /// A row's cells in §4 formatting (the mean with its CI); a failed job reads `failed` with
 /// its reason last. The mark has its own column here.
 pub fn cells(r: &ResultRow) -> [String; 7] {
-    crate::report::perf_cells_unmarked(r.key, r.summary, r.failure)
+    let mut cells = crate::report::perf_cells_unmarked(r.key, r.summary, r.failure);
+    // The workbench writes lengths one way everywhere (64 KiB); the printed table keeps the
+    // report's bytes.
+    cells[1] = crate::format::size(r.key.input_bytes);
+    cells
 }
 
 /// Why the row is not clean: the core's doubts about the figure and the job.
@@ -128,10 +132,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     if let Some(b) = app.baseline {
         title += &format!(" · baseline #{}", b + 1);
     }
+    if let Some((c, descending)) = app.results_sort {
+        let arrow = if descending { "▼" } else { "▲" };
+        title += &format!(" · by {} {arrow}", HEADER[c]);
+    }
     let blk = block(app, Panel::Results, title);
     let inner = blk.inner(area);
-    frame.render_widget(blk, area);
     if rows.is_empty() {
+        frame.render_widget(blk, area);
         frame.render_widget(
             Paragraph::new(Line::from(Span::styled(
                 "finished jobs appear here, one row per instance × length",
@@ -173,6 +181,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     }
     let body_h = usize::from(grid.height.saturating_sub(1));
     let first = scroll_start(app.results_cursor, body_h);
+    let blk = match scroll_hint(first, body_h, rows.len()) {
+        Some(h) => blk.title_bottom(Line::from(h).right_aligned()),
+        None => blk,
+    };
+    frame.render_widget(blk, area);
     let body: Vec<Row> = rows
         .iter()
         .zip(&table)
@@ -291,7 +304,7 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(
-            text.contains("⚠ pseudoXOF-512 1024 B  46.2 k ±3.1 %"),
+            text.contains("⚠ pseudoXOF-512 1 KiB   46.2 k ±3.1 %"),
             "{text}"
         );
         assert!(

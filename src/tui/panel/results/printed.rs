@@ -60,6 +60,12 @@ pub fn leaving_text(app: &App) -> String {
         if let Some(line) = dir.and_then(|d| crate::tui::records::measured_by(d)) {
             out += &format!("\n{line}\n");
         }
+        for note in dir
+            .map(|d| crate::tui::records::run_notes(d))
+            .unwrap_or_default()
+        {
+            out += &format!("{note}\n");
+        }
         out.push('\n');
     }
     if let Some(line) = incomplete_line(app) {
