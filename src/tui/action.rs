@@ -56,12 +56,19 @@ pub enum Action {
     ReverseSort,
     /// Write the visible results to Markdown and CSV files.
     Export,
+    /// Curve: log ⇄ linear y axis.
+    CurveScale,
+    /// Curve: hide / show the series under the cursor.
+    ToggleSeries,
+    /// Curve: move the readout to the previous / next length.
+    CurvePrev,
+    CurveNext,
 }
 
 impl Action {
     #[cfg(test)]
     /// One representative of every action, for the "every action has a key and help" test.
-    pub const ALL: [Action; 28] = [
+    pub const ALL: [Action; 32] = [
         Action::Quit,
         Action::ForceQuit,
         Action::Help,
@@ -90,6 +97,10 @@ impl Action {
         Action::SortResults,
         Action::ReverseSort,
         Action::Export,
+        Action::CurveScale,
+        Action::ToggleSeries,
+        Action::CurvePrev,
+        Action::CurveNext,
     ];
 
     /// Whether the action changes what is measured (refused while only watching).

@@ -217,6 +217,14 @@ pub struct App {
     pub baseline: Option<usize>,
     /// The results' sort: a §4 column and whether descending (None: the report's order).
     pub results_sort: Option<(usize, bool)>,
+    /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
+    pub curve_log: Option<bool>,
+    /// Curves the operator hid (labels).
+    pub curve_hidden: BTreeSet<String>,
+    /// The curve series under the cursor (↑/↓ in the curve) and the length the readout
+    /// shows (←/→), as indices into the series and their lengths.
+    pub curve_series: usize,
+    pub curve_length: usize,
     /// Whether the engine announced the run being prepared (its host gate passed).
     pub run_announced: bool,
     /// The last run asked for, to start again when an early `A` meets a refusal.
@@ -276,6 +284,10 @@ impl App {
             runs: vec![],
             baseline: None,
             results_sort: None,
+            curve_log: None,
+            curve_hidden: BTreeSet::new(),
+            curve_series: 0,
+            curve_length: usize::MAX,
             run_announced: false,
             last_spec: None,
             pending: None,

@@ -42,6 +42,8 @@ impl Key {
             Key::Code(KeyCode::BackTab) => "S-Tab".into(),
             Key::Code(KeyCode::Up) => "↑".into(),
             Key::Code(KeyCode::Down) => "↓".into(),
+            Key::Code(KeyCode::Left) => "←".into(),
+            Key::Code(KeyCode::Right) => "→".into(),
             Key::Code(KeyCode::Esc) => "Esc".into(),
             Key::Code(KeyCode::Enter) => "Enter".into(),
             Key::Code(other) => format!("{other:?}"),
@@ -134,6 +136,34 @@ pub const BINDINGS: &[Binding] = &[
         Action::PinBaseline,
         "pin this row's run as the baseline (again: unpin)",
         Some("baseline"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Char(' ')],
+        Action::ToggleSeries,
+        "hide / show the series under the cursor (↑/↓ choose it)",
+        Some("series"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Code(KeyCode::Left), Code(KeyCode::Right)],
+        Action::CurvePrev,
+        "move the value readout to the previous / next length",
+        Some("readout"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Code(KeyCode::Right)],
+        Action::CurveNext,
+        "readout: next length",
+        None,
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Char('y')],
+        Action::CurveScale,
+        "log ⇄ linear y axis (log by default when the series differ by more than 10×)",
+        Some("log/lin"),
     ),
     bind_in(
         Panel::Results,
@@ -296,6 +326,7 @@ pub fn lookup(ev: &KeyEvent, focus: Panel) -> Option<Action> {
                     (Action::HistPrev, _) if *k == Char(']') => Action::HistNext,
                     (Action::FocusNext, _) if *k == Code(KeyCode::BackTab) => Action::FocusPrev,
                     (Action::SortResults, _) if *k == Char('O') => Action::ReverseSort,
+                    (Action::CurvePrev, _) if *k == Code(KeyCode::Right) => Action::CurveNext,
                     (a, _) => a,
                 });
             }
@@ -311,7 +342,11 @@ pub fn help_rows() -> impl Iterator<Item = &'static Binding> {
         !matches!(
             (b.action, b.scope),
             (
-                Action::CpuNext | Action::HistNext | Action::FocusPrev | Action::ReverseSort,
+                Action::CpuNext
+                    | Action::HistNext
+                    | Action::FocusPrev
+                    | Action::ReverseSort
+                    | Action::CurveNext,
                 _
             ) | (Action::Confirm, Scope::Global)
         )

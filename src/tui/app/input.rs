@@ -177,6 +177,29 @@ impl App {
                     None => (0, true),
                 });
             }
+            Action::CurveScale => {
+                let log = self.curve_is_log();
+                self.curve_log = Some(!log);
+            }
+            Action::ToggleSeries => {
+                if let Some(s) = self.curves().get(self.curve_series) {
+                    let label = s.label.clone();
+                    if !self.curve_hidden.remove(&label) {
+                        self.curve_hidden.insert(label);
+                    }
+                }
+            }
+            Action::CurvePrev | Action::CurveNext => {
+                let n = self.curve_lengths().len();
+                if n > 0 {
+                    let at = self.curve_length.min(n - 1);
+                    self.curve_length = if action == Action::CurveNext {
+                        (at + 1).min(n - 1)
+                    } else {
+                        at.saturating_sub(1)
+                    };
+                }
+            }
             Action::Export => {
                 if self.result_rows().is_empty() {
                     self.push_log(LogLevel::Info, "no results to export yet");
@@ -259,7 +282,10 @@ impl App {
                 step(&mut self.log_back, !up, self.log.len());
             }
             Panel::Histogram => self.step_histogram(!up),
-            Panel::Curve => {}
+            Panel::Curve => {
+                let n = self.curves().len();
+                step(&mut self.curve_series, up, n);
+            }
         }
     }
 

@@ -278,6 +278,37 @@ impl App {
         out
     }
 
+    /// Lengths with a point in some curve, ascending (the readout steps through them).
+    pub fn curve_lengths(&self) -> Vec<u64> {
+        let mut lens: Vec<u64> = self
+            .curves()
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .collect();
+        lens.sort_unstable();
+        lens.dedup();
+        lens
+    }
+
+    /// Whether the visible curves differ by more than 10× (then a log y axis shows them all).
+    pub fn curve_wants_log(&self) -> bool {
+        let ys: Vec<f64> = self
+            .curves()
+            .iter()
+            .filter(|s| !self.curve_hidden.contains(&s.label))
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| *y > 0.0)
+            .collect();
+        let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ys.iter().copied().fold(0.0f64, f64::max);
+        lo.is_finite() && hi > 10.0 * lo
+    }
+
+    /// Whether the curve draws a log y axis now.
+    pub fn curve_is_log(&self) -> bool {
+        self.curve_log.unwrap_or_else(|| self.curve_wants_log())
+    }
+
     /// The job the histogram shows.
     pub fn hist_job(&self) -> Option<&Job> {
         match &self.hist_view {
