@@ -28,8 +28,5 @@ fn a_misspelt_label_is_nokat_with_the_nearest_manifest_label_suggested() {
         .find(|l| l.starts_with("RESULT "))
         .unwrap_or_else(|| panic!("no RESULT line: {out:?}"));
     assert!(result.contains(" NOKAT "), "{result}");
-    assert!(
-        result.contains("(did you mean `sm3hash-256`?)"),
-        "{result}"
-    );
+    assert!(result.contains("(did you mean `sm3hash-256`?)"), "{result}");
 }

@@ -134,6 +134,8 @@ pub enum HistView {
     /// The running job, else the last one with a histogram.
     Live,
     Job(JobKey),
+    /// A result row's job in its own run (an earlier run's figure, not the newest).
+    RunJob(JobKey, usize),
 }
 
 /// Which chart gets the shared slot on a small screen.

@@ -302,10 +302,14 @@ impl App {
         let key = self
             .result_rows()
             .get(self.results_cursor)
-            .map(|r| r.key.clone());
-        if let Some(k) = key {
-            if self.job(&k).is_some_and(|j| j.snapshot.is_some()) {
-                self.hist_view = HistView::Job(k);
+            .map(|r| (r.key.clone(), r.run));
+        if let Some((k, run)) = key {
+            let has = self
+                .jobs
+                .iter()
+                .any(|j| j.key == k && j.run == run && j.snapshot.is_some());
+            if has {
+                self.hist_view = HistView::RunJob(k, run);
                 self.chart = Chart::Histogram;
             } else {
                 self.push_log(

@@ -313,6 +313,7 @@ impl App {
     pub fn hist_job(&self) -> Option<&Job> {
         match &self.hist_view {
             HistView::Job(k) => self.job(k),
+            HistView::RunJob(k, run) => self.jobs.iter().find(|j| &j.key == k && j.run == *run),
             HistView::Live => self
                 .current
                 .as_ref()

@@ -75,6 +75,10 @@ impl App {
             self.run = RunState::Running { cancelling: false };
             self.run_announced = false;
             self.pending = Some(crate::tui::action::Effect::Start(spec));
+        } else {
+            // No run happened: no jobs to count.
+            self.run_labels.clear();
+            self.run_lengths.clear();
         }
     }
 

@@ -193,7 +193,21 @@ fn the_histogram_follows_the_running_job_or_steps_through_finished_ones() {
     done.focus = Panel::Results;
     done.act(Action::Down);
     done.act(Action::Confirm);
-    assert_eq!(done.hist_view, HistView::Job(job("sm3hash-256", 1024)));
+    assert_eq!(
+        done.hist_view,
+        HistView::RunJob(job("sm3hash-256", 1024), 0)
+    );
+    // In a later session state, an earlier run's row shows its own histogram.
+    let mut rerun = demo::rerun();
+    let at = rerun
+        .result_rows()
+        .iter()
+        .position(|r| r.run == 0 && r.key == job("sm3hash-256", 32))
+        .unwrap();
+    rerun.results_cursor = at;
+    rerun.act(Action::Confirm);
+    let shown = rerun.hist_job().unwrap();
+    assert_eq!((shown.key.clone(), shown.run), (job("sm3hash-256", 32), 0));
 }
 
 #[test]
