@@ -202,7 +202,7 @@ fn the_histogram_follows_the_running_job_or_steps_through_finished_ones() {
     let at = rerun
         .result_rows()
         .iter()
-        .position(|r| r.run == 0 && r.key == job("sm3hash-256", 32))
+        .position(|r| r.run == 0 && *r.key == job("sm3hash-256", 32))
         .unwrap();
     rerun.results_cursor = at;
     rerun.act(Action::Confirm);
