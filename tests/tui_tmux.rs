@@ -551,3 +551,30 @@ fn watch_shows_the_writers_host_problems_and_suggests_resume_when_it_is_gone() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+#[test]
+fn k_runs_only_the_kats_of_the_selection() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!("--config {}/config.toml", env!("CARGO_MANIFEST_DIR"));
+    let Some(t) = Tmux::start_in("kats", 120, 36, cwd.path(), &script(&args)) else {
+        return;
+    };
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["j", "Space"]); // sm3hash-256
+    t.wait_for("Catalog · 1 selected");
+    t.send(&["K"]);
+    t.wait_for("sm3hash-256      256 PASS");
+    let s = t.wait_for("│ idle │");
+    assert!(s.contains("Results · 0"), "nothing measured:\n{s}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    // The KAT log went into a run folder of its own; no records.
+    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
+        .expect("runs/")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].join("kat/iccs/sm3hash-256.log").is_file());
+    assert!(!runs[0].join("records").exists());
+}
