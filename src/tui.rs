@@ -10,6 +10,7 @@ pub mod app;
 pub mod demo;
 pub mod engine_link;
 pub mod event_loop;
+pub mod export;
 pub mod keymap;
 pub mod panel;
 pub mod records;

@@ -101,6 +101,20 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
         "{out}"
     );
     assert!(out.contains("| `pseudoXOF-512` | 1024 B |"), "{out}");
+    // Every mean carries its 95 % confidence interval; a ⚠ is explained under the table.
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    for row in &rows {
+        let mean = row.split(" | ").nth(2).unwrap_or_default();
+        assert!(mean.contains(" ±") && mean.contains(" %"), "{row}");
+        if mean.ends_with('⚠') {
+            let label = row.split('`').nth(1).unwrap_or_default();
+            assert!(
+                out.lines().any(|l| l.starts_with(&format!("⚠ `{label}` "))),
+                "{out}"
+            );
+        }
+    }
     for (label, len) in [
         ("pseudoXOF-512", 32),
         ("pseudoXOF-512", 1024),
@@ -408,4 +422,44 @@ fn adaptive_mode_stops_when_the_confidence_interval_is_tight_and_stays_valid() {
     let campaign: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(campaign["cyclescope"]["adaptive"]["precision"], 0.02);
+}
+
+#[test]
+fn run_json_carries_the_interval_and_the_doubts_of_each_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let o = cyclescope(
+        &[
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32,128",
+            "--trial-target",
+            "0.02",
+            "--trials",
+            "3",
+            "--out",
+            run.to_str().unwrap(),
+            "--allow-unfixed-host",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).expect("JSON rows");
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let ci = row["ci95_relative"].as_f64().expect("a CI beside the mean");
+        assert!(ci >= 0.0, "{row}");
+        // The same doubts the record gives under the core's rule, each with its kind.
+        let bytes = row["input_bytes"].as_u64().unwrap();
+        let summary = record(&run, "iccs", "sm3hash-256", bytes).summary();
+        assert_eq!(
+            row["doubts"],
+            serde_json::to_value(&summary.doubts).unwrap()
+        );
+        for d in row["doubts"].as_array().expect("a list of doubts") {
+            assert!(d["doubt"].is_string(), "{d}");
+        }
+    }
 }

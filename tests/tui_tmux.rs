@@ -279,12 +279,15 @@ fn measure_cancel_and_measure_again() {
     t.send(&["c"]);
     t.wait_for("cancelled ·");
     t.send(&["s"]);
-    let s = t.wait_for("Results · 4/4 jobs of this run");
+    // The cancelled run was #1; the second start is a run of its own, its rows first.
+    let s = t.wait_for("Results · 4/4 jobs of run #2");
+    // Each row says its run; the first run's row stays, under #1.
     assert!(
-        s.contains("✓ pseudoXOF-512") || s.contains("⚠ pseudoXOF-512"),
+        s.contains("✓ #2  pseudoXOF-512") || s.contains("⚠ #2  pseudoXOF-512"),
         "{s}"
     );
-    assert!(s.contains("sm3hash-256   1024 B"), "{s}");
+    assert!(s.contains("#2  sm3hash-256   1 KiB"), "{s}");
+    assert!(s.contains("⚠ #1  ") || s.contains("✓ #1  "), "{s}");
     t.send(&["q"]);
     let s = t.wait_for("EXIT:0");
     assert!(
@@ -315,13 +318,13 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
     }
     t.send(&["s"]);
     let s = t.wait("a refusal or a result", |s| {
-        s.contains("press A") || s.contains("Results · 1/1 jobs")
+        s.contains("A: measure anyway") || s.contains("Results · 1/1 jobs")
     });
-    let refused = s.contains("press A");
+    let refused = s.contains("A: measure anyway");
     if refused {
         t.send(&["A"]);
     }
-    t.wait_for("Results · 1/1 jobs of this run");
+    t.wait_for("Results · 1/1 jobs of run #1");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
     let record = std::fs::read_dir(cwd.path().join("runs"))
@@ -334,4 +337,221 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
     let problems = rec["cyclescope"]["host_problems"].as_array().unwrap();
     assert_eq!(refused, !problems.is_empty(), "{problems:?}");
     assert_eq!(rec["cyclescope"]["tui_attached"], true);
+}
+
+/// The untuned-laptop fixture tree: host checks that fail on any machine.
+fn failing_host_root() -> String {
+    format!(
+        "{}/tests/fixtures/host/untuned-laptop",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn esc_mid_run_asks_first_and_leaving_says_how_to_resume() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!(
+        "--config {}/config.toml --trial-target 0.5 --allow-unfixed-host",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let t = Tmux::start_in("leave", 120, 36, cwd.path(), &script(&args));
+    select_the_issue_example(&t);
+    t.send(&["s"]);
+    t.wait_for("· trial ");
+    // One Esc no longer drops the campaign: it asks, and another key stays.
+    t.send(&["Escape"]);
+    t.wait_for("leave during the run (");
+    t.send(&["n"]);
+    // Back to the keys of a running run: the prompt is gone, the run goes on.
+    t.wait("the prompt closed", |s| {
+        s.contains("c cancel") && !s.contains("leave during the run (")
+    });
+    t.send(&["q"]);
+    t.wait_for("y leave (the run stops");
+    t.send(&["y"]);
+    let s = t.wait_for("EXIT:0");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("incomplete "))
+        .unwrap_or_else(|| panic!("no incomplete line:\n{s}"));
+    assert!(
+        line.contains(" — resume with `cyclescope run --resume runs/tui-"),
+        "{line}"
+    );
+    // The hint works: the named folder resumes to the end.
+    let dir = line
+        .split("--resume ")
+        .nth(1)
+        .and_then(|r| r.strip_suffix('`'))
+        .expect("a folder in the hint");
+    let out = Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .args([
+            "--config",
+            &format!("{}/config.toml", env!("CARGO_MANIFEST_DIR")),
+            "run",
+            "--resume",
+            dir,
+        ])
+        .current_dir(cwd.path())
+        .output()
+        .expect("cyclescope run --resume");
+    assert!(out.status.success(), "{out:?}");
+    let records = std::fs::read_dir(cwd.path().join(dir).join("records/iccs"))
+        .expect("records")
+        .count();
+    assert_eq!(
+        records, 4,
+        "every job of the run is recorded after resuming"
+    );
+}
+
+#[test]
+fn a_refused_start_reads_refused_leaves_no_folder_and_a_measures_anyway() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!(
+        "--config {}/config.toml --trial-target 0.05 --host-root {}",
+        env!("CARGO_MANIFEST_DIR"),
+        failing_host_root()
+    );
+    let t = Tmux::start_in("refused", 100, 30, cwd.path(), &script(&args));
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["j", "Space"]); // sm3hash-256
+    t.wait_for("Catalog · 1 selected");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("Fail");
+    t.send(&["s"]);
+    let s = t.wait_for("│ refused │");
+    assert!(!s.contains("finished ·"), "{s}");
+    assert!(s.contains("A: measure anyway"), "{s}");
+    // At 100 columns the footer lists A and is not cut.
+    let footer = s
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    assert!(
+        footer.contains("A anyway") && footer.trim_end().ends_with("q quit"),
+        "{footer}"
+    );
+    assert!(
+        !cwd.path().join("runs").exists()
+            || std::fs::read_dir(cwd.path().join("runs")).unwrap().count() == 0,
+        "a refused run leaves no folder"
+    );
+    t.send(&["A"]);
+    t.wait_for("Results · 1/1 jobs of run #1");
+    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
+        .expect("runs/")
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1, "one folder, for the run that measured");
+    let rec: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            runs[0]
+                .path()
+                .join("records/iccs/sm3hash-256__hash_32.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !rec["cyclescope"]["host_problems"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "the consented problems are stored"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn an_early_a_applies_to_the_run_being_prepared() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!(
+        "--config {}/config.toml --trial-target 0.05 --host-root {}",
+        env!("CARGO_MANIFEST_DIR"),
+        failing_host_root()
+    );
+    let t = Tmux::start_in("early-a", 100, 48, cwd.path(), &script(&args));
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["j", "Space"]);
+    t.wait_for("Catalog · 1 selected");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("Fail");
+    // s and A in one write: A reaches the workbench while the gate prepares the run (or,
+    // if the gate was quicker, right after its refusal: then it starts the run itself).
+    // Either way A is not dropped: the run measures, in one folder.
+    t.type_text("sA");
+    t.wait_for("Results · 1/1 jobs of run #1");
+    // The last result arrives just before the run ends; q in between would ask first.
+    t.wait_for("run finished after");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let runs = std::fs::read_dir(cwd.path().join("runs")).unwrap().count();
+    assert_eq!(runs, 1, "the refused attempt left no folder");
+}
+
+#[test]
+fn watch_shows_the_writers_host_problems_and_suggests_resume_when_it_is_gone() {
+    use cyclescope_core::record::journal::{JournalEvent, JournalWriter};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut gone = Command::new("true").spawn().expect("true");
+    let pid = gone.id();
+    gone.wait().expect("wait");
+    let mut w = JournalWriter::open(dir.path()).expect("journal");
+    w.append(JournalEvent::RunStarted {
+        labels: vec!["sm3hash-256".into()],
+        lengths: vec![32],
+        cpu: 1,
+        pid,
+    })
+    .expect("append");
+    w.append(JournalEvent::HostProblems {
+        problems: vec!["governor: powersave, not performance".into()],
+    })
+    .expect("append");
+    let args = format!("watch {}", dir.path().display());
+    let t = Tmux::start("watch-hints", 120, 36, &script(&args));
+    let s = t.wait_for("governor: powersave, not performance");
+    assert!(!s.contains("press r"), "{s}");
+    let s = t.wait_for("writer gone · resume with `cyclescope run --resume /");
+    assert!(
+        s.contains("resume it with `cyclescope run --resume /"),
+        "{s}"
+    );
+    t.send(&["s"]);
+    let s = t.wait_for("read-only");
+    assert!(!s.contains("s runs again"), "{s}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+#[test]
+fn k_runs_only_the_kats_of_the_selection() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let args = format!("--config {}/config.toml", env!("CARGO_MANIFEST_DIR"));
+    let t = Tmux::start_in("kats", 120, 36, cwd.path(), &script(&args));
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["j", "Space"]); // sm3hash-256
+    t.wait_for("Catalog · 1 selected");
+    t.send(&["K"]);
+    t.wait_for("sm3hash-256      256 PASS");
+    let s = t.wait_for("│ idle │");
+    assert!(s.contains("Results · 0"), "nothing measured:\n{s}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    // The KAT log went into a run folder of its own; no records.
+    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
+        .expect("runs/")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].join("kat/iccs/sm3hash-256.log").is_file());
+    assert!(!runs[0].join("records").exists());
 }

@@ -228,6 +228,14 @@ pub fn results_table(rows: &[Row]) -> String {
         rows.iter()
             .map(|r| crate::report::perf_cells(&r.job, Some(&r.summary), None)),
     );
+    // Why a figure carries ⚠ (the core's doubt rule), one line each.
+    let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            out += &format!("{note}\n");
+        }
+    }
     if let Some(first) = rows.first() {
         out += &format!("\n{}\n", first.measured_by);
     }

@@ -29,6 +29,9 @@ pub struct TuiArgs {
     /// Measure instances whose KAT did not pass (their records are flagged).
     #[arg(long)]
     pub allow_kat_fail: bool,
+    /// Read sysfs/procfs below DIR for the host checks (fixture trees, tests).
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub host_root: Option<PathBuf>,
 }
 
 /// Fails with a clear message when there is no terminal to draw on.
@@ -60,6 +63,7 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         cpu: args.cpu,
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
+        host_root: args.host_root.clone(),
     })
     .context("the terminal failed")?;
     print!("{table}");

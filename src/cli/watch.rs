@@ -36,6 +36,7 @@ pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> 
         cpu: None,
         allow_unfixed_host: false,
         allow_kat_fail: false,
+        host_root: None,
     })
     .context("the terminal failed")?;
     print!("{table}");

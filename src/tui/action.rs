@@ -48,6 +48,23 @@ pub enum Action {
     CpuNext,
     /// Switch between histogram and curve where only one fits.
     SwapChart,
+    /// Run only the KATs of the selection.
+    RunKats,
+    /// Pin the run of the result under the cursor as the baseline (again: unpin).
+    PinBaseline,
+    /// Sort the results by the next column (after the last: the report's order).
+    SortResults,
+    /// Reverse the results' sort.
+    ReverseSort,
+    /// Write the visible results to Markdown and CSV files.
+    Export,
+    /// Curve: log ⇄ linear y axis.
+    CurveScale,
+    /// Curve: hide / show the series under the cursor.
+    ToggleSeries,
+    /// Curve: move the readout to the previous / next length.
+    CurvePrev,
+    CurveNext,
 }
 
 impl Action {
@@ -64,6 +81,7 @@ impl Action {
                 | Action::RecheckHost
                 | Action::CpuPrev
                 | Action::CpuNext
+                | Action::RunKats
         )
     }
 }
@@ -74,5 +92,11 @@ pub enum Effect {
     Quit,
     Start(super::app::RunSpec),
     Cancel,
-    RecheckHost { cpu: usize },
+    RecheckHost {
+        cpu: usize,
+    },
+    /// Run the KATs of these instances, nothing measured.
+    RunKats(Vec<crate::catalog::Instance>),
+    /// Write the visible results to files.
+    Export,
 }

@@ -5,7 +5,9 @@
 
 mod input;
 mod jobs;
+mod launch;
 mod reduce;
+mod session;
 mod tree;
 
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
@@ -63,6 +65,8 @@ pub enum Mode {
     Filter,
     /// Typing a custom message length.
     LengthInput(String),
+    /// Leaving was asked for during a run: `y` leaves, any other key stays.
+    ConfirmQuit,
 }
 
 /// Where the KAT of one instance stands in this session; a finished one carries the core's
@@ -103,6 +107,16 @@ pub enum RunState {
     Running {
         cancelling: bool,
     },
+    /// Only the KATs of the selection (`K`), nothing measured.
+    Kats {
+        cancelling: bool,
+    },
+    /// The engine would not start the run: failed host checks (`host`, where `A` applies)
+    /// or another reason, shown as is.
+    Refused {
+        reason: String,
+        host: bool,
+    },
     Finished {
         cancelled: bool,
         wall: Duration,
@@ -119,6 +133,8 @@ pub enum HistView {
     /// The running job, else the last one with a histogram.
     Live,
     Job(JobKey),
+    /// A result row's job in its own run (an earlier run's figure, not the newest).
+    RunJob(JobKey, usize),
 }
 
 /// Which chart gets the shared slot on a small screen.
@@ -154,6 +170,8 @@ pub struct RunSpec {
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// Measure even if the host checks fail (`A`, or `--allow-unfixed-host`).
     pub allow_unfixed_host: bool,
+    /// Time instances whose KAT did not pass (`A`; the records are flagged).
+    pub allow_kat_fail: bool,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -191,6 +209,33 @@ pub struct App {
     pub read_only: bool,
     /// The operator agreed to measure on this host despite failed checks (`A`).
     pub allow_unfixed_host: bool,
+    /// The operator agreed to time instances whose KAT did not pass (`A`).
+    pub allow_kat_fail: bool,
+    /// Run folders seen this session, oldest first; a job's `run` indexes this, and the
+    /// last one is the current run.
+    pub runs: Vec<PathBuf>,
+    /// The run pinned as the baseline (`b` in Results), an index into `runs`.
+    pub baseline: Option<usize>,
+    /// The results' sort: a §4 column and whether descending (None: the report's order).
+    pub results_sort: Option<(usize, bool)>,
+    /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
+    pub curve_log: Option<bool>,
+    /// Curves the operator hid (labels).
+    pub curve_hidden: BTreeSet<String>,
+    /// The curve series under the cursor (↑/↓ in the curve) and the length the readout
+    /// shows (←/→), as indices into the series and their lengths.
+    pub curve_series: usize,
+    pub curve_length: usize,
+    /// Whether the engine announced the run being prepared (its host gate passed).
+    pub run_announced: bool,
+    /// The last run asked for, to start again when an early `A` meets a refusal.
+    pub last_spec: Option<RunSpec>,
+    /// An effect the state asks for on its own (restarting after an early `A`), taken by
+    /// the event loop.
+    pub pending: Option<crate::tui::action::Effect>,
+    /// Seconds on the events' clock (the session's, or the journal's while watching), set
+    /// before each event; jobs are timed by it for the ETA.
+    pub clock: f64,
     /// Set by every change; the event loop redraws only when it is set.
     pub dirty: bool,
 }
@@ -236,6 +281,18 @@ impl App {
             chart: Chart::Histogram,
             read_only: false,
             allow_unfixed_host: false,
+            allow_kat_fail: false,
+            runs: vec![],
+            baseline: None,
+            results_sort: None,
+            curve_log: None,
+            curve_hidden: BTreeSet::new(),
+            curve_series: 0,
+            curve_length: usize::MAX,
+            run_announced: false,
+            last_spec: None,
+            pending: None,
+            clock: 0.0,
             dirty: true,
         }
     }
@@ -261,8 +318,9 @@ impl App {
         self.kat.get(label).unwrap_or(&UNKNOWN)
     }
 
+    /// A run or a KAT-only job is in flight (nothing else may start).
     pub fn is_running(&self) -> bool {
-        matches!(self.run, RunState::Running { .. })
+        matches!(self.run, RunState::Running { .. } | RunState::Kats { .. })
     }
 
     /// Whether the lengths include guide length `i` (S1 = 0).
@@ -295,6 +353,15 @@ impl App {
     /// Watching: the writing process is gone, or its journal cannot be read.
     pub fn writer_lost(&mut self, reason: String) {
         self.push_log(LogLevel::Bad, reason.clone());
+        if let Some(dir) = &self.run_dir {
+            self.push_log(
+                LogLevel::Warn,
+                format!(
+                    "resume it with `cyclescope run --resume {}`",
+                    crate::catalog::display_path(dir)
+                ),
+            );
+        }
         self.run = RunState::Lost(reason);
         self.current = None;
     }
@@ -323,5 +390,7 @@ impl App {
     }
 }
 
+#[cfg(test)]
+mod flow_tests;
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ use crate::catalog::{self, Catalog};
 use crate::counter::CycleSource;
 use crate::host::Status as CheckStatus;
 use crate::kat::KatStatus;
+use crate::measure::doubt::Doubt;
 use crate::measure::plan::{Planning, plan};
 use crate::measure::stats::{new_histogram, per_call};
 use crate::vocabulary::{
@@ -27,13 +28,16 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 6] = [
+pub const STATES: [&str; 9] = [
     "idle",
     "measuring",
     "finished",
     "fault",
     "too-small",
     "help",
+    "rerun",
+    "refused",
+    "nokat",
 ];
 
 /// The bundled catalog as `config.toml` describes it.
@@ -103,6 +107,8 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         cycle_source: Some(CycleSource::PerfUserCycles),
         per_call: None,
         disturbed_retries: 0,
+        ci95_relative: Some(0.004),
+        doubts: vec![],
     }
 }
 
@@ -191,15 +197,45 @@ fn kat_pass(app: &mut App, label: &str) {
 }
 
 fn run_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64) {
+    finish_job(app, (label, bytes, cycles), seed, summary(cycles, bytes));
+}
+
+/// Seconds each demo job takes on the events' clock (the ETA's measured time).
+const JOB_SECONDS: f64 = 6.0;
+
+fn finish_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64, s: JobSummary) {
     let k = key(label, bytes);
     app.apply(EngineEvent::JobStarted { job: k.clone() });
+    app.clock += JOB_SECONDS;
     app.apply(EngineEvent::JobFinished {
         job: k,
         #[allow(clippy::useless_conversion)]
-        summary: summary(cycles, bytes).into(),
+        summary: s.into(),
         record: PathBuf::from(format!("records/iccs/{label}__hash_{bytes}.json")),
         snapshot: Some(snapshot(cycles * 1.02, 20_000, seed, cycles)),
     });
+}
+
+/// pseudoXOF-512 @ 1 KiB as a busy host leaves it: two disturbed attempts re-run, the third
+/// disturbed too and kept (the doubt rule marks it), a wider interval.
+fn disturbed_job(app: &mut App, seed: u64) {
+    let (label, bytes, cycles) = FIGURES[1];
+    let k = key(label, bytes);
+    for _ in 0..2 {
+        app.apply(EngineEvent::TrialRetried {
+            job: k.clone(),
+            trial: 4,
+            reason: "preempted: waited 6.1 % of the trial for the CPU".into(),
+        });
+    }
+    let mut s = summary(cycles, bytes);
+    s.disturbed_retries = 2;
+    s.ci95_relative = Some(0.031);
+    s.doubts = vec![Doubt::DisturbedTrialKept {
+        trials: 1,
+        reason: "preempted: waited 5.2 % of the trial for the CPU".into(),
+    }];
+    finish_job(app, FIGURES[1], seed, s);
 }
 
 fn plan_all(app: &mut App) {
@@ -247,7 +283,11 @@ pub fn finished() -> App {
     kat_pass(&mut app, "sm3hash-256");
     plan_all(&mut app);
     for (i, f) in FIGURES.into_iter().enumerate() {
-        run_job(&mut app, f, 7 + i as u64);
+        if i == 1 {
+            disturbed_job(&mut app, 8);
+        } else {
+            run_job(&mut app, f, 7 + i as u64);
+        }
     }
     app.apply(EngineEvent::RunFinished {
         cancelled: false,
@@ -299,6 +339,10 @@ pub fn fault() -> App {
     app
 }
 
+mod runs;
+
+pub use runs::{nokat, refused, rerun};
+
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
 /// the idle state on a terminal below the minimum).
 pub fn state(name: &str) -> Option<App> {
@@ -307,6 +351,9 @@ pub fn state(name: &str) -> Option<App> {
         "measuring" => measuring(),
         "finished" => finished(),
         "fault" => fault(),
+        "rerun" => rerun(),
+        "refused" => refused(),
+        "nokat" => nokat(),
         "help" => {
             let mut app = idle();
             app.mode = Mode::Help;

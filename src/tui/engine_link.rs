@@ -16,6 +16,7 @@ use crate::campaign::{self, CampaignError, RequestOverrides, RunRequest};
 use crate::catalog::Settings;
 use crate::cpu::CpuMask;
 use crate::host::{self, HostRoot, Probes, Status};
+use crate::kat::KatStatus;
 use crate::vocabulary::EngineEvent;
 
 /// What the link hands back.
@@ -26,6 +27,13 @@ pub enum Msg {
     /// A helper thread panicked: its message went to stderr over the screen, which must be
     /// drawn afresh.
     Repaint,
+    /// The engine would not start the run (`host`: because host checks failed).
+    Refused {
+        reason: String,
+        host: bool,
+    },
+    /// A KAT-only job (`K`) ended.
+    KatsDone,
 }
 
 /// The text of a panic payload.
@@ -46,6 +54,8 @@ pub struct LinkOptions {
     pub allow_kat_fail: bool,
     /// The catalog's settings: what the request builder starts from.
     pub settings: Settings,
+    /// Host checks read below this folder instead of `/` (fixture trees).
+    pub host_root: Option<PathBuf>,
 }
 
 pub struct EngineLink {
@@ -119,11 +129,65 @@ impl EngineLink {
         self.engine.as_ref().is_some_and(|h| !h.is_finished())
     }
 
+    /// Runs the KATs of `instances` (nothing measured) on a helper thread, writing their
+    /// logs into a run folder of their own; ends with `Msg::KatsDone`.
+    pub fn start_kats(&mut self, instances: Vec<crate::catalog::Instance>) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.cancel = Some(cancel.clone());
+        let run_dir = self.next_run_dir();
+        let tx = self.tx.clone();
+        self.engine = Some(std::thread::spawn(move || {
+            let send = |ev: EngineEvent| {
+                let _ = tx.send(Msg::Engine(Box::new(ev)));
+            };
+            for inst in &instances {
+                if cancel.load(Ordering::SeqCst) {
+                    break;
+                }
+                send(EngineEvent::KatStarted {
+                    label: inst.label.clone(),
+                });
+                let opts = crate::kat::KatOptions::new(&run_dir).with_cancel(cancel.clone());
+                let label = inst.label.clone();
+                let report = crate::kat::run_kat(inst, &opts, &mut |ev| {
+                    if let crate::kat::KatEvent::Progress { file, done, total } = ev {
+                        send(EngineEvent::KatProgress {
+                            label: label.clone(),
+                            file: file.tag().to_string(),
+                            done: *done,
+                            total: *total,
+                        });
+                    }
+                });
+                let log = run_dir
+                    .join("kat")
+                    .join(&inst.candidate)
+                    .join(format!("{}.log", inst.label));
+                let (status, detail, log) = match report {
+                    Ok(r) => (
+                        r.status,
+                        r.detail().to_string(),
+                        log.is_file().then_some(log),
+                    ),
+                    Err(e) => (KatStatus::Loadfail, e.to_string(), None),
+                };
+                send(EngineEvent::KatFinished {
+                    label: inst.label.clone(),
+                    status,
+                    detail,
+                    log,
+                });
+            }
+            let _ = tx.send(Msg::KatsDone);
+        }));
+    }
+
     /// Runs the host checks for `cpu` on a helper thread.
     pub fn check_host(&self, cpu: usize) {
         let tx = self.tx.clone();
+        let root = self.options.host_root.clone();
         std::thread::spawn(move || {
-            let rows = std::panic::catch_unwind(|| host_rows(cpu)).unwrap_or_else(|p| {
+            let rows = std::panic::catch_unwind(|| host_rows(cpu, root)).unwrap_or_else(|p| {
                 let _ = tx.send(Msg::Repaint);
                 vec![HostRow {
                     name: "host checks".into(),
@@ -180,15 +244,21 @@ fn run_engine(
     match result {
         Ok(Ok(_)) => {}
         // The hint goes first: a log line is cut at the panel's edge.
-        Ok(Err(Refusal::UnfixedHost(problems))) => emit(EngineEvent::Warning {
-            message: format!(
-                "run refused, host checks failed: press A to measure anyway (the problems are stored with the run): {}",
-                problems.join("; ")
-            ),
-        }),
-        Ok(Err(Refusal::Other(e))) => emit(EngineEvent::Warning {
-            message: format!("run refused: {e}"),
-        }),
+        // A refusal ends the run itself: no RunFinished follows it.
+        Ok(Err(Refusal::UnfixedHost(problems))) => {
+            ended.set(true);
+            let _ = tx.send(Msg::Refused {
+                reason: problems.join("; "),
+                host: true,
+            });
+        }
+        Ok(Err(Refusal::Other(e))) => {
+            ended.set(true);
+            let _ = tx.send(Msg::Refused {
+                reason: e,
+                host: false,
+            });
+        }
         Err(p) => {
             let _ = tx.send(Msg::Repaint);
             emit(EngineEvent::Warning {
@@ -220,9 +290,10 @@ pub fn request(
         trial_target_s: Some(spec.planning.trial_target_s),
         op_budget_s: Some(spec.planning.op_budget_s),
         allow_unfixed_host: options.allow_unfixed_host || spec.allow_unfixed_host,
-        allow_kat_fail: options.allow_kat_fail,
+        allow_kat_fail: options.allow_kat_fail || spec.allow_kat_fail,
         tui_attached: true,
         kat_passed: spec.kat_passed,
+        host_root: options.host_root.clone(),
         ..RequestOverrides::default()
     };
     RunRequest::build(&options.settings, spec.instances, run_dir, overrides)
@@ -245,8 +316,8 @@ impl From<CampaignError> for Refusal {
 
 /// The host checks of `cpu` on this machine, as panel rows (checks that do not apply are
 /// left out).
-fn host_rows(cpu: usize) -> Vec<HostRow> {
-    let root = HostRoot::new(PathBuf::from("/"));
+fn host_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
+    let root = HostRoot::new(root.unwrap_or_else(|| PathBuf::from("/")));
     let mut probes = match Probes::for_root(&root) {
         Ok(p) => p,
         Err(e) => {

@@ -45,6 +45,8 @@ pub struct Options {
     pub cpu: Option<usize>,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// Host checks read below this folder instead of `/` (fixture trees).
+    pub host_root: Option<PathBuf>,
 }
 
 /// Builds the app the options describe (catalog, settings, reloaded results), without a
@@ -61,13 +63,23 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
     let mut follower = None;
     if let Some(dir) = &opts.watch {
         // Records first (a harness run has no journal), then the journal replays on top.
+        app.read_only = true;
+        app.enter_run_folder(dir);
         for ev in super::records::load(dir) {
             app.apply(ev);
         }
-        app.read_only = true;
+        app.host = vec![super::app::HostRow {
+            name: "host".into(),
+            status: crate::host::Status::Unknown,
+            value: "checked by the writing process".into(),
+            hint: Some(
+                "watching is read-only: the problems the writer accepted appear here".into(),
+            ),
+        }];
         app.run_dir = Some(dir.clone());
         follower = Some(Follower::new(dir));
     } else if let Some(dir) = &opts.run_dir {
+        app.enter_run_folder(dir);
         for ev in super::records::load(dir) {
             app.apply(ev);
         }
@@ -88,6 +100,7 @@ pub fn run(opts: Options) -> io::Result<String> {
         allow_unfixed_host: opts.allow_unfixed_host,
         allow_kat_fail: opts.allow_kat_fail,
         settings: opts.catalog.settings.clone(),
+        host_root: opts.host_root.clone(),
     });
     link.keep_off(app.cpu);
     if !app.read_only
@@ -98,6 +111,7 @@ pub fn run(opts: Options) -> io::Result<String> {
 
     let stop = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&stop)?;
+    let clock = Instant::now();
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
@@ -106,10 +120,15 @@ pub fn run(opts: Options) -> io::Result<String> {
             if matches!(m, Msg::Repaint) {
                 terminal.clear()?;
             }
+            app.clock = clock.elapsed().as_secs_f64();
             deliver(&mut app, m);
         }
+        if let Some(e) = app.pending.take() {
+            perform(&mut app, &mut link, e);
+        }
         if let Some(f) = follower.as_mut() {
-            for ev in f.poll(&mut app) {
+            for (at, ev) in f.poll(&mut app) {
+                app.clock = at;
                 app.apply(ev);
             }
         }
@@ -146,16 +165,7 @@ pub fn run(opts: Options) -> io::Result<String> {
     }
     drop(terminal);
     drop(guard);
-    let mut table = super::panel::results::markdown(&app);
-    if let Some(line) = app
-        .run_dir
-        .as_deref()
-        .filter(|_| !table.is_empty())
-        .and_then(super::records::measured_by)
-    {
-        table += &format!("\n{line}\n");
-    }
-    Ok(table)
+    Ok(super::panel::results::leaving_text(&app))
 }
 
 /// Whether to draw now: only when something changed, and never twice within 1/`MAX_FPS` s.
@@ -169,6 +179,8 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::Engine(ev) => app.apply(*ev),
         Msg::Host(rows) => app.set_host(rows),
         Msg::Repaint => app.dirty = true,
+        Msg::Refused { reason, host } => app.refused(reason, host),
+        Msg::KatsDone => app.kats_done(),
     }
 }
 
@@ -176,6 +188,30 @@ fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
     match e {
         Effect::Quit => {}
         Effect::Start(spec) => link.start(spec),
+        Effect::RunKats(instances) => link.start_kats(instances),
+        Effect::Export => {
+            // Into the current run folder, else the working folder.
+            let dir = app
+                .runs
+                .last()
+                .filter(|d| !d.as_os_str().is_empty())
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("."));
+            match super::export::write(app, &dir) {
+                Ok((md, csv)) => app.push_log(
+                    super::app::LogLevel::Good,
+                    format!(
+                        "exported {} and {}",
+                        crate::catalog::display_path(&md),
+                        crate::catalog::display_path(&csv)
+                    ),
+                ),
+                Err(e) => app.push_log(
+                    super::app::LogLevel::Bad,
+                    format!("export into {} failed: {e}", dir.display()),
+                ),
+            }
+        }
         Effect::Cancel => link.cancel(),
         Effect::RecheckHost { cpu } => {
             link.keep_off(cpu);

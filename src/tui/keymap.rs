@@ -42,6 +42,8 @@ impl Key {
             Key::Code(KeyCode::BackTab) => "S-Tab".into(),
             Key::Code(KeyCode::Up) => "↑".into(),
             Key::Code(KeyCode::Down) => "↓".into(),
+            Key::Code(KeyCode::Left) => "←".into(),
+            Key::Code(KeyCode::Right) => "→".into(),
             Key::Code(KeyCode::Esc) => "Esc".into(),
             Key::Code(KeyCode::Enter) => "Enter".into(),
             Key::Code(other) => format!("{other:?}"),
@@ -128,6 +130,61 @@ pub const BINDINGS: &[Binding] = &[
         "show the histogram of the result under the cursor",
         Some("histogram"),
     ),
+    bind_in(
+        Panel::Results,
+        &[Char('b')],
+        Action::PinBaseline,
+        "pin this row's run as the baseline (again: unpin)",
+        Some("baseline"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Char(' ')],
+        Action::ToggleSeries,
+        "hide / show the series under the cursor (↑/↓ choose it)",
+        Some("series"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Code(KeyCode::Left), Code(KeyCode::Right)],
+        Action::CurvePrev,
+        "move the value readout to the previous / next length",
+        Some("readout"),
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Code(KeyCode::Right)],
+        Action::CurveNext,
+        "readout: next length",
+        None,
+    ),
+    bind_in(
+        Panel::Curve,
+        &[Char('y')],
+        Action::CurveScale,
+        "log ⇄ linear y axis (log by default when the series differ by more than 10×)",
+        Some("log/lin"),
+    ),
+    bind_in(
+        Panel::Results,
+        &[Char('o'), Char('O')],
+        Action::SortResults,
+        "sort by the next column / reverse the order",
+        Some("sort"),
+    ),
+    bind_in(
+        Panel::Results,
+        &[Char('O')],
+        Action::ReverseSort,
+        "reverse the order",
+        None,
+    ),
+    bind(
+        &[Char('e')],
+        Action::Export,
+        "export the visible results (Markdown and CSV files in the run folder)",
+        None,
+    ),
     bind(
         &[Char('s')],
         Action::Start,
@@ -137,7 +194,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[Char('A')],
         Action::StartAnyway,
-        "start anyway despite failed host checks (stored with the run)",
+        "measure anyway: failed host checks, KAT not passed (stored with the run)",
+        Some("anyway"),
+    ),
+    bind(
+        &[Char('K')],
+        Action::RunKats,
+        "run only the KATs of the selection (nothing measured)",
         None,
     ),
     bind(
@@ -197,9 +260,9 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
-        &[Code(KeyCode::Tab)],
+        &[Code(KeyCode::Tab), Code(KeyCode::BackTab)],
         Action::FocusNext,
-        "focus the next panel (or click it)",
+        "focus the next / previous panel (or click it)",
         Some("panel"),
     ),
     bind(
@@ -230,13 +293,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[Code(KeyCode::Esc)],
         Action::Back,
-        "close help / filter / input, else leave",
+        "close help / filter / input, else leave (asks first during a run)",
         None,
     ),
     bind(
         &[Char('q')],
         Action::Quit,
-        "leave (the results table is printed to the terminal)",
+        "leave (asks first during a run); the results table is printed",
         Some("quit"),
     ),
     bind(
@@ -261,6 +324,9 @@ pub fn lookup(ev: &KeyEvent, focus: Panel) -> Option<Action> {
                     // One help row names both keys of a pair; the second key is its partner.
                     (Action::CpuPrev, _) if *k == Char('>') => Action::CpuNext,
                     (Action::HistPrev, _) if *k == Char(']') => Action::HistNext,
+                    (Action::FocusNext, _) if *k == Code(KeyCode::BackTab) => Action::FocusPrev,
+                    (Action::SortResults, _) if *k == Char('O') => Action::ReverseSort,
+                    (Action::CurvePrev, _) if *k == Code(KeyCode::Right) => Action::CurveNext,
                     (a, _) => a,
                 });
             }
@@ -275,7 +341,14 @@ pub fn help_rows() -> impl Iterator<Item = &'static Binding> {
     BINDINGS.iter().filter(|b| {
         !matches!(
             (b.action, b.scope),
-            (Action::CpuNext | Action::HistNext, _) | (Action::Confirm, Scope::Global)
+            (
+                Action::CpuNext
+                    | Action::HistNext
+                    | Action::FocusPrev
+                    | Action::ReverseSort
+                    | Action::CurveNext,
+                _
+            ) | (Action::Confirm, Scope::Global)
         )
     })
 }

@@ -16,6 +16,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, BorderType};
 
 use super::app::{App, KatState, LogLevel, Panel};
+use crate::kat::KatStatus;
 
 pub const GOOD: Color = Color::Green;
 pub const WARN: Color = Color::Yellow;
@@ -66,10 +67,11 @@ pub fn log_color(level: LogLevel) -> Color {
     }
 }
 
-/// A KAT state as a short coloured word.
+/// A KAT state as its status word, coloured by what it means: PASS green; NOKAT (nothing to
+/// compare with, not a wrong digest) yellow; every real failure red.
 pub fn kat_span(state: &KatState) -> Span<'static> {
     match state {
-        KatState::Unknown => Span::styled("  · ", Style::new().fg(DIM)),
+        KatState::Unknown => Span::styled("·", Style::new().fg(DIM)),
         KatState::Running { done, total } if *total > 0 => {
             Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
         }
@@ -77,9 +79,15 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
         KatState::Done { status, .. } if status.is_pass() => {
             Span::styled("PASS", Style::new().fg(GOOD))
         }
-        KatState::Done { .. } => {
-            Span::styled("FAIL", Style::new().fg(BAD).add_modifier(Modifier::BOLD))
-        }
+        // No reference to compare with is not a wrong digest: NOKAT is a warning.
+        KatState::Done {
+            status: KatStatus::Nokat,
+            ..
+        } => Span::styled("NOKAT", Style::new().fg(WARN)),
+        KatState::Done { status, .. } => Span::styled(
+            status.to_string(),
+            Style::new().fg(BAD).add_modifier(Modifier::BOLD),
+        ),
     }
 }
 
@@ -91,6 +99,22 @@ pub fn fit(s: &str, width: usize) -> String {
     let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// ` ↑3 ↓12 `: rows hidden above and below a list showing `shown` of `total` rows from
+/// `first` (None when everything shows).
+pub fn scroll_hint(first: usize, shown: usize, total: usize) -> Option<String> {
+    let below = total.saturating_sub(first + shown);
+    (first > 0 || below > 0).then(|| {
+        let mut s = String::from(" ");
+        if first > 0 {
+            s += &format!("↑{first} ");
+        }
+        if below > 0 {
+            s += &format!("↓{below} ");
+        }
+        s
+    })
 }
 
 /// The first row to draw so that `cursor` stays visible in `height` rows.

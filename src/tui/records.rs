@@ -11,6 +11,7 @@ use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
 use super::app::{App, RunState};
+use crate::kat::KatVerdict;
 use crate::measure::stats::per_call;
 use crate::record::TimingRecord;
 use crate::record::journal::{JournalEvent, JournalReader};
@@ -28,6 +29,29 @@ pub fn measured_by(run_dir: &Path) -> Option<String> {
             add.reference_cycles,
         ))
     })
+}
+
+/// What a reader of the printed table must know about how the run was made, from its
+/// campaign: a trial target other than the guide's, and the host problems it consented to.
+pub fn run_notes(run_dir: &Path) -> Vec<String> {
+    let Ok(c) = crate::record::run_dir::read_campaign(run_dir) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    let guide = crate::catalog::Settings::default().trial_target_s;
+    if (c.planning.trial_target_s - guide).abs() > 1e-9 {
+        out.push(format!(
+            "trial target {} s per trial (the guide's: {guide} s)",
+            c.planning.trial_target_s
+        ));
+    }
+    if !c.host_problems().is_empty() {
+        out.push(format!(
+            "measured despite host problems: {}",
+            c.host_problems().join("; ")
+        ));
+    }
+    out
 }
 
 /// How often the journal file is read while following.
@@ -48,46 +72,66 @@ fn snapshot_of(rec: &TimingRecord) -> Option<HistogramSnapshot> {
     })
 }
 
-/// One event per record under `run_dir` (none when there is no such directory).
+/// The KAT verdict of each instance as its records carry it (one event per label, first
+/// record wins), then one event per record under `run_dir` (none when there is no such
+/// directory).
 pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
-    list_records(run_dir)
-        .into_iter()
-        .map(|(path, rec)| {
-            let job = JobKey {
-                candidate: rec.candidate.clone(),
+    let records = list_records(run_dir);
+    let mut kats: Vec<EngineEvent> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (_, rec) in &records {
+        // A verdict only the harness writes (BUILDFAIL, PARTIAL) has no KAT state to show.
+        let KatVerdict::Status(status) = &rec.kat else {
+            continue;
+        };
+        if seen.insert(rec.label.clone()) {
+            kats.push(EngineEvent::KatFinished {
                 label: rec.label.clone(),
-                input_bytes: rec.input_bytes,
-            };
-            if rec.status.is_complete() {
-                #[allow(clippy::useless_conversion)]
-                let summary = rec.summary().into();
-                EngineEvent::JobFinished {
-                    job,
-                    summary,
-                    record: path,
-                    snapshot: snapshot_of(&rec),
-                }
-            } else {
-                let reason = rec
-                    .cyclescope
-                    .as_ref()
-                    .and_then(|a| a.failure.clone())
-                    .unwrap_or_else(|| {
-                        JobFailure::new(FailureKind::Unexplained, rec.status.to_string())
-                    });
-                let stderr_tail = rec
-                    .processes
-                    .last()
-                    .map_or_else(String::new, |p| p.stderr.clone());
-                EngineEvent::JobFailed {
-                    job,
-                    reason,
-                    stderr_tail,
-                    record: Some(path),
-                }
+                status: *status,
+                detail: "as recorded in this run".into(),
+                log: rec
+                    .kat_log()
+                    .map(|l| run_dir.join(l))
+                    .filter(|p| p.is_file()),
+            });
+        }
+    }
+    kats.extend(records.into_iter().map(|(path, rec)| {
+        let job = JobKey {
+            candidate: rec.candidate.clone(),
+            label: rec.label.clone(),
+            input_bytes: rec.input_bytes,
+        };
+        if rec.status.is_complete() {
+            #[allow(clippy::useless_conversion)]
+            let summary = rec.summary().into();
+            EngineEvent::JobFinished {
+                job,
+                summary,
+                record: path,
+                snapshot: snapshot_of(&rec),
             }
-        })
-        .collect()
+        } else {
+            let reason = rec
+                .cyclescope
+                .as_ref()
+                .and_then(|a| a.failure.clone())
+                .unwrap_or_else(|| {
+                    JobFailure::new(FailureKind::Unexplained, rec.status.to_string())
+                });
+            let stderr_tail = rec
+                .processes
+                .last()
+                .map_or_else(String::new, |p| p.stderr.clone());
+            EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record: Some(path),
+            }
+        }
+    }));
+    kats
 }
 
 /// Follows the journal of a run another process writes.
@@ -112,9 +156,10 @@ impl Follower {
         }
     }
 
-    /// Events appended since the last call (the whole history on the first); marks the run
-    /// lost when its writer is gone without having finished it.
-    pub fn poll(&mut self, app: &mut App) -> Vec<EngineEvent> {
+    /// Events appended since the last call (the whole history on the first), each with the
+    /// time it happened (seconds since the epoch, for the ETA); marks the run lost when its
+    /// writer is gone without having finished it.
+    pub fn poll(&mut self, app: &mut App) -> Vec<(f64, EngineEvent)> {
         if self
             .last_read
             .is_some_and(|t| t.elapsed() < FOLLOW_INTERVAL)
@@ -145,7 +190,8 @@ impl Follower {
             if let JournalEvent::RunStarted { pid, .. } = &entry.event {
                 self.writer = i32::try_from(*pid).ok().map(Pid::from_raw);
             }
-            events.push(entry.event.into_event(&self.run_dir));
+            let at = entry.unix_seconds().unwrap_or(app.clock);
+            events.push((at, entry.event.into_event(&self.run_dir)));
         }
         if events.is_empty()
             && matches!(app.run, RunState::Running { .. })
@@ -188,7 +234,7 @@ mod tests {
         })
         .unwrap();
         f.last_read = None;
-        for ev in f.poll(&mut app) {
+        for (_, ev) in f.poll(&mut app) {
             app.apply(ev);
         }
         assert!(app.is_running());
@@ -200,7 +246,7 @@ mod tests {
         })
         .unwrap();
         f.last_read = None;
-        for ev in f.poll(&mut app) {
+        for (_, ev) in f.poll(&mut app) {
             app.apply(ev);
         }
         assert_eq!(app.run_word(), "finished");
@@ -218,7 +264,7 @@ mod tests {
             .unwrap();
         let mut app = demo::idle();
         let mut f = Follower::new(dir.path());
-        for ev in f.poll(&mut app) {
+        for (_, ev) in f.poll(&mut app) {
             app.apply(ev);
         }
         f.last_read = None;
@@ -234,11 +280,17 @@ mod tests {
         let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/reference/harness-data");
         let events = load(&reference.join("performance/data/arm_1"));
-        assert_eq!(events.len(), 120);
+        let jobs = events
+            .iter()
+            .filter(|e| matches!(e, EngineEvent::JobFinished { .. }))
+            .count();
+        assert_eq!(jobs, 120);
         let mut app = crate::tui::App::new(vec![], &crate::catalog::Settings::default(), 2);
         for ev in events {
             app.apply(ev);
         }
+        // The records' KAT verdicts come back with them (no `·` for a recorded PASS).
+        assert!(app.kat_state("uHash-512").passed(), "{:?}", app.kat);
         let table = crate::tui::panel::results::markdown(&app);
         let ours: Vec<&str> = table
             .lines()

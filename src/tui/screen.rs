@@ -46,10 +46,11 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         Layout::horizontal([Constraint::Length(left_w), Constraint::Min(0)]).areas(body);
     let [catalog, host] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(host_h)]).areas(left);
+    // On a small screen the results get the rows: charts and progress keep their essentials.
     let (charts_h, progress_h) = if wide {
         (Constraint::Percentage(42), 12)
     } else {
-        (Constraint::Length(9), 6)
+        (Constraint::Length(8), 5)
     };
     let [charts, results, progress] =
         Layout::vertical([charts_h, Constraint::Min(5), Constraint::Length(progress_h)])
@@ -97,8 +98,9 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     let word = app.run_word();
     let color = match &app.run {
         RunState::Idle => DIM,
-        RunState::Running { cancelling: true } => WARN,
-        RunState::Running { .. } => ACCENT,
+        RunState::Running { cancelling: true } | RunState::Kats { cancelling: true } => WARN,
+        RunState::Running { .. } | RunState::Kats { .. } => ACCENT,
+        RunState::Refused { .. } => BAD,
         RunState::Finished {
             cancelled: false,
             failed: 0,

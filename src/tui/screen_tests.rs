@@ -39,6 +39,24 @@ snap!(finished_screen, "finished");
 snap!(fault_screen, "fault");
 snap!(too_small_screen, "too-small");
 snap!(help_screen, "help");
+snap!(rerun_screen, "rerun");
+snap!(refused_screen, "refused");
+snap!(nokat_screen, "nokat");
+
+/// At 100 columns the refusal's footer lists `A` uncut, and the status line leads with it.
+#[test]
+fn the_refusal_reads_right_at_100_columns() {
+    let text = demo::text(&demo::render(&demo::refused(), 100, 30));
+    insta::assert_snapshot!("refused_100x30", text);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(footer.contains("A anyway"), "{footer}");
+    assert!(footer.trim_end().ends_with("quit"), "cut: {footer}");
+    assert!(text.contains("│ refused │"), "{text}");
+    assert!(
+        text.contains("refused: 1 host check(s) fail · A: measure anyway · r: re-check"),
+        "{text}"
+    );
+}
 
 #[test]
 fn the_minimum_size_gets_the_full_layout_and_one_less_does_not() {

@@ -105,14 +105,16 @@ pub(crate) fn run_with(
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
+    // The host gate comes first: a refused run leaves no folder behind.
+    let host = HostGate::check(&req.host_root, req.cpu)?;
+    open::refuse_unfixed(req, &host)?;
+    runner.use_reference_clock(host.reference_clock_hz());
     let (dir, journal) = open::lock_and_journal(req)?;
     let mut events = Events {
         journal,
         emit,
         run_dir: &req.run_dir,
     };
-    let host = HostGate::check(&req.host_root, req.cpu)?;
-    runner.use_reference_clock(host.reference_clock_hz());
     let mut campaign = open::open_or_resume(req, &dir, &host)?;
     open::announce(req, &host, &mut events);
     let mut run = Run {

@@ -18,6 +18,7 @@ pub use dataset::{Dataset, ReportError};
 pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};
 
 use crate::format;
+use crate::measure::doubt::Doubt;
 use crate::vocabulary::{JobKey, JobSummary};
 
 /// The §4 header.
@@ -31,8 +32,23 @@ pub const PERF_HEADER: [&str; 7] = [
     "n",
 ];
 
-/// One §4 row: a finished job's figures, or `failed` with its reason in the last column.
+/// One §4 row: a finished job's figures, or `failed` with its reason in the last column. The
+/// mean carries its 95 % confidence interval when the record has one, and ` ⚠` when the
+/// figure is doubtful (`doubt_notes` says why, under the table).
 pub fn perf_cells(
+    key: &JobKey,
+    summary: Option<&JobSummary>,
+    failure: Option<&str>,
+) -> [String; 7] {
+    let mut cells = perf_cells_unmarked(key, summary, failure);
+    if summary.is_some_and(|s| s.doubts.iter().any(Doubt::of_figure)) {
+        cells[2] += " ⚠";
+    }
+    cells
+}
+
+/// As `perf_cells`, without the ⚠ (for a table with its own mark column).
+pub fn perf_cells_unmarked(
     key: &JobKey,
     summary: Option<&JobSummary>,
     failure: Option<&str>,
@@ -41,12 +57,13 @@ pub fn perf_cells(
     let message = format!("{} B", key.input_bytes);
     match summary {
         Some(s) => {
+            let ci = s.ci95_relative.map_or_else(String::new, ci_text);
             let mean = match s.mean_cycles {
                 Some(c) if s.measurements < 100 => {
-                    format!("{} (n={})", format::int(Some(c)), s.measurements)
+                    format!("{}{ci} (n={})", format::int(Some(c)), s.measurements)
                 }
-                Some(c) => format::int(Some(c)),
-                None => format::time(s.mean_seconds),
+                Some(c) => format!("{}{ci}", format::int(Some(c))),
+                None => format!("{}{ci}", format::time(s.mean_seconds)),
             };
             let cpb = s.mean_cycles.map_or(format::MISSING.into(), |c| {
                 format::cycles_per_byte(c, key.input_bytes)
@@ -74,6 +91,31 @@ pub fn perf_cells(
             failure.unwrap_or_default().to_string(),
         ],
     }
+}
+
+/// ` ±1.2 %`: the relative 95 % half-width (whole percent from 10 % up).
+fn ci_text(relative: f64) -> String {
+    let pct = 100.0 * relative;
+    if pct >= 10.0 {
+        format!(" ±{pct:.0} %")
+    } else {
+        format!(" ±{pct:.1} %")
+    }
+}
+
+/// The lines that explain each ⚠ of a §4 table, one per doubt about a figure:
+/// `⚠ `label` 1024 B: <reason>`.
+pub fn doubt_notes<'a>(
+    rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>,
+) -> Vec<String> {
+    rows.into_iter()
+        .flat_map(|(k, s)| {
+            s.doubts
+                .iter()
+                .filter(|d| d.of_figure())
+                .map(move |d| format!("⚠ `{}` {} B: {}", k.label, k.input_bytes, d.text()))
+        })
+        .collect()
 }
 
 /// The §4 table in Markdown (header, rule, one line per row); empty without rows.
@@ -166,6 +208,8 @@ mod tests {
             cycle_source: Some(crate::counter::CycleSource::PerfUserCycles),
             per_call: None,
             disturbed_retries: 0,
+            ci95_relative: None,
+            doubts: vec![],
         };
         let table = perf_table([
             perf_cells(&key, Some(&s), None),
@@ -178,5 +222,61 @@ mod tests {
              | `FEILIAN512` | 1024 B | failed | – | – | – | CRASH |\n"
         );
         assert_eq!(perf_table(Vec::new()), "");
+    }
+
+    #[test]
+    fn the_mean_carries_its_interval_and_a_doubtful_figure_its_mark() {
+        let key = JobKey {
+            candidate: "hash-10".into(),
+            label: "FEILIAN512".into(),
+            input_bytes: 512,
+        };
+        let s = JobSummary {
+            status: crate::vocabulary::RecordStatus::Complete,
+            kat: crate::kat::KatStatus::Nokat.into(),
+            mean_cycles: Some(17_300.0),
+            mean_seconds: 6.6e-06,
+            throughput_mb_per_second: 77.6,
+            measurements: 100_000,
+            trials: 5,
+            iterations_per_trial: 20_000,
+            cycle_source: Some(crate::counter::CycleSource::Tsc),
+            per_call: None,
+            disturbed_retries: 10,
+            ci95_relative: Some(0.012),
+            doubts: vec![
+                Doubt::MeanOutsideBody {
+                    mean: 17_300.0,
+                    low: 5800.0,
+                    high: 7647.0,
+                },
+                Doubt::KatNotPassed {
+                    kat: "NOKAT".into(),
+                },
+            ],
+        };
+        assert_eq!(perf_cells(&key, Some(&s), None)[2], "17.3 k ±1.2 % ⚠");
+        assert_eq!(
+            perf_cells_unmarked(&key, Some(&s), None)[2],
+            "17.3 k ±1.2 %"
+        );
+        // Only the doubt about the figure is noted under the table; the KAT has its section.
+        assert_eq!(
+            doubt_notes([(&key, &s)]),
+            vec![
+                "⚠ `FEILIAN512` 512 B: loop mean 17.3 k outside the per-call body 5800…7647: \
+                 the loop was disturbed or the calls vary; measure again and compare"
+            ]
+        );
+        let clean = JobSummary {
+            ci95_relative: Some(0.25),
+            doubts: vec![],
+            measurements: 87,
+            ..s
+        };
+        assert_eq!(
+            perf_cells(&key, Some(&clean), None)[2],
+            "17.3 k ±25 % (n=87)"
+        );
     }
 }

@@ -120,9 +120,16 @@ impl Progress {
             } => {
                 let frac = *calls_done as f64 / (*calls_total).max(1) as f64;
                 let bar = bar(frac, 20);
+                // Per-call samples count the per-call counter's unit: reference cycles for the
+                // TSC, core cycles for perf, plain ticks for a slower reference counter.
+                let unit = match snapshot.per_call_source.as_str() {
+                    "tsc" => "ref. cycles",
+                    s if s.starts_with("perf_event") => "cycles",
+                    _ => "ticks",
+                };
                 let p50 = snapshot
                     .per_call
-                    .map_or(String::new(), |p| format!("  p50 {} ticks/call", p.p50));
+                    .map_or(String::new(), |p| format!("  p50 {} {unit}/call", p.p50));
                 let eta = self.eta();
                 self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
             }

@@ -7,7 +7,7 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::{App, Chart, HistView, HostRow, LogLevel, Mode, Panel, RunSpec, RunState};
+use super::{App, Chart, HistView, HostRow, LogLevel, Mode, Panel, RunState};
 use crate::catalog::GUIDE_LENGTHS;
 use crate::host::Status as CheckStatus;
 use crate::tui::action::{Action, Effect};
@@ -83,6 +83,16 @@ impl App {
                 }
                 None
             }
+            Mode::ConfirmQuit => {
+                self.mode = Mode::Normal;
+                match ev.code {
+                    KeyCode::Char('y' | 'Y') => Some(Effect::Quit),
+                    _ => {
+                        self.push_log(LogLevel::Info, "staying: the run goes on");
+                        None
+                    }
+                }
+            }
             Mode::Help => {
                 // Any key closes the help; the ones that mean something else still do it.
                 self.mode = Mode::Normal;
@@ -102,7 +112,8 @@ impl App {
             return None;
         }
         match action {
-            Action::Quit | Action::ForceQuit => return Some(Effect::Quit),
+            Action::ForceQuit => return Some(Effect::Quit),
+            Action::Quit => return self.leave(),
             Action::Help => {
                 self.mode = if self.mode == Mode::Help {
                     Mode::Normal
@@ -117,7 +128,7 @@ impl App {
                     self.filter.clear();
                     self.clamp_cursor();
                 } else {
-                    return Some(Effect::Quit);
+                    return self.leave();
                 }
             }
             Action::FocusNext | Action::FocusPrev => {
@@ -151,18 +162,56 @@ impl App {
             }
             Action::CustomLength => self.mode = Mode::LengthInput(String::new()),
             Action::Start => return self.start(),
-            Action::StartAnyway => {
-                if !self.allow_unfixed_host {
-                    self.allow_unfixed_host = true;
-                    self.push_log(
-                        LogLevel::Warn,
-                        "measuring on this host despite failed checks: the problems are stored with the run",
-                    );
+            Action::StartAnyway => return self.start_anyway(),
+            Action::RunKats => return self.run_kats(),
+            Action::PinBaseline => self.pin_baseline(),
+            Action::SortResults => {
+                self.results_sort = match self.results_sort {
+                    None => Some((0, false)),
+                    Some((c, d)) if c + 1 < crate::report::PERF_HEADER.len() => Some((c + 1, d)),
+                    Some(_) => None,
+                };
+            }
+            Action::ReverseSort => {
+                self.results_sort = Some(match self.results_sort {
+                    Some((c, d)) => (c, !d),
+                    None => (0, true),
+                });
+            }
+            Action::CurveScale => {
+                let log = self.curve_is_log();
+                self.curve_log = Some(!log);
+            }
+            Action::ToggleSeries => {
+                if let Some(s) = self.curves().get(self.curve_series) {
+                    let label = s.label.clone();
+                    if !self.curve_hidden.remove(&label) {
+                        self.curve_hidden.insert(label);
+                    }
                 }
-                return self.start();
+            }
+            Action::CurvePrev | Action::CurveNext => {
+                let n = self.curve_lengths().len();
+                if n > 0 {
+                    let at = self.curve_length.min(n - 1);
+                    self.curve_length = if action == Action::CurveNext {
+                        (at + 1).min(n - 1)
+                    } else {
+                        at.saturating_sub(1)
+                    };
+                }
+            }
+            Action::Export => {
+                if self.result_rows().is_empty() {
+                    self.push_log(LogLevel::Info, "no results to export yet");
+                } else {
+                    return Some(Effect::Export);
+                }
             }
             Action::Cancel => {
-                if let RunState::Running { cancelling } = &mut self.run {
+                if let RunState::Running { cancelling } | RunState::Kats { cancelling } =
+                    &mut self.run
+                {
                     if !*cancelling {
                         *cancelling = true;
                         self.push_log(LogLevel::Warn, "cancelling: the trial in flight is dropped");
@@ -234,7 +283,10 @@ impl App {
                 step(&mut self.log_back, !up, self.log.len());
             }
             Panel::Histogram => self.step_histogram(!up),
-            Panel::Curve => {}
+            Panel::Curve => {
+                let n = self.curves().len();
+                step(&mut self.curve_series, up, n);
+            }
         }
     }
 
@@ -251,10 +303,14 @@ impl App {
         let key = self
             .result_rows()
             .get(self.results_cursor)
-            .map(|r| r.key.clone());
-        if let Some(k) = key {
-            if self.job(&k).is_some_and(|j| j.snapshot.is_some()) {
-                self.hist_view = HistView::Job(k);
+            .map(|r| (r.key.clone(), r.run));
+        if let Some((k, run)) = key {
+            let has = self
+                .jobs
+                .iter()
+                .any(|j| j.key == k && j.run == run && j.snapshot.is_some());
+            if has {
+                self.hist_view = HistView::RunJob(k, run);
                 self.chart = Chart::Histogram;
             } else {
                 self.push_log(
@@ -281,44 +337,6 @@ impl App {
         self.hist_view = HistView::Job(keys[next].clone());
     }
 
-    fn start(&mut self) -> Option<Effect> {
-        if self.is_running() {
-            self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
-            return None;
-        }
-        let instances = self.selected_instances();
-        if instances.is_empty() {
-            self.push_log(
-                LogLevel::Warn,
-                "select at least one instance first (Space in the catalog)",
-            );
-            return None;
-        }
-        if self.lengths.is_empty() {
-            self.push_log(
-                LogLevel::Warn,
-                "choose at least one message length first (1–8, or l)",
-            );
-            return None;
-        }
-        let kat_passed = instances
-            .iter()
-            .filter(|i| self.kat_state(&i.label).passed())
-            .filter_map(|i| Some((i.label.clone(), self.kat_logs.get(&i.label)?.clone())))
-            .collect();
-        self.run_labels = instances.iter().map(|i| i.label.clone()).collect();
-        self.run_lengths = self.lengths.clone();
-        self.run = RunState::Running { cancelling: false };
-        Some(Effect::Start(RunSpec {
-            instances,
-            lengths: self.lengths.clone(),
-            cpu: self.cpu,
-            planning: self.planning,
-            kat_passed,
-            allow_unfixed_host: self.allow_unfixed_host,
-        }))
-    }
-
     fn recheck_host(&mut self) -> Option<Effect> {
         if self.is_running() {
             // The clock probe would compete with the measurement for the CPU.
@@ -340,7 +358,7 @@ impl App {
     pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
         let pos = Position::new(ev.column, ev.row);
         let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
-        if self.mode == Mode::Help {
+        if matches!(self.mode, Mode::Help | Mode::ConfirmQuit) {
             self.mode = Mode::Normal;
         }
         self.dirty = true;

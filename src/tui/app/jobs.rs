@@ -1,6 +1,8 @@
-//! Jobs (instance × length) as the engine reported them, and the views derived from them:
-//! the results rows (report §4 order), the cycles/byte curves with their pseudoXOF reference,
-//! and the run's progress and ETA. Derived on demand, never stored twice.
+//! Jobs (instance × length) of every run this session, as the engine reported them, and the
+//! views derived from them: the results rows (current run first, report §4 order within a
+//! run), the cycles/byte curves with their pseudoXOF reference, and the current run's
+//! progress and ETA (from the measured time of its finished jobs). Derived on demand, never
+//! stored twice.
 
 use crate::measure::TrialPlan;
 use crate::vocabulary::{HistogramSnapshot, JobKey, JobSummary};
@@ -19,7 +21,6 @@ pub enum JobState {
     Done(Box<JobSummary>),
     Failed {
         reason: String,
-        #[expect(dead_code, reason = "the row detail will show it")]
         stderr_tail: String,
     },
 }
@@ -27,20 +28,28 @@ pub enum JobState {
 #[derive(Debug, Clone)]
 pub struct Job {
     pub key: JobKey,
+    /// The run it belongs to (index into `App::runs`).
+    pub run: usize,
     pub plan: Option<TrialPlan>,
     pub state: JobState,
     pub snapshot: Option<HistogramSnapshot>,
     pub retries: u32,
+    /// When it started and how long it took, on the events' clock (`App::clock`).
+    pub started_at: Option<f64>,
+    pub took_s: Option<f64>,
 }
 
 impl Job {
-    pub fn new(key: JobKey) -> Self {
+    pub fn new(key: JobKey, run: usize) -> Self {
         Self {
             key,
+            run,
             plan: None,
             state: JobState::Planned,
             snapshot: None,
             retries: 0,
+            started_at: None,
+            took_s: None,
         }
     }
 
@@ -89,10 +98,29 @@ pub fn natural_key(label: &str) -> Vec<(String, u64)> {
 #[derive(Debug, Clone)]
 pub struct ResultRow<'a> {
     pub key: &'a JobKey,
+    /// The run it belongs to (index into `App::runs`).
+    pub run: usize,
     pub summary: Option<&'a JobSummary>,
     pub failure: Option<&'a str>,
-    #[expect(dead_code, reason = "the results panel will mark disturbed jobs")]
+    /// The end of the worker's stderr, for a failed job.
+    pub stderr_tail: Option<&'a str>,
+    /// Disturbed trials re-run while measuring it.
     pub retries: u32,
+}
+
+/// A row's value in §4 column `column` (1…6) for sorting; None for a failed job's figures.
+fn sort_value(r: &ResultRow, column: usize) -> Option<f64> {
+    let s = r.summary;
+    match column {
+        1 => Some(r.key.input_bytes as f64),
+        2 => s.map(|s| s.mean_cycles.unwrap_or(s.mean_seconds)),
+        3 => s
+            .and_then(|s| s.mean_cycles)
+            .map(|c| c / r.key.input_bytes.max(1) as f64),
+        4 => s.map(|s| s.mean_seconds),
+        5 => s.map(|s| s.throughput_mb_per_second),
+        _ => s.map(|s| s.measurements as f64),
+    }
 }
 
 /// One instance's cycles/byte against message length.
@@ -106,64 +134,106 @@ pub struct CurveSeries {
 }
 
 impl App {
+    /// The job of `key` in the newest run that has one.
     pub fn job(&self, key: &JobKey) -> Option<&Job> {
-        self.jobs.iter().find(|j| &j.key == key)
+        self.jobs.iter().rev().find(|j| &j.key == key)
     }
 
+    /// The job of `key` in the current run, created when new.
     pub(super) fn job_mut(&mut self, key: &JobKey) -> &mut Job {
-        let at = match self.jobs.iter().position(|j| &j.key == key) {
+        let run = self.current_run();
+        let at = match self.jobs.iter().position(|j| &j.key == key && j.run == run) {
             Some(at) => at,
             None => {
-                self.jobs.push(Job::new(key.clone()));
+                self.jobs.push(Job::new(key.clone(), run));
                 self.jobs.len() - 1
             }
         };
         &mut self.jobs[at]
     }
 
-    /// Finished jobs in the report's order: catalog order of the instance, then length.
+    /// Finished jobs: the newest run first, earlier runs after it; within a run the report's
+    /// order (catalog order of the instance, then length).
     pub fn result_rows(&self) -> Vec<ResultRow<'_>> {
         let mut rows: Vec<ResultRow<'_>> = self
             .jobs
             .iter()
-            .filter_map(|j| match &j.state {
-                JobState::Done(s) => Some(ResultRow {
+            .filter_map(|j| {
+                let (summary, failure, stderr_tail) = match &j.state {
+                    JobState::Done(s) => (Some(&**s), None, None),
+                    JobState::Failed {
+                        reason,
+                        stderr_tail,
+                    } => (None, Some(reason.as_str()), Some(stderr_tail.as_str())),
+                    _ => return None,
+                };
+                Some(ResultRow {
                     key: &j.key,
-                    summary: Some(s),
-                    failure: None,
+                    run: j.run,
+                    summary,
+                    failure,
+                    stderr_tail,
                     retries: j.retries,
-                }),
-                JobState::Failed { reason, .. } => Some(ResultRow {
-                    key: &j.key,
-                    summary: None,
-                    failure: Some(reason),
-                    retries: j.retries,
-                }),
-                _ => None,
+                })
             })
             .collect();
         rows.sort_by_cached_key(|r| {
             (
+                std::cmp::Reverse(r.run),
                 self.label_rank(&r.key.label),
                 natural_key(&r.key.label),
                 r.key.input_bytes,
             )
         });
+        if let Some((column, descending)) = self.results_sort {
+            // Stable: rows equal in the column keep the report's order; runs stay grouped,
+            // failed rows last.
+            rows.sort_by(|a, b| {
+                let by = if column == 0 {
+                    let by = natural_key(&a.key.label).cmp(&natural_key(&b.key.label));
+                    if descending { by.reverse() } else { by }
+                } else {
+                    match (sort_value(a, column), sort_value(b, column)) {
+                        (Some(x), Some(y)) if descending => y.total_cmp(&x),
+                        (Some(x), Some(y)) => x.total_cmp(&y),
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        (None, Some(_)) => std::cmp::Ordering::Greater,
+                        (None, None) => std::cmp::Ordering::Equal,
+                    }
+                };
+                b.run.cmp(&a.run).then(by)
+            });
+        }
         rows
     }
 
-    fn cycles_per_byte(&self, label: &str) -> Vec<(u64, f64)> {
-        let mut pts: Vec<(u64, f64)> = self
+    /// How many runs have rows in the results.
+    pub fn result_runs(&self) -> Vec<usize> {
+        let mut runs: Vec<usize> = self
             .jobs
             .iter()
-            .filter(|j| j.key.label == label && j.key.input_bytes > 0)
-            .filter_map(|j| match &j.state {
-                JobState::Done(s) => s
-                    .mean_cycles
-                    .map(|c| (j.key.input_bytes, c / j.key.input_bytes as f64)),
-                _ => None,
-            })
+            .filter(|j| j.is_finished())
+            .map(|j| j.run)
             .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        runs
+    }
+
+    /// The newest figure of `label` at each length, as cycles per byte.
+    fn cycles_per_byte(&self, label: &str) -> Vec<(u64, f64)> {
+        let mut pts: Vec<(u64, f64)> = Vec::new();
+        for j in self.jobs.iter().rev() {
+            if j.key.label != label || j.key.input_bytes == 0 {
+                continue;
+            }
+            if let JobState::Done(s) = &j.state
+                && let Some(c) = s.mean_cycles
+                && !pts.iter().any(|p| p.0 == j.key.input_bytes)
+            {
+                pts.push((j.key.input_bytes, c / j.key.input_bytes as f64));
+            }
+        }
         pts.sort_by_key(|p| p.0);
         pts
     }
@@ -209,10 +279,42 @@ impl App {
         out
     }
 
+    /// Lengths with a point in some curve, ascending (the readout steps through them).
+    pub fn curve_lengths(&self) -> Vec<u64> {
+        let mut lens: Vec<u64> = self
+            .curves()
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .collect();
+        lens.sort_unstable();
+        lens.dedup();
+        lens
+    }
+
+    /// Whether the visible curves differ by more than 10× (then a log y axis shows them all).
+    pub fn curve_wants_log(&self) -> bool {
+        let ys: Vec<f64> = self
+            .curves()
+            .iter()
+            .filter(|s| !self.curve_hidden.contains(&s.label))
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| *y > 0.0)
+            .collect();
+        let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ys.iter().copied().fold(0.0f64, f64::max);
+        lo.is_finite() && hi > 10.0 * lo
+    }
+
+    /// Whether the curve draws a log y axis now.
+    pub fn curve_is_log(&self) -> bool {
+        self.curve_log.unwrap_or_else(|| self.curve_wants_log())
+    }
+
     /// The job the histogram shows.
     pub fn hist_job(&self) -> Option<&Job> {
         match &self.hist_view {
             HistView::Job(k) => self.job(k),
+            HistView::RunJob(k, run) => self.jobs.iter().find(|j| &j.key == k && j.run == *run),
             HistView::Live => self
                 .current
                 .as_ref()
@@ -237,6 +339,7 @@ impl App {
             .map(|j| &j.key)
             .collect();
         keys.sort_by_key(|k| (self.label_rank(&k.label), k.input_bytes));
+        keys.dedup();
         keys
     }
 
@@ -246,25 +349,30 @@ impl App {
         let done = self
             .jobs
             .iter()
-            .filter(|j| self.in_run(&j.key) && j.is_finished())
+            .filter(|j| self.in_run(j) && j.is_finished())
             .count();
         (done, total.max(done))
     }
 
-    fn in_run(&self, k: &JobKey) -> bool {
-        self.run_labels.contains(&k.label) && self.run_lengths.contains(&k.input_bytes)
+    fn in_run(&self, j: &Job) -> bool {
+        !self.runs.is_empty()
+            && j.run == self.runs.len() - 1
+            && self.run_labels.contains(&j.key.label)
+            && self.run_lengths.contains(&j.key.input_bytes)
     }
 
-    /// Seconds left by the plans' estimates: planned work not yet done, and for jobs not
-    /// planned yet the mean estimate of those that are. None before any job is planned.
+    /// Seconds left: the plans' estimates of the work not done (for jobs not planned yet,
+    /// the mean estimate of those that are), scaled by how long this run's finished jobs
+    /// really took against their estimates (process start-up, retries and a busy host are
+    /// not in the plan). None before any job is planned.
     pub fn eta_seconds(&self) -> Option<f64> {
-        if !self.is_running() {
+        if !matches!(self.run, RunState::Running { .. }) {
             return None;
         }
         let planned: Vec<&Job> = self
             .jobs
             .iter()
-            .filter(|j| self.in_run(&j.key) && j.plan.is_some())
+            .filter(|j| self.in_run(j) && j.plan.is_some())
             .collect();
         if planned.is_empty() {
             return None;
@@ -277,7 +385,21 @@ impl App {
             .sum();
         let (_, total) = self.run_counts();
         let unplanned = total.saturating_sub(planned.len());
-        Some(left + unplanned as f64 * mean)
+        Some((left + unplanned as f64 * mean) * self.time_factor(&planned))
+    }
+
+    /// Measured time over estimated time of the finished jobs (1 before any finished).
+    fn time_factor(&self, planned: &[&Job]) -> f64 {
+        let (took, est) = planned
+            .iter()
+            .filter(|j| j.is_finished())
+            .filter_map(|j| Some((j.took_s?, j.plan?.estimated_s)))
+            .fold((0.0, 0.0), |(a, b), (t, e)| (a + t, b + e));
+        if took > 0.0 && est > 0.0 {
+            took / est
+        } else {
+            1.0
+        }
     }
 
     /// A one-word state for the title bar.
@@ -286,7 +408,11 @@ impl App {
             RunState::Idle => "idle".into(),
             RunState::Running { cancelling: true } => "cancelling".into(),
             RunState::Running { .. } if self.current.is_some() => "measuring".into(),
+            RunState::Running { .. } if self.read_only => "watching".into(),
             RunState::Running { .. } => "preparing".into(),
+            RunState::Kats { cancelling: true } => "cancelling KATs".into(),
+            RunState::Kats { .. } => "checking KATs".into(),
+            RunState::Refused { .. } => "refused".into(),
             RunState::Finished {
                 cancelled: true, ..
             } => "cancelled".into(),

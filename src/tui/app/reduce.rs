@@ -5,7 +5,8 @@
 use crate::format;
 use crate::vocabulary::EngineEvent;
 
-use super::{App, HistView, JobState, KatState, LogLevel, RunState};
+use super::{App, HistView, HostRow, JobState, KatState, LogLevel, RunState};
+use crate::host::Status as HostStatus;
 
 /// Lines of a worker's stderr tail copied into the log on a fault.
 const STDERR_LINES: usize = 3;
@@ -30,6 +31,8 @@ impl App {
                         run_dir.display()
                     ),
                 );
+                self.enter_run_folder(&run_dir);
+                self.run_announced = true;
                 self.run_dir = Some(run_dir);
                 self.run_labels = labels;
                 self.run_lengths = lengths;
@@ -37,6 +40,19 @@ impl App {
                 self.hist_view = HistView::Live;
             }
             EngineEvent::HostProblems { problems } => {
+                if self.read_only {
+                    // Watching: the writer's own host check is the one that counts.
+                    self.host = problems
+                        .iter()
+                        .map(|p| HostRow {
+                            name: "problem".into(),
+                            status: HostStatus::Fail,
+                            value: p.clone(),
+                            hint: Some(format!("accepted by the writing process: {p}")),
+                        })
+                        .collect();
+                    self.host_cursor = 0;
+                }
                 for p in problems {
                     self.push_log(LogLevel::Warn, format!("host: {p}"));
                 }
@@ -75,6 +91,7 @@ impl App {
                 j.retries = 0;
             }
             EngineEvent::JobStarted { job } => {
+                let clock = self.clock;
                 let j = self.job_mut(&job);
                 let trials = j.plan.map_or(0, |p| p.trials);
                 j.state = JobState::Running {
@@ -84,6 +101,7 @@ impl App {
                     calls_total: 0,
                 };
                 j.snapshot = None;
+                j.started_at = Some(clock);
                 self.current = Some(job);
             }
             EngineEvent::TrialProgress {
@@ -123,7 +141,9 @@ impl App {
                     None => format::time(summary.mean_seconds),
                 };
                 self.push_log(LogLevel::Good, format!("{job}: {figure} (n={n})"));
+                let clock = self.clock;
                 let j = self.job_mut(&job);
+                j.took_s = j.started_at.map(|t| clock - t);
                 // `into` accepts the summary boxed or not.
                 #[allow(clippy::useless_conversion)]
                 let summary: Box<_> = summary.into();
@@ -148,7 +168,10 @@ impl App {
                 for line in &tail[tail.len().saturating_sub(STDERR_LINES)..] {
                     self.push_log(LogLevel::Bad, format!("  stderr│ {line}"));
                 }
-                self.job_mut(&job).state = JobState::Failed {
+                let clock = self.clock;
+                let j = self.job_mut(&job);
+                j.took_s = j.started_at.map(|t| clock - t);
+                j.state = JobState::Failed {
                     reason,
                     stderr_tail,
                 };
@@ -161,6 +184,10 @@ impl App {
                 finished,
                 failed,
             } => {
+                if matches!(self.run, RunState::Refused { .. }) {
+                    // The refusal already said how this run ended.
+                    return;
+                }
                 // Jobs the run left unfinished (a cancelled trial) are not results.
                 self.jobs.retain(|j| j.is_finished());
                 self.current = None;

@@ -8,9 +8,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ACCENT, BAD, DIM, block, cursor_style, fit, kat_span, scroll_start};
+use super::{
+    ACCENT, BAD, DIM, WARN, block, cursor_style, fit, kat_span, scroll_hint, scroll_start,
+};
 use crate::catalog::GUIDE_LENGTHS;
 use crate::format;
+use crate::kat::KatStatus;
 use crate::tui::app::{App, KatState, Mode, Panel, TreeRow};
 
 /// Draws the panel; returns the tree's row area and its first visible row.
@@ -18,7 +21,6 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let title = format!("Catalog · {} selected", app.selected.len());
     let blk = block(app, Panel::Catalog, title);
     let inner = blk.inner(area);
-    frame.render_widget(blk, area);
     let [tree, lengths, detail] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(1),
@@ -29,15 +31,32 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let rows = app.tree_rows();
     let height = usize::from(tree.height);
     let first = scroll_start(app.cursor, height);
+    let blk = match scroll_hint(first, height, rows.len()) {
+        Some(h) => blk.title_bottom(Line::from(h).right_aligned()),
+        None => blk,
+    };
+    frame.render_widget(blk, area);
     let focused = app.focus == Panel::Catalog;
     let width = usize::from(tree.width);
+    // The KAT column fits the longest status word shown (MISMATCH, CRYPTOFAIL, …).
+    let kat_w = rows
+        .iter()
+        .filter_map(|r| match r {
+            TreeRow::Instance(ci, ii) => {
+                Some(kat_span(app.kat_state(&app.candidates[*ci].instances[*ii].label)).width())
+            }
+            TreeRow::Candidate(_) => None,
+        })
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let lines: Vec<Line> = rows
         .iter()
         .enumerate()
         .skip(first)
         .take(height)
         .map(|(i, row)| {
-            let mut line = tree_line(app, *row, width);
+            let mut line = tree_line(app, *row, width, kat_w);
             if i == app.cursor {
                 line = line.patch_style(cursor_style(focused));
             }
@@ -60,7 +79,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     Some((tree, first))
 }
 
-fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
+fn tree_line(app: &App, row: TreeRow, width: usize, kat_w: usize) -> Line<'static> {
     match row {
         TreeRow::Candidate(ci) => {
             let c = &app.candidates[ci];
@@ -79,8 +98,10 @@ fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
             let inst = &app.candidates[ci].instances[ii];
             let on = app.selected.contains(&inst.label);
             let mark = if on { "[x] " } else { "[ ] " };
-            // " [x] " + label + bits(5) + " " + KAT(4)
-            let label_w = width.saturating_sub(1 + 4 + 5 + 1 + 4).max(4);
+            // " [x] " + label + bits(5) + " " + KAT(kat_w), the status right-aligned
+            let label_w = width.saturating_sub(1 + 4 + 5 + 1 + kat_w).max(4);
+            let kat = kat_span(app.kat_state(&inst.label));
+            let pad = " ".repeat(kat_w.saturating_sub(kat.width()));
             Line::from(vec![
                 Span::raw(" "),
                 Span::styled(
@@ -93,7 +114,8 @@ fn tree_line(app: &App, row: TreeRow, width: usize) -> Line<'static> {
                 ),
                 Span::raw(format!("{:<label_w$}", fit(&inst.label, label_w))),
                 Span::styled(format!("{:>5} ", inst.digest_bits), Style::new().fg(DIM)),
-                kat_span(app.kat_state(&inst.label)),
+                Span::raw(pad),
+                kat,
             ])
         }
     }
@@ -107,7 +129,13 @@ fn length_toggles(app: &App) -> Line<'static> {
         } else {
             Style::new().fg(DIM)
         };
-        spans.push(Span::styled(format!("S{}", i + 1), style));
+        // Chosen or not shows without colour too (NO_COLOR): `S4` chosen, `·4` not.
+        let text = if app.has_guide_length(i) {
+            format!("S{}", i + 1)
+        } else {
+            format!("·{}", i + 1)
+        };
+        spans.push(Span::styled(text, style));
         spans.push(Span::raw(" "));
     }
     let custom = app.custom_lengths().count();
@@ -143,9 +171,16 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         && let KatState::Done { status, detail } = app.kat_state(&inst.label)
         && !status.is_pass()
     {
+        let nokat = *status == KatStatus::Nokat;
+        // The way on comes first: a long detail is cut at the panel's edge.
+        let way = if app.allow_kat_fail || app.read_only {
+            ""
+        } else {
+            "A times it anyway · "
+        };
         return Line::from(Span::styled(
-            fit(&format!("KAT {status}: {detail}"), width),
-            Style::new().fg(BAD),
+            fit(&format!("{way}KAT {status}: {detail}"), width),
+            Style::new().fg(if nokat { WARN } else { BAD }),
         ));
     }
     let lengths: Vec<String> = app.lengths.iter().map(|&l| format::size(l)).collect();
@@ -169,10 +204,13 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(text.contains("Catalog · 3 selected"), "{text}");
-        assert!(text.contains("[x] pseudohash-512   512 FAIL"), "{text}");
-        assert!(text.contains("[x] sm3hash-256      256 PASS"), "{text}");
-        assert!(text.contains("[ ] pseudoXOF-256    256   ·"), "{text}");
-        assert!(text.contains("len S1 S2 S3 S4 S5 S6 S7 S8"), "{text}");
+        // The status by its name; the column widens to the longest word shown.
+        assert!(text.contains("[x] pseudohash…  512 MISMATCH"), "{text}");
+        assert!(text.contains("[x] sm3hash-256  256     PASS"), "{text}");
+        assert!(text.contains("[ ] pseudoXOF-…  256        ·"), "{text}");
+        assert!(text.contains("len S1 ·2 ·3 S4 ·5 ·6 ·7 ·8"), "{text}");
+        // 14 rows of tree in 13: the border says how many are hidden below.
+        assert!(text.contains(" ↓1 ┛"), "{text}");
         assert!(text.contains("32 B · 1 KiB"), "{text}");
     }
 
@@ -183,7 +221,7 @@ mod tests {
         let text = demo::draw_text(40, 16, |f| {
             render(f, f.area(), &app);
         });
-        assert!(text.contains("KAT MISMATCH: vector 17"), "{text}");
+        assert!(text.contains("A times it anyway · KAT MISMATCH"), "{text}");
         app.filter = "1024".into();
         let text = demo::draw_text(40, 16, |f| {
             render(f, f.area(), &app);

@@ -1,6 +1,8 @@
 //! Curve panel: cycles per byte against message length on a log₂ x axis, one solid line per
 //! measured instance, and the pseudoXOF of the same width dashed as the reference when it has
-//! been measured. Points appear as lengths finish.
+//! been measured. The y axis is logarithmic when the series differ by more than 10× (or as
+//! the operator chose), series can be hidden, and a readout names every visible series' value
+//! at one length. Points appear as lengths finish.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -46,19 +48,62 @@ pub fn dashed(pts: &[(f64, f64)], samples_per_unit: f64) -> Vec<(f64, f64)> {
     out
 }
 
-fn log_points(s: &CurveSeries) -> Vec<(f64, f64)> {
+/// Chart coordinates: log₂ bytes, and cycles/byte or its log₁₀.
+fn chart_points(s: &CurveSeries, log_y: bool) -> Vec<(f64, f64)> {
     s.points
         .iter()
-        .map(|&(b, c)| ((b as f64).log2(), c))
+        .map(|&(b, c)| {
+            let y = if log_y { c.max(1e-9).log10() } else { c };
+            ((b as f64).log2(), y)
+        })
         .collect()
 }
 
+/// The legend's marker of the series under the curve's cursor (while the curve has focus).
+fn cursor_mark(app: &App, i: usize) -> &'static str {
+    if app.focus == Panel::Curve && i == app.curve_series {
+        "▸"
+    } else {
+        ""
+    }
+}
+
+/// A cycles/byte value for an axis label or the readout.
+fn cpb(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// `1 KiB: sm3hash-256 22.5 · pseudoXOF-512 45.1` — the visible series' cycles/byte at the
+/// readout's length (the last length until the operator moves it).
+pub fn readout(app: &App) -> Option<String> {
+    let lens = app.curve_lengths();
+    let len = *lens.get(app.curve_length.min(lens.len().checked_sub(1)?))?;
+    let values: Vec<String> = app
+        .curves()
+        .iter()
+        .filter(|s| !app.curve_hidden.contains(&s.label))
+        .filter_map(|s| {
+            let (_, v) = s.points.iter().find(|p| p.0 == len)?;
+            Some(format!("{} {}", s.label, cpb(*v)))
+        })
+        .collect();
+    Some(format!("{}: {}", format::size(len), values.join(" · ")))
+}
+
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let blk = block(
-        app,
-        Panel::Curve,
-        "Curve · cycles/byte vs message length".into(),
+    let log_y = app.curve_is_log();
+    let title = format!(
+        "Curve · cycles/byte{} vs message length",
+        if log_y { " (log)" } else { "" }
     );
+    let mut blk = block(app, Panel::Curve, title);
+    if let Some(r) = readout(app) {
+        blk = blk.title_bottom(Span::styled(format!(" {r} "), Style::new().fg(DIM)));
+    }
     let series = app.curves();
     if series.is_empty() {
         let inner = blk.inner(area);
@@ -74,6 +119,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let all: Vec<(u64, f64)> = series
         .iter()
+        .filter(|s| !app.curve_hidden.contains(&s.label))
         .flat_map(|s| s.points.iter().copied())
         .collect();
     let mut lens: Vec<u64> = all
@@ -88,7 +134,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .log2()
         .ceil()
         .max(x_lo + 1.0);
-    let y_hi = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let y_max = all.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
+    let y_min = all
+        .iter()
+        .map(|p| p.1)
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min)
+        .min(y_max);
+    // Log: whole decades around the data; linear: from 0 with some headroom.
+    let (y_lo, y_hi) = if log_y {
+        let lo = y_min.log10().floor();
+        (lo, y_max.log10().ceil().max(lo + 1.0))
+    } else {
+        (0.0, y_max * 1.15)
+    };
 
     let per_unit = f64::from(area.width) * 2.0 / (x_hi - x_lo);
     // (legend name, points, style, dashed reference)
@@ -97,17 +156,28 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let pts = log_points(s);
+            // A hidden series stays in the legend, without points, so it can be shown again.
+            let hidden = app.curve_hidden.contains(&s.label);
+            let pts = if hidden {
+                vec![]
+            } else {
+                chart_points(s, log_y)
+            };
+            let mark = if hidden {
+                format!("{mark_at}(hidden) ", mark_at = cursor_mark(app, i))
+            } else {
+                cursor_mark(app, i).to_string()
+            };
             if s.reference {
                 (
-                    format!("{} (ref)", s.label),
+                    format!("{mark}{} (ref)", s.label),
                     dashed(&pts, per_unit),
                     Style::new().fg(REFERENCE),
                     true,
                 )
             } else {
                 (
-                    s.label.clone(),
+                    format!("{mark}{}", s.label),
                     pts,
                     Style::new().fg(PALETTE[i % PALETTE.len()]),
                     false,
@@ -134,9 +204,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .iter()
         .map(|&e| Span::raw(format::size(2f64.powf(e.round()) as u64)))
         .collect();
-    let y_labels: Vec<Span> = [0.0, y_hi / 2.0, y_hi]
+    let y_labels: Vec<Span> = [y_lo, (y_lo + y_hi) / 2.0, y_hi]
         .iter()
-        .map(|&v| Span::raw(format!("{v:.1}")))
+        .map(|&v| Span::raw(cpb(if log_y { 10f64.powf(v) } else { v })))
         .collect();
     let chart = Chart::new(datasets)
         .block(blk)
@@ -153,7 +223,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         )
         .y_axis(
             Axis::default()
-                .bounds([0.0, y_hi])
+                .bounds([y_lo, y_hi])
                 .labels(y_labels)
                 .style(Style::new().fg(DIM)),
         );
@@ -221,5 +291,65 @@ mod render_tests {
         assert!(text.contains("pseudoXOF-256 (ref)"), "{text}");
         let empty = demo::draw_text(70, 8, |f| render(f, f.area(), &demo::idle()));
         assert!(empty.contains("appears as lengths finish"), "{empty}");
+    }
+
+    /// Adds a slow instance (2100 cycles/byte, like uHash) to the finished demo.
+    fn with_a_slow_series() -> App {
+        let mut app = demo::finished();
+        app.selected.insert("pseudohash-1024".into());
+        for bytes in [32, 1024] {
+            app.apply(crate::vocabulary::EngineEvent::JobFinished {
+                job: crate::vocabulary::JobKey {
+                    candidate: "iccs".into(),
+                    label: "pseudohash-1024".into(),
+                    input_bytes: bytes,
+                },
+                summary: Box::new(demo::summary(2100.0 * bytes as f64, bytes)),
+                record: "r.json".into(),
+                snapshot: None,
+            });
+        }
+        app
+    }
+
+    #[test]
+    fn series_apart_by_more_than_ten_times_get_a_log_axis_the_operator_can_change() {
+        use crate::tui::action::Action;
+        let app = demo::finished();
+        assert!(!app.curve_is_log(), "45 against 94 c/B: linear");
+        let mut app = with_a_slow_series();
+        assert!(app.curve_is_log());
+        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
+        assert!(text.contains("cycles/byte (log)"), "{text}");
+        // Whole decades: the fast series are not flattened on the bottom row.
+        assert!(text.contains("10.0") && text.contains("10000"), "{text}");
+        app.act(Action::CurveScale);
+        assert!(!app.curve_is_log());
+        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
+        assert!(!text.contains("(log)"), "{text}");
+    }
+
+    #[test]
+    fn the_readout_names_each_visible_value_and_series_can_be_hidden() {
+        use crate::tui::action::Action;
+        let mut app = with_a_slow_series();
+        app.focus = Panel::Curve;
+        let r = readout(&app).unwrap();
+        assert_eq!(
+            r,
+            "1 KiB: sm3hash-256 22.5 · pseudohash-1024 2100 · pseudoXOF-512 45.1"
+        );
+        app.act(Action::CurvePrev);
+        assert!(readout(&app).unwrap().starts_with("32 B: sm3hash-256 45.9"));
+        // ↓ to pseudohash-1024, Space hides it: gone from the readout, marked in the legend,
+        // and the axis goes back to linear.
+        app.act(Action::Down);
+        app.act(Action::ToggleSeries);
+        assert!(!readout(&app).unwrap().contains("pseudohash-1024"));
+        assert!(!app.curve_is_log());
+        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
+        assert!(text.contains("▸(hidden) pseudohash-1024"), "{text}");
+        app.act(Action::ToggleSeries);
+        assert!(readout(&app).unwrap().contains("pseudohash-1024"));
     }
 }

@@ -17,16 +17,57 @@ fn offered(app: &App, a: Action) -> bool {
         return false;
     }
     match a {
-        Action::Start => !app.is_running(),
+        Action::Start | Action::RunKats | Action::RecheckHost => !app.is_running(),
         Action::Cancel => app.is_running(),
-        Action::RecheckHost => !app.is_running(),
+        Action::StartAnyway => app.consent_applies(),
         Action::HistPrev => app.hist_jobs().len() > 1,
+        Action::PinBaseline => !app.result_rows().is_empty(),
         _ => true,
     }
 }
 
-pub fn hints(app: &App) -> Line<'static> {
+/// Hints dropped first when the footer is too narrow, least needed first.
+const DROPPABLE: [Action; 6] = [
+    Action::HistPrev,
+    Action::FocusNext,
+    Action::Filter,
+    Action::RecheckHost,
+    Action::ToggleLength(0),
+    Action::Help,
+];
+
+/// The hints for a footer `width` columns wide: what the state offers, dropping the least
+/// needed ones until the rest fit uncut.
+pub fn hints(app: &App, width: u16) -> Line<'static> {
+    let mut dropped: Vec<Action> = Vec::new();
+    loop {
+        let line = hints_without(app, &dropped);
+        let Some(next) = DROPPABLE.iter().find(|a| !dropped.contains(a)) else {
+            return line;
+        };
+        if line.width() <= usize::from(width) {
+            return line;
+        }
+        dropped.push(*next);
+    }
+}
+
+fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
     match &app.mode {
+        Mode::ConfirmQuit => {
+            let (done, total) = app.run_counts();
+            return Line::from(vec![
+                Span::styled(
+                    format!(" leave during the run ({done}/{total} jobs)? "),
+                    Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled("y", Style::new().fg(ACCENT).add_modifier(Modifier::BOLD)),
+                Span::styled(
+                    " leave (the run stops; finished records stay, resumable)  any other key stays",
+                    Style::new().fg(ACCENT),
+                ),
+            ]);
+        }
         Mode::Filter => {
             return Line::from(Span::styled(
                 " type to filter · Enter keep · Esc clear",
@@ -54,7 +95,7 @@ pub fn hints(app: &App) -> Line<'static> {
             Scope::Global => true,
             Scope::In(p) => p == app.focus,
         };
-        if !here || !offered(app, b.action) {
+        if !here || !offered(app, b.action) || dropped.contains(&b.action) {
             continue;
         }
         // The first key is enough here; the help overlay names them all.
@@ -73,7 +114,7 @@ pub fn hints(app: &App) -> Line<'static> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    frame.render_widget(hints(app), area);
+    frame.render_widget(hints(app, area.width), area);
 }
 
 #[cfg(test)]
@@ -83,7 +124,7 @@ mod tests {
     use crate::tui::demo;
 
     fn text(app: &App) -> String {
-        hints(app)
+        hints(app, 200)
             .spans
             .iter()
             .map(|s| s.content.as_ref())

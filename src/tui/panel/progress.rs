@@ -38,20 +38,50 @@ pub fn status_line(app: &App) -> String {
         return format!("▶ KAT {label}: {done}/{total} vectors");
     }
     match &app.run {
+        RunState::Idle if app.read_only => "watching · waiting for the run to start".into(),
         RunState::Idle => "idle · Space selects, 1–8 picks lengths, s starts".into(),
-        RunState::Running { cancelling: true } => "cancelling…".into(),
+        RunState::Running { cancelling: true } | RunState::Kats { cancelling: true } => {
+            "cancelling…".into()
+        }
+        RunState::Running { .. } if app.read_only => "watching: the writer prepares…".into(),
         RunState::Running { .. } => "preparing: KAT, host check, calibration…".into(),
+        RunState::Kats { .. } => "checking KATs…".into(),
+        // The way on first: the reasons can be long and are cut at the edge.
+        RunState::Refused { host: true, .. } => format!(
+            "refused: {} host check(s) fail · A: measure anyway · r: re-check",
+            app.host
+                .iter()
+                .filter(|r| r.status == crate::host::Status::Fail)
+                .count()
+        ),
+        RunState::Refused { reason, .. } => format!("refused: {reason}"),
         RunState::Finished {
             cancelled,
             wall,
             finished,
             failed,
-        } => format!(
-            "{} · {finished} done, {failed} failed in {} · s runs again",
-            if *cancelled { "cancelled" } else { "finished" },
-            format::duration(*wall)
-        ),
-        RunState::Lost(why) => format!("the writing process is gone: {why}"),
+        } => {
+            let again = if app.read_only {
+                " · read-only"
+            } else {
+                " · s runs again"
+            };
+            let resume = crate::tui::panel::results::incomplete_line(app)
+                .map_or_else(String::new, |l| format!(" · {l}"));
+            format!(
+                "{} · {finished} done, {failed} failed in {}{again}{resume}",
+                if *cancelled { "cancelled" } else { "finished" },
+                format::duration(*wall)
+            )
+        }
+        RunState::Lost(why) => match &app.run_dir {
+            // The way on first: the reason can be long and is cut at the edge.
+            Some(dir) => format!(
+                "writer gone · resume with `cyclescope run --resume {}` · {why}",
+                crate::catalog::display_path(dir)
+            ),
+            None => format!("the writing process is gone: {why}"),
+        },
     }
 }
 

@@ -1,14 +1,17 @@
 //! Results panel: one row per finished job in the report's §4 layout (instance, message, mean
-//! cycles, cycles/byte, mean time, MB/s, n) with a status mark, dropping right-hand columns
-//! that do not fit. `markdown` prints the same rows as the report's table for the scrollback.
+//! cycles ± 95 % CI, cycles/byte, mean time, MB/s, n) with a status mark — ✓ clean, ⚠
+//! doubtful (the core's doubt rule), ✗ failed — and, with several runs, a run column and the
+//! earlier runs' rows dimmed. The row under the cursor is explained on the detail lines.
+//! `leaving_text` prints the same rows per run folder for the scrollback.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use super::{BAD, DIM, GOOD, WARN, block, cursor_style, scroll_start};
+use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_hint, scroll_start};
+use crate::measure::doubt::Doubt;
 use crate::tui::app::{App, Panel, ResultRow};
 
 /// The report's §4 header.
@@ -18,8 +21,13 @@ pub const HEADER: [&str; 7] = crate::report::PERF_HEADER;
 const SHORT_HEADER: [&str; 7] = ["instance", "msg", "cycles", "c/B", "time", "MB/s", "n"];
 
 /// Column widths for `table` under `header`, and how many columns fit in `width` (dropping
-/// from the right; the mark column and spacing included).
-fn fit_columns(table: &[[String; 7]], header: &[&str; 7], width: u16) -> (Vec<u16>, usize) {
+/// from the right; the mark and run columns and spacing included in `fixed`).
+fn fit_columns(
+    table: &[[String; 7]],
+    header: &[&str; 7],
+    width: u16,
+    fixed: u16,
+) -> (Vec<u16>, usize) {
     let mut widths: Vec<u16> = (0..header.len())
         .map(|c| {
             table
@@ -32,48 +40,106 @@ fn fit_columns(table: &[[String; 7]], header: &[&str; 7], width: u16) -> (Vec<u1
         .collect();
     widths[header.len() - 1] = widths[header.len() - 1].min(24);
     let mut shown = header.len();
-    while shown > 2 && 2 + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > width {
+    while shown > 2 && fixed + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > width {
         shown -= 1;
     }
     (widths, shown)
 }
 
-/// A row's cells in §4 formatting; a failed job reads `failed` with its reason last.
+/// A row's cells in §4 formatting (the mean with its CI); a failed job reads `failed` with
+/// its reason last. The mark has its own column here.
 pub fn cells(r: &ResultRow) -> [String; 7] {
-    crate::report::perf_cells(r.key, r.summary, r.failure)
+    let mut cells = crate::report::perf_cells_unmarked(r.key, r.summary, r.failure);
+    // The workbench writes lengths one way everywhere (64 KiB); the printed table keeps the
+    // report's bytes.
+    cells[1] = crate::format::size(r.key.input_bytes);
+    cells
 }
 
-/// The status mark: ✓ clean, ⚠ usable with a caveat (incomplete, KAT not passed, fewer than
-/// the guide's 100 measurements), ✗ failed. Disturbed trials that were re-run are no caveat:
-/// the kept trials were undisturbed (they stay counted in the log and the record).
+/// Why the row is not clean: the core's doubts about the figure and the job.
+pub fn doubts<'a>(r: &ResultRow<'a>) -> &'a [Doubt] {
+    r.summary.map_or(&[], |s| s.doubts.as_slice())
+}
+
+/// The status mark: ✓ clean, ⚠ doubtful or with a caveat (see `doubts`), ✗ failed.
 pub fn mark(r: &ResultRow) -> (&'static str, Style) {
     match r.summary {
         None => ("✗", Style::new().fg(BAD)),
-        Some(s) if !s.status.is_complete() || !s.kat.is_pass() || s.measurements < 100 => {
-            ("⚠", Style::new().fg(WARN))
-        }
+        Some(_) if !doubts(r).is_empty() => ("⚠", Style::new().fg(WARN)),
         Some(_) => ("✓", Style::new().fg(GOOD)),
     }
 }
 
-/// The finished jobs as the report's §4 Markdown table (empty when nothing finished).
-pub fn markdown(app: &App) -> String {
-    crate::report::perf_table(app.result_rows().iter().map(cells))
+/// `#2`, and ` base` for the pinned baseline.
+fn run_cell(app: &App, run: usize) -> String {
+    if app.baseline == Some(run) {
+        format!("#{} base", run + 1)
+    } else {
+        format!("#{}", run + 1)
+    }
+}
+
+/// The detail of a row, one text per line: its run, then why it is not clean (or that it
+/// is), the disturbed trials re-run, a failure's stderr tail.
+pub fn detail(app: &App, r: &ResultRow) -> Vec<(String, ratatui::style::Color)> {
+    let mut out = Vec::new();
+    let folder = app
+        .runs
+        .get(r.run)
+        .map(|d| crate::catalog::display_path(d))
+        .unwrap_or_default();
+    let retries = if r.retries > 0 {
+        format!(" · {} disturbed trial(s) re-run", r.retries)
+    } else {
+        String::new()
+    };
+    out.push((
+        format!("{} · run #{} {folder}{retries}", r.key, r.run + 1),
+        DIM,
+    ));
+    if let Some(why) = r.failure {
+        out.push((format!("✗ {why}"), BAD));
+        if let Some(line) = r
+            .stderr_tail
+            .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        {
+            out.push((format!("  stderr│ {line}"), BAD));
+        }
+    } else if doubts(r).is_empty() {
+        out.push(("✓ no doubt about this figure".into(), GOOD));
+    } else {
+        for d in doubts(r) {
+            out.push((format!("⚠ {}", d.text()), WARN));
+        }
+    }
+    out
 }
 
 /// Draws the table; returns the body's area and first visible row.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)> {
     let rows = app.result_rows();
+    let runs = app.result_runs();
+    let newest = runs.last().copied();
     let (done, total) = app.run_counts();
-    let title = if total > 0 {
-        format!("Results · {done}/{total} jobs of this run")
+    let mut title = if total > 0 && !app.runs.is_empty() {
+        format!("Results · {done}/{total} jobs of run #{}", app.runs.len())
     } else {
         format!("Results · {}", rows.len())
     };
+    if runs.len() > 1 {
+        title += " · earlier runs dimmed";
+    }
+    if let Some(b) = app.baseline {
+        title += &format!(" · baseline #{}", b + 1);
+    }
+    if let Some((c, descending)) = app.results_sort {
+        let arrow = if descending { "▼" } else { "▲" };
+        title += &format!(" · by {} {arrow}", HEADER[c]);
+    }
     let blk = block(app, Panel::Results, title);
     let inner = blk.inner(area);
-    frame.render_widget(blk, area);
     if rows.is_empty() {
+        frame.render_widget(blk, area);
         frame.render_widget(
             Paragraph::new(Line::from(Span::styled(
                 "finished jobs appear here, one row per instance × length",
@@ -83,16 +149,43 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         );
         return None;
     }
+    // The detail of the row under the cursor; a small panel gives its rows priority unless
+    // the operator is in it.
+    let focused = app.focus == Panel::Results;
+    let detail_h: u16 = match inner.height {
+        0..=4 => 0,
+        5..=7 if focused => 1,
+        5..=7 => 0,
+        _ => 2,
+    };
+    let [grid, detail_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
     let table: Vec<[String; 7]> = rows.iter().map(cells).collect();
+    let run_col = runs.len() > 1 || app.baseline.is_some();
+    let run_w: u16 = if run_col {
+        rows.iter()
+            .map(|r| run_cell(app, r.run).chars().count())
+            .max()
+            .unwrap_or(2)
+            .max(3) as u16
+    } else {
+        0
+    };
+    let fixed = 2 + if run_col { run_w + 1 } else { 0 };
     // The report's headers when every column fits, else the short ones.
-    let (mut header, (mut widths, mut shown)) = (HEADER, fit_columns(&table, &HEADER, inner.width));
+    let (mut header, (mut widths, mut shown)) =
+        (HEADER, fit_columns(&table, &HEADER, grid.width, fixed));
     if shown < HEADER.len() {
         header = SHORT_HEADER;
-        (widths, shown) = fit_columns(&table, &SHORT_HEADER, inner.width);
+        (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
     }
-    let body_h = usize::from(inner.height.saturating_sub(1));
+    let body_h = usize::from(grid.height.saturating_sub(1));
     let first = scroll_start(app.results_cursor, body_h);
-    let focused = app.focus == Panel::Results;
+    let blk = match scroll_hint(first, body_h, rows.len()) {
+        Some(h) => blk.title_bottom(Line::from(h).right_aligned()),
+        None => blk,
+    };
+    frame.render_widget(blk, area);
     let body: Vec<Row> = rows
         .iter()
         .zip(&table)
@@ -101,13 +194,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .take(body_h)
         .map(|(i, (r, cells))| {
             let (m, style) = mark(r);
+            let run = run_col.then(|| Cell::from(run_cell(app, r.run)));
             let mut row = Row::new(
-                std::iter::once(Cell::from(Span::styled(m, style))).chain(
-                    cells[..shown]
-                        .iter()
-                        .map(|c| Cell::from(c.trim_matches('`').to_string())),
-                ),
+                std::iter::once(Cell::from(Span::styled(m, style)))
+                    .chain(run)
+                    .chain(
+                        cells[..shown]
+                            .iter()
+                            .map(|c| Cell::from(c.trim_matches('`').to_string())),
+                    ),
             );
+            if Some(r.run) != newest {
+                row = row.style(Style::new().fg(DIM));
+            }
             if i == app.results_cursor {
                 row = row.style(cursor_style(focused));
             }
@@ -115,24 +214,46 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         })
         .collect();
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
+        .chain(run_col.then_some(Constraint::Length(run_w)))
         .chain(widths[..shown].iter().map(|&w| Constraint::Length(w)))
         .collect();
-    let header = Row::new(std::iter::once("").chain(header[..shown].iter().copied()))
-        .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
+    let header = Row::new(
+        std::iter::once("")
+            .chain(run_col.then_some("run"))
+            .chain(header[..shown].iter().copied()),
+    )
+    .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
     frame.render_widget(
         Table::new(body, constraints)
             .header(header)
             .column_spacing(1),
-        inner,
+        grid,
     );
+    if let Some(r) = rows.get(app.results_cursor) {
+        let width = usize::from(detail_area.width);
+        let lines: Vec<Line> = detail(app, r)
+            .into_iter()
+            .skip(1)
+            .chain(detail(app, r).into_iter().take(1))
+            .take(usize::from(detail_h))
+            .map(|(t, c)| Line::from(Span::styled(fit(&t, width), Style::new().fg(c))))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), detail_area);
+    }
     let body_area = Rect::new(
-        inner.x,
-        inner.y + 1,
-        inner.width,
-        inner.height.saturating_sub(1),
+        grid.x,
+        grid.y + 1,
+        grid.width,
+        grid.height.saturating_sub(1),
     );
     Some((body_area, first))
 }
+
+mod printed;
+
+#[cfg(test)]
+pub use printed::markdown;
+pub use printed::{incomplete_line, leaving_text};
 
 #[cfg(test)]
 mod tests {
@@ -150,14 +271,89 @@ mod tests {
         assert_eq!(lines[1], "|---|---|---|---|---|---|---|");
         assert_eq!(
             lines[2],
-            "| `sm3hash-256` | 32 B | 1469 | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) |"
+            "| `sm3hash-256` | 32 B | 1469 ±0.4 % | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) |"
         );
+        // The disturbed job keeps its figure, marked, and says why under the table.
         assert_eq!(
             lines[5],
-            "| `pseudoXOF-512` | 1024 B | 46.2 k | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) |"
+            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) |"
         );
-        assert_eq!(lines.len(), 6);
+        assert_eq!(
+            lines[7],
+            "⚠ `pseudoXOF-512` 1024 B: 1 kept trial(s) disturbed after 3 attempts (preempted: \
+             waited 5.2 % of the trial for the CPU): stop other work on the measurement CPU and \
+             measure again"
+        );
+        assert_eq!(lines.len(), 8);
         assert_eq!(markdown(&demo::idle()), "");
+    }
+
+    #[test]
+    fn a_doubtful_row_is_marked_and_its_detail_says_why() {
+        let mut app = demo::finished();
+        app.focus = Panel::Results;
+        let rows = app.result_rows();
+        let at = rows
+            .iter()
+            .position(|r| r.key.label == "pseudoXOF-512" && r.key.input_bytes == 1024)
+            .unwrap();
+        assert_eq!(mark(&rows[at]).0, "⚠");
+        assert_eq!(rows[at].retries, 2);
+        app.results_cursor = at;
+        let text = demo::draw_text(120, 10, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(
+            text.contains("⚠ pseudoXOF-512 1 KiB   46.2 k ±3.1 %"),
+            "{text}"
+        );
+        assert!(
+            text.contains("✓ sm3hash-256   32 B    1469 ±0.4 %"),
+            "{text}"
+        );
+        assert!(
+            text.contains("⚠ 1 kept trial(s) disturbed after 3 attempts"),
+            "{text}"
+        );
+        assert!(text.contains("2 disturbed trial(s) re-run"), "{text}");
+    }
+
+    #[test]
+    fn runs_are_kept_apart_and_leaving_names_each_folder() {
+        let app = demo::rerun();
+        let rows = app.result_rows();
+        // The second run's rows first, then the first run's four.
+        let runs: Vec<usize> = rows.iter().map(|r| r.run).collect();
+        assert_eq!(runs, [1, 1, 0, 0, 0, 0]);
+        let text = demo::draw_text(120, 12, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("run     instance"), "{text}");
+        assert!(text.contains("#2      sm3hash-256   32 B"), "{text}");
+        assert!(text.contains("#1 base sm3hash-256   32 B"), "{text}");
+        assert!(text.contains("baseline #1"), "{text}");
+        let out = leaving_text(&app);
+        let first = out
+            .find("run #1 runs/demo-20260101T000000Z (baseline)")
+            .unwrap();
+        let second = out.find("run #2 runs/demo-20260101T000100Z").unwrap();
+        assert!(first < second, "{out}");
+        assert_eq!(out.matches("| instance | message |").count(), 2, "{out}");
+        assert!(!out.contains("incomplete"), "{out}");
+    }
+
+    #[test]
+    fn leaving_an_unfinished_run_says_how_to_resume_it() {
+        let mut app = demo::measuring();
+        let out = leaving_text(&app);
+        assert!(
+            out.ends_with(
+                "incomplete 1/4 — resume with `cyclescope run --resume runs/demo-20260101T000000Z`\n"
+            ),
+            "{out}"
+        );
+        app.read_only = true;
+        assert!(!leaving_text(&app).contains("incomplete"));
     }
 
     #[test]
@@ -176,7 +372,7 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(
-            narrow.contains("cycles c/B") && !narrow.contains("MB/s"),
+            narrow.contains("cycles") && narrow.contains("c/B") && !narrow.contains("MB/s"),
             "{narrow}"
         );
     }

@@ -12,15 +12,12 @@ use super::plan::Job;
 use super::runner::TrialRunner;
 use crate::counter::CycleSource;
 use crate::measure::job::{self, ProcessRun};
-use crate::measure::plan::{Adaptive, MIN_ADAPTIVE_TRIALS};
+use crate::measure::plan::{Adaptive, MAX_ATTEMPTS, MIN_ADAPTIVE_TRIALS};
 use crate::measure::stats::{PerCall, Trial, loop_stats, new_histogram, per_call, trial_spread};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{
     EngineEvent, HistogramSnapshot, JobFailure, JobOutcome, PROGRESS_INTERVAL,
 };
-
-/// Attempts per process when a trial of it was disturbed (the 3rd is kept regardless).
-pub(super) const MAX_ATTEMPTS: u32 = 3;
 
 /// The measured processes of a job.
 pub(crate) struct JobMeasurement {

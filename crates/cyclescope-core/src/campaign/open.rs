@@ -23,16 +23,21 @@ pub(super) fn lock_and_journal(req: &RunRequest) -> Result<(RunDir, JournalWrite
     Ok((dir, journal))
 }
 
+/// A host whose checks failed is refused unless the request consents.
+pub(super) fn refuse_unfixed(req: &RunRequest, host: &HostGate) -> Result<(), CampaignError> {
+    let problems = host.problems();
+    if !problems.is_empty() && !req.allow_unfixed_host {
+        return Err(CampaignError::UnfixedHost(problems));
+    }
+    Ok(())
+}
+
 /// The campaign record of this run, new or resumed, marked running and written.
 pub(super) fn open_or_resume(
     req: &RunRequest,
     dir: &RunDir,
     host: &HostGate,
 ) -> Result<Campaign, CampaignError> {
-    let problems = host.problems();
-    if !problems.is_empty() && !req.allow_unfixed_host {
-        return Err(CampaignError::UnfixedHost(problems));
-    }
     let resumed = read_campaign(&req.run_dir).ok();
     if resumed.is_some() {
         let changes = host.changed_since_first_record(&req.run_dir);
@@ -43,6 +48,7 @@ pub(super) fn open_or_resume(
             });
         }
     }
+    let problems = host.problems();
     let mut campaign = resumed.unwrap_or_else(|| new_campaign(req, host));
     campaign.host_checks.push(HostCheckEntry {
         phase: "measure".into(),

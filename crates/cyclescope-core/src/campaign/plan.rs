@@ -96,7 +96,7 @@ impl Run<'_> {
         self.outcome.kat_blocked += jobs;
         self.events.send(EngineEvent::Warning {
             message: format!(
-                "{} not measured: KAT {} (use --allow-kat-fail to time it anyway)",
+                "{} not measured: KAT {} (consent to time it anyway: --allow-kat-fail, or A in the workbench)",
                 inst.label, kat.status
             ),
         });

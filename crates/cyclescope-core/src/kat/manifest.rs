@@ -176,6 +176,24 @@ impl Manifest {
             .or_else(|| self.entries.iter().find(|e| e.name == file))
     }
 
+    /// The manifest's label closest to `label` by edit distance (case ignored), when it is
+    /// near enough to be a likely typo: at most a third of the label's length, at least 1.
+    /// None when `label` itself has entries.
+    pub fn nearest_label(&self, label: &str) -> Option<&str> {
+        let labels = self
+            .entries
+            .iter()
+            .filter_map(|e| e.name.split_once('/').map(|(l, _)| l));
+        if labels.clone().any(|l| l == label) {
+            return None;
+        }
+        let wanted = label.to_lowercase();
+        let (dist, best) = labels
+            .map(|l| (strsim::levenshtein(&wanted, &l.to_lowercase()), l))
+            .min_by_key(|&(d, l)| (d, l.len()))?;
+        (dist <= (label.chars().count() / 3).max(1)).then_some(best)
+    }
+
     /// Adds entries, replacing those of the same name.
     pub fn merge(&mut self, entries: impl IntoIterator<Item = ManifestEntry>) {
         for e in entries {

@@ -82,6 +82,12 @@ impl KatOptions {
             worker_exe: worker::default_exe(),
         }
     }
+
+    /// Stops the job at its next message once `cancel` is set (the workbench's `c`).
+    pub fn with_cancel(mut self, cancel: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
 }
 
 /// What a running job reports to its caller (for progress displays).
@@ -128,6 +134,11 @@ pub struct KatReport {
 }
 
 impl KatReport {
+    /// What the checker said (the first difference, the missing reference, …).
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
     /// `RESULT <id> <instance> <STATUS> <detail>`.
     pub fn result_line(&self) -> String {
         log::result_line(&self.id, &self.instance, self.status, &self.detail)

@@ -61,9 +61,8 @@ impl KatStatus {
         }
     }
 
-    /// Parses the word of a `RESULT` line.
-    #[cfg(test)]
-    fn from_word(word: &str) -> Option<Self> {
+    /// Parses the word of a `RESULT` line (and of a record's `kat` field).
+    pub fn from_word(word: &str) -> Option<Self> {
         <Self as strum::IntoEnumIterator>::iter().find(|s| s.as_str() == word)
     }
 

@@ -4,6 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Attempts per trial process when a trial was disturbed (slow clock, preempted): the last is
+/// kept whatever it shows, as the harness does, and the figure is then marked doubtful.
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
+
 /// The guide's minimum number of measurements.
 pub(crate) const MIN_TOTAL: u64 = 100;
 /// Upper bound of calls per trial.

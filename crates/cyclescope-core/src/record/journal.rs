@@ -30,6 +30,15 @@ pub struct Entry {
     pub event: JournalEvent,
 }
 
+impl Entry {
+    /// When the event happened, as seconds since the Unix epoch (None if unreadable).
+    pub fn unix_seconds(&self) -> Option<f64> {
+        chrono::DateTime::parse_from_rfc3339(&self.utc)
+            .ok()
+            .map(|t| t.timestamp_micros() as f64 / 1e6)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum JournalEvent {

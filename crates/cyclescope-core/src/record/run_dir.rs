@@ -62,6 +62,13 @@ pub struct Campaign {
     pub cyclescope: CampaignRequest,
 }
 
+impl Campaign {
+    /// The host problems the run was allowed to measure with (`--allow-unfixed-host`, `A`).
+    pub fn host_problems(&self) -> &[String] {
+        &self.host_problems
+    }
+}
+
 /// What the run was asked to do: enough for `run --resume` to finish it with no other input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignRequest {

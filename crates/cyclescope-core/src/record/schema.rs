@@ -134,6 +134,20 @@ impl TimingRecord {
             .join(format!("{label}__hash_{input_bytes}.json"))
     }
 
+    /// The KAT log, relative to the run directory, when the run wrote one.
+    pub fn kat_log(&self) -> Option<&str> {
+        self.kat_log.as_deref()
+    }
+
+    /// The job this record measured.
+    pub fn job_key(&self) -> crate::vocabulary::JobKey {
+        crate::vocabulary::JobKey {
+            candidate: self.candidate.clone(),
+            label: self.label.clone(),
+            input_bytes: self.input_bytes,
+        }
+    }
+
     /// The figures a frontend shows for this record (the engine's `JobFinished` summary).
     pub fn summary(&self) -> JobSummary {
         let add = self.cyclescope.as_ref();
@@ -149,6 +163,35 @@ impl TimingRecord {
             cycle_source: add.and_then(|a| a.cycle_source),
             per_call: add.and_then(|a| a.per_call),
             disturbed_retries: self.disturbed_retries,
+            ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
+            doubts: crate::measure::doubt::doubts(&self.evidence()),
+        }
+    }
+
+    /// What the doubt rule reads from this record.
+    fn evidence(&self) -> crate::measure::doubt::Evidence<'_> {
+        let add = self.cyclescope.as_ref();
+        // Loop units per per-call tick: the same counter, or core cycles per reference tick.
+        let per_call_scale = add.and_then(|a| {
+            if a.per_call_source == a.cycle_source {
+                Some(1.0)
+            } else if !a.reference_cycles {
+                a.ref_to_core_ratio
+            } else {
+                None
+            }
+        });
+        crate::measure::doubt::Evidence {
+            status: &self.status,
+            kat: &self.kat,
+            measurements: self.measurements,
+            mean_cycles: self.mean_cycles,
+            trials: &self.trials,
+            preempted_ns: add.map_or(&[], |a| &a.preempted_ns_by_trial),
+            fixed_clock_hz: crate::host::fixed_clock_hz(&self.environment),
+            per_call: add.and_then(|a| a.per_call),
+            per_call_scale,
+            ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
         }
     }
 }

@@ -156,6 +156,17 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
     });
     l.push(super::perf_table(rows).trim_end().to_string());
     l.push(String::new());
+    // Why a figure carries ⚠ (cyclescope's doubt rule), one line each.
+    let summaries: Vec<(JobKey, crate::vocabulary::JobSummary)> = instances
+        .iter()
+        .flat_map(|i| i.records.iter().map(|(_, r)| r))
+        .filter(|r| r.status.is_complete())
+        .map(|r| (r.job_key(), r.summary()))
+        .collect();
+    for note in super::doubt_notes(summaries.iter().map(|(k, s)| (k, s))) {
+        l.push(note);
+        l.push(String::new());
+    }
 }
 
 fn resources(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
@@ -235,4 +246,64 @@ fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]
         ));
     }
     l.push(String::new());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A published record, and the same record with its first kept trial run at half the
+    /// fixed clock (a disturbed trial the retries did not get rid of).
+    fn evidence(disturb: bool) -> InstanceEvidence {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/reference/harness-data/performance/data/arm_1");
+        let (path, mut rec) = crate::record::run_dir::list_records(&dir)
+            .into_iter()
+            .next()
+            .expect("a published record");
+        if disturb {
+            let clock = crate::host::fixed_clock_hz(&rec.environment).expect("a fixed clock");
+            let t = &mut rec.trials[0];
+            t.cycles = (0.5 * clock * t.seconds) as u64;
+        }
+        InstanceEvidence {
+            candidate: rec.candidate.clone(),
+            label: rec.label.clone(),
+            variant: "reference".into(),
+            flags: "guide".into(),
+            kat: rec.kat.clone(),
+            digest_bits: None,
+            elf_load_bytes: None,
+            kat_log: None,
+            kat_log_sha256: None,
+            records: vec![(path, rec)],
+        }
+    }
+
+    #[test]
+    fn a_doubtful_figure_is_marked_in_the_table_and_explained_under_it() {
+        let mut clean = Vec::new();
+        performance(&mut clean, &[evidence(false)]);
+        assert!(!clean.iter().any(|l| l.contains('⚠')), "{clean:#?}");
+        let mut marked = Vec::new();
+        performance(&mut marked, &[evidence(true)]);
+        let text = marked.join("\n");
+        let marked: Vec<&str> = text.lines().collect();
+        let row = marked
+            .iter()
+            .find(|l| l.starts_with("| `"))
+            .expect("a table row");
+        assert!(
+            row.split(" | ").nth(2).is_some_and(|c| c.ends_with(" ⚠")),
+            "{row}"
+        );
+        let note = marked
+            .iter()
+            .find(|l| l.starts_with("⚠ `"))
+            .unwrap_or_else(|| panic!("no note: {marked:#?}"));
+        assert!(
+            note.contains("1 kept trial(s) disturbed after 3 attempts (clock"),
+            "{note}"
+        );
+    }
 }

@@ -160,6 +160,13 @@ pub struct JobSummary {
     pub cycle_source: Option<CycleSource>,
     pub per_call: Option<PerCall>,
     pub disturbed_retries: u32,
+    /// The 95 % confidence half-width of the mean of trial means, relative to it (None with
+    /// fewer than two trials, or for a harness record).
+    #[serde(default)]
+    pub ci95_relative: Option<f64>,
+    /// Why the figure is not marked clean (`doubt::doubts`); empty when it is.
+    #[serde(default)]
+    pub doubts: Vec<crate::measure::doubt::Doubt>,
 }
 
 #[cfg(test)]

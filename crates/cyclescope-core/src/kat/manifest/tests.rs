@@ -114,3 +114,17 @@ fn reference_entries_choose_nolen_for_template_files() {
     assert_eq!(t.mode, CanonicalMode::NoLen);
     assert_eq!(t.sha256, canonical_sha256(clean, CanonicalMode::NoLen));
 }
+
+#[test]
+fn a_label_without_entries_gets_the_nearest_one_suggested() {
+    let text = format!(
+        "{SHA} strict FEILIAN512/KAT_2_12_ShortMsg.txt\n{SHA} strict uHash-768/KAT_2_12_ShortMsg.txt\n"
+    );
+    let m = parse(&text).unwrap();
+    assert_eq!(m.nearest_label("FEILIAN-512"), Some("FEILIAN512"));
+    assert_eq!(m.nearest_label("feilian512"), Some("FEILIAN512"));
+    assert_eq!(m.nearest_label("uhash-786"), Some("uHash-768"));
+    // Its own entries, or nothing close: no suggestion.
+    assert_eq!(m.nearest_label("FEILIAN512"), None);
+    assert_eq!(m.nearest_label("sm3hash-256"), None);
+}

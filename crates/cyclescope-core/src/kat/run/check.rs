@@ -142,10 +142,12 @@ impl References {
             };
             return (status, detail, lines, reference);
         }
-        let why = match &self.missing {
-            Some(m) => format!(" ({m})"),
-            None if self.manifest.is_some() => String::new(),
-            None => " (no manifest)".to_string(),
+        let why = match (&self.missing, &self.manifest) {
+            (Some(m), _) => format!(" ({m})"),
+            (None, Some(m)) => m
+                .nearest_label(label)
+                .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)")),
+            (None, None) => " (no manifest)".to_string(),
         };
         let dir = if self.kat_dir.is_some() {
             " and no reference file in --kat-dir"

@@ -1,0 +1,129 @@
+//! The results as the operator sees them, to files: the printed Markdown (one §4 table per
+//! run folder, with the ⚠ explanations) and a CSV of the visible rows in their current order,
+//! one column per figure (the mean's CI and the doubts included). Writes only the two new
+//! files it names; never touches records.
+
+use std::path::{Path, PathBuf};
+
+use super::app::App;
+use super::panel::results;
+
+/// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn number(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |v| format!("{v}"))
+}
+
+/// The visible results rows as CSV, header first.
+pub fn csv(app: &App) -> String {
+    let mut out = String::from(
+        "run,run_folder,baseline,candidate,instance,message_bytes,mark,mean_cycles,ci95_relative,\
+         cycles_per_byte,mean_seconds,mb_per_second,measurements,trials,iterations_per_trial,\
+         disturbed_retries_rerun,doubts,failure\n",
+    );
+    for r in app.result_rows() {
+        let folder = app
+            .runs
+            .get(r.run)
+            .map(|d| crate::catalog::display_path(d))
+            .unwrap_or_default();
+        let s = r.summary;
+        let doubts: Vec<String> = results::doubts(&r).iter().map(|d| d.text()).collect();
+        let cells = [
+            (r.run + 1).to_string(),
+            folder,
+            (app.baseline == Some(r.run)).to_string(),
+            r.key.candidate.clone(),
+            r.key.label.clone(),
+            r.key.input_bytes.to_string(),
+            results::mark(&r).0.to_string(),
+            number(s.and_then(|s| s.mean_cycles)),
+            number(s.and_then(|s| s.ci95_relative)),
+            number(
+                s.and_then(|s| s.mean_cycles)
+                    .map(|c| c / r.key.input_bytes.max(1) as f64),
+            ),
+            number(s.map(|s| s.mean_seconds)),
+            number(s.map(|s| s.throughput_mb_per_second)),
+            s.map_or_else(String::new, |s| s.measurements.to_string()),
+            s.map_or_else(String::new, |s| s.trials.to_string()),
+            s.map_or_else(String::new, |s| s.iterations_per_trial.to_string()),
+            r.retries.to_string(),
+            doubts.join("; "),
+            r.failure.unwrap_or_default().to_string(),
+        ];
+        let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+        out += &line.join(",");
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `results-<UTC>.md` and `.csv` into `dir`; returns their paths.
+pub fn write(app: &App, dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    std::fs::create_dir_all(dir)?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let md = dir.join(format!("results-{stamp}.md"));
+    let csv_path = dir.join(format!("results-{stamp}.csv"));
+    std::fs::write(&md, results::leaving_text(app))?;
+    std::fs::write(&csv_path, csv(app))?;
+    Ok((md, csv_path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    #[test]
+    fn the_csv_has_every_visible_row_in_order_with_its_run_and_doubts() {
+        let app = demo::rerun();
+        let text = csv(&app);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[0].starts_with("run,run_folder,baseline,candidate,instance"));
+        assert!(
+            lines[1].starts_with(
+                "2,runs/demo-20260101T000100Z,false,iccs,sm3hash-256,32,✓,1455,0.004,"
+            ),
+            "{}",
+            lines[1]
+        );
+        let disturbed = lines
+            .iter()
+            .find(|l| l.contains(",pseudoXOF-512,1024,"))
+            .expect("the disturbed row");
+        assert!(
+            disturbed.starts_with("1,runs/demo-20260101T000000Z,true,"),
+            "{disturbed}"
+        );
+        assert!(disturbed.contains(",⚠,46200,0.031,"), "{disturbed}");
+        assert!(
+            disturbed.contains(",2,1 kept trial(s) disturbed"),
+            "{disturbed}"
+        );
+        // A field with a separator or a quote is quoted (a label or a failure may hold one).
+        assert_eq!(field("a \"b\", c"), "\"a \"\"b\"\", c\"");
+        assert_eq!(field("plain"), "plain");
+    }
+
+    #[test]
+    fn writing_makes_two_new_files_with_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let (md, csv_path) = write(&demo::finished(), dir.path()).unwrap();
+        let md = std::fs::read_to_string(md).unwrap();
+        assert!(
+            md.contains("| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ |"),
+            "{md}"
+        );
+        let csv_text = std::fs::read_to_string(csv_path).unwrap();
+        assert_eq!(csv_text.lines().count(), 5);
+    }
+}

@@ -1,0 +1,96 @@
+//! What leaving prints for the scrollback: each run's results as the report's §4 Markdown
+//! table under its run folder (the baseline named), the ⚠ explanations and the counter line,
+//! and for a run left unfinished how to resume it. Reads the app; draws nothing.
+
+use crate::tui::app::{App, ResultRow, RunState};
+
+/// The finished jobs of one run as the report's §4 Markdown table, with the lines that
+/// explain its ⚠ marks (empty when the run has no results).
+fn run_table(app: &App, run: usize) -> String {
+    let rows: Vec<ResultRow> = app
+        .result_rows()
+        .into_iter()
+        .filter(|r| r.run == run)
+        .collect();
+    let mut out = crate::report::perf_table(
+        rows.iter()
+            .map(|r| crate::report::perf_cells(r.key, r.summary, r.failure)),
+    );
+    let notes = crate::report::doubt_notes(rows.iter().filter_map(|r| Some((r.key, r.summary?))));
+    if !notes.is_empty() {
+        out.push('\n');
+        for n in notes {
+            out += &format!("{n}\n");
+        }
+    }
+    out
+}
+
+/// The finished jobs as the report's §4 Markdown table (all runs, one table per run folder
+/// when there are several); empty when nothing finished.
+#[cfg(test)]
+pub fn markdown(app: &App) -> String {
+    let runs = app.result_runs();
+    if runs.len() == 1 {
+        return run_table(app, runs[0]);
+    }
+    leaving_text(app)
+}
+
+/// What leaving prints: each run's table under its folder (oldest first, the baseline
+/// named), what measured it, and for a run left unfinished how to resume it.
+pub fn leaving_text(app: &App) -> String {
+    let runs = app.result_runs();
+    let mut out = String::new();
+    for &run in &runs {
+        let table = run_table(app, run);
+        let dir = app.runs.get(run).filter(|d| !d.as_os_str().is_empty());
+        if runs.len() > 1 || dir.is_some() {
+            let base = if app.baseline == Some(run) {
+                " (baseline)"
+            } else {
+                ""
+            };
+            let folder = dir.map_or_else(String::new, |d| {
+                format!(" {}", crate::catalog::display_path(d))
+            });
+            out += &format!("run #{}{folder}{base}\n\n", run + 1);
+        }
+        out += &table;
+        if let Some(line) = dir.and_then(|d| crate::tui::records::measured_by(d)) {
+            out += &format!("\n{line}\n");
+        }
+        for note in dir
+            .map(|d| crate::tui::records::run_notes(d))
+            .unwrap_or_default()
+        {
+            out += &format!("{note}\n");
+        }
+        out.push('\n');
+    }
+    if let Some(line) = incomplete_line(app) {
+        out += &format!("{line}\n");
+    }
+    out.trim_end().to_string() + if out.trim().is_empty() { "" } else { "\n" }
+}
+
+/// `incomplete k/n — resume with …` when leaving a run (not a watched one) that did not
+/// finish all its jobs.
+pub fn incomplete_line(app: &App) -> Option<String> {
+    if app.read_only {
+        return None;
+    }
+    let unfinished = match &app.run {
+        RunState::Running { .. } => true,
+        RunState::Finished { cancelled, .. } => *cancelled,
+        _ => false,
+    };
+    let (done, total) = app.run_counts();
+    let dir = app.run_dir.as_deref()?;
+    (unfinished && done < total).then(|| {
+        format!(
+            "incomplete {done}/{total} — resume with `cyclescope run --resume {}`",
+            crate::catalog::display_path(dir)
+        )
+    })
+}
