@@ -33,14 +33,7 @@ fn cyclescope(dir: &Path, args: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();

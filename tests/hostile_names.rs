@@ -6,28 +6,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use cyclescope_core::name::SafeName;
 
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("running cyclescope")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{cyclescope_in as cyclescope, output_text as text};
 
 /// Every file below `dir`, relative to it.
 fn files_below(dir: &Path) -> Vec<PathBuf> {

@@ -5,27 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("running cyclescope")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{cyclescope_in as cyclescope, output_text as text};
 
 /// A CPU number no process on this machine may use.
 const NO_SUCH_CPU: &str = "4095";

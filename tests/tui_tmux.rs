@@ -288,6 +288,8 @@ fn measure_cancel_and_measure_again() {
     );
     assert!(s.contains("#2  sm3hash-256   1 KiB"), "{s}");
     assert!(s.contains("⚠ #1  ") || s.contains("✓ #1  "), "{s}");
+    // The last result arrives just before the run ends; q in between would ask first.
+    t.wait_for("cyclescope │ finished");
     t.send(&["q"]);
     let s = t.wait_for("EXIT:0");
     assert!(
@@ -325,6 +327,8 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
         t.send(&["A"]);
     }
     t.wait_for("Results · 1/1 jobs of run #1");
+    // The last result arrives just before the run ends; q in between would ask first.
+    t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
     let record = std::fs::read_dir(cwd.path().join("runs"))
@@ -463,6 +467,8 @@ fn a_refused_start_reads_refused_leaves_no_folder_and_a_measures_anyway() {
             .is_empty(),
         "the consented problems are stored"
     );
+    // The last result arrives just before the run ends; q in between would ask first.
+    t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }

@@ -31,3 +31,22 @@ pub fn arm_1() -> PathBuf {
 }
 
 pub mod cc;
+
+/// The real binary run in `dir` with `args`, to its end.
+pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("running cyclescope")
+}
+
+/// Status, stdout and stderr of `o`, for assertion messages and searches.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
