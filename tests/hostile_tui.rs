@@ -141,3 +141,20 @@ fn sigterm_to_the_workbench_leaves_without_orphans() {
     t.wait_for("EXIT:0");
     assert_none_left(&m);
 }
+
+/// Closing the terminal (the tmux server killed, as a closed window or a dropped ssh session
+/// would) ends the workbench and its workers: nothing keeps spinning on a dead terminal.
+#[test]
+fn a_closed_terminal_ends_the_workbench_and_its_workers() {
+    let cwd = tempfile::tempdir().unwrap();
+    let m = marker("tui-hangup");
+    let _sweep = Sweep(m.clone());
+    let t = launch("hangup", &m, cwd.path());
+    start_hanging_kat(&t, &m);
+    let _ = t.tmux(&["kill-server"]);
+    let started = Instant::now();
+    while !marked_processes(&m).is_empty() && started.elapsed() < WIND_DOWN {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_none_left(&m);
+}

@@ -142,6 +142,9 @@ pub fn run(opts: Options) -> io::Result<String> {
                 panic!("CYCLESCOPE_TEST_PANIC is set");
             }
         }
+        if terminal_gone() {
+            break;
+        }
         if !event::poll(POLL)? {
             continue;
         }
@@ -166,6 +169,23 @@ pub fn run(opts: Options) -> io::Result<String> {
     drop(terminal);
     drop(guard);
     Ok(super::panel::results::leaving_text(&app))
+}
+
+/// Whether the terminal hung up (its window closed, the tmux server killed, an ssh session
+/// dropped). Reads then return at once with nothing, so without this check the loop would
+/// spin on a dead terminal forever; the process may not even get SIGHUP if it is not in the
+/// terminal's foreground group.
+fn terminal_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => fds[0].revents().is_some_and(|r| {
+            r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL)
+        }),
+        Err(_) => false,
+    }
 }
 
 /// Whether to draw now: only when something changed, and never twice within 1/`MAX_FPS` s.
