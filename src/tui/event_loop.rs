@@ -142,10 +142,12 @@ pub fn run(opts: Options) -> io::Result<String> {
                 panic!("CYCLESCOPE_TEST_PANIC is set");
             }
         }
-        if terminal_gone() {
+        // Wait for the terminal ourselves, then ask crossterm without waiting: its reader spins
+        // forever on a terminal that hung up, so it is only asked while ours is alive.
+        if terminal_wait(POLL) == TerminalState::Gone {
             break;
         }
-        if !event::poll(POLL)? {
+        if !event::poll(Duration::ZERO)? {
             continue;
         }
         let effect = match event::read()? {
@@ -171,20 +173,30 @@ pub fn run(opts: Options) -> io::Result<String> {
     Ok(super::panel::results::leaving_text(&app))
 }
 
-/// Whether the terminal hung up (its window closed, the tmux server killed, an ssh session
-/// dropped). Reads then return at once with nothing, so without this check the loop would
-/// spin on a dead terminal forever; the process may not even get SIGHUP if it is not in the
-/// terminal's foreground group.
-fn terminal_gone() -> bool {
+#[derive(Debug, PartialEq)]
+enum TerminalState {
+    /// Input may be waiting (or the wait ended): crossterm is asked without waiting.
+    Alive,
+    /// The terminal hung up (its window closed, the tmux server killed, an ssh session
+    /// dropped); the process may not even get SIGHUP if it is not in the foreground group.
+    Gone,
+}
+
+/// Waits up to `timeout` for input on the terminal, or for it to hang up.
+fn terminal_wait(timeout: Duration) -> TerminalState {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::AsFd;
     let stdin = io::stdin();
     let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-    match poll(&mut fds, PollTimeout::ZERO) {
-        Ok(_) => fds[0].revents().is_some_and(|r| {
+    let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::ZERO);
+    let hung_up = poll(&mut fds, ms).is_ok()
+        && fds[0].revents().is_some_and(|r| {
             r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL)
-        }),
-        Err(_) => false,
+        });
+    if hung_up {
+        TerminalState::Gone
+    } else {
+        TerminalState::Alive
     }
 }
 
