@@ -94,6 +94,8 @@ impl KatState {
 /// One host check as the panel shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRow {
+    /// The check this row shows (None for a note in its place, e.g. "checked by the writer").
+    pub check: Option<crate::host::HostCheck>,
     pub name: String,
     pub status: CheckStatus,
     pub value: String,
@@ -253,6 +255,7 @@ impl App {
             kat: HashMap::new(),
             kat_logs: HashMap::new(),
             host: vec![HostRow {
+                check: None,
                 name: "host".into(),
                 status: CheckStatus::Unknown,
                 value: "not checked yet".into(),
@@ -372,6 +375,17 @@ impl App {
     }
 
     /// Replaces the host checks (after a check finished).
+    /// A fresh reading of one check (the load average during a run): its row takes the new
+    /// value and status; nothing happens when no row shows that check.
+    pub fn refresh_host_check(&mut self, fresh: crate::host::CheckResult) {
+        if let Some(row) = self.host.iter_mut().find(|r| r.check == Some(fresh.check)) {
+            row.status = fresh.status;
+            row.value = fresh.value;
+            row.hint = fresh.hint.or(fresh.problem);
+            self.dirty = true;
+        }
+    }
+
     pub fn set_host(&mut self, rows: Vec<HostRow>) {
         self.host = rows;
         self.host_cursor = self.host_cursor.min(self.host.len().saturating_sub(1));

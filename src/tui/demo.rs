@@ -114,6 +114,7 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
 
 fn host_rows() -> Vec<HostRow> {
     let row = |name: &str, status, value: &str, hint: Option<&str>| HostRow {
+        check: None,
         name: name.into(),
         status,
         value: value.into(),

@@ -190,6 +190,7 @@ impl EngineLink {
             let rows = std::panic::catch_unwind(|| host_rows(cpu, root)).unwrap_or_else(|p| {
                 let _ = tx.send(Msg::Repaint);
                 vec![HostRow {
+                    check: None,
                     name: "host checks".into(),
                     status: Status::Unknown,
                     value: format!("failed: {}", panic_text(p.as_ref())),
@@ -322,6 +323,7 @@ fn host_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
         Ok(p) => p,
         Err(e) => {
             return vec![HostRow {
+                check: None,
                 name: "host checks".into(),
                 status: Status::Unknown,
                 value: e.to_string(),
@@ -334,6 +336,7 @@ fn host_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
         .into_iter()
         .filter(|c| c.status != Status::Skip)
         .map(|c| HostRow {
+            check: Some(c.check),
             name: c.check.title().to_string(),
             status: c.status,
             value: c.value,

@@ -33,6 +33,8 @@ pub const MAX_FPS: u32 = 15;
 const POLL: Duration = Duration::from_millis(30);
 /// How long leaving waits for a cancelled run to write its last records.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+/// How often the host panel's load average is read again (one small file).
+const LOAD_REFRESH: Duration = Duration::from_secs(5);
 
 /// What the workbench opens on.
 pub struct Options {
@@ -69,6 +71,7 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
             app.apply(ev);
         }
         app.host = vec![super::app::HostRow {
+            check: None,
             name: "host".into(),
             status: crate::host::Status::Unknown,
             value: "checked by the writing process".into(),
@@ -112,6 +115,9 @@ pub fn run(opts: Options) -> io::Result<String> {
     let stop = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&stop)?;
     let clock = Instant::now();
+    let host_root =
+        crate::host::HostRoot::new(opts.host_root.clone().unwrap_or_else(|| "/".into()));
+    let mut load_read = Instant::now();
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
@@ -125,6 +131,11 @@ pub fn run(opts: Options) -> io::Result<String> {
         }
         if let Some(e) = app.pending.take() {
             perform(&mut app, &mut link, e);
+        }
+        // Other work on the machine changes during a run: the load average row follows it.
+        if !app.read_only && load_read.elapsed() >= LOAD_REFRESH {
+            app.refresh_host_check(crate::host::load_average(&host_root));
+            load_read = Instant::now();
         }
         if let Some(f) = follower.as_mut() {
             for (at, ev) in f.poll(&mut app) {

@@ -344,6 +344,7 @@ impl App {
             return None;
         }
         self.host = vec![HostRow {
+            check: None,
             name: "host".into(),
             status: CheckStatus::Unknown,
             value: format!("checking CPU {}…", self.cpu),

@@ -45,6 +45,7 @@ impl App {
                     self.host = problems
                         .iter()
                         .map(|p| HostRow {
+                            check: None,
                             name: "problem".into(),
                             status: HostStatus::Fail,
                             value: p.clone(),

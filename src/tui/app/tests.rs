@@ -349,3 +349,29 @@ fn tampering_is_shown_by_name() {
         "{shown:?}"
     );
 }
+
+/// The load average row follows fresh readings during a run; other rows stay as checked.
+#[test]
+fn the_load_average_row_takes_a_fresh_reading() {
+    use crate::host::{HostCheck, HostRoot, load_average};
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host");
+    let mut app = demo::idle();
+    let row = |check, value: &str| HostRow {
+        check: Some(check),
+        name: "row".into(),
+        status: CheckStatus::Pass,
+        value: value.into(),
+        hint: None,
+    };
+    app.set_host(vec![
+        row(HostCheck::Aslr, "randomize_va_space=2"),
+        row(HostCheck::LoadAverage, "0.08 0.03 0.01 (1, 5, 15 min)"),
+    ]);
+    app.refresh_host_check(load_average(&HostRoot::new(
+        fixtures.join("untuned-laptop"),
+    )));
+    assert_eq!(app.host[1].value, "2.47 1.95 1.60 (1, 5, 15 min)");
+    assert_eq!(app.host[1].status, CheckStatus::Warn);
+    assert!(app.host[1].hint.is_some());
+    assert_eq!(app.host[0].value, "randomize_va_space=2");
+}

@@ -109,7 +109,7 @@ pub(crate) fn aslr(root: &HostRoot) -> CheckResult {
 }
 
 /// Other work on the machine: the 1-minute load average should stay below 1.
-pub(crate) fn load_average(root: &HostRoot) -> CheckResult {
+pub fn load_average(root: &HostRoot) -> CheckResult {
     let c = HostCheck::LoadAverage;
     let loads: Option<Vec<f64>> = root.read("proc/loadavg").and_then(|t| {
         t.split_whitespace()
