@@ -5,6 +5,7 @@
 //! harness's own watchdog, not a timing target), say what happened, and leave no process
 //! carrying the test's marker.
 
+mod common;
 #[path = "hostile/support.rs"]
 mod support;
 

@@ -4,6 +4,7 @@
 //! TAMPERED (its own KAT status, exit code 8; a `TAMPERED:` failure in the record), named in
 //! the log and the record, and nothing forged is believed.
 
+mod common;
 #[path = "hostile/support.rs"]
 mod support;
 

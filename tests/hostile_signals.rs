@@ -3,6 +3,7 @@
 //! `--resume` finishes. The candidate is the real fault-injection library hanging on purpose
 //! (`FAULTY_MODE=hang@N`); every process the test starts carries a marker, and none may remain.
 
+mod common;
 #[path = "hostile/support.rs"]
 mod support;
 

@@ -4,6 +4,7 @@
 //! fault-injection library hanging in its first KAT record (`FAULTY_MODE=hang@1`). Fails, with
 //! the reason, when tmux is missing (CI installs it).
 
+mod common;
 #[path = "hostile/support.rs"]
 mod support;
 

@@ -47,17 +47,7 @@ fn validate(run: &Path) {
 /// bundled manifest) next to the real pseudoXOF-256.
 fn fault_config(dir: &Path) -> PathBuf {
     let faulty = cyclescope_core::catalog::bundled_library("faulty");
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
-    // The bundled pseudoXOF-256 entries, also under the faulty instance's label.
-    let text = std::fs::read_to_string(&bundled).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.extend(
-        text.lines()
-            .filter(|l| l.contains(" pseudoXOF-256/"))
-            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
-    );
-    let manifest = dir.join("kat.sha256");
-    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    let manifest = common::faulty_manifest(dir);
     let cfg = dir.join("faults.toml");
     std::fs::write(
         &cfg,

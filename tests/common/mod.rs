@@ -50,3 +50,19 @@ pub fn output_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// The bundled KAT manifest with the pseudoXOF-256 entries repeated under `faulty-256`, written
+/// into `dir`: the faulty library posing as pseudoXOF-256 then passes its KAT.
+pub fn faulty_manifest(dir: &Path) -> PathBuf {
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.extend(
+        text.lines()
+            .filter(|l| l.contains(" pseudoXOF-256/"))
+            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
+    );
+    let manifest = dir.join("kat.sha256");
+    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    manifest
+}

@@ -194,16 +194,7 @@ pub fn path_str(p: &Path) -> &str {
 /// manifest (entries copied under its label).
 pub fn fault_config(dir: &Path) -> PathBuf {
     let faulty = cyclescope_core::catalog::bundled_library("faulty");
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
-    let text = std::fs::read_to_string(&bundled).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.extend(
-        text.lines()
-            .filter(|l| l.contains(" pseudoXOF-256/"))
-            .map(|l| l.replace(" pseudoXOF-256/", " faulty-256/")),
-    );
-    let manifest = dir.join("kat.sha256");
-    std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
+    let manifest = crate::common::faulty_manifest(dir);
     let cfg = dir.join("faults.toml");
     std::fs::write(
         &cfg,
