@@ -7,27 +7,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
+use common::build::*;
 use common::output_text;
-
-fn submissions() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions")
-}
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .output()
-        .expect("running cyclescope")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The output line that starts with `prefix`, and the indented lines after it.
 fn block(text: &str, prefix: &str) -> String {
@@ -79,8 +63,7 @@ fn each_broken_instance_is_named_and_the_others_build() {
         "{text}"
     );
 
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let json = build_json(&work.path().join("T"));
     assert_eq!(json["instances"]["broken/FIXH-256"]["kat"], "MISMATCH");
     assert_eq!(json["instances"]["broken/FIXH-512"]["build_warnings"], 2);
     let failed = json["failed"]["broken/UNDEF-256"]["error"]
