@@ -38,10 +38,22 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `cyclescope --version`: the version, and which checkout, profile and target built it.
+const BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CYCLESCOPE_BUILD_COMMIT"),
+    ", ",
+    env!("CYCLESCOPE_BUILD_PROFILE"),
+    ", ",
+    env!("CYCLESCOPE_BUILD_TARGET"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "cyclescope",
-    version,
+    version = BUILD,
     about = "Measure ICCS CryptHash libraries the NGCC way: KAT gate, host checks, cycles per call and per byte",
     long_about = None
 )]
@@ -93,8 +105,8 @@ pub fn main() -> ExitCode {
     let config = cli.config.clone();
     if cli.command.is_some() && cli.tui != tui_cmd::TuiArgs::default() {
         eprintln!(
-            "cyclescope: --run, --trial-target, --cpu and --allow-* before a subcommand belong to \
-             the workbench; give them after the subcommand"
+            "cyclescope: --run, --trial-target, --cpu, --allow-*, --lib, --scan and the like before \
+             a subcommand belong to the workbench; give them after the subcommand"
         );
         return ExitCode::from(2);
     }
