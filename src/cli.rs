@@ -26,6 +26,7 @@ mod report;
 mod run;
 mod screenshots;
 pub(crate) mod select;
+mod shell;
 mod tui_cmd;
 mod validate;
 mod watch;
@@ -58,7 +59,8 @@ const BUILD: &str = concat!(
     long_about = None
 )]
 pub struct Cli {
-    /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
+    /// Catalog and settings file (default: ./config.toml when it exists, else built-in settings;
+    /// the bundled ICCS baselines stand beside either).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Options of the workbench (no subcommand).
@@ -91,6 +93,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
+    /// Print a shell completion script (e.g. `cyclescope completions bash > ~/.local/share/bash-completion/completions/cyclescope`).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff; `--out DIR` writes one page per command).
+    Man(shell::ManArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -123,6 +129,8 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
+        Some(Command::Completions(a)) => shell::completions(&a),
+        Some(Command::Man(a)) => shell::man(&a),
     };
     match result {
         Ok(code) => code,

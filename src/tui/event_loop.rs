@@ -124,6 +124,7 @@ pub fn run(opts: Options) -> io::Result<String> {
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
+    let monochrome = super::monochrome::requested();
     while !stop.load(Ordering::Relaxed) {
         for m in link.drain() {
             if matches!(m, Msg::Repaint) {
@@ -147,7 +148,12 @@ pub fn run(opts: Options) -> io::Result<String> {
             }
         }
         if redraw_due(app.dirty, last_draw, Instant::now()) {
-            terminal.draw(|f| map = screen::draw(f, &app))?;
+            terminal.draw(|f| {
+                map = screen::draw(f, &app);
+                if monochrome {
+                    super::monochrome::strip(f.buffer_mut());
+                }
+            })?;
             app.dirty = false;
             last_draw = Some(Instant::now());
             // Lets the end-to-end tests prove the panic path restores the terminal.
