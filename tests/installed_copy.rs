@@ -85,11 +85,18 @@ fn a_copied_binary_lists_checks_and_measures_the_bundled_instances_from_the_root
     }
 
     let k = inst.path("k");
-    let o = inst.run(root, &["kat", "sm3hash-256", "pseudoXOF-256", "--out", s(&k)]);
+    let o = inst.run(
+        root,
+        &["kat", "sm3hash-256", "pseudoXOF-256", "--out", s(&k)],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("RESULT iccs sm3hash-256 PASS"), "{}", text(&o));
-    assert!(out.contains("RESULT iccs pseudoXOF-256 PASS"), "{}", text(&o));
+    assert!(
+        out.contains("RESULT iccs pseudoXOF-256 PASS"),
+        "{}",
+        text(&o)
+    );
 
     let run = inst.path("run");
     let o = inst.run(
@@ -118,7 +125,10 @@ fn a_copied_binary_lists_checks_and_measures_the_bundled_instances_from_the_root
     assert!(lib.starts_with(inst.cache()), "{}", lib.display());
     assert_eq!(record["library_sha256"].as_str().unwrap(), sha256(&lib));
     // The trials ran in the companion found beside the copied binary.
-    assert_eq!(record["cyclescope"]["worker"], "cyclescope-worker", "{record}");
+    assert_eq!(
+        record["cyclescope"]["worker"], "cyclescope-worker",
+        "{record}"
+    );
 }
 
 #[test]
@@ -155,7 +165,11 @@ fn version_names_the_commit_profile_and_target() {
     assert!(o.status.success(), "{}", text(&o));
     let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
     let rest = v
-        .strip_prefix(concat!("cyclescope ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .strip_prefix(concat!(
+            "cyclescope ",
+            env!("CARGO_PKG_VERSION"),
+            " (commit "
+        ))
         .unwrap_or_else(|| panic!("{v}"));
     let (commit, rest) = rest.split_once(", ").unwrap_or_else(|| panic!("{v}"));
     let head = Command::new("git")
@@ -165,7 +179,11 @@ fn version_names_the_commit_profile_and_target() {
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    assert_eq!(Some(commit.to_string()), head.or(Some("unknown".into())), "{v}");
+    assert_eq!(
+        Some(commit.to_string()),
+        head.or(Some("unknown".into())),
+        "{v}"
+    );
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {

@@ -32,7 +32,12 @@ mod tests {
     #[test]
     fn colours_go_and_a_coloured_background_becomes_reverse_video() {
         let mut buf = Buffer::empty(Rect::new(0, 0, 3, 1));
-        buf.set_string(0, 0, "a", Style::new().fg(Color::Green).add_modifier(Modifier::BOLD));
+        buf.set_string(
+            0,
+            0,
+            "a",
+            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+        );
         buf.set_string(1, 0, "b", Style::new().bg(Color::Red));
         buf.set_string(2, 0, "c", Style::new().fg(Color::Cyan).bg(Color::Black));
         strip(&mut buf);

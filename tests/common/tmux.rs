@@ -108,4 +108,3 @@ impl Drop for Tmux {
         let _ = self.tmux(&["kill-server"]);
     }
 }
-
