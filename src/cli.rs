@@ -17,6 +17,7 @@ macro_rules! out {
 }
 
 pub(crate) mod arg_value;
+pub(crate) mod build;
 mod check;
 mod compare;
 mod hash;
@@ -79,6 +80,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Build NGCC submission sources into an ngcc-harness tree (libraries, build.json, KAT
+    /// manifest from the shipped KAT files), KAT-checked; exit 1 when any instance failed.
+    Build(build::BuildArgs),
     /// Known-answer tests: generate the official ICCS KAT files and check them against a
     /// manifest or reference files (exit code = the worst status, 0 = PASS).
     Kat(kat::KatArgs),
@@ -93,7 +97,7 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
-    /// Print a shell completion script (e.g. `cyclescope completions bash > ~/.local/share/bash-completion/completions/cyclescope`).
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
     /// Print the manual page (roff; `--out DIR` writes one page per command).
     Man(shell::ManArgs),
@@ -124,6 +128,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
         Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
+        Some(Command::Build(a)) => build::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Compare(a)) => compare::run(&a),

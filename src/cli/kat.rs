@@ -133,7 +133,10 @@ fn resolve(
 ) -> anyhow::Result<(Settings, Vec<Instance>)> {
     // `--scan` checks everything it finds unless labels pick some.
     match (
-        select.resolve(config, select.source.scan.is_some()),
+        select.resolve(
+            config,
+            select.source.scan.is_some() || select.source.src.is_some(),
+        ),
         &select.source.lib,
     ) {
         (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),

@@ -1,6 +1,6 @@
 //! Which instances a command works on: labels from the catalog (`config.toml` or `--config`),
-//! one ad-hoc library (`--lib`), or every library under a folder (`--scan`). Shared by every
-//! command that takes instances.
+//! one ad-hoc library (`--lib`), every library under a folder (`--scan`), or the instances of
+//! a submission's sources, built first (`--src`). Shared by every command that takes instances.
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +13,8 @@ use crate::cli::worker_cmd;
 /// The default catalog compiled in, used when there is no `config.toml` in the working folder.
 const EMBEDDED_CONFIG: &str = include_str!("../../config.toml");
 
-/// Where instances come from besides the catalog file: one ad-hoc library or a scanned folder,
-/// with the bundled baselines beside them. Shared by the subcommands and the workbench.
+/// Where instances come from besides the catalog file: one ad-hoc library, a scanned folder or
+/// a submission's sources built first, with the bundled baselines beside them. Shared by the subcommands and the workbench.
 #[derive(Debug, Clone, Args, Default, PartialEq)]
 pub struct SourceArgs {
     /// An ad-hoc library exporting CryptHash, measured without any config.
@@ -29,9 +29,40 @@ pub struct SourceArgs {
     /// Discover every lib*.so under DIR (an ngcc-harness tree works as is).
     #[arg(long, value_name = "DIR")]
     pub scan: Option<PathBuf>,
+    /// Build the instances of a submission source tree first (into the build cache), then use
+    /// them.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["lib", "scan"])]
+    pub src: Option<PathBuf>,
+    /// Candidate id of the --src instances (default: the config's [[submission]], else the
+    /// folder name).
+    #[arg(long, requires = "src", value_parser = super::arg_value::name)]
+    pub id: Option<String>,
+    /// Flag profile of the --src build: guide (default), harness-default, or one of [profiles].
+    #[arg(long, requires = "src", value_name = "NAME", conflicts_with = "cflags")]
+    pub profile: Option<String>,
+    /// Compiler flags of the --src build instead of a profile.
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "FLAGS",
+        allow_hyphen_values = true
+    )]
+    pub cflags: Option<String>,
+    /// C compiler of the --src build (default: [build] cc, else cc).
+    #[arg(long, requires = "src", value_name = "CC")]
+    pub cc: Option<String>,
     /// Leave the bundled ICCS baselines out of the catalog (as `bundled_baselines = false`).
     #[arg(long)]
     pub no_baselines: bool,
+}
+
+/// The config file a command reads: `--config`, else `./config.toml` when it exists, else none
+/// (the embedded catalog, no build settings).
+pub fn config_path(config: Option<&Path>) -> Option<PathBuf> {
+    match config {
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(PathBuf::from("config.toml")).filter(|p| p.is_file()),
+    }
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -68,8 +99,8 @@ fn load_own(config: Option<&Path>) -> anyhow::Result<Catalog> {
 }
 
 impl SourceArgs {
-    /// The catalog these arguments describe, and the labels of the instances `--lib` or
-    /// `--scan` brought (empty for a catalog file): the catalog file's instances or those,
+    /// The catalog these arguments describe, and the labels of the instances `--lib`,
+    /// `--scan` or `--src` brought (empty for a catalog file): the catalog file's instances or those,
     /// with the bundled baselines beside them.
     pub fn catalog(&self, config: Option<&Path>) -> anyhow::Result<(Catalog, Vec<String>)> {
         let (mut catalog, on_clash) = if let Some(lib) = &self.lib {
@@ -93,8 +124,13 @@ impl SourceArgs {
             }];
             base.source = None;
             (base, OnClash::PreferOwn)
-        } else if let Some(dir) = &self.scan {
-            let (mut found, skipped) = catalog::scan_dir(dir, worker_cmd::probe)
+        } else if let Some(dir) = self.scan.clone().map(Ok).or_else(|| {
+            self.src
+                .as_ref()
+                .map(|src| super::build::src_tree(self, src, config))
+        }) {
+            let dir = dir?;
+            let (mut found, skipped) = catalog::scan_dir(&dir, worker_cmd::probe)
                 .with_context(|| format!("scanning {}", dir.display()))?;
             for s in skipped {
                 eprintln!("cyclescope: skipped {s}");
@@ -121,6 +157,8 @@ impl SourceArgs {
                 left_out.join(", "),
                 if self.lib.is_some() {
                     "--lib"
+                } else if self.src.is_some() {
+                    "--src"
                 } else {
                     "--scan"
                 }
@@ -132,8 +170,8 @@ impl SourceArgs {
 
 impl InstanceArgs {
     /// The catalog these arguments describe, and the selected instances: the labels named
-    /// (after the `--lib` instance, when there is one); with no label, what `--lib` or
-    /// `--scan` brought, else the whole catalog when `all_by_default`.
+    /// (after the `--lib` instance, when there is one); with no label, what `--lib`, `--scan`
+    /// or `--src` brought, else the whole catalog when `all_by_default`.
     pub fn resolve(
         &self,
         config: Option<&Path>,
