@@ -14,8 +14,14 @@ import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXE = ROOT / "target" / "release" / "cyclescope"
-DEPS = ROOT / "target" / "release" / "deps"
-LIBS = {"sm3hash": "libsm3hash.so", "pseudohash": "libpseudohash.so", "pseudoXOF": "libpseudoxof.so"}
+
+
+def library_of(label):
+    """The file cyclescope loads for `label` (the bundled libraries live in its cache), so both
+    drivers time the very same shared library."""
+    rows = json.loads(subprocess.run([str(EXE), "list", "--json", label], check=True, capture_output=True,
+                                     text=True, cwd=ROOT).stdout)
+    return ROOT / os.path.expanduser(rows[0]["library"])
 
 
 def build_loopdrv(out):
@@ -34,7 +40,7 @@ def cyclescope(label, length, cpu, tmp, trials):
 
 
 def loopdrv(exe, label, length, cpu, iters, trials):
-    lib = DEPS / LIBS[label.split("-")[0]]
+    lib = library_of(label)
     bits = label.split("-")[1]
     out = subprocess.run(["taskset", "-c", str(cpu), str(exe), str(lib), bits, str(length), str(iters), str(trials), "3"],
                          check=True, capture_output=True, text=True).stdout

@@ -27,6 +27,7 @@ mod report;
 mod run;
 mod screenshots;
 pub(crate) mod select;
+mod shell;
 mod tui_cmd;
 mod validate;
 mod watch;
@@ -39,15 +40,28 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `cyclescope --version`: the version, and which checkout, profile and target built it.
+const BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CYCLESCOPE_BUILD_COMMIT"),
+    ", ",
+    env!("CYCLESCOPE_BUILD_PROFILE"),
+    ", ",
+    env!("CYCLESCOPE_BUILD_TARGET"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "cyclescope",
-    version,
+    version = BUILD,
     about = "Measure ICCS CryptHash libraries the NGCC way: KAT gate, host checks, cycles per call and per byte",
     long_about = None
 )]
 pub struct Cli {
-    /// Catalog and settings file (default: ./config.toml when it exists, else the bundled set).
+    /// Catalog and settings file (default: ./config.toml when it exists, else built-in settings;
+    /// the bundled ICCS baselines stand beside either).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Options of the workbench (no subcommand).
@@ -83,6 +97,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff; `--out DIR` writes one page per command).
+    Man(shell::ManArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -97,8 +115,8 @@ pub fn main() -> ExitCode {
     let config = cli.config.clone();
     if cli.command.is_some() && cli.tui != tui_cmd::TuiArgs::default() {
         eprintln!(
-            "cyclescope: --run, --trial-target, --cpu and --allow-* before a subcommand belong to \
-             the workbench; give them after the subcommand"
+            "cyclescope: --run, --trial-target, --cpu, --allow-*, --lib, --scan and the like before \
+             a subcommand belong to the workbench; give them after the subcommand"
         );
         return ExitCode::from(2);
     }
@@ -116,6 +134,8 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
+        Some(Command::Completions(a)) => shell::completions(&a),
+        Some(Command::Man(a)) => shell::man(&a),
     };
     match result {
         Ok(code) => code,

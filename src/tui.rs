@@ -12,6 +12,7 @@ pub mod engine_link;
 pub mod event_loop;
 pub mod export;
 pub mod keymap;
+pub mod monochrome;
 pub mod panel;
 pub mod records;
 pub mod screen;

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use super::InstanceArgs;
+use super::select::SourceArgs;
 use super::select::config_path;
 use crate::build::{
     self, BuildConfig, BuildRequest, BuildStatus, InstanceBuild, ProfileChoice, TreeSummary,
@@ -154,7 +154,7 @@ fn print_summary(summary: &TreeSummary, seconds: f64) {
 /// `--src DIR`: builds DIR (without KAT: the command's own gate does that) into a tree in the
 /// build cache, `<cache>/trees/<hash of folder, id, profile, compiler>`, and returns that tree
 /// for scanning. Instances that fail are named on stderr; the others are used.
-pub fn src_tree(args: &InstanceArgs, src: &Path, config: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub fn src_tree(args: &SourceArgs, src: &Path, config: Option<&Path>) -> anyhow::Result<PathBuf> {
     let build_config: BuildConfig = build::load_build_config(config_path(config).as_deref())?;
     let profile = choice(args.profile.as_ref(), args.cflags.as_ref());
     let cc = args.cc.clone().unwrap_or_else(|| build_config.cc());

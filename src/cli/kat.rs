@@ -133,15 +133,22 @@ fn resolve(
 ) -> anyhow::Result<(Settings, Vec<Instance>)> {
     // `--scan` checks everything it finds unless labels pick some.
     match (
-        select.resolve(config, select.scan.is_some() || select.src.is_some()),
-        &select.lib,
+        select.resolve(
+            config,
+            select.source.scan.is_some() || select.source.src.is_some(),
+        ),
+        &select.source.lib,
     ) {
         (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),
         (Err(e), Some(lib)) => {
             let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();
-            let inst =
-                catalog::adhoc_instance(lib, select.label.as_deref(), select.digest_bits, None)
-                    .unwrap_or_else(|_| unprobed_instance(lib, select));
+            let inst = catalog::adhoc_instance(
+                lib,
+                select.source.label.as_deref(),
+                select.source.digest_bits,
+                None,
+            )
+            .unwrap_or_else(|_| unprobed_instance(lib, select));
             eprintln!("cyclescope: {e:#}");
             Ok((settings, vec![inst]))
         }
@@ -155,6 +162,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let label = select
+        .source
         .label
         .clone()
         .unwrap_or_else(|| stem.strip_prefix("lib").unwrap_or(&stem).to_string());
@@ -163,7 +171,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         algorithm: label.clone(),
         label,
         library: lib.to_path_buf(),
-        digest_bits: select.digest_bits.unwrap_or(0),
+        digest_bits: select.source.digest_bits.unwrap_or(0),
         variant: "reference".into(),
         flags: "guide".into(),
         kat_manifest: None,

@@ -36,7 +36,11 @@ struct Row {
 }
 
 pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let (_, instances) = args.select.resolve(config, true)?;
+    let (catalog, mut instances) = args.select.resolve(config, true)?;
+    if args.select.labels.is_empty() {
+        // The whole catalog, so the baselines beside --lib/--scan show too.
+        instances = catalog.instances().cloned().collect();
+    }
     let rows: Vec<Row> = instances
         .iter()
         .map(|i| {

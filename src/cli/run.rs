@@ -141,7 +141,14 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             RunRequest::resume(&base.settings, c, dir.clone(), overrides(args))?
         }
         None => {
-            let (catalog, instances) = args.select.resolve(config, false)?;
+            let (catalog, instances) = args.select.resolve(config, true)?;
+            let src = &args.select.source;
+            if args.select.labels.is_empty() && src.lib.is_none() && src.scan.is_none() {
+                eprintln!(
+                    "cyclescope: no label given: measuring the whole catalog ({} instances; name labels to pick some, see `cyclescope list`)",
+                    instances.len()
+                );
+            }
             let out = args
                 .out
                 .clone()

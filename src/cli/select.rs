@@ -7,17 +7,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::catalog::{self, Catalog, Instance};
+use crate::catalog::{self, Catalog, Instance, OnClash};
 use crate::cli::worker_cmd;
 
 /// The default catalog compiled in, used when there is no `config.toml` in the working folder.
 const EMBEDDED_CONFIG: &str = include_str!("../../config.toml");
 
-#[derive(Debug, Clone, Args, Default)]
-pub struct InstanceArgs {
-    /// Instance labels from the catalog (e.g. pseudoXOF-512 sm3hash-256).
-    #[arg(value_name = "LABEL")]
-    pub labels: Vec<String>,
+/// Where instances come from besides the catalog file: one ad-hoc library, a scanned folder or
+/// a submission's sources built first, with the bundled baselines beside them. Shared by the subcommands and the workbench.
+#[derive(Debug, Clone, Args, Default, PartialEq)]
+pub struct SourceArgs {
     /// An ad-hoc library exporting CryptHash, measured without any config.
     #[arg(long, value_name = "PATH", conflicts_with = "scan")]
     pub lib: Option<PathBuf>,
@@ -52,6 +51,9 @@ pub struct InstanceArgs {
     /// C compiler of the --src build (default: [build] cc, else cc).
     #[arg(long, requires = "src", value_name = "CC")]
     pub cc: Option<String>,
+    /// Leave the bundled ICCS baselines out of the catalog (as `bundled_baselines = false`).
+    #[arg(long)]
+    pub no_baselines: bool,
 }
 
 /// The config file a command reads: `--config`, else `./config.toml` when it exists, else none
@@ -63,8 +65,25 @@ pub fn config_path(config: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
-/// Loads the catalog a command runs on: `--config`, else `./config.toml`, else the embedded one.
+#[derive(Debug, Clone, Args, Default)]
+pub struct InstanceArgs {
+    /// Instance labels from the catalog (e.g. pseudoXOF-512 sm3hash-256).
+    #[arg(value_name = "LABEL")]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// Loads the catalog a command runs on: `--config`, else `./config.toml`, else the embedded
+/// settings; the bundled baselines beside its instances unless its settings turn them off.
 pub fn load_catalog(config: Option<&Path>) -> anyhow::Result<Catalog> {
+    let mut catalog = load_own(config)?;
+    catalog.add_baselines(OnClash::Refuse)?;
+    Ok(catalog)
+}
+
+/// The catalog file alone, without the bundled baselines.
+fn load_own(config: Option<&Path>) -> anyhow::Result<Catalog> {
     if let Some(path) = config {
         return Ok(catalog::load_config(path)?);
     }
@@ -79,15 +98,12 @@ pub fn load_catalog(config: Option<&Path>) -> anyhow::Result<Catalog> {
     )?)
 }
 
-impl InstanceArgs {
-    /// The catalog these arguments describe, and the selected instances (all of them when no
-    /// label is given and `all_by_default`).
-    pub fn resolve(
-        &self,
-        config: Option<&Path>,
-        all_by_default: bool,
-    ) -> anyhow::Result<(Catalog, Vec<Instance>)> {
-        let catalog = if let Some(lib) = &self.lib {
+impl SourceArgs {
+    /// The catalog these arguments describe, and the labels of the instances `--lib`,
+    /// `--scan` or `--src` brought (empty for a catalog file): the catalog file's instances or those,
+    /// with the bundled baselines beside them.
+    pub fn catalog(&self, config: Option<&Path>) -> anyhow::Result<(Catalog, Vec<String>)> {
+        let (mut catalog, on_clash) = if let Some(lib) = &self.lib {
             let meta = worker_cmd::probe(lib).map_err(anyhow::Error::msg)?;
             let inst = catalog::adhoc_instance(
                 lib,
@@ -96,7 +112,7 @@ impl InstanceArgs {
                 meta.as_ref(),
             )
             .map_err(anyhow::Error::msg)?;
-            let mut base = load_catalog(config).unwrap_or_else(|_| Catalog {
+            let mut base = load_own(config).unwrap_or_else(|_| Catalog {
                 source: None,
                 settings: Default::default(),
                 candidates: vec![],
@@ -107,7 +123,7 @@ impl InstanceArgs {
                 instances: vec![inst],
             }];
             base.source = None;
-            base
+            (base, OnClash::PreferOwn)
         } else if let Some(dir) = self.scan.clone().map(Ok).or_else(|| {
             self.src
                 .as_ref()
@@ -119,22 +135,71 @@ impl InstanceArgs {
             for s in skipped {
                 eprintln!("cyclescope: skipped {s}");
             }
-            if let Ok(base) = load_catalog(config) {
+            if let Ok(base) = load_own(config) {
                 found.settings = base.settings;
             }
-            found
+            (found, OnClash::PreferOwn)
         } else {
-            let mut catalog = load_catalog(config)?;
-            super::build::add_iccs_c(&mut catalog, config)?;
-            catalog
+            (load_own(config)?, OnClash::Refuse)
         };
-        let selected = if self.labels.is_empty() {
-            if !all_by_default && self.lib.is_none() && self.src.is_none() {
+        let own: Vec<String> = if on_clash == OnClash::PreferOwn {
+            catalog.instances().map(|i| i.label.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        if self.no_baselines {
+            catalog.settings.bundled_baselines = false;
+        }
+        let left_out = catalog.add_baselines(on_clash)?;
+        if !left_out.is_empty() {
+            eprintln!(
+                "cyclescope: bundled baseline {} left out: {} brings an instance of that label",
+                left_out.join(", "),
+                if self.lib.is_some() {
+                    "--lib"
+                } else if self.src.is_some() {
+                    "--src"
+                } else {
+                    "--scan"
+                }
+            );
+        }
+        // The C baselines come after the bundled ones: they share their labels on purpose
+        // (`iccs-c/pseudoXOF-512`), so the bundled set must not take them for a clash.
+        if on_clash == OnClash::Refuse {
+            super::build::add_iccs_c(&mut catalog, config)?;
+        }
+        Ok((catalog, own))
+    }
+}
+
+impl InstanceArgs {
+    /// The catalog these arguments describe, and the selected instances: the labels named
+    /// (after the `--lib` instance, when there is one); with no label, what `--lib`, `--scan`
+    /// or `--src` brought, else the whole catalog when `all_by_default`.
+    pub fn resolve(
+        &self,
+        config: Option<&Path>,
+        all_by_default: bool,
+    ) -> anyhow::Result<(Catalog, Vec<Instance>)> {
+        let (catalog, own) = self.source.catalog(config)?;
+        let mut labels = if self.source.lib.is_some() || self.labels.is_empty() {
+            own
+        } else {
+            Vec::new()
+        };
+        for l in &self.labels {
+            if !labels.contains(l) {
+                labels.push(l.clone());
+            }
+        }
+        let selected = if labels.is_empty() {
+            if !all_by_default {
                 bail!("name at least one instance label (see `cyclescope list`)");
             }
             catalog.instances().cloned().collect()
         } else {
-            catalog.select(&self.labels)?
+            catalog.select(&labels)?
         };
         Ok((catalog, selected))
     }

@@ -9,11 +9,14 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use super::select::load_catalog;
+use super::select::SourceArgs;
 use crate::tui::event_loop::{self, Options};
 
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct TuiArgs {
+    /// Instances from an ad-hoc library or a scanned folder, as for the subcommands.
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Reload the results of this run directory, and write new runs into it.
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
@@ -43,7 +46,9 @@ pub fn require_terminal() -> anyhow::Result<()> {
 }
 
 pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
-    let catalog = load_catalog(config)?;
+    // Like the subcommands: --lib/--scan instead of the config's instances, baselines beside;
+    // what they brought is selected, so `s` measures it.
+    let (catalog, selected) = args.source.catalog(config)?;
     if let Some(cpu) = catalog.settings.cpu.filter(|_| args.cpu.is_none()) {
         crate::cpu::check_usable(cpu)
             .map_err(|e| anyhow::anyhow!("settings.cpu of the config: {e}"))?;
@@ -57,6 +62,7 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
     require_terminal()?;
     let table = event_loop::run(Options {
         catalog,
+        selected,
         run_dir: args.run.clone(),
         watch: None,
         trial_target_s: args.trial_target,

@@ -30,6 +30,7 @@ pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> 
     require_terminal()?;
     let table = event_loop::run(Options {
         catalog,
+        selected: Vec::new(),
         run_dir: None,
         watch: Some(args.run_dir.clone()),
         trial_target_s: None,

@@ -39,6 +39,8 @@ const LOAD_REFRESH: Duration = Duration::from_secs(5);
 /// What the workbench opens on.
 pub struct Options {
     pub catalog: Catalog,
+    /// Labels selected at start (the `--lib` / `--scan` instances).
+    pub selected: Vec<String>,
     /// `--run DIR`: reload its results, and write runs into it.
     pub run_dir: Option<PathBuf>,
     /// `watch RUN_DIR`: follow another process's run, read-only.
@@ -62,6 +64,7 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
         settings.cpu = Some(c);
     }
     let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
+    app.selected.extend(opts.selected.iter().cloned());
     let mut follower = None;
     if let Some(dir) = &opts.watch {
         // Records first (a harness run has no journal), then the journal replays on top.
@@ -121,6 +124,7 @@ pub fn run(opts: Options) -> io::Result<String> {
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
     let mut map = Hitmap::default();
+    let monochrome = super::monochrome::requested();
     while !stop.load(Ordering::Relaxed) {
         for m in link.drain() {
             if matches!(m, Msg::Repaint) {
@@ -144,7 +148,12 @@ pub fn run(opts: Options) -> io::Result<String> {
             }
         }
         if redraw_due(app.dirty, last_draw, Instant::now()) {
-            terminal.draw(|f| map = screen::draw(f, &app))?;
+            terminal.draw(|f| {
+                map = screen::draw(f, &app);
+                if monochrome {
+                    super::monochrome::strip(f.buffer_mut());
+                }
+            })?;
             app.dirty = false;
             last_draw = Some(Instant::now());
             // Lets the end-to-end tests prove the panic path restores the terminal.

@@ -1,9 +1,11 @@
 //! The catalog: candidates (an NGCC id such as `hash-10` or `iccs`) and their instances
 //! (parameter sets: label, library, digest width, KAT manifest), plus the measurement settings.
-//! Built from `config.toml`, from an ad-hoc `--lib`, or by scanning a folder. It resolves paths
-//! but never loads a library itself (listing asks `plugin` for that).
+//! Built from `config.toml`, from an ad-hoc `--lib`, or by scanning a folder, with the bundled
+//! ICCS baselines beside them. It resolves paths but never loads a library itself (listing asks
+//! `plugin` for that).
 
 pub mod bounds;
+pub mod bundled;
 mod config;
 mod discover;
 
@@ -90,6 +92,20 @@ pub enum CatalogError {
     },
     #[error("no lib*.so files found under {0}")]
     NothingFound(PathBuf),
+    #[error(
+        "instance {label:?} of {source_name} has the label of a bundled baseline but another library or width; rename it, or set `bundled_baselines = false` in [settings]"
+    )]
+    BaselineClash { label: String, source_name: String },
+}
+
+/// What to do when a bundled baseline's label is already in the catalog with another library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnClash {
+    /// A config file: refuse, naming the label (the file is the place to fix it).
+    Refuse,
+    /// `--lib` / `--scan`: the library the user named on this command line wins and the
+    /// baseline of that label is left out (the caller says so).
+    PreferOwn,
 }
 
 impl Catalog {
@@ -99,6 +115,53 @@ impl Catalog {
 
     /// The instance labelled `label`, or `<candidate>/<label>` when two candidates share a
     /// label (the bundled `iccs` and the C `iccs-c` baselines do).
+    /// Adds the bundled ICCS baselines beside the catalog's own instances, unless
+    /// `settings.bundled_baselines` is off. An instance with a baseline's label, library and
+    /// width already is that baseline (an older config listing them) and stays as written.
+    /// Returns the labels of baselines left out because of a clash (`OnClash::PreferOwn`).
+    pub fn add_baselines(&mut self, on_clash: OnClash) -> Result<Vec<String>, CatalogError> {
+        if !self.settings.bundled_baselines {
+            return Ok(Vec::new());
+        }
+        let baselines = parse_config(
+            bundled::BASELINES_TOML,
+            Path::new("<bundled baselines>"),
+            Path::new("."),
+        )?;
+        let mut left_out = Vec::new();
+        for cand in baselines.candidates {
+            let mut keep = Vec::new();
+            for b in cand.instances {
+                match self.find(&b.label) {
+                    None => keep.push(b),
+                    Some(own) if own.library == b.library && own.digest_bits == b.digest_bits => {}
+                    Some(_) if on_clash == OnClash::PreferOwn => left_out.push(b.label),
+                    Some(_) => {
+                        return Err(CatalogError::BaselineClash {
+                            label: b.label,
+                            source_name: self.source_name(),
+                        });
+                    }
+                }
+            }
+            match self.candidates.iter_mut().find(|c| c.id == cand.id) {
+                Some(c) => c.instances.extend(keep),
+                None if !keep.is_empty() => self.candidates.push(Candidate {
+                    instances: keep,
+                    ..cand
+                }),
+                None => {}
+            }
+        }
+        Ok(left_out)
+    }
+
+    fn source_name(&self) -> String {
+        self.source
+            .as_ref()
+            .map_or("the catalog".into(), |p| p.display().to_string())
+    }
+
     pub(crate) fn find(&self, label: &str) -> Option<&Instance> {
         match label.split_once('/') {
             Some((cand, l)) => self
@@ -117,10 +180,7 @@ impl Catalog {
                     .cloned()
                     .ok_or_else(|| CatalogError::UnknownLabel {
                         label: l.clone(),
-                        source_name: self
-                            .source
-                            .as_ref()
-                            .map_or("the catalog".into(), |p| p.display().to_string()),
+                        source_name: self.source_name(),
                         known: self
                             .instances()
                             .map(|i| i.label.as_str())
@@ -132,19 +192,30 @@ impl Catalog {
     }
 }
 
-/// Resolves `bundled:<name>` to the cdylib built next to the running executable (cargo puts
-/// them in `target/<profile>/deps/`; an executable may sit in `target/<profile>/` or in its
-/// `deps/`), and any other relative path against `base`.
-pub(crate) fn resolve_library(spec: &str, base: &Path) -> PathBuf {
+/// Resolves `bundled:<name>` to the cached copy of the library this binary carries, and any
+/// other relative path against `base`.
+pub(crate) fn resolve_library(spec: &str, base: &Path) -> Result<PathBuf, bundled::BundledError> {
     match spec.strip_prefix(BUNDLED_PREFIX) {
-        Some(name) => bundled_library(name),
-        None => base.join(spec),
+        Some(name) => bundled::library(name),
+        None => Ok(base.join(spec)),
     }
 }
 
-/// The path of a bundled library `lib<name>.so`, searched near the executable; when none
+/// Resolves a KAT manifest: `bundled:<name>` is the manifest this binary carries.
+pub(crate) fn resolve_manifest(spec: &str, base: &Path) -> Result<PathBuf, bundled::BundledError> {
+    match spec.strip_prefix(BUNDLED_PREFIX) {
+        Some(name) => bundled::kat_manifest(name),
+        None => Ok(base.join(spec)),
+    }
+}
+
+/// The path of library `lib<name>.so`: a bundled baseline's cached copy, else (the test
+/// fixtures `faulty` and `nosym`, which Cargo builds) searched near the executable; when none
 /// exists the first candidate path is returned so the error names a sensible place.
 pub fn bundled_library(name: &str) -> PathBuf {
+    if let Some(Ok(path)) = bundled::is_library(name).then(|| bundled::library(name)) {
+        return path;
+    }
     let file = format!("lib{name}.so");
     let exe_dir = std::env::current_exe()
         .ok()
@@ -161,13 +232,35 @@ pub fn bundled_library(name: &str) -> PathBuf {
         .unwrap_or_else(|| candidates[0].clone())
 }
 
-/// Shows `path` relative to the current directory when it lies below it (records and pages
-/// must not carry absolute home paths).
+/// Shows `path` relative to the current directory when it lies below it, else below the home
+/// folder as `~/…` (records and pages must not carry absolute home paths; the bundled
+/// libraries' cache lives there).
 pub fn display_path(path: &Path) -> String {
-    std::env::current_dir()
+    // Relative to `/` would read like a path below the working folder of someone else.
+    let cwd = std::env::current_dir()
         .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
-        .unwrap_or_else(|| path.to_path_buf())
-        .display()
-        .to_string()
+        .filter(|c| c.parent().is_some());
+    if let Some(rel) = cwd.and_then(|c| path.strip_prefix(c).ok().map(Path::to_path_buf)) {
+        return rel.display().to_string();
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && h.parent().is_some());
+    match home.and_then(|h| path.strip_prefix(h).ok().map(Path::to_path_buf)) {
+        Some(rel) => format!("~/{}", rel.display()),
+        None => path.display().to_string(),
+    }
 }
+
+/// The path `display_path` showed as `~/…`, back below the home folder (a campaign.json
+/// being resumed names the bundled libraries' cache that way).
+pub fn expand_home(path: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

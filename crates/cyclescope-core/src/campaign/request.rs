@@ -118,7 +118,16 @@ impl RunRequest {
         mut o: RequestOverrides,
     ) -> Result<Self, RequestError> {
         let c = campaign.cyclescope;
-        let mut req = Self::bare(c.instances, c.lengths, c.cpu, run_dir, campaign.planning);
+        let instances = c
+            .instances
+            .into_iter()
+            .map(|i| Instance {
+                library: crate::catalog::expand_home(&i.library),
+                kat_manifest: i.kat_manifest.as_deref().map(crate::catalog::expand_home),
+                ..i
+            })
+            .collect();
+        let mut req = Self::bare(instances, c.lengths, c.cpu, run_dir, campaign.planning);
         req.adaptive = c.adaptive;
         o.allow_unfixed_host |= c.allow_unfixed_host;
         o.allow_kat_fail |= c.allow_kat_fail;
@@ -229,6 +238,7 @@ mod tests {
             cpu: Some(1),
             kat_timeout_s: 42.0,
             runs_dir: PathBuf::from("elsewhere"),
+            bundled_baselines: true,
         }
     }
 

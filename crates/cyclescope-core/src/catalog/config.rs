@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Candidate, Catalog, GUIDE_LENGTHS, Instance, bounds, resolve_library};
+use super::{
+    Candidate, Catalog, GUIDE_LENGTHS, Instance, bounds, resolve_library, resolve_manifest,
+};
 use crate::name::SafeName;
 
 /// Measurement defaults (spec §3.2), overridable per command.
@@ -25,6 +27,8 @@ pub struct Settings {
     pub kat_timeout_s: f64,
     /// Where `run` creates run directories (relative to the working directory).
     pub runs_dir: PathBuf,
+    /// Whether the bundled ICCS baselines are added beside the catalog's own instances.
+    pub bundled_baselines: bool,
 }
 
 impl Default for Settings {
@@ -37,6 +41,7 @@ impl Default for Settings {
             cpu: None,
             kat_timeout_s: 900.0,
             runs_dir: PathBuf::from("runs"),
+            bundled_baselines: true,
         }
     }
 }
@@ -156,10 +161,16 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
             let digest_bits = bounds::check_digest_bits(i.digest_bits)
                 .map_err(|e| invalid(format!("instance {:?}: {e}", i.label)))?;
             let manifest = i.kat_manifest.as_ref().or(c.kat_manifest.as_ref());
+            let in_instance =
+                |e: super::bundled::BundledError| invalid(format!("instance {:?}: {e}", i.label));
+            let kat_manifest = manifest
+                .map(|m| resolve_manifest(m, base))
+                .transpose()
+                .map_err(in_instance)?;
             instances.push(Instance {
                 candidate: c.id.clone(),
                 algorithm: c.algorithm.clone(),
-                library: resolve_library(&i.library, base),
+                library: resolve_library(&i.library, base).map_err(in_instance)?,
                 digest_bits,
                 variant: i
                     .variant
@@ -169,7 +180,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                     .flags
                     .or_else(|| c.flags.clone())
                     .unwrap_or_else(|| "guide".into()),
-                kat_manifest: manifest.map(|m| base.join(m)),
+                kat_manifest,
                 kat_name: i.kat_name,
                 label: i.label,
             });

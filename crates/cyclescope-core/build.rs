@@ -1,0 +1,100 @@
+//! Builds the bundled ICCS libraries (`plugins/sm3hash`, `plugins/pseudohash`,
+//! `plugins/pseudoxof`, on top of `plugins/iccs-sm3`) as cdylibs into OUT_DIR, so that
+//! `catalog::bundled` can carry their bytes inside every binary that links the engine: an
+//! installed or copied `cyclescope` then measures the very same shared libraries, loaded with
+//! dlopen like any candidate, wherever it runs.
+//!
+//! Cargo offers no stable way to hand one crate the cdylib of another (artifact dependencies
+//! are unstable, and `cargo check` never links them), so the sources are compiled here with
+//! the same `rustc` Cargo uses, for the same target, with fixed flags: always optimised, one
+//! codegen unit, debug info stripped and source paths remapped, so a dev and a release build of
+//! one checkout give byte-identical libraries (and the same `library_sha256` in records).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The bundled libraries: crate name and folder under `plugins/`.
+const LIBRARIES: [&str; 3] = ["sm3hash", "pseudohash", "pseudoxof"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir
+        .parent()
+        .and_then(Path::parent)
+        .expect("crates/cyclescope-core lies two levels below the workspace")
+        .to_path_buf();
+    let plugins = workspace.join("plugins");
+    let out = PathBuf::from(env("OUT_DIR")).join("bundled");
+    std::fs::create_dir_all(&out).expect("creating OUT_DIR/bundled");
+
+    println!(
+        "cargo::rerun-if-changed={}",
+        plugins.join("iccs-sm3/src").display()
+    );
+    for name in LIBRARIES {
+        println!(
+            "cargo::rerun-if-changed={}",
+            plugins.join(name).join("src").display()
+        );
+    }
+    println!("cargo::rerun-if-env-changed=RUSTC_LINKER");
+
+    let iccs = plugins.join("iccs-sm3/src/lib.rs");
+    rustc(&workspace, &out, "iccs_sm3", "rlib", &iccs, &[]);
+    let rlib = out.join("libiccs_sm3.rlib");
+    for name in LIBRARIES {
+        let src = plugins.join(name).join("src/lib.rs");
+        let extern_arg = format!("iccs_sm3={}", rlib.display());
+        rustc(
+            &workspace,
+            &out,
+            name,
+            "cdylib",
+            &src,
+            &["--extern", &extern_arg],
+        );
+    }
+}
+
+fn env(key: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| panic!("cargo sets {key} for build scripts"))
+}
+
+/// One rustc invocation with the flags every bundled artefact shares.
+fn rustc(workspace: &Path, out: &Path, crate_name: &str, kind: &str, src: &Path, extra: &[&str]) {
+    let mut cmd = Command::new(env("RUSTC"));
+    cmd.args([
+        "--edition",
+        "2024",
+        "--crate-name",
+        crate_name,
+        "--crate-type",
+        kind,
+    ])
+    .args(["--target", &env("TARGET")])
+    .args(["-C", "opt-level=3", "-C", "codegen-units=1"])
+    .args(["-C", "debuginfo=0", "-C", "strip=debuginfo"])
+    .arg(format!("--remap-path-prefix={}=.", workspace.display()))
+    .arg("-L")
+    .arg(out)
+    .arg("--out-dir")
+    .arg(out)
+    .args(extra)
+    .arg(src);
+    // A cross build names its linker for the target; the libraries must be linked by it too.
+    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+        cmd.arg(format!("-Clinker={linker}"));
+    }
+    // RUSTFLAGS (e.g. `-C target-cpu=native`) apply to the bundled libraries as they would to
+    // a Cargo-built cdylib.
+    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run rustc for {crate_name}: {e}"));
+    assert!(
+        status.success(),
+        "rustc failed building {crate_name} ({status})"
+    );
+}
