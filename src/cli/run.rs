@@ -182,7 +182,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
     }
 }
 
-fn default_run_dir(runs_dir: &Path) -> PathBuf {
+pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
     let host = sysinfo::System::host_name().unwrap_or_else(|_| "host".to_string());
     runs_dir.join(format!(
         "{host}-campaign-{}",

@@ -1,0 +1,137 @@
+//! `cyclescope compare --live` end to end with the real binary on two bundled instances: KAT,
+//! calibration and interleaved trials in real worker processes. Asserts the structure and that
+//! each interval holds its ratio — never a timing figure (a shared VM decides those).
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The repository: its config.toml names the bundled instances.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn live(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "compare",
+        "--live",
+        "--allow-unfixed-host",
+        "--trial-target",
+        "0.005",
+        "--timeout-cap",
+        "120",
+    ];
+    args.extend_from_slice(extra);
+    common::cyclescope_in(dir, &args)
+}
+
+#[test]
+fn two_bundled_instances_get_a_ratio_inside_its_interval_and_a_record_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let o = live(
+        root(),
+        &[
+            "sm3hash-256",
+            "pseudoXOF-512",
+            "--pairs",
+            "3",
+            "--lengths",
+            "64,1024",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect(&text);
+    assert_eq!(
+        (v["a"].as_str(), v["b"].as_str()),
+        (Some("sm3hash-256"), Some("pseudoXOF-512"))
+    );
+    let rows = v["lengths"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, len) in rows.iter().zip([64, 1024]) {
+        assert_eq!(row["input_bytes"], len);
+        let r = &row["ratio"];
+        assert_eq!(r["pairs"], 3, "{text}");
+        let (lo, mid, hi) = (
+            r["ci95_low"].as_f64().unwrap(),
+            r["ratio"].as_f64().unwrap(),
+            r["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(0.0 < lo && lo <= mid && mid <= hi, "{text}");
+        assert!(
+            row["verdict"].is_string() && row["problem"].is_null(),
+            "{text}"
+        );
+        assert!(row["a_mean_cycles"].as_f64().unwrap() > 0.0);
+    }
+    // Each side's interleaved trials are its ordinary record: three single-trial processes.
+    for label in ["sm3hash-256", "pseudoXOF-512"] {
+        for len in [64, 1024] {
+            let p = out.join(format!("records/iccs/{label}__hash_{len}.json"));
+            let rec: Value = serde_json::from_slice(&std::fs::read(&p).expect(&text)).unwrap();
+            assert_eq!(rec["plan"]["trials"], 3);
+            assert_eq!(rec["trials"].as_array().unwrap().len(), 3);
+            assert_eq!(rec["processes"].as_array().unwrap().len(), 3);
+        }
+    }
+    // The run validates by the harness's rules.
+    let o = common::cyclescope_in(tmp.path(), &["validate", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+}
+
+#[test]
+fn the_table_names_both_sides_and_the_statistic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let o = live(
+        root(),
+        &[
+            "pseudoXOF-256",
+            "pseudoXOF-512",
+            "--pairs",
+            "2",
+            "--lengths",
+            "32",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("A = pseudoXOF-256") && stdout.contains("B = pseudoXOF-512"),
+        "{text}"
+    );
+    assert!(
+        stdout.contains("| 32 B |") && stdout.contains("geometric mean"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_pairs_and_the_same_instance_twice_are_refused_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let o = live(
+        root(),
+        &["sm3hash-256", "sm3hash-256", "--out", out.to_str().unwrap()],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("same instance"), "{text}");
+    assert!(!out.exists(), "a refused comparison leaves no folder");
+    let o = live(root(), &["sm3hash-256", "pseudoXOF-512", "--pairs", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::output_text(&o).contains("pairs"));
+    // Live options without --live are refused by the parser.
+    let o = common::cyclescope_in(tmp.path(), &["compare", "a", "b", "--pairs", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::output_text(&o).contains("--live"));
+}
