@@ -3,6 +3,7 @@
 //! may return an `Effect` for the event loop to perform. Drawing reads it and never changes it,
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
+mod delta;
 mod input;
 mod jobs;
 mod launch;
@@ -10,6 +11,7 @@ mod reduce;
 mod session;
 mod tree;
 
+pub use delta::Delta;
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
 pub use tree::TreeRow;
 
@@ -174,6 +176,9 @@ pub struct RunSpec {
     pub allow_unfixed_host: bool,
     /// Time instances whose KAT did not pass (`A`; the records are flagged).
     pub allow_kat_fail: bool,
+    /// Pairs per length of an interleaved A/B comparison of the two instances (`=`); None
+    /// for an ordinary run.
+    pub interleaved_pairs: Option<u32>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.

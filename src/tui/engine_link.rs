@@ -34,6 +34,12 @@ pub enum Msg {
     },
     /// A KAT-only job (`K`) ended.
     KatsDone,
+    /// An interleaved A/B (`=`) ended: A's and B's labels and B/A per length.
+    Compared {
+        a: String,
+        b: String,
+        rows: Vec<crate::campaign::LiveComparison>,
+    },
 }
 
 /// The text of a panic payload.
@@ -239,8 +245,20 @@ fn run_engine(
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let pairs = spec.interleaved_pairs;
         let req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
-        campaign::run(&req, &mut |ev| emit(ev), cancel).map_err(Refusal::from)
+        let Some(pairs) = pairs else {
+            return campaign::run(&req, &mut |ev| emit(ev), cancel)
+                .map(drop)
+                .map_err(Refusal::from);
+        };
+        let out = campaign::interleave(&req, pairs, &mut |ev| emit(ev), cancel)?;
+        let _ = tx.send(Msg::Compared {
+            a: req.instances[0].label.clone(),
+            b: req.instances[1].label.clone(),
+            rows: out.comparisons,
+        });
+        Ok(())
     }));
     match result {
         Ok(Ok(_)) => {}

@@ -224,6 +224,7 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::Repaint => app.dirty = true,
         Msg::Refused { reason, host } => app.refused(reason, host),
         Msg::KatsDone => app.kats_done(),
+        Msg::Compared { a, b, rows } => app.compared(&a, &b, &rows),
     }
 }
 

@@ -204,6 +204,12 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
+        &[Char('=')],
+        Action::CompareLive,
+        "A/B: the two selected instances interleaved, trial by trial; B/A with its 95 % CI",
+        None,
+    ),
+    bind(
         &[Char('c')],
         Action::Cancel,
         "cancel the run (the trial in flight is dropped, records stay)",
