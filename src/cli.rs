@@ -17,6 +17,7 @@ macro_rules! out {
 }
 
 pub(crate) mod arg_value;
+pub(crate) mod build;
 mod check;
 mod compare;
 mod hash;
@@ -65,6 +66,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Hash a message with one instance and print the digest (lowercase hex).
     Hash(hash::HashArgs),
+    /// Build NGCC submission sources into an ngcc-harness tree (libraries, build.json, KAT
+    /// manifest from the shipped KAT files), KAT-checked; exit 1 when any instance failed.
+    Build(build::BuildArgs),
     /// Known-answer tests: generate the official ICCS KAT files and check them against a
     /// manifest or reference files (exit code = the worst status, 0 = PASS).
     Kat(kat::KatArgs),
@@ -107,6 +111,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check(a)) => check::run(config.as_deref(), &a),
         Some(Command::Hash(a)) => hash::run(config.as_deref(), &a),
         Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
+        Some(Command::Build(a)) => build::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),

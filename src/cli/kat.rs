@@ -132,7 +132,10 @@ fn resolve(
     select: &InstanceArgs,
 ) -> anyhow::Result<(Settings, Vec<Instance>)> {
     // `--scan` checks everything it finds unless labels pick some.
-    match (select.resolve(config, select.scan.is_some()), &select.lib) {
+    match (
+        select.resolve(config, select.scan.is_some() || select.src.is_some()),
+        &select.lib,
+    ) {
         (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),
         (Err(e), Some(lib)) => {
             let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();

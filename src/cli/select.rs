@@ -1,6 +1,6 @@
 //! Which instances a command works on: labels from the catalog (`config.toml` or `--config`),
-//! one ad-hoc library (`--lib`), or every library under a folder (`--scan`). Shared by every
-//! command that takes instances.
+//! one ad-hoc library (`--lib`), every library under a folder (`--scan`), or the instances of
+//! a submission's sources, built first (`--src`). Shared by every command that takes instances.
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +30,37 @@ pub struct InstanceArgs {
     /// Discover every lib*.so under DIR (an ngcc-harness tree works as is).
     #[arg(long, value_name = "DIR")]
     pub scan: Option<PathBuf>,
+    /// Build the instances of a submission source tree first (into the build cache), then use
+    /// them.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["lib", "scan"])]
+    pub src: Option<PathBuf>,
+    /// Candidate id of the --src instances (default: the config's [[submission]], else the
+    /// folder name).
+    #[arg(long, requires = "src", value_parser = super::arg_value::name)]
+    pub id: Option<String>,
+    /// Flag profile of the --src build: guide (default), harness-default, or one of [profiles].
+    #[arg(long, requires = "src", value_name = "NAME", conflicts_with = "cflags")]
+    pub profile: Option<String>,
+    /// Compiler flags of the --src build instead of a profile.
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "FLAGS",
+        allow_hyphen_values = true
+    )]
+    pub cflags: Option<String>,
+    /// C compiler of the --src build (default: [build] cc, else cc).
+    #[arg(long, requires = "src", value_name = "CC")]
+    pub cc: Option<String>,
+}
+
+/// The config file a command reads: `--config`, else `./config.toml` when it exists, else none
+/// (the embedded catalog, no build settings).
+pub fn config_path(config: Option<&Path>) -> Option<PathBuf> {
+    match config {
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(PathBuf::from("config.toml")).filter(|p| p.is_file()),
+    }
 }
 
 /// Loads the catalog a command runs on: `--config`, else `./config.toml`, else the embedded one.
@@ -77,8 +108,13 @@ impl InstanceArgs {
             }];
             base.source = None;
             base
-        } else if let Some(dir) = &self.scan {
-            let (mut found, skipped) = catalog::scan_dir(dir, worker_cmd::probe)
+        } else if let Some(dir) = self.scan.clone().map(Ok).or_else(|| {
+            self.src
+                .as_ref()
+                .map(|src| super::build::src_tree(self, src, config))
+        }) {
+            let dir = dir?;
+            let (mut found, skipped) = catalog::scan_dir(&dir, worker_cmd::probe)
                 .with_context(|| format!("scanning {}", dir.display()))?;
             for s in skipped {
                 eprintln!("cyclescope: skipped {s}");
@@ -91,7 +127,7 @@ impl InstanceArgs {
             load_catalog(config)?
         };
         let selected = if self.labels.is_empty() {
-            if !all_by_default && self.lib.is_none() {
+            if !all_by_default && self.lib.is_none() && self.src.is_none() {
                 bail!("name at least one instance label (see `cyclescope list`)");
             }
             catalog.instances().cloned().collect()

@@ -11,7 +11,7 @@
 
 pub mod child;
 mod exchange;
-mod group;
+pub(crate) mod group;
 pub mod sandbox;
 mod session;
 

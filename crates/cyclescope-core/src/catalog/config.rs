@@ -48,6 +48,13 @@ struct ConfigFile {
     settings: Settings,
     #[serde(default, rename = "candidate")]
     candidates: Vec<CandidateEntry>,
+    // `[build]`, `[profiles]` and `[[submission]]` belong to `build::config`, which reads them.
+    #[serde(default, rename = "build")]
+    _build: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "profiles")]
+    _profiles: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "submission")]
+    _submission: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -103,6 +103,13 @@ pub fn scan_dir(
         };
         // ngcc-harness layout: <tree>/hash-NN/lib/lib<label>.so and <tree>/hash-NN/kat.sha256.
         if let Some(cand_dir) = harness_candidate_dir(&lib) {
+            // The harness names a library after its label; ngcc_meta's instance is the KAT
+            // name, which two variants of one instance share.
+            let stem = library_label(&lib);
+            if crate::name::SafeName::new("instance label", &stem).is_ok() {
+                inst.label = stem;
+            }
+            built_by(cand_dir, &mut inst);
             let id = cand_dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
@@ -151,10 +158,43 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()>
     Ok(())
 }
 
+/// The flag class and variant that the tree's `build.json` (harness or `cyclescope build`)
+/// records for `inst`, when it has an entry for it.
+fn built_by(cand_dir: &Path, inst: &mut Instance) {
+    let Some(json) = cand_dir
+        .parent()
+        .and_then(|tree| std::fs::read(tree.join("build.json")).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return;
+    };
+    let id = cand_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let Some(entry) = id.and_then(|id| json.get("instances")?.get(format!("{id}/{}", inst.label)))
+    else {
+        return;
+    };
+    if let Some(f) = entry.get("flags").and_then(|v| v.as_str()) {
+        inst.flags = f.to_string();
+    }
+    if let Some(v) = entry.get("variant").and_then(|v| v.as_str()) {
+        inst.variant = v.to_string();
+    }
+}
+
 fn harness_candidate_dir(lib: &Path) -> Option<&Path> {
     let lib_dir = lib.parent()?;
     (lib_dir.file_name()? == "lib").then_some(())?;
     let cand = lib_dir.parent()?;
+    // A tree with a build.json is a harness tree whatever its candidate ids look like
+    // (`cyclescope build --id iccs-c`).
+    if cand
+        .parent()
+        .is_some_and(|t| t.join("build.json").is_file())
+    {
+        return Some(cand);
+    }
     let name = cand.file_name()?.to_str()?;
     let digits = name.strip_prefix("hash-")?;
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(cand)

@@ -13,7 +13,7 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 /// A spawned worker and its process group (same id: the worker leads it).
-pub(super) struct Group {
+pub(crate) struct Group {
     child: Child,
     pgid: Pid,
     reaped: bool,
@@ -21,7 +21,7 @@ pub(super) struct Group {
 
 impl Group {
     /// Spawns `cmd` as the leader of a new process group.
-    pub(super) fn spawn(cmd: &mut Command) -> io::Result<Self> {
+    pub(crate) fn spawn(cmd: &mut Command) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let child = cmd.process_group(0).spawn()?;
         let pgid = Pid::from_raw(child.id() as i32);
@@ -37,7 +37,7 @@ impl Group {
     }
 
     /// Whether the leader has ended (it stays a zombie until `finish`).
-    pub(super) fn leader_ended(&self) -> bool {
+    pub(crate) fn leader_ended(&self) -> bool {
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
         // An error here (ECHILD) means there is nothing left to wait for: ended.
         !matches!(
@@ -54,7 +54,7 @@ impl Group {
     }
 
     /// Kills every process of the group and reaps the leader.
-    pub(super) fn finish(mut self) -> Option<ExitStatus> {
+    pub(crate) fn finish(mut self) -> Option<ExitStatus> {
         self.kill_and_reap()
     }
 

@@ -1,0 +1,222 @@
+//! The content-addressed build cache: a library is stored under the SHA-256 of everything
+//! that went into it — the compiler's identity and version text, the full argument list, the
+//! shim source and export list, and the contents of the sources and of the headers beside
+//! them (the instance folder, the include folders, the folders of extra sources). An
+//! unchanged instance is taken from the cache instead of compiled again. Entries are written
+//! in a private staging folder and renamed into place whole, so a killed build never leaves
+//! a half entry; failed builds keep their log under `failed/<key>/`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use super::compile::{self, Toolchain};
+use super::{BuildError, BuildStatus, FlagProfile, InstanceBuild, InstanceSource, shim};
+
+/// Bumped when the layout of entries or the key's inputs change.
+const CACHE_FORMAT: &str = "cyclescope-build-cache-1";
+const LIBRARY: &str = "lib.so";
+const LOG: &str = "build.log";
+
+/// `$XDG_CACHE_HOME/cyclescope/build`, else `$HOME/.cache/cyclescope/build`, else
+/// `.cyclescope-cache/build` in the working folder.
+pub fn default_cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        });
+    match base {
+        Some(b) => b.join("cyclescope").join("build"),
+        None => PathBuf::from(".cyclescope-cache").join("build"),
+    }
+}
+
+/// Builds `inst`, or finds it in the cache.
+pub(crate) fn build_cached(
+    inst: InstanceSource,
+    toolchain: &Toolchain,
+    profile: &FlagProfile,
+    cache_dir: &Path,
+) -> InstanceBuild {
+    let start = Instant::now();
+    let mut found = Found::default();
+    let result = build_inner(&inst, toolchain, profile, cache_dir, &mut found);
+    let mut out = InstanceBuild {
+        source: inst,
+        status: BuildStatus::Failed,
+        library: found.library,
+        log: found.log,
+        warnings: Vec::new(),
+        error: None,
+        key: found.key,
+        seconds: 0.0,
+    };
+    match result {
+        Ok(status) => out.status = status,
+        Err(e) => out.error = Some(e),
+    }
+    if let Some(log) = &out.log {
+        out.warnings = compile::warnings(&std::fs::read_to_string(log).unwrap_or_default());
+    }
+    out.seconds = start.elapsed().as_secs_f64();
+    out
+}
+
+/// What a build left behind, whether it succeeded or not.
+#[derive(Default)]
+struct Found {
+    key: String,
+    library: Option<PathBuf>,
+    log: Option<PathBuf>,
+}
+
+fn build_inner(
+    inst: &InstanceSource,
+    toolchain: &Toolchain,
+    profile: &FlagProfile,
+    cache_dir: &Path,
+    out: &mut Found,
+) -> Result<BuildStatus, BuildError> {
+    let shim_text = shim::source(inst, toolchain, profile);
+    // The key sees the arguments with a placeholder for the staging folder, which differs
+    // between runs.
+    let placeholder = Path::new("@staging");
+    let args = toolchain.arguments(inst, profile, placeholder, &placeholder.join(LIBRARY));
+    let key = key(inst, toolchain, &args, &shim_text)?;
+    out.key = key.clone();
+    let entry = cache_dir.join("objects").join(&key);
+    if entry.join(LIBRARY).is_file() && entry.join(LOG).is_file() {
+        out.library = Some(entry.join(LIBRARY));
+        out.log = Some(entry.join(LOG));
+        return Ok(BuildStatus::Cached);
+    }
+    let staging = staging_dir(cache_dir, &key)?;
+    let result = compile_into(inst, toolchain, profile, &staging, &shim_text);
+    match result {
+        Ok(()) => {
+            let parent = cache_dir.join("objects");
+            std::fs::create_dir_all(&parent).map_err(super::io_err("cannot create", &parent))?;
+            if let Err(e) = std::fs::rename(&staging, &entry) {
+                // Another build of the same key won the race: its entry is as good as ours.
+                let _ = std::fs::remove_dir_all(&staging);
+                if !entry.join(LIBRARY).is_file() {
+                    return Err(BuildError::Io {
+                        what: "cannot store the build in",
+                        path: entry,
+                        source: e,
+                    });
+                }
+            }
+            out.library = Some(entry.join(LIBRARY));
+            out.log = Some(entry.join(LOG));
+            Ok(BuildStatus::Built)
+        }
+        Err(e) => {
+            let failed = cache_dir.join("failed").join(&key);
+            let _ = std::fs::remove_dir_all(&failed);
+            let kept = std::fs::create_dir_all(cache_dir.join("failed")).is_ok()
+                && std::fs::rename(&staging, &failed).is_ok();
+            if kept {
+                out.log = Some(failed.join(LOG));
+            } else {
+                let _ = std::fs::remove_dir_all(&staging);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn compile_into(
+    inst: &InstanceSource,
+    toolchain: &Toolchain,
+    profile: &FlagProfile,
+    dir: &Path,
+    shim_text: &str,
+) -> Result<(), BuildError> {
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(super::io_err("cannot write", &p))
+    };
+    write("ngcc_shim.c", shim_text)?;
+    write("exports.map", shim::EXPORTS_MAP)?;
+    let args = toolchain.arguments(inst, profile, dir, &dir.join(LIBRARY));
+    let log = dir.join(LOG);
+    let mut header = format!("$ {}", toolchain.cc());
+    for a in &args {
+        header.push(' ');
+        header.push_str(a);
+    }
+    header.push('\n');
+    std::fs::write(&log, header).map_err(super::io_err("cannot write", &log))?;
+    toolchain.compile(&inst.label, &args, &log)
+}
+
+fn staging_dir(cache_dir: &Path, key: &str) -> Result<PathBuf, BuildError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = cache_dir
+        .join("tmp")
+        .join(format!("{key}.{}.{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|source| BuildError::OutputNotWritable {
+        path: cache_dir.to_path_buf(),
+        source,
+    })?;
+    Ok(dir)
+}
+
+/// The cache key of one build.
+fn key(
+    inst: &InstanceSource,
+    toolchain: &Toolchain,
+    args: &[String],
+    shim_text: &str,
+) -> Result<String, BuildError> {
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(CACHE_FORMAT.as_bytes());
+    field(toolchain.cc().as_bytes());
+    field(toolchain.identity().as_bytes());
+    field(toolchain.version_text().as_bytes());
+    for a in args {
+        field(a.as_bytes());
+    }
+    field(shim_text.as_bytes());
+    field(shim::EXPORTS_MAP.as_bytes());
+    for path in inputs(inst) {
+        let bytes = std::fs::read(&path).map_err(|source| BuildError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        field(path.to_string_lossy().as_bytes());
+        field(&Sha256::digest(&bytes));
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// The files a build may read: its sources, and every file directly in the instance folder,
+/// the include folders and the folders of its sources (headers are found there).
+fn inputs(inst: &InstanceSource) -> Vec<PathBuf> {
+    let mut dirs: Vec<&Path> = vec![inst.folder.as_path()];
+    dirs.extend(inst.include_dirs.iter().map(PathBuf::as_path));
+    dirs.extend(inst.sources.iter().filter_map(|s| s.parent()));
+    let mut files: Vec<PathBuf> = inst.sources.clone();
+    for d in dirs {
+        if let Ok(entries) = std::fs::read_dir(d) {
+            files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}

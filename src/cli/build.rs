@@ -1,0 +1,181 @@
+//! `cyclescope build`: NGCC submission sources → an ngcc-harness tree (libraries, build.json,
+//! kat.sha256 from the submission's KAT files, build logs), each instance KAT-checked. Also the
+//! `--src` of the instance-taking commands, which builds into the cache first. Building is the
+//! engine's (`build`); this frontend chooses config, profile and compiler and prints each
+//! instance as it finishes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::InstanceArgs;
+use super::select::config_path;
+use crate::build::{
+    self, BuildConfig, BuildRequest, BuildStatus, InstanceBuild, ProfileChoice, TreeSummary,
+};
+
+/// Lines of a compiler complaint shown per instance.
+const EXCERPT_LINES: usize = 4;
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Submission source trees (every folder with CryptHash_AlgorithmInstance.h is an
+    /// instance); may be left out when --id names a [[submission]] with a root.
+    #[arg(value_name = "SRC")]
+    pub sources: Vec<PathBuf>,
+    /// Candidate id (e.g. hash-99); default: the config's [[submission]], else the folder name.
+    #[arg(long, value_parser = super::arg_value::name)]
+    pub id: Option<String>,
+    /// Flag profile: guide (default), harness-default, or a name from [profiles].
+    #[arg(long, value_name = "NAME", conflicts_with = "cflags")]
+    pub profile: Option<String>,
+    /// Compiler flags instead of a profile (recorded as profile "cflags"; -fPIC is added).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub cflags: Option<String>,
+    /// The C compiler (default: [build] cc, else cc).
+    #[arg(long, value_name = "CC")]
+    pub cc: Option<String>,
+    /// The ngcc-harness tree to write (TREE/<id>/lib/lib<label>.so, TREE/build.json).
+    #[arg(long, value_name = "TREE")]
+    pub out: PathBuf,
+    /// Do not run the KAT of the built libraries.
+    #[arg(long)]
+    pub no_kat: bool,
+}
+
+fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
+    match (profile, cflags) {
+        (_, Some(f)) => ProfileChoice::Cflags(f.clone()),
+        (Some(p), None) => ProfileChoice::Named(p.clone()),
+        (None, None) => ProfileChoice::Default,
+    }
+}
+
+pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> {
+    let build_config = build::load_build_config(config_path(config).as_deref())?;
+    let mut sources = args.sources.clone();
+    if sources.is_empty() {
+        let root = args
+            .id
+            .as_ref()
+            .and_then(|id| build_config.submissions.iter().find(|s| &s.id == id))
+            .and_then(|s| build_config.root_of(s));
+        match root {
+            Some(r) => sources.push(r),
+            None => {
+                bail!("name a submission folder (SRC), or --id of a [[submission]] with a root")
+            }
+        }
+    }
+    let request = BuildRequest {
+        sources,
+        id: args.id.clone(),
+        profile: choice(args.profile.as_ref(), args.cflags.as_ref()),
+        cc: args.cc.clone().unwrap_or_else(|| build_config.cc()),
+        out: args.out.clone(),
+        kat: !args.no_kat,
+    };
+    let start = Instant::now();
+    let summary = build::build_tree(
+        &request,
+        &build_config,
+        &build_config.cache_dir(),
+        &print_instance,
+    )?;
+    print_summary(&summary, start.elapsed().as_secs_f64());
+    let failed = summary.failures();
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("cyclescope: not built: {}", failed.join(", "));
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// One line per instance as it finishes, and the first lines of what the compiler said.
+fn print_instance(b: &InstanceBuild) {
+    let s = &b.source;
+    let what = match b.status {
+        BuildStatus::Built => "built ",
+        BuildStatus::Cached => "cached",
+        BuildStatus::Failed => "FAILED",
+    };
+    let warned = if b.warnings.is_empty() {
+        String::new()
+    } else {
+        format!(", {} warning(s)", b.warnings.len())
+    };
+    outln!(
+        "{what} {}/{} ({}, {} bits) {:.2} s{warned}",
+        s.candidate,
+        s.label,
+        s.source_dir,
+        s.digest_bits,
+        b.seconds
+    );
+    for line in b.excerpt(EXCERPT_LINES) {
+        outln!("    {line}");
+    }
+}
+
+fn print_summary(summary: &TreeSummary, seconds: f64) {
+    for (folder, error) in &summary.unusable {
+        outln!("FAILED {}", folder.display());
+        for line in error.to_string().lines().take(EXCERPT_LINES) {
+            outln!("    {line}");
+        }
+    }
+    for (label, status, detail) in &summary.kat {
+        outln!("KAT    {label} {status} {detail}");
+    }
+    let count = |st: BuildStatus| summary.builds.iter().filter(|b| b.status == st).count();
+    outln!(
+        "{} built, {} cached, {} failed in {seconds:.2} s; tree {}",
+        count(BuildStatus::Built),
+        count(BuildStatus::Cached),
+        count(BuildStatus::Failed) + summary.unusable.len(),
+        summary.tree.display()
+    );
+}
+
+/// `--src DIR`: builds DIR (without KAT: the command's own gate does that) into a tree in the
+/// build cache, `<cache>/trees/<hash of folder, id, profile, compiler>`, and returns that tree
+/// for scanning. Instances that fail are named on stderr; the others are used.
+pub fn src_tree(args: &InstanceArgs, src: &Path, config: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let build_config: BuildConfig = build::load_build_config(config_path(config).as_deref())?;
+    let profile = choice(args.profile.as_ref(), args.cflags.as_ref());
+    let cc = args.cc.clone().unwrap_or_else(|| build_config.cc());
+    std::fs::canonicalize(src).with_context(|| format!("--src {}", src.display()))?;
+    let cache = build_config.cache_dir();
+    let tree = build::src_tree_dir(&cache, src, args.id.as_deref(), &profile, &cc);
+    let request = BuildRequest {
+        sources: vec![src.to_path_buf()],
+        id: args.id.clone(),
+        profile,
+        cc,
+        out: tree.clone(),
+        kat: false,
+    };
+    let summary = build::build_tree(&request, &build_config, &cache, &|b| {
+        if b.status == BuildStatus::Failed {
+            eprintln!("cyclescope: {}: not built", b.source.label);
+            for line in b.excerpt(EXCERPT_LINES) {
+                eprintln!("    {line}");
+            }
+        }
+    })?;
+    for (folder, error) in &summary.unusable {
+        eprintln!("cyclescope: {}: {error}", folder.display());
+    }
+    if summary
+        .builds
+        .iter()
+        .all(|b| b.status == BuildStatus::Failed)
+    {
+        bail!("no instance of {} could be built", src.display());
+    }
+    Ok(tree)
+}

@@ -1,0 +1,121 @@
+//! `cyclescope build` on the fixture submission trees, through the real binary, the real C
+//! compiler and real `dlopen`: the good tree builds all four instances into an ngcc-harness
+//! tree whose build.json carries the harness's fields, every library passes its KAT against
+//! the manifest made from the shipped KAT files (also through `kat --scan`), the digests are
+//! the known ones, and a second build comes from the cache.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::output_text;
+
+const FIXH_256_ABC: &str = "fba97b7e5dd3eebfb54ba62c83128e565d2c4a8d0a5c3be4b66b73a85cd0a7af";
+const FIXH_256_EMPTY: &str = "d46203df109a76c5ea47b8a255f7b856c37d2d2179399e22cea857240aa9b979";
+const FIXH_512_ABC: &str = "e4841a6b736f704b76913a776406c931c7f87bf9c90d6eaf55cdec81667b08098806bc6713377b82a076845a6f23ab6244ab4c6cab4614789e4554ff8a880841";
+
+fn submissions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions")
+}
+
+/// The binary in `dir` with its build cache in `cache`.
+fn cyclescope(dir: &Path, cache: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .expect("running cyclescope")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_good_tree_builds_passes_its_kat_and_is_cached() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = work.path().join("cache");
+    let src = submissions().join("fixhash");
+    let src = src.to_str().unwrap();
+    let o = cyclescope(
+        work.path(),
+        &cache,
+        &["build", src, "--id", "hash-99", "--out", "T"],
+    );
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(stdout(&o).contains("4 built, 0 cached, 0 failed"), "{text}");
+    for label in ["FIXH-256", "FIXH-512", "FIXH-256-opt", "FIXH-512-opt"] {
+        assert!(
+            stdout(&o).contains(&format!("KAT    {label} PASS")),
+            "{text}"
+        );
+        assert!(
+            work.path()
+                .join(format!("T/hash-99/lib/lib{label}.so"))
+                .is_file(),
+            "{label}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let e = &json["instances"]["hash-99/FIXH-512-opt"];
+    assert_eq!(e["candidate"], "hash-99");
+    assert_eq!(e["instance"], "FIXH-512");
+    assert_eq!(e["variant"], "optimized");
+    assert_eq!(e["flags"], "guide");
+    assert_eq!(e["kat"], "PASS");
+    assert_eq!(e["library"], "hash-99/lib/libFIXH-512-opt.so");
+    assert!(e["compiler"].as_str().unwrap().starts_with("gcc "), "{e}");
+    assert!(
+        e["build_flags"]
+            .as_str()
+            .unwrap()
+            .starts_with("-std=c99 -Wpedantic")
+    );
+    assert!(e["elf_load_bytes"].as_u64().unwrap() > 1000, "{e}");
+    let lib = std::fs::read(work.path().join("T/hash-99/lib/libFIXH-512-opt.so")).unwrap();
+    assert_eq!(e["library_sha256"], sha256_hex(&lib));
+    let log = std::fs::read(work.path().join("T").join(e["kat_log"].as_str().unwrap())).unwrap();
+    assert_eq!(e["kat_log_sha256"], sha256_hex(&log));
+    assert!(String::from_utf8_lossy(&log).ends_with("RESULT hash-99 FIXH-512 PASS \n"));
+
+    let o = cyclescope(work.path(), &cache, &["kat", "--scan", "T", "--out", "K"]);
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert_eq!(stdout(&o).matches(" PASS \n").count(), 4, "{text}");
+
+    for (label, hex, bits, want) in [
+        ("FIXH-256", "616263", None, FIXH_256_ABC),
+        ("FIXH-256-opt", "616263", None, FIXH_256_ABC),
+        ("FIXH-256-opt", "", None, FIXH_256_EMPTY),
+        ("FIXH-512", "616263", None, FIXH_512_ABC),
+        ("FIXH-512-opt", "616263", Some("24"), FIXH_512_ABC),
+    ] {
+        let mut args = vec!["hash", label, "--scan", "T", "--hex", hex];
+        if let Some(b) = bits {
+            args.extend(["--bits", b]);
+        }
+        let o = cyclescope(work.path(), &cache, &args);
+        assert_eq!(stdout(&o).trim(), want, "{label}: {}", output_text(&o));
+    }
+
+    // Unchanged sources, compiler and flags: nothing is compiled again.
+    let o = cyclescope(
+        work.path(),
+        &cache,
+        &["build", src, "--id", "hash-99", "--out", "T2", "--no-kat"],
+    );
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(stdout(&o).contains("0 built, 4 cached, 0 failed"), "{text}");
+    let again = std::fs::read(work.path().join("T2/hash-99/lib/libFIXH-512-opt.so")).unwrap();
+    assert_eq!(again, lib);
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
