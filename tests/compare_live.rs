@@ -49,7 +49,7 @@ fn two_bundled_instances_get_a_ratio_inside_its_interval_and_a_record_each() {
     assert_eq!(o.status.code(), Some(0), "{text}");
     let v: Value = serde_json::from_slice(&o.stdout).expect(&text);
     assert_eq!(
-        (v["a"].as_str(), v["b"].as_str()),
+        (v["a"]["label"].as_str(), v["b"]["label"].as_str()),
         (Some("sm3hash-256"), Some("pseudoXOF-512"))
     );
     let rows = v["lengths"].as_array().unwrap();
@@ -106,7 +106,7 @@ fn the_table_names_both_sides_and_the_statistic() {
     assert_eq!(o.status.code(), Some(0), "{text}");
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.contains("A = pseudoXOF-256") && stdout.contains("B = pseudoXOF-512"),
+        stdout.contains("A = iccs/pseudoXOF-256") && stdout.contains("B = iccs/pseudoXOF-512"),
         "{text}"
     );
     assert!(
@@ -134,4 +134,59 @@ fn bad_pairs_and_the_same_instance_twice_are_refused_before_measuring() {
     let o = common::cyclescope_in(tmp.path(), &["compare", "a", "b", "--pairs", "3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(common::output_text(&o).contains("--live"));
+}
+
+#[test]
+fn one_source_instance_under_two_flag_sets_is_compared_by_its_builds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ab");
+    let src = root().join("tests/fixtures/submissions/fixhash");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .args([
+            "compare",
+            "--live",
+            "FIXH-256",
+            "FIXH-256",
+            "--src",
+            src.to_str().unwrap(),
+            "--cflags-a",
+            "-O0",
+            "--cflags-b",
+            "-O2",
+            "--pairs",
+            "2",
+            "--lengths",
+            "64",
+            "--trial-target",
+            "0.005",
+            "--allow-unfixed-host",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(tmp.path())
+        // The builds go to a cache of this test's own.
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect(&text);
+    // Same label, the candidate id names each build; both passed the submission's KAT.
+    assert_eq!(v["a"]["label"], "FIXH-256");
+    assert_eq!(v["b"]["label"], "FIXH-256");
+    assert_eq!(v["a"]["candidate"], "fixhash+O0", "{text}");
+    assert_eq!(v["b"]["candidate"], "fixhash+O2", "{text}");
+    assert_eq!(text.matches("KAT FIXH-256: PASS").count(), 2, "{text}");
+    let r = &v["lengths"][0]["ratio"];
+    assert_eq!(r["pairs"], 2, "{text}");
+    assert!(r["ci95_low"].as_f64() <= r["ratio"].as_f64(), "{text}");
+    assert!(r["ratio"].as_f64() <= r["ci95_high"].as_f64(), "{text}");
+    for id in ["fixhash+O0", "fixhash+O2"] {
+        assert!(
+            out.join(format!("records/{id}/FIXH-256__hash_64.json"))
+                .is_file(),
+            "{text}"
+        );
+    }
 }

@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::CompareArgs;
 use crate::campaign::{self, InterleaveOutcome, LiveComparison, RequestOverrides, RunRequest};
+use crate::catalog::Instance;
 use crate::cli::{InstanceArgs, arg_value};
 use crate::vocabulary::EngineEvent;
 
@@ -40,8 +41,50 @@ pub struct LiveArgs {
     #[arg(long, value_name = "S", value_parser = arg_value::kat_timeout, requires = "live")]
     pub kat_timeout: Option<f64>,
     /// Discover the instances under DIR (every lib*.so; an ngcc-harness tree works as is).
-    #[arg(long, value_name = "DIR", requires = "live")]
+    #[arg(long, value_name = "DIR", requires = "live", conflicts_with = "src")]
     pub scan: Option<PathBuf>,
+    /// Build the instances of a submission source tree first (as `--src` elsewhere); A and B
+    /// may then be one label built two ways (`--profile-a`/`--profile-b`, `--cflags-a`/`--cflags-b`).
+    #[arg(long, value_name = "DIR", requires = "live")]
+    pub src: Option<PathBuf>,
+    /// Candidate id of the --src instances.
+    #[arg(long, requires = "src", value_parser = arg_value::name)]
+    pub id: Option<String>,
+    /// C compiler of the --src builds.
+    #[arg(long, requires = "src", value_name = "CC")]
+    pub cc: Option<String>,
+    /// Flag profile of A's --src build (guide, harness-default, or one of [profiles]).
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "NAME",
+        conflicts_with = "cflags_a"
+    )]
+    pub profile_a: Option<String>,
+    /// Flag profile of B's --src build.
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "NAME",
+        conflicts_with = "cflags_b"
+    )]
+    pub profile_b: Option<String>,
+    /// Compiler flags of A's --src build instead of a profile (e.g. "-O0").
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "FLAGS",
+        allow_hyphen_values = true
+    )]
+    pub cflags_a: Option<String>,
+    /// Compiler flags of B's --src build instead of a profile.
+    #[arg(
+        long,
+        requires = "src",
+        value_name = "FLAGS",
+        allow_hyphen_values = true
+    )]
+    pub cflags_b: Option<String>,
     /// Measure even if the host check finds problems (they are stored with the run).
     #[arg(long, requires = "live")]
     pub allow_unfixed_host: bool,
@@ -66,12 +109,30 @@ const DEFAULT_PAIRS: u32 = 10;
 pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let o = &args.live_opts;
     let labels = [&args.a, &args.b].map(|p| p.to_string_lossy().into_owned());
-    let select = InstanceArgs {
-        labels: labels.to_vec(),
-        scan: o.scan.clone(),
-        ..InstanceArgs::default()
+    // Each side resolved on its own: with --src, each is built with its own flags (the build
+    // cache makes a shared build free).
+    let side = |label: &str, profile: &Option<String>, cflags: &Option<String>| {
+        InstanceArgs {
+            labels: vec![label.to_string()],
+            scan: o.scan.clone(),
+            src: o.src.clone(),
+            id: o.id.clone(),
+            profile: profile.clone(),
+            cflags: cflags.clone(),
+            cc: o.cc.clone(),
+            ..InstanceArgs::default()
+        }
+        .resolve(config, false)
     };
-    let (catalog, instances) = select.resolve(config, false)?;
+    let (catalog, mut a) = side(&labels[0], &o.profile_a, &o.cflags_a)?;
+    let (_, mut b) = side(&labels[1], &o.profile_b, &o.cflags_b)?;
+    let mut instances: Vec<Instance> = a.drain(..).chain(b.drain(..)).collect();
+    if let [a, b] = instances.as_mut_slice()
+        && (&a.candidate, &a.label) == (&b.candidate, &b.label)
+        && a.library != b.library
+    {
+        name_by_build(a, b, o)?;
+    }
     let out = o
         .out
         .clone()
@@ -113,6 +174,53 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     })
 }
 
+/// One instance built two ways: each side's candidate id gets its build's name
+/// (`fixhash+O0`, `fixhash+guide`), so the two records keep apart and the table says which is
+/// which. The label stays: the KAT manifest knows the instance by it.
+fn name_by_build(a: &mut Instance, b: &mut Instance, o: &LiveArgs) -> anyhow::Result<()> {
+    let (ta, tb) = (
+        build_tag(a, o.cflags_a.as_deref()),
+        build_tag(b, o.cflags_b.as_deref()),
+    );
+    let (ta, tb) = if ta == tb {
+        ("A".to_string(), "B".to_string())
+    } else {
+        (ta, tb)
+    };
+    for (inst, tag) in [(a, ta), (b, tb)] {
+        let id: String = format!("{}+{tag}", inst.candidate)
+            .chars()
+            .take(64)
+            .collect();
+        cyclescope_core::name::SafeName::new("candidate id", &id)?;
+        inst.candidate = id;
+    }
+    Ok(())
+}
+
+/// A name-safe tag for a side's build: its ad-hoc flags (`-O0 -g` → `O0_g`), else the
+/// profile name its library records.
+fn build_tag(i: &Instance, cflags: Option<&str>) -> String {
+    let text = cflags.unwrap_or(&i.flags);
+    let tag: String = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_start_matches('-')
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "._+-".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("_");
+    tag.chars().take(24).collect()
+}
+
 fn overrides(o: &LiveArgs) -> RequestOverrides {
     RequestOverrides {
         lengths: Some(o.lengths.clone().unwrap_or_else(|| vec![1024])),
@@ -131,10 +239,12 @@ fn overrides(o: &LiveArgs) -> RequestOverrides {
 fn table(req: &RunRequest, pairs: u32, rows: &[LiveComparison]) -> String {
     let [a, b] = [&req.instances[0], &req.instances[1]];
     let mut out = format!(
-        "A = {} ({})\nB = {} ({})\ninterleaved on CPU {}: {pairs} pairs per length, A B / B A alternately, \
+        "A = {}/{} ({})\nB = {}/{} ({})\ninterleaved on CPU {}: {pairs} pairs per length, A B / B A alternately, \
          each trial a fresh worker process\n\n",
+        a.candidate,
         a.label,
         crate::catalog::display_path(&a.library),
+        b.candidate,
         b.label,
         crate::catalog::display_path(&b.library),
         req.cpu
@@ -186,8 +296,8 @@ fn json_of(req: &RunRequest, pairs: u32, r: &InterleaveOutcome) -> serde_json::V
         })
         .collect();
     serde_json::json!({
-        "a": req.instances[0].label,
-        "b": req.instances[1].label,
+        "a": {"candidate": req.instances[0].candidate, "label": req.instances[0].label},
+        "b": {"candidate": req.instances[1].candidate, "label": req.instances[1].label},
         "cpu": req.cpu,
         "pairs_requested": pairs,
         "statistic": "geometric mean of per-pair B/A, Student t 95 % CI on the log ratios",
