@@ -123,7 +123,7 @@ fn print_instance(b: &InstanceBuild) {
 
 fn print_summary(summary: &TreeSummary, seconds: f64) {
     for (folder, error) in &summary.unusable {
-        outln!("FAILED {}", folder.display());
+        outln!("FAILED {}", crate::catalog::display_path(folder));
         for line in error.to_string().lines().take(EXCERPT_LINES) {
             outln!("    {line}");
         }

@@ -216,13 +216,14 @@ pub(crate) fn run_bounded(
 /// The lines that say what went wrong: those with `error` first, else the first lines.
 pub(crate) fn excerpt(log: &str) -> String {
     const LINES: usize = 8;
-    let errors: Vec<&str> = log
-        .lines()
+    // The first line is the command (`$ cc …`), whose `-Wno-error=` flags are no errors.
+    let said = || log.lines().filter(|l| !l.starts_with("$ "));
+    let errors: Vec<&str> = said()
         .filter(|l| l.contains("error") || l.contains("undefined reference"))
         .take(LINES)
         .collect();
     let lines = if errors.is_empty() {
-        log.lines().take(LINES).collect()
+        said().take(LINES).collect()
     } else {
         errors
     };
@@ -294,7 +295,8 @@ mod tests {
 
     #[test]
     fn excerpts_prefer_error_lines() {
-        let log = "a.c: In function 'f':\na.c:3:1: error: expected ';'\nnote\n";
+        let log =
+            "$ cc -Wno-error=x a.c\na.c: In function 'f':\na.c:3:1: error: expected ';'\nnote\n";
         assert_eq!(excerpt(log), "a.c:3:1: error: expected ';'");
         assert_eq!(
             warnings("x.c:1: warning: unused\nok\n"),

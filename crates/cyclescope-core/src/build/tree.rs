@@ -30,13 +30,19 @@ pub struct TreeSummary {
 }
 
 impl TreeSummary {
-    /// Labels (or folders) that did not build.
+    /// Labels that did not build, then the names of unusable instance folders.
     pub fn failures(&self) -> Vec<String> {
         self.builds
             .iter()
             .filter(|b| b.status == BuildStatus::Failed)
             .map(|b| b.source.label.clone())
-            .chain(self.unusable.iter().map(|(f, _)| f.display().to_string()))
+            .chain(self.unusable.iter().map(|(f, _)| {
+                let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
+                format!(
+                    "{} (folder)",
+                    name.unwrap_or_else(|| f.display().to_string())
+                )
+            }))
             .collect()
     }
 }
