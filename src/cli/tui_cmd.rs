@@ -10,10 +10,16 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use super::select::load_catalog;
+use crate::build::{self, ProfileChoice};
+use crate::tui::engine_link::{SrcBuilder, SrcBuilt};
 use crate::tui::event_loop::{self, Options};
 
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct TuiArgs {
+    /// Build the instances of a submission source tree (guide profile) and open the workbench
+    /// on them; `p` then changes an instance's flags and `s` rebuilds and measures it.
+    #[arg(long, value_name = "DIR")]
+    pub src: Option<PathBuf>,
     /// Reload the results of this run directory, and write new runs into it.
     #[arg(long, value_name = "DIR")]
     pub run: Option<PathBuf>,
@@ -43,7 +49,17 @@ pub fn require_terminal() -> anyhow::Result<()> {
 }
 
 pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
-    let catalog = load_catalog(config)?;
+    let (catalog, sources) = match &args.src {
+        Some(src) => {
+            let (catalog, _) = super::InstanceArgs {
+                src: Some(src.clone()),
+                ..Default::default()
+            }
+            .resolve(config, true)?;
+            (catalog, Some((src.clone(), src_builder(src, config))))
+        }
+        None => (load_catalog(config)?, None),
+    };
     if let Some(cpu) = catalog.settings.cpu.filter(|_| args.cpu.is_none()) {
         crate::cpu::check_usable(cpu)
             .map_err(|e| anyhow::anyhow!("settings.cpu of the config: {e}"))?;
@@ -64,8 +80,55 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
         host_root: args.host_root.clone(),
+        sources,
     })
     .context("the terminal failed")?;
     print!("{table}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The workbench's rebuild of `src` with one flag choice: the same build and tree as `--src`
+/// elsewhere (`build::build_tree` into `build::src_tree_dir`), failures collected for the
+/// event log instead of printed over the screen.
+fn src_builder(src: &Path, config: Option<&Path>) -> SrcBuilder {
+    let (src, config) = (src.to_path_buf(), config.map(Path::to_path_buf));
+    SrcBuilder(std::sync::Arc::new(move |choice: &ProfileChoice| {
+        build_src(&src, config.as_deref(), choice).map_err(|e| format!("{e:#}"))
+    }))
+}
+
+fn build_src(
+    src: &Path,
+    config: Option<&Path>,
+    choice: &ProfileChoice,
+) -> anyhow::Result<SrcBuilt> {
+    let build_config = build::load_build_config(super::select::config_path(config).as_deref())?;
+    let cc = build_config.cc();
+    let cache = build_config.cache_dir();
+    let out = build::src_tree_dir(&cache, src, None, choice, &cc);
+    let request = build::BuildRequest {
+        sources: vec![src.to_path_buf()],
+        id: None,
+        profile: choice.clone(),
+        cc,
+        out: out.clone(),
+        kat: false,
+    };
+    let problems = std::sync::Mutex::new(Vec::new());
+    build::build_tree(&request, &build_config, &cache, &|b| {
+        if b.status == build::BuildStatus::Failed
+            && let Ok(mut p) = problems.lock()
+        {
+            p.push(format!(
+                "{}: not built: {}",
+                b.source.label,
+                b.excerpt(2).join(" / ")
+            ));
+        }
+    })?;
+    let (catalog, _) = crate::catalog::scan_dir(&out, super::worker_cmd::probe)?;
+    Ok(SrcBuilt {
+        instances: catalog.instances().cloned().collect(),
+        problems: problems.into_inner().unwrap_or_default(),
+    })
 }

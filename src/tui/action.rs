@@ -50,6 +50,8 @@ pub enum Action {
     SwapChart,
     /// Run only the KATs of the selection.
     RunKats,
+    /// Choose a flag profile or type compiler flags for the selected source instances.
+    EditProfile,
     /// Measure the two selected instances interleaved, trial by trial (`compare --live`).
     CompareLive,
     /// Pin the run of the result under the cursor as the baseline (again: unpin).
@@ -85,6 +87,7 @@ impl Action {
                 | Action::CpuNext
                 | Action::RunKats
                 | Action::CompareLive
+                | Action::EditProfile
         )
     }
 }

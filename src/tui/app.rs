@@ -10,10 +10,12 @@ mod launch;
 mod reduce;
 mod session;
 mod tree;
+mod tune;
 
 pub use delta::Delta;
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
 pub use tree::TreeRow;
+pub use tune::Sources;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -67,6 +69,8 @@ pub enum Mode {
     Filter,
     /// Typing a custom message length.
     LengthInput(String),
+    /// Typing a flag profile or compiler flags for the selected source instances (`p`).
+    ProfileInput(String),
     /// Leaving was asked for during a run: `y` leaves, any other key stays.
     ConfirmQuit,
 }
@@ -179,6 +183,8 @@ pub struct RunSpec {
     /// Pairs per length of an interleaved A/B comparison of the two instances (`=`); None
     /// for an ordinary run.
     pub interleaved_pairs: Option<u32>,
+    /// Instances to rebuild from sources with these flags before the run (`p`, then `s`).
+    pub rebuild: Vec<(String, crate::build::ProfileChoice)>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -237,6 +243,8 @@ pub struct App {
     pub run_announced: bool,
     /// The last run asked for, to start again when an early `A` meets a refusal.
     pub last_spec: Option<RunSpec>,
+    /// Instances built from a submission's sources (`--src`) and their flags.
+    pub sources: Option<Sources>,
     /// An effect the state asks for on its own (restarting after an early `A`), taken by
     /// the event loop.
     pub pending: Option<crate::tui::action::Effect>,
@@ -258,6 +266,7 @@ impl App {
             filter: String::new(),
             lengths: settings.lengths.clone(),
             kat: HashMap::new(),
+            sources: None,
             kat_logs: HashMap::new(),
             host: vec![HostRow {
                 check: None,

@@ -30,8 +30,11 @@ impl App {
             );
             return None;
         }
+        let rebuild = self.rebuild_for(&instances);
+        // A rebuilt library's KAT is run again, never carried over.
         let kat_passed = instances
             .iter()
+            .filter(|i| !rebuild.iter().any(|(l, _)| *l == i.label))
             .filter(|i| self.kat_state(&i.label).passed())
             .filter_map(|i| Some((i.label.clone(), self.kat_logs.get(&i.label)?.clone())))
             .collect();
@@ -48,6 +51,7 @@ impl App {
             allow_unfixed_host: self.allow_unfixed_host,
             allow_kat_fail: self.allow_kat_fail,
             interleaved_pairs: None,
+            rebuild,
         };
         self.last_spec = Some(spec.clone());
         Some(Effect::Start(spec))
