@@ -52,6 +52,14 @@ fn two_bundled_instances_get_a_ratio_inside_its_interval_and_a_record_each() {
         (v["a"]["label"].as_str(), v["b"]["label"].as_str()),
         (Some("sm3hash-256"), Some("pseudoXOF-512"))
     );
+    // The figures say what measured them.
+    assert!(
+        v["measured_by"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("cycles: "),
+        "{text}"
+    );
     let rows = v["lengths"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{text}");
     for (row, len) in rows.iter().zip([64, 1024]) {
@@ -110,7 +118,9 @@ fn the_table_names_both_sides_and_the_statistic() {
         "{text}"
     );
     assert!(
-        stdout.contains("| 32 B |") && stdout.contains("geometric mean"),
+        stdout.contains("| 32 B |")
+            && stdout.contains("geometric mean")
+            && stdout.contains("\ncycles: "),
         "{text}"
     );
 }

@@ -202,7 +202,7 @@ pub struct Row {
 }
 
 impl Row {
-    fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
+    pub(super) fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
         let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
         let measured_by = std::fs::read(run_dir.join(record))
             .ok()

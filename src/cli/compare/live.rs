@@ -147,16 +147,24 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     let pairs = o.pairs.unwrap_or(DEFAULT_PAIRS);
-    let mut status = Status::new(pairs, req.lengths.len());
+    let mut status = Status::new(pairs, req.lengths.len(), &req.run_dir);
     let result = campaign::interleave(&req, pairs, &mut |ev| status.show(&ev), &cancel)?;
     status.clear();
     if o.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json_of(&req, pairs, &result))?
+            serde_json::to_string_pretty(&json_of(
+                &req,
+                pairs,
+                &result,
+                status.measured_by.as_deref()
+            ))?
         );
     } else {
         out!("{}", table(&req, pairs, &result.comparisons));
+        if let Some(by) = &status.measured_by {
+            outln!("{by}");
+        }
     }
     eprintln!(
         "run directory: {}  (each side's trials are its record there)",
@@ -280,7 +288,12 @@ fn table(req: &RunRequest, pairs: u32, rows: &[LiveComparison]) -> String {
     out
 }
 
-fn json_of(req: &RunRequest, pairs: u32, r: &InterleaveOutcome) -> serde_json::Value {
+fn json_of(
+    req: &RunRequest,
+    pairs: u32,
+    r: &InterleaveOutcome,
+    measured_by: Option<&str>,
+) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = r
         .comparisons
         .iter()
@@ -302,6 +315,7 @@ fn json_of(req: &RunRequest, pairs: u32, r: &InterleaveOutcome) -> serde_json::V
         "pairs_requested": pairs,
         "statistic": "geometric mean of per-pair B/A, Student t 95 % CI on the log ratios",
         "run_dir": crate::catalog::display_path(&req.run_dir),
+        "measured_by": measured_by,
         "cancelled": r.run.cancelled,
         "lengths": rows,
     })
@@ -310,6 +324,9 @@ fn json_of(req: &RunRequest, pairs: u32, r: &InterleaveOutcome) -> serde_json::V
 /// One updating line on a terminal (which trial of which length), and a permanent line for
 /// what the operator must know (KAT verdicts, retried trials, failures, warnings).
 struct Status {
+    /// What measured the figures, from the first record written (counter, clock, CPU).
+    measured_by: Option<String>,
+    run_dir: PathBuf,
     tty: bool,
     per_length: u32,
     lengths: usize,
@@ -317,8 +334,10 @@ struct Status {
 }
 
 impl Status {
-    fn new(pairs: u32, lengths: usize) -> Self {
+    fn new(pairs: u32, lengths: usize, run_dir: &Path) -> Self {
         Self {
+            measured_by: None,
+            run_dir: run_dir.to_path_buf(),
             tty: std::io::stderr().is_terminal(),
             per_length: 2 * pairs,
             lengths,
@@ -360,6 +379,15 @@ impl Status {
             }
             EngineEvent::TrialRetried { job, reason, .. } => {
                 self.line(&format!("{job}: trial re-run ({reason})"));
+            }
+            EngineEvent::JobFinished {
+                job,
+                summary,
+                record,
+                ..
+            } if self.measured_by.is_none() => {
+                let row = crate::cli::run::Row::from(job, summary, &self.run_dir, record);
+                self.measured_by = Some(row.measured_by);
             }
             EngineEvent::JobFailed { job, reason, .. } => {
                 self.line(&format!("{job}: {reason}"));
