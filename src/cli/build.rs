@@ -44,6 +44,10 @@ pub struct BuildArgs {
     /// Do not run the KAT of the built libraries.
     #[arg(long)]
     pub no_kat: bool,
+    /// A folder with the ICCS API's auxfunc.c/auxfunc.h: also build the C baseline, candidate
+    /// iccs-c (default without SRC: [build] iccs_api).
+    #[arg(long, value_name = "DIR")]
+    pub iccs_api: Option<PathBuf>,
 }
 
 fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
@@ -57,7 +61,12 @@ fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
 pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let build_config = build::load_build_config(config_path(config).as_deref())?;
     let mut sources = args.sources.clone();
-    if sources.is_empty() {
+    let iccs_api = args.iccs_api.clone().or_else(|| {
+        (sources.is_empty() && args.id.is_none())
+            .then(|| build_config.iccs_api())
+            .flatten()
+    });
+    if sources.is_empty() && iccs_api.is_none() {
         let root = args
             .id
             .as_ref()
@@ -77,6 +86,7 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         cc: args.cc.clone().unwrap_or_else(|| build_config.cc()),
         out: args.out.clone(),
         kat: !args.no_kat,
+        iccs_api,
     };
     let start = Instant::now();
     let summary = build::build_tree(
@@ -158,6 +168,7 @@ pub fn src_tree(args: &InstanceArgs, src: &Path, config: Option<&Path>) -> anyho
         cc,
         out: tree.clone(),
         kat: false,
+        iccs_api: None,
     };
     let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == BuildStatus::Failed {
@@ -178,4 +189,53 @@ pub fn src_tree(args: &InstanceArgs, src: &Path, config: Option<&Path>) -> anyho
         bail!("no instance of {} could be built", src.display());
     }
     Ok(tree)
+}
+
+/// `[build] iccs_api` in the config: the C baseline `iccs-c` joins the catalog as a normal
+/// candidate, built into the build cache (its labels are the bundled baseline's, so it is
+/// named `iccs-c/<label>` where both are present).
+pub fn add_iccs_c(
+    catalog: &mut crate::catalog::Catalog,
+    config: Option<&Path>,
+) -> anyhow::Result<()> {
+    let build_config = build::load_build_config(config_path(config).as_deref())?;
+    let Some(api) = build_config.iccs_api() else {
+        return Ok(());
+    };
+    let cache = build_config.cache_dir();
+    let cc = build_config.cc();
+    let tree = build::src_tree_dir(&cache, &api, Some("iccs-c"), &ProfileChoice::Default, &cc);
+    let request = BuildRequest {
+        sources: Vec::new(),
+        id: None,
+        profile: ProfileChoice::Default,
+        cc,
+        out: tree.clone(),
+        kat: false,
+        iccs_api: Some(api.clone()),
+    };
+    let summary = build::build_tree(&request, &build_config, &cache, &|b| {
+        if b.status == BuildStatus::Failed {
+            eprintln!("cyclescope: iccs-c {}: not built", b.source.label);
+        }
+    })
+    .with_context(|| {
+        format!(
+            "building the ICCS API folder {} ([build] iccs_api)",
+            api.display()
+        )
+    })?;
+    if summary
+        .builds
+        .iter()
+        .all(|b| b.status == BuildStatus::Failed)
+    {
+        bail!("no iccs-c instance of {} could be built", api.display());
+    }
+    let (found, skipped) = crate::catalog::scan_dir(&tree, super::worker_cmd::probe)?;
+    for s in skipped {
+        eprintln!("cyclescope: skipped {s}");
+    }
+    catalog.candidates.extend(found.candidates);
+    Ok(())
 }

@@ -124,7 +124,9 @@ impl InstanceArgs {
             }
             found
         } else {
-            load_catalog(config)?
+            let mut catalog = load_catalog(config)?;
+            super::build::add_iccs_c(&mut catalog, config)?;
+            catalog
         };
         let selected = if self.labels.is_empty() {
             if !all_by_default && self.lib.is_none() && self.src.is_none() {

@@ -17,6 +17,7 @@ mod compile;
 pub mod config;
 mod discover;
 mod header;
+pub mod iccs_api;
 mod profile;
 mod shim;
 mod shipped_kat;
@@ -166,6 +167,8 @@ pub struct BuildRequest {
     pub out: PathBuf,
     /// Run the default KAT of every built instance and record it in build.json.
     pub kat: bool,
+    /// An ICCS API folder (`auxfunc.c`/`auxfunc.h`): also build candidate `iccs-c` from it.
+    pub iccs_api: Option<PathBuf>,
 }
 
 /// Builds every instance of `instances` with `toolchain` and `profile`, one compiler job per
@@ -243,6 +246,12 @@ pub fn build_tree(
         let (ok, bad) = discover(src, request.id.as_deref(), config)?;
         found.extend(ok);
         unusable.extend(bad);
+    }
+    if let Some(api) = &request.iccs_api {
+        found.extend(iccs_api::iccs_instances(
+            api,
+            &cache_dir.join(iccs_api::ICCS_C_ID),
+        )?);
     }
     let (found, duplicates) = discover::unique_labels(found);
     unusable.extend(duplicates);

@@ -97,8 +97,15 @@ impl Catalog {
         self.candidates.iter().flat_map(|c| c.instances.iter())
     }
 
+    /// The instance labelled `label`, or `<candidate>/<label>` when two candidates share a
+    /// label (the bundled `iccs` and the C `iccs-c` baselines do).
     pub(crate) fn find(&self, label: &str) -> Option<&Instance> {
-        self.instances().find(|i| i.label == label)
+        match label.split_once('/') {
+            Some((cand, l)) => self
+                .instances()
+                .find(|i| i.candidate == cand && i.label == l),
+            None => self.instances().find(|i| i.label == label),
+        }
     }
 
     /// The instances named by `labels`, in that order; every label must exist.

@@ -40,6 +40,9 @@ pub struct InstanceSource {
     pub include_dirs: Vec<PathBuf>,
     /// The submission's own KAT files for this instance, nearest copy first per file.
     pub shipped_kat: Vec<PathBuf>,
+    /// Known `kat.sha256` lines for this instance besides its shipped files (the bundled
+    /// baseline manifest for `iccs-c`).
+    pub manifest_lines: Vec<String>,
 }
 
 impl InstanceSource {
@@ -124,6 +127,7 @@ pub fn discover(
                 source_dir: shown(&folder, shown_base),
                 sources: set.files,
                 include_dirs: set.include_dirs,
+                manifest_lines: Vec::new(),
                 folder: folder.clone(),
             })
         };

@@ -142,6 +142,14 @@ pub fn write_tree(
             manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
             shipped.push(Value::from(s.source_dir_of(file)));
         }
+        if !s.manifest_lines.is_empty() {
+            let known = Manifest::parse(&s.manifest_lines.join("\n"), Path::new("<bundled>"))
+                .map_err(|e| BuildError::Config {
+                    path: manifest_path.clone(),
+                    detail: e.to_string(),
+                })?;
+            manifest.merge(known.entries);
+        }
         remove_key(&mut doc, "failed", &key);
         entries.push((key.clone(), lib_path.clone(), manifest_path.clone()));
         insert(
