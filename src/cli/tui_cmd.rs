@@ -113,6 +113,8 @@ fn build_src(
         cc,
         out: out.clone(),
         kat: false,
+        // The session's sources only: the baselines are not rebuilt by a flag change.
+        iccs_api: None,
     };
     let problems = std::sync::Mutex::new(Vec::new());
     build::build_tree(&request, &build_config, &cache, &|b| {
