@@ -91,7 +91,8 @@ pub enum Command {
     /// Report pages in the published layout (candidate, method, summary) from a run directory
     /// or a harness dataset; `--check` compares with pages already written (exit 1 on a difference).
     Report(report::ReportArgs),
-    /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise.
+    /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise;
+    /// `--live A B` measures two instances interleaved and reports B/A with its 95 % CI.
     Compare(compare::CompareArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
@@ -131,7 +132,7 @@ pub fn main() -> ExitCode {
         Some(Command::Build(a)) => build::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
-        Some(Command::Compare(a)) => compare::run(&a),
+        Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
         Some(Command::Completions(a)) => shell::completions(&a),

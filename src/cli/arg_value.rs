@@ -47,6 +47,10 @@ pub fn max_trials(s: &str) -> Result<u32, String> {
     count(bounds::MAX_TRIALS, s).map(|v| v as u32)
 }
 
+pub fn pairs(s: &str) -> Result<u32, String> {
+    count(bounds::PAIRS, s).map(|v| v as u32)
+}
+
 pub fn address_space_mib(s: &str) -> Result<u64, String> {
     count(bounds::ADDRESS_SPACE_MIB, s)
 }

@@ -189,7 +189,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
     }
 }
 
-fn default_run_dir(runs_dir: &Path) -> PathBuf {
+pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
     let host = sysinfo::System::host_name().unwrap_or_else(|_| "host".to_string());
     runs_dir.join(format!(
         "{host}-campaign-{}",
@@ -209,7 +209,7 @@ pub struct Row {
 }
 
 impl Row {
-    fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
+    pub(super) fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
         let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
         let measured_by = std::fs::read(run_dir.join(record))
             .ok()

@@ -10,6 +10,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use super::select::SourceArgs;
+use crate::build::{self, ProfileChoice};
+use crate::tui::engine_link::{SrcBuilder, SrcBuilt};
 use crate::tui::event_loop::{self, Options};
 
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -49,6 +51,12 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
     // Like the subcommands: --lib/--scan instead of the config's instances, baselines beside;
     // what they brought is selected, so `s` measures it.
     let (catalog, selected) = args.source.catalog(config)?;
+    // `--src`: `p` changes an instance's flags and `s` rebuilds it through the same build.
+    let sources = args
+        .source
+        .src
+        .as_ref()
+        .map(|src| (src.clone(), src_builder(src, config)));
     if let Some(cpu) = catalog.settings.cpu.filter(|_| args.cpu.is_none()) {
         crate::cpu::check_usable(cpu)
             .map_err(|e| anyhow::anyhow!("settings.cpu of the config: {e}"))?;
@@ -70,8 +78,57 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
         host_root: args.host_root.clone(),
+        sources,
     })
     .context("the terminal failed")?;
     print!("{table}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The workbench's rebuild of `src` with one flag choice: the same build and tree as `--src`
+/// elsewhere (`build::build_tree` into `build::src_tree_dir`), failures collected for the
+/// event log instead of printed over the screen.
+fn src_builder(src: &Path, config: Option<&Path>) -> SrcBuilder {
+    let (src, config) = (src.to_path_buf(), config.map(Path::to_path_buf));
+    SrcBuilder(std::sync::Arc::new(move |choice: &ProfileChoice| {
+        build_src(&src, config.as_deref(), choice).map_err(|e| format!("{e:#}"))
+    }))
+}
+
+fn build_src(
+    src: &Path,
+    config: Option<&Path>,
+    choice: &ProfileChoice,
+) -> anyhow::Result<SrcBuilt> {
+    let build_config = build::load_build_config(super::select::config_path(config).as_deref())?;
+    let cc = build_config.cc();
+    let cache = build_config.cache_dir();
+    let out = build::src_tree_dir(&cache, src, None, choice, &cc);
+    let request = build::BuildRequest {
+        sources: vec![src.to_path_buf()],
+        id: None,
+        profile: choice.clone(),
+        cc,
+        out: out.clone(),
+        kat: false,
+        // The session's sources only: the baselines are not rebuilt by a flag change.
+        iccs_api: None,
+    };
+    let problems = std::sync::Mutex::new(Vec::new());
+    build::build_tree(&request, &build_config, &cache, &|b| {
+        if b.status == build::BuildStatus::Failed
+            && let Ok(mut p) = problems.lock()
+        {
+            p.push(format!(
+                "{}: not built: {}",
+                b.source.label,
+                b.excerpt(2).join(" / ")
+            ));
+        }
+    })?;
+    let (catalog, _) = crate::catalog::scan_dir(&out, super::worker_cmd::probe)?;
+    Ok(SrcBuilt {
+        instances: catalog.instances().cloned().collect(),
+        problems: problems.into_inner().unwrap_or_default(),
+    })
 }

@@ -38,6 +38,7 @@ pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> 
         allow_unfixed_host: false,
         allow_kat_fail: false,
         host_root: None,
+        sources: None,
     })
     .context("the terminal failed")?;
     print!("{table}");

@@ -50,6 +50,10 @@ pub enum Action {
     SwapChart,
     /// Run only the KATs of the selection.
     RunKats,
+    /// Choose a flag profile or type compiler flags for the selected source instances.
+    EditProfile,
+    /// Measure the two selected instances interleaved, trial by trial (`compare --live`).
+    CompareLive,
     /// Pin the run of the result under the cursor as the baseline (again: unpin).
     PinBaseline,
     /// Sort the results by the next column (after the last: the report's order).
@@ -82,6 +86,8 @@ impl Action {
                 | Action::CpuPrev
                 | Action::CpuNext
                 | Action::RunKats
+                | Action::CompareLive
+                | Action::EditProfile
         )
     }
 }

@@ -3,15 +3,19 @@
 //! may return an `Effect` for the event loop to perform. Drawing reads it and never changes it,
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
+mod delta;
 mod input;
 mod jobs;
 mod launch;
 mod reduce;
 mod session;
 mod tree;
+mod tune;
 
+pub use delta::Delta;
 pub use jobs::{CurveSeries, Job, JobState, ResultRow};
 pub use tree::TreeRow;
+pub use tune::Sources;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -65,6 +69,8 @@ pub enum Mode {
     Filter,
     /// Typing a custom message length.
     LengthInput(String),
+    /// Typing a flag profile or compiler flags for the selected source instances (`p`).
+    ProfileInput(String),
     /// Leaving was asked for during a run: `y` leaves, any other key stays.
     ConfirmQuit,
 }
@@ -174,6 +180,11 @@ pub struct RunSpec {
     pub allow_unfixed_host: bool,
     /// Time instances whose KAT did not pass (`A`; the records are flagged).
     pub allow_kat_fail: bool,
+    /// Pairs per length of an interleaved A/B comparison of the two instances (`=`); None
+    /// for an ordinary run.
+    pub interleaved_pairs: Option<u32>,
+    /// Instances to rebuild from sources with these flags before the run (`p`, then `s`).
+    pub rebuild: Vec<(String, crate::build::ProfileChoice)>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -232,6 +243,8 @@ pub struct App {
     pub run_announced: bool,
     /// The last run asked for, to start again when an early `A` meets a refusal.
     pub last_spec: Option<RunSpec>,
+    /// Instances built from a submission's sources (`--src`) and their flags.
+    pub sources: Option<Sources>,
     /// An effect the state asks for on its own (restarting after an early `A`), taken by
     /// the event loop.
     pub pending: Option<crate::tui::action::Effect>,
@@ -253,6 +266,7 @@ impl App {
             filter: String::new(),
             lengths: settings.lengths.clone(),
             kat: HashMap::new(),
+            sources: None,
             kat_logs: HashMap::new(),
             host: vec![HostRow {
                 check: None,

@@ -34,6 +34,18 @@ pub enum Msg {
     },
     /// A KAT-only job (`K`) ended.
     KatsDone,
+    /// Instances rebuilt from sources before a run, with the flags each got, and what
+    /// failed to build.
+    Rebuilt {
+        built: Vec<(crate::catalog::Instance, crate::build::ProfileChoice)>,
+        problems: Vec<String>,
+    },
+    /// An interleaved A/B (`=`) ended: A's and B's labels and B/A per length.
+    Compared {
+        a: String,
+        b: String,
+        rows: Vec<crate::campaign::LiveComparison>,
+    },
 }
 
 /// The text of a panic payload.
@@ -44,9 +56,32 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// What a rebuild from sources gives: the instances built, and what could not be built.
+#[derive(Debug, Clone, Default)]
+pub struct SrcBuilt {
+    pub instances: Vec<crate::catalog::Instance>,
+    pub problems: Vec<String>,
+}
+
+/// Builds the session's submission sources (`--src`) with one flag choice; the frontend
+/// provides it (it owns the build settings and the library probe).
+pub type BuildFn = dyn Fn(&crate::build::ProfileChoice) -> Result<SrcBuilt, String> + Send + Sync;
+
+/// The session's builder, shared with the engine thread.
+#[derive(Clone)]
+pub struct SrcBuilder(pub Arc<BuildFn>);
+
+impl std::fmt::Debug for SrcBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SrcBuilder")
+    }
+}
+
 /// Run options that do not change between runs of one session.
 #[derive(Debug, Clone, Default)]
 pub struct LinkOptions {
+    /// Rebuilds instances from sources before a run that changed their flags (`--src`).
+    pub builder: Option<SrcBuilder>,
     /// Write every run into this directory (`--run DIR`); else a fresh one per run.
     pub run_dir: Option<PathBuf>,
     pub runs_dir: PathBuf,
@@ -239,8 +274,21 @@ fn run_engine(
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let spec = rebuild(spec, options, tx)?;
+        let pairs = spec.interleaved_pairs;
         let req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
-        campaign::run(&req, &mut |ev| emit(ev), cancel).map_err(Refusal::from)
+        let Some(pairs) = pairs else {
+            return campaign::run(&req, &mut |ev| emit(ev), cancel)
+                .map(drop)
+                .map_err(Refusal::from);
+        };
+        let out = campaign::interleave(&req, pairs, &mut |ev| emit(ev), cancel)?;
+        let _ = tx.send(Msg::Compared {
+            a: req.instances[0].label.clone(),
+            b: req.instances[1].label.clone(),
+            rows: out.comparisons,
+        });
+        Ok(())
     }));
     match result {
         Ok(Ok(_)) => {}
@@ -275,6 +323,61 @@ fn run_engine(
             failed: 0,
         });
     }
+}
+
+/// Builds what the operator changed (`p`) before the run: one build per flag choice (the
+/// build cache keeps unchanged instances), the new libraries replace the old ones in the
+/// spec, an instance that failed to build leaves the run, and the workbench hears of both.
+fn rebuild(mut spec: RunSpec, options: &LinkOptions, tx: &Sender<Msg>) -> Result<RunSpec, Refusal> {
+    if spec.rebuild.is_empty() {
+        return Ok(spec);
+    }
+    let Some(builder) = &options.builder else {
+        return Err(Refusal::Other("no sources to rebuild from".into()));
+    };
+    let mut built = Vec::new();
+    let mut problems = Vec::new();
+    let mut choices: Vec<&crate::build::ProfileChoice> = Vec::new();
+    for (_, c) in &spec.rebuild {
+        if !choices.contains(&c) {
+            choices.push(c);
+        }
+    }
+    for choice in choices {
+        let labels: Vec<&String> = spec
+            .rebuild
+            .iter()
+            .filter(|(_, c)| c == choice)
+            .map(|(l, _)| l)
+            .collect();
+        match (builder.0)(choice) {
+            Ok(out) => {
+                problems.extend(out.problems);
+                for l in labels {
+                    match out.instances.iter().find(|i| &i.label == l) {
+                        Some(i) => built.push((i.clone(), choice.clone())),
+                        None => problems.push(format!("{l}: not built, left out of this run")),
+                    }
+                }
+            }
+            Err(e) => problems.extend(labels.iter().map(|l| format!("{l}: not built: {e}"))),
+        }
+    }
+    let rebuilt: Vec<&String> = spec.rebuild.iter().map(|(l, _)| l).collect();
+    spec.instances
+        .retain(|i| !rebuilt.contains(&&i.label) || built.iter().any(|(b, _)| b.label == i.label));
+    for i in &mut spec.instances {
+        if let Some((b, _)) = built.iter().find(|(b, _)| b.label == i.label) {
+            *i = b.clone();
+        }
+    }
+    let _ = tx.send(Msg::Rebuilt { built, problems });
+    if spec.instances.is_empty() {
+        return Err(Refusal::Other(
+            "nothing left to measure: no instance was built".into(),
+        ));
+    }
+    Ok(spec)
 }
 
 /// The request of a run the workbench starts: the session's settings, with the workbench's

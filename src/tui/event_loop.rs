@@ -51,6 +51,8 @@ pub struct Options {
     pub allow_kat_fail: bool,
     /// Host checks read below this folder instead of `/` (fixture trees).
     pub host_root: Option<PathBuf>,
+    /// `--src DIR`: the submission tree the catalog was built from, and how to rebuild it.
+    pub sources: Option<(PathBuf, super::engine_link::SrcBuilder)>,
 }
 
 /// Builds the app the options describe (catalog, settings, reloaded results), without a
@@ -65,6 +67,10 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
     }
     let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
     app.selected.extend(opts.selected.iter().cloned());
+    if let Some((dir, _)) = &opts.sources {
+        let instances: Vec<_> = opts.catalog.instances().cloned().collect();
+        app.sources = Some(super::app::Sources::new(dir.clone(), &instances));
+    }
     let mut follower = None;
     if let Some(dir) = &opts.watch {
         // Records first (a harness run has no journal), then the journal replays on top.
@@ -101,6 +107,7 @@ pub fn run(opts: Options) -> io::Result<String> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (mut app, mut follower) = initial_app(&opts, cpus);
     let mut link = EngineLink::new(LinkOptions {
+        builder: opts.sources.as_ref().map(|(_, b)| b.clone()),
         run_dir: opts.run_dir.clone(),
         runs_dir: opts.catalog.settings.runs_dir.clone(),
         allow_unfixed_host: opts.allow_unfixed_host,
@@ -233,6 +240,8 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::Repaint => app.dirty = true,
         Msg::Refused { reason, host } => app.refused(reason, host),
         Msg::KatsDone => app.kats_done(),
+        Msg::Rebuilt { built, problems } => app.rebuilt(built, problems),
+        Msg::Compared { a, b, rows } => app.compared(&a, &b, &rows),
     }
 }
 

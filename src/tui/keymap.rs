@@ -204,6 +204,18 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
+        &[Char('p')],
+        Action::EditProfile,
+        "--src: a flag profile (guide, harness-default, [profiles]) or -flags for the selected; s rebuilds",
+        None,
+    ),
+    bind(
+        &[Char('=')],
+        Action::CompareLive,
+        "A/B: the two selected instances interleaved, trial by trial; B/A with its 95 % CI",
+        None,
+    ),
+    bind(
         &[Char('c')],
         Action::Cancel,
         "cancel the run (the trial in flight is dropped, records stay)",

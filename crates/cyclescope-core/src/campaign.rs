@@ -7,6 +7,7 @@
 //! keeps its own thread off the measurement CPU while it runs. It never draws anything.
 
 mod host_gate;
+mod interleave;
 mod kat_gate;
 mod measure;
 mod open;
@@ -23,13 +24,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+pub use interleave::{InterleaveOutcome, LiveComparison, check_pair, interleave};
 pub use request::{RequestError, RequestOverrides, RunRequest};
 
 use crate::record::journal::JournalWriter;
 use crate::record::{Campaign, RunDir, RunDirError};
 use crate::vocabulary::EngineEvent;
 use host_gate::HostGate;
-use measure::Measured;
+use measure::{JobMeasurement, Measured};
 use plan::Job;
 use runner::{TrialRunner, WorkerRunner};
 
@@ -67,6 +69,8 @@ pub enum CampaignError {
         what: String,
         source: RunDirError,
     },
+    #[error("an interleaved comparison: {0}")]
+    NotAPair(String),
     #[error("cannot write the journal of {path}: {source}")]
     Journal {
         path: PathBuf,
@@ -105,27 +109,7 @@ pub(crate) fn run_with(
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
-    // The host gate comes first: a refused run leaves no folder behind.
-    let host = HostGate::check(&req.host_root, req.cpu)?;
-    open::refuse_unfixed(req, &host)?;
-    runner.use_reference_clock(host.reference_clock_hz());
-    let (dir, journal) = open::lock_and_journal(req)?;
-    let mut events = Events {
-        journal,
-        emit,
-        run_dir: &req.run_dir,
-    };
-    let mut campaign = open::open_or_resume(req, &dir, &host)?;
-    open::announce(req, &host, &mut events);
-    let mut run = Run {
-        req,
-        dir,
-        host,
-        runner,
-        cancel,
-        events,
-        outcome: RunOutcome::default(),
-    };
+    let (mut run, mut campaign) = Run::start(req, runner, emit, cancel)?;
     let jobs = run.plan()?;
     for job in &jobs {
         if run.cancelled() {
@@ -167,6 +151,39 @@ struct Run<'a> {
     outcome: RunOutcome,
 }
 
+impl<'a> Run<'a> {
+    /// The phases every run begins with: the host gate (a refused run leaves no folder
+    /// behind), the run directory's lock and journal, `campaign.json`, the announcement.
+    fn start(
+        req: &'a RunRequest,
+        runner: &'a mut dyn TrialRunner,
+        emit: &'a mut dyn FnMut(EngineEvent),
+        cancel: &'a AtomicBool,
+    ) -> Result<(Self, Campaign), CampaignError> {
+        let host = HostGate::check(&req.host_root, req.cpu)?;
+        open::refuse_unfixed(req, &host)?;
+        runner.use_reference_clock(host.reference_clock_hz());
+        let (dir, journal) = open::lock_and_journal(req)?;
+        let mut events = Events {
+            journal,
+            emit,
+            run_dir: &req.run_dir,
+        };
+        let campaign = open::open_or_resume(req, &dir, &host)?;
+        open::announce(req, &host, &mut events);
+        let run = Run {
+            req,
+            dir,
+            host,
+            runner,
+            cancel,
+            events,
+            outcome: RunOutcome::default(),
+        };
+        Ok((run, campaign))
+    }
+}
+
 impl Run<'_> {
     fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
@@ -177,12 +194,14 @@ impl Run<'_> {
     fn measure_and_write(&mut self, j: &Job) -> Result<bool, CampaignError> {
         let events = &mut self.events;
         let clock = self.host.fixed_clock_hz();
-        let m = match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| {
-            events.send(ev)
-        }) {
-            Measured::Done(m) => m,
-            Measured::Cancelled => return Ok(false),
-        };
+        match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| events.send(ev)) {
+            Measured::Done(m) => self.write_measured(j, m).map(|()| true),
+            Measured::Cancelled => Ok(false),
+        }
+    }
+
+    /// Writes the record of a measured job and tells the frontends how it ended.
+    fn write_measured(&mut self, j: &Job, m: JobMeasurement) -> Result<(), CampaignError> {
         let failure = m.failure.clone();
         let stderr_tail = m
             .processes
@@ -216,7 +235,7 @@ impl Run<'_> {
             }
         };
         self.events.send(ev);
-        Ok(true)
+        Ok(())
     }
 
     /// Ends the run: campaign.json says how, and the frontends hear it.

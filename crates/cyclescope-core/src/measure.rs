@@ -1,11 +1,13 @@
 //! Measurement below the campaign: planning (`plan`), statistics (`stats`), the worker side of
 //! a trial (`trial`), the codec of its command line (`trial_args`) and the parent side of one
-//! worker process (`job`). Measures cycles per call by the guide's loop method and per-call
-//! samples for histograms, always in worker processes. It never decides which jobs run, never
+//! worker process (`job`), and the paired statistic of interleaved A/B trials (`paired`).
+//! Measures cycles per call by the guide's loop method and per-call samples for histograms,
+//! always in worker processes. It never decides which jobs run, never
 //! retries and never writes records (that is `campaign`).
 
 pub mod doubt;
 pub(crate) mod job;
+pub mod paired;
 pub mod plan;
 pub mod stats;
 pub mod trial;

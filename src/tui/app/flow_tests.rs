@@ -235,3 +235,42 @@ fn results_sort_by_any_column_and_export_on_request() {
     assert_eq!(app.act(Action::Export), Some(Effect::Export));
     assert_eq!(demo::idle().act(Action::Export), None, "nothing to export");
 }
+
+#[test]
+fn equals_starts_an_interleaved_a_b_of_exactly_two_instances() {
+    let mut app = demo::idle();
+    let Some(Effect::Start(spec)) = app.on_key(key(KeyCode::Char('='))) else {
+        panic!("= with two selected starts the A/B");
+    };
+    assert_eq!(spec.interleaved_pairs, Some(10));
+    assert_eq!(spec.instances.len(), 2);
+    assert!(logged(&app, "A/B: "));
+    // Its outcome is logged per length, ratio and interval first.
+    let row = crate::campaign::LiveComparison {
+        input_bytes: 1024,
+        a_mean_cycles: Some(100.0),
+        b_mean_cycles: Some(50.0),
+        ratio: Some(crate::measure::paired::PairedRatio {
+            pairs: 2,
+            ratio: 0.5,
+            ci95_low: 0.49,
+            ci95_high: 0.51,
+            basis: crate::measure::paired::RatioBasis::Cycles,
+        }),
+        problem: None,
+    };
+    app.compared("a", "b", &[row]);
+    assert!(logged(
+        &app,
+        "A/B 1 KiB: b / a = 0.500 (95 % CI 0.490 … 0.510, 2 pairs): B faster"
+    ));
+    // One instance is not a pair.
+    let mut app = demo::idle();
+    app.selected.retain(|l| l == "sm3hash-256");
+    assert_eq!(app.on_key(key(KeyCode::Char('='))), None);
+    assert!(logged(
+        &app,
+        "A/B needs exactly two selected instances, not 1"
+    ));
+    assert!(!app.is_running());
+}

@@ -59,6 +59,22 @@ impl App {
                 self.clamp_cursor();
                 None
             }
+            Mode::ProfileInput(buf) => {
+                match ev.code {
+                    KeyCode::Esc => self.mode = Mode::Normal,
+                    KeyCode::Backspace => {
+                        buf.pop();
+                    }
+                    KeyCode::Char(c) if !c.is_control() && buf.len() < 200 => buf.push(c),
+                    KeyCode::Enter => {
+                        let text = std::mem::take(buf);
+                        self.mode = Mode::Normal;
+                        self.apply_profile(&text);
+                    }
+                    _ => {}
+                }
+                None
+            }
             Mode::LengthInput(buf) => {
                 match ev.code {
                     KeyCode::Esc => self.mode = Mode::Normal,
@@ -164,6 +180,8 @@ impl App {
             Action::Start => return self.start(),
             Action::StartAnyway => return self.start_anyway(),
             Action::RunKats => return self.run_kats(),
+            Action::CompareLive => return self.compare_live(),
+            Action::EditProfile => self.edit_profile(),
             Action::PinBaseline => self.pin_baseline(),
             Action::SortResults => {
                 self.results_sort = match self.results_sort {

@@ -131,6 +131,8 @@ pub struct CurveSeries {
     pub points: Vec<(u64, f64)>,
     /// The pseudoXOF of the same width, drawn dashed.
     pub reference: bool,
+    /// An earlier run's figures of an instance (`delta`), drawn dashed in the instance's colour.
+    pub earlier: Option<usize>,
 }
 
 impl App {
@@ -256,8 +258,11 @@ impl App {
                 label: l.clone(),
                 points: self.cycles_per_byte(l),
                 reference: false,
+                earlier: None,
             })
             .collect();
+        let earlier = self.earlier_curves(&out);
+        out.extend(earlier);
         let mut widths: Vec<u32> = labels
             .iter()
             .filter(|l| !l.starts_with("pseudoXOF-"))
@@ -273,6 +278,7 @@ impl App {
                     label,
                     points,
                     reference: true,
+                    earlier: None,
                 });
             }
         }

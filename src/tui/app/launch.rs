@@ -1,9 +1,13 @@
 //! Starting things and leaving: a run of the selection (`s`), the operator's consent to
-//! measure anyway (`A`), the KATs alone (`K`), pinning a baseline run (`b`), and leaving,
+//! measure anyway (`A`), the KATs alone (`K`), the interleaved A/B of two instances (`=`),
+//! pinning a baseline run (`b`), and leaving,
 //! which asks first while a run is in flight. Returns effects; performs nothing itself.
 
 use super::{App, LogLevel, Mode, RunSpec, RunState};
 use crate::tui::action::Effect;
+
+/// Pairs per length of the workbench's A/B (`compare --live`'s default).
+const LIVE_PAIRS: u32 = 10;
 
 impl App {
     pub(super) fn start(&mut self) -> Option<Effect> {
@@ -26,8 +30,11 @@ impl App {
             );
             return None;
         }
+        let rebuild = self.rebuild_for(&instances);
+        // A rebuilt library's KAT is run again, never carried over.
         let kat_passed = instances
             .iter()
+            .filter(|i| !rebuild.iter().any(|(l, _)| *l == i.label))
             .filter(|i| self.kat_state(&i.label).passed())
             .filter_map(|i| Some((i.label.clone(), self.kat_logs.get(&i.label)?.clone())))
             .collect();
@@ -43,6 +50,8 @@ impl App {
             kat_passed,
             allow_unfixed_host: self.allow_unfixed_host,
             allow_kat_fail: self.allow_kat_fail,
+            interleaved_pairs: None,
+            rebuild,
         };
         self.last_spec = Some(spec.clone());
         Some(Effect::Start(spec))
@@ -73,7 +82,70 @@ impl App {
                 );
                 None
             }
+            // After a refused A/B the consent starts the A/B again, not an ordinary run.
+            _ if self
+                .last_spec
+                .as_ref()
+                .is_some_and(|s| s.interleaved_pairs.is_some()) =>
+            {
+                self.compare_live()
+            }
             _ => self.start(),
+        }
+    }
+
+    /// `=`: the two selected instances measured interleaved (the first in catalog order is A).
+    /// `A` afterwards starts an ordinary run: the consent is the session's, the A/B is not.
+    pub(super) fn compare_live(&mut self) -> Option<Effect> {
+        let n = self.selected_instances().len();
+        if n != 2 && !self.is_running() {
+            self.push_log(
+                LogLevel::Warn,
+                format!("A/B needs exactly two selected instances, not {n} (Space in the catalog)"),
+            );
+            return None;
+        }
+        match self.start()? {
+            Effect::Start(mut spec) => {
+                spec.interleaved_pairs = Some(LIVE_PAIRS);
+                self.push_log(
+                    LogLevel::Info,
+                    format!(
+                        "A/B: {} (A) and {} (B), {LIVE_PAIRS} pairs per length, A B / B A in fresh workers",
+                        spec.instances[0].label, spec.instances[1].label
+                    ),
+                );
+                self.last_spec = Some(spec.clone());
+                Some(Effect::Start(spec))
+            }
+            other => Some(other),
+        }
+    }
+
+    /// The outcome of an A/B comparison, one log line per length.
+    pub fn compared(&mut self, a: &str, b: &str, rows: &[crate::campaign::LiveComparison]) {
+        for c in rows {
+            let len = crate::format::size(c.input_bytes);
+            match (&c.ratio, &c.problem) {
+                (Some(r), None) => self.push_log(
+                    LogLevel::Good,
+                    format!(
+                        "A/B {len}: {b} / {a} = {:.3} (95 % CI {:.3} … {:.3}, {} pairs): {}",
+                        r.ratio,
+                        r.ci95_low,
+                        r.ci95_high,
+                        r.pairs,
+                        r.verdict()
+                    ),
+                ),
+                (_, problem) => self.push_log(
+                    LogLevel::Warn,
+                    format!(
+                        "A/B {len}: no interval: {}",
+                        problem.as_deref().unwrap_or("fewer than two pairs")
+                    ),
+                ),
+            }
         }
     }
 

@@ -112,12 +112,24 @@ fn tree_line(app: &App, row: TreeRow, width: usize, kat_w: usize) -> Line<'stati
                         Style::new().fg(DIM)
                     },
                 ),
-                Span::raw(format!("{:<label_w$}", fit(&inst.label, label_w))),
+                Span::raw(format!("{:<label_w$}", fit(&row_label(app, inst), label_w))),
                 Span::styled(format!("{:>5} ", inst.digest_bits), Style::new().fg(DIM)),
                 Span::raw(pad),
                 kat,
             ])
         }
+    }
+}
+
+/// The label, and for an instance built from sources its flags (`FIXH-256 guide → -O0`).
+fn row_label(app: &App, inst: &crate::catalog::Instance) -> String {
+    match app
+        .sources
+        .as_ref()
+        .and_then(|s| s.profile_text(&inst.label))
+    {
+        Some(p) => format!("{} {p}", inst.label),
+        None => inst.label.clone(),
     }
 }
 
@@ -156,6 +168,12 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         Mode::LengthInput(buf) => {
             return Line::from(vec![
                 Span::styled("length: ", Style::new().fg(ACCENT)),
+                Span::raw(format!("{buf}▏")),
+            ]);
+        }
+        Mode::ProfileInput(buf) => {
+            return Line::from(vec![
+                Span::styled("profile/flags: ", Style::new().fg(ACCENT)),
                 Span::raw(format!("{buf}▏")),
             ]);
         }

@@ -1,6 +1,6 @@
 //! Curve panel: cycles per byte against message length on a log₂ x axis, one solid line per
-//! measured instance, and the pseudoXOF of the same width dashed as the reference when it has
-//! been measured. The y axis is logarithmic when the series differ by more than 10× (or as
+//! measured instance (an earlier run's figures of it dashed in its colour, labelled `#run`),
+//! and the pseudoXOF of the same width dashed as the reference when it has been measured. The y axis is logarithmic when the series differ by more than 10× (or as
 //! the operator chose), series can be hidden, and a readout names every visible series' value
 //! at one length. Points appear as lengths finish.
 
@@ -173,6 +173,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                     format!("{mark}{} (ref)", s.label),
                     dashed(&pts, per_unit),
                     Style::new().fg(REFERENCE),
+                    true,
+                )
+            } else if s.earlier.is_some() {
+                // An earlier build of an instance: dashed, in that instance's colour.
+                let base = series
+                    .iter()
+                    .position(|b| {
+                        b.earlier.is_none() && s.label.starts_with(&format!("{} #", b.label))
+                    })
+                    .unwrap_or(i);
+                (
+                    format!("{mark}{}", s.label),
+                    dashed(&pts, per_unit),
+                    Style::new().fg(PALETTE[base % PALETTE.len()]),
                     true,
                 )
             } else {

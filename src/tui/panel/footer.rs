@@ -74,6 +74,12 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
                 Style::new().fg(ACCENT),
             ));
         }
+        Mode::ProfileInput(_) => {
+            return Line::from(Span::styled(
+                " profile name or -flags · Enter sets it for the selected · Esc cancel",
+                Style::new().fg(ACCENT),
+            ));
+        }
         Mode::LengthInput(_) => {
             return Line::from(Span::styled(
                 " length in bytes (100, 2k, 1KiB) · Enter add/remove · Esc cancel",

@@ -97,6 +97,7 @@ pub fn detail(app: &App, r: &ResultRow) -> Vec<(String, ratatui::style::Color)> 
         format!("{} · run #{} {folder}{retries}", r.key, r.run + 1),
         DIM,
     ));
+    out.extend(delta::detail(app, r));
     if let Some(why) = r.failure {
         out.push((format!("✗ {why}"), BAD));
         if let Some(line) = r
@@ -171,13 +172,30 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     } else {
         0
     };
-    let fixed = 2 + if run_col { run_w + 1 } else { 0 };
-    // The report's headers when every column fits, else the short ones.
-    let (mut header, (mut widths, mut shown)) =
-        (HEADER, fit_columns(&table, &HEADER, grid.width, fixed));
-    if shown < HEADER.len() {
-        header = SHORT_HEADER;
-        (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
+    // The Δ columns (a row measured earlier) come after the §4 columns; on a narrow panel
+    // they give way to instance, message and mean cycles, the earlier figure first.
+    let deltas = delta::table(app, &rows);
+    let delta_w = delta::widths(&deltas);
+    let base_fixed = 2 + if run_col { run_w + 1 } else { 0 };
+    let choices: &[&[usize]] = if deltas.is_empty() {
+        &[&[]]
+    } else {
+        &[&[0, 1, 2], &[1, 2], &[]]
+    };
+    let (mut header, mut widths, mut shown, mut delta_cols) = (HEADER, vec![], 0, &[][..]);
+    for cols in choices {
+        let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
+        // The report's headers when every column fits, else the short ones.
+        header = HEADER;
+        (widths, shown) = fit_columns(&table, &HEADER, grid.width, fixed);
+        if shown < HEADER.len() {
+            header = SHORT_HEADER;
+            (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
+        }
+        delta_cols = cols;
+        if shown >= 3 {
+            break;
+        }
     }
     let body_h = usize::from(grid.height.saturating_sub(1));
     let first = scroll_start(app.results_cursor, body_h);
@@ -195,6 +213,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .map(|(i, (r, cells))| {
             let (m, style) = mark(r);
             let run = run_col.then(|| Cell::from(run_cell(app, r.run)));
+            let delta_cells: Vec<Cell> = delta_cols
+                .iter()
+                .map(|&k| match deltas.get(i) {
+                    Some(Some((d, c))) if k == 2 => Cell::from(Span::styled(
+                        c[k].clone(),
+                        Style::new().fg(delta::word(&d.verdict).1),
+                    )),
+                    Some(Some((_, c))) => Cell::from(c[k].clone()),
+                    _ => Cell::from(""),
+                })
+                .collect();
             let mut row = Row::new(
                 std::iter::once(Cell::from(Span::styled(m, style)))
                     .chain(run)
@@ -202,7 +231,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
                         cells[..shown]
                             .iter()
                             .map(|c| Cell::from(c.trim_matches('`').to_string())),
-                    ),
+                    )
+                    .chain(delta_cells),
             );
             if Some(r.run) != newest {
                 row = row.style(Style::new().fg(DIM));
@@ -216,11 +246,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
         .chain(run_col.then_some(Constraint::Length(run_w)))
         .chain(widths[..shown].iter().map(|&w| Constraint::Length(w)))
+        .chain(delta_cols.iter().map(|&k| Constraint::Length(delta_w[k])))
         .collect();
     let header = Row::new(
         std::iter::once("")
             .chain(run_col.then_some("run"))
-            .chain(header[..shown].iter().copied()),
+            .chain(header[..shown].iter().copied())
+            .chain(
+                (!deltas.is_empty())
+                    .then_some(delta::HEADER)
+                    .into_iter()
+                    .flatten(),
+            ),
     )
     .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
     frame.render_widget(
@@ -249,6 +286,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     Some((body_area, first))
 }
 
+mod delta;
 mod printed;
 
 #[cfg(test)]

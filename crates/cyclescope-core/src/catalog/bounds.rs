@@ -59,6 +59,12 @@ pub const MAX_TRIALS: CountRange = CountRange {
     min: crate::measure::plan::MIN_ADAPTIVE_TRIALS as u64,
     max: 1000,
 };
+/// Pairs per length of an interleaved A/B comparison (`compare --live`).
+pub const PAIRS: CountRange = CountRange {
+    what: "pairs",
+    min: crate::measure::paired::MIN_PAIRS as u64,
+    max: 1000,
+};
 /// A digest width in bits, a multiple of 8. `CryptHash` takes an `int`, and KAT_Loop rotates
 /// the digest through a 1024-byte buffer, so 8192 bits is the most any KAT can exercise.
 pub const DIGEST_BITS: CountRange = CountRange {

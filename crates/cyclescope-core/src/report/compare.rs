@@ -1,6 +1,7 @@
 //! Comparing two runs job by job (the evaluator's "did my change help?"): mean cycles of each,
 //! their ratio, and a verdict that counts a difference only when it exceeds both runs' 95 %
-//! confidence intervals of the mean (from the trial means). Pure: it gets the records.
+//! confidence intervals of the mean (from the trial means). Pure: it gets the records (or, for
+//! the workbench's Δ, the finished jobs' summaries through `Figure::of_summary`).
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use crate::record::TimingRecord;
 
 /// How B compares with A for one job.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     Faster,
     Slower,
     WithinNoise,
@@ -51,8 +52,47 @@ fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
         .collect()
 }
 
-fn half_width(r: &TimingRecord) -> f64 {
-    trial_spread(&r.trials).map_or(0.0, |s| s.ci95_half_width_cycles)
+/// One side's figure as the verdict needs it: the mean, its 95 % half-width (0 when unknown)
+/// and the counter that counted it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub mean_cycles: f64,
+    pub ci95_half_width: f64,
+    pub source: Option<crate::counter::CycleSource>,
+}
+
+impl Figure {
+    fn of_record(r: &TimingRecord) -> Option<Self> {
+        Some(Self {
+            mean_cycles: r.mean_cycles?,
+            ci95_half_width: trial_spread(&r.trials).map_or(0.0, |s| s.ci95_half_width_cycles),
+            source: r.cyclescope.as_ref().and_then(|x| x.cycle_source),
+        })
+    }
+
+    /// A finished job's figure as the frontends hold it (the workbench's results).
+    pub fn of_summary(s: &crate::vocabulary::JobSummary) -> Option<Self> {
+        let mean = s.mean_cycles?;
+        Some(Self {
+            mean_cycles: mean,
+            ci95_half_width: s.ci95_relative.map_or(0.0, |r| r * mean),
+            source: s.cycle_source,
+        })
+    }
+}
+
+/// B against A: a difference counts only beyond both 95 % confidence intervals, and only
+/// between figures of the same counter.
+pub fn judge(a: &Figure, b: &Figure) -> Verdict {
+    if a.source != b.source {
+        Verdict::NotComparable("different cycle counters".into())
+    } else if (b.mean_cycles - a.mean_cycles).abs() <= a.ci95_half_width + b.ci95_half_width {
+        Verdict::WithinNoise
+    } else if b.mean_cycles < a.mean_cycles {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    }
 }
 
 /// Compares the complete records of two runs, job by job, in label and length order.
@@ -62,32 +102,21 @@ pub fn compare(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Comparison> {
     keys.into_iter()
         .map(|k| {
             let (ra, rb) = (ma.get(k), mb.get(k));
-            let (ca, cb) = (
-                ra.and_then(|r| r.mean_cycles),
-                rb.and_then(|r| r.mean_cycles),
+            let (fa, fb) = (
+                ra.and_then(|r| Figure::of_record(r)),
+                rb.and_then(|r| Figure::of_record(r)),
             );
-            let verdict = match (ra, rb, ca, cb) {
+            let verdict = match (ra, rb, &fa, &fb) {
                 (Some(_), None, ..) => Verdict::OnlyInA,
                 (None, Some(_), ..) => Verdict::OnlyInB,
-                (Some(ra), Some(rb), Some(ca), Some(cb)) => {
-                    let source = |r: &TimingRecord| r.cyclescope.as_ref().map(|x| x.cycle_source);
-                    if source(ra) != source(rb) {
-                        Verdict::NotComparable("different cycle counters".into())
-                    } else if (cb - ca).abs() <= half_width(ra) + half_width(rb) {
-                        Verdict::WithinNoise
-                    } else if cb < ca {
-                        Verdict::Faster
-                    } else {
-                        Verdict::Slower
-                    }
-                }
+                (Some(_), Some(_), Some(fa), Some(fb)) => judge(fa, fb),
                 _ => Verdict::NotComparable("no cycle counts".into()),
             };
             Comparison {
                 label: k.0.clone(),
                 input_bytes: k.1,
-                a: ca,
-                b: cb,
+                a: fa.map(|f| f.mean_cycles),
+                b: fb.map(|f| f.mean_cycles),
                 verdict,
             }
         })

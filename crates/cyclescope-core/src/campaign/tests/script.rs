@@ -51,6 +51,10 @@ pub(super) struct Scripted {
     pub(super) kat_runs: usize,
     pub(super) calibrations: usize,
     pub(super) processes: usize,
+    /// The label of each trial process in the order they ran (calibrations left out).
+    pub(super) order: Vec<String>,
+    /// Cycles of a label's trials × this factor (the interleaving tests' B).
+    pub(super) label_factor: Option<(String, f64)>,
 }
 
 impl Scripted {
@@ -62,6 +66,8 @@ impl Scripted {
             kat_runs: 0,
             calibrations: 0,
             processes: 0,
+            order: Vec::new(),
+            label_factor: None,
         }
     }
 }
@@ -87,7 +93,7 @@ impl TrialRunner for Scripted {
 
     fn trial(
         &mut self,
-        _inst: &Instance,
+        inst: &Instance,
         spec: &TrialSpec,
         timeout: Duration,
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
@@ -97,6 +103,7 @@ impl TrialRunner for Scripted {
             Step::Clean
         } else {
             self.processes += 1;
+            self.order.push(inst.label.clone());
             self.steps.pop_front().unwrap_or(Step::Clean)
         };
         let (factor, waited) = match step {
@@ -104,6 +111,10 @@ impl TrialRunner for Scripted {
             Step::SlowClock => (0.8, 0.0),
             Step::Preempted => (1.0, 0.05),
             _ => (1.0, 0.0),
+        };
+        let factor = match &self.label_factor {
+            Some((label, f)) if *label == inst.label => factor * f,
+            _ => factor,
         };
         let outcome = match step {
             Step::Crash => JobOutcome::Failed(JobFailure::new(

@@ -1,0 +1,167 @@
+//! The Δ of a finished job against the same instance × length measured earlier — in the
+//! pinned baseline run (`b`), else the newest earlier run of this session that has it (a run
+//! reloaded with `--run` is run #1) — with the ratio and the verdict of `compare` (the core's
+//! `report::compare::judge`, never a second rule), and the earlier figures of each curve for
+//! the curve to overlay. Derived on demand from the jobs; nothing stored.
+
+use crate::report::compare::{Figure, Verdict, judge};
+use crate::vocabulary::JobSummary;
+
+use super::{App, CurveSeries, JobState, ResultRow};
+
+/// A row's figure against its earlier one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    /// The run the earlier figure comes from (index into `App::runs`).
+    pub earlier_run: usize,
+    pub earlier: Figure,
+    /// This figure over the earlier one (mean cycles).
+    pub ratio: f64,
+    pub verdict: Verdict,
+}
+
+impl App {
+    /// The finished figure of `label` at `bytes` in `run`.
+    fn done_in(&self, label: &str, bytes: u64, run: usize) -> Option<&JobSummary> {
+        self.jobs.iter().find_map(|j| match &j.state {
+            JobState::Done(s)
+                if j.run == run && j.key.label == label && j.key.input_bytes == bytes =>
+            {
+                Some(&**s)
+            }
+            _ => None,
+        })
+    }
+
+    /// The run whose figure of `label` at `bytes` a figure of run `than` is compared with:
+    /// the pinned baseline when it has one (and is another run), else the newest earlier run.
+    fn earlier_run(&self, label: &str, bytes: u64, than: usize) -> Option<usize> {
+        let has = |run: usize| run != than && self.done_in(label, bytes, run).is_some();
+        if let Some(b) = self.baseline.filter(|&b| has(b)) {
+            return Some(b);
+        }
+        (0..than).rev().find(|&run| has(run))
+    }
+
+    /// The Δ of a finished row; None for a failed row, one without cycles, or a first figure.
+    pub fn delta(&self, r: &ResultRow) -> Option<Delta> {
+        let now = Figure::of_summary(r.summary?)?;
+        let run = self.earlier_run(&r.key.label, r.key.input_bytes, r.run)?;
+        let earlier = Figure::of_summary(self.done_in(&r.key.label, r.key.input_bytes, run)?)?;
+        Some(Delta {
+            earlier_run: run,
+            ratio: now.mean_cycles / earlier.mean_cycles,
+            verdict: judge(&earlier, &now),
+            earlier,
+        })
+    }
+
+    /// For each curve of an instance measured in more than one run, the figures of the run
+    /// its newest figures are compared with, labelled `<label> #<run>`.
+    pub(super) fn earlier_curves(&self, shown: &[CurveSeries]) -> Vec<CurveSeries> {
+        shown
+            .iter()
+            .filter(|s| !s.reference && s.earlier.is_none())
+            .filter_map(|s| {
+                let newest = self
+                    .jobs
+                    .iter()
+                    .filter(|j| j.key.label == s.label && matches!(j.state, JobState::Done(_)))
+                    .map(|j| j.run)
+                    .max()?;
+                let run = s
+                    .points
+                    .iter()
+                    .find_map(|&(bytes, _)| self.earlier_run(&s.label, bytes, newest))?;
+                let mut points: Vec<(u64, f64)> = s
+                    .points
+                    .iter()
+                    .filter_map(|&(bytes, _)| {
+                        let c = self.done_in(&s.label, bytes, run)?.mean_cycles?;
+                        Some((bytes, c / bytes.max(1) as f64))
+                    })
+                    .collect();
+                points.sort_by_key(|p| p.0);
+                Some(CurveSeries {
+                    label: format!("{} #{}", s.label, run + 1),
+                    points,
+                    reference: false,
+                    earlier: Some(run),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::compare::Verdict;
+    use crate::tui::app::JobState;
+    use crate::tui::demo;
+    use crate::tui::panel::results;
+
+    #[test]
+    fn a_second_run_shows_the_earlier_figure_ratio_and_verdict() {
+        let app = demo::rerun();
+        let rows = app.result_rows();
+        let at = |run: usize, bytes: u64| {
+            rows.iter()
+                .position(|r| r.run == run && r.key.input_bytes == bytes)
+                .unwrap()
+        };
+        // 1455 against the baseline's 1469, both ±0.4 %: beyond both intervals.
+        let d = app.delta(&rows[at(1, 32)]).unwrap();
+        assert_eq!((d.earlier_run, d.earlier.mean_cycles), (0, 1469.0));
+        assert!((d.ratio - 1455.0 / 1469.0).abs() < 1e-12);
+        assert_eq!(d.verdict, Verdict::Faster);
+        // 128 B was never measured before; the baseline's own rows have nothing earlier.
+        assert!(app.delta(&rows[at(1, 128)]).is_none());
+        assert!(app.delta(&rows[at(0, 32)]).is_none());
+        let text = demo::draw_text(150, 12, |f| {
+            results::render(f, f.area(), &app);
+        });
+        assert!(text.contains("earlier ×      Δ"), "{text}");
+        assert!(text.contains("#1 1469 ×0.990 faster"), "{text}");
+    }
+
+    #[test]
+    fn within_both_intervals_is_noise_and_the_detail_says_so() {
+        let mut app = demo::rerun();
+        // Widen the second run's interval at 32 B to ±2 %: 14 cycles apart is then noise.
+        for j in app.jobs.iter_mut().filter(|j| j.run == 1) {
+            if let JobState::Done(s) = &mut j.state {
+                s.ci95_relative = Some(0.02);
+            }
+        }
+        let rows = app.result_rows();
+        let r = rows
+            .iter()
+            .find(|r| r.run == 1 && r.key.input_bytes == 32)
+            .unwrap();
+        assert_eq!(app.delta(r).unwrap().verdict, Verdict::WithinNoise);
+        let lines = results::detail(&app, r);
+        assert_eq!(
+            lines[1].0,
+            "Δ vs run #1: 1469 → 1455 cycles, ×0.990, within noise"
+        );
+    }
+
+    #[test]
+    fn without_a_baseline_the_newest_earlier_run_is_compared_and_the_curve_overlays_it() {
+        let mut app = demo::rerun();
+        app.baseline = None;
+        let rows = app.result_rows();
+        let r = rows
+            .iter()
+            .find(|r| r.run == 1 && r.key.input_bytes == 32)
+            .unwrap();
+        assert_eq!(app.delta(r).unwrap().earlier_run, 0);
+        let curves = app.curves();
+        let earlier = curves
+            .iter()
+            .find(|s| s.earlier.is_some())
+            .expect("an overlay of the earlier run");
+        assert_eq!(earlier.label, "sm3hash-256 #1");
+        assert_eq!(earlier.points[0], (32, 1469.0 / 32.0));
+    }
+}

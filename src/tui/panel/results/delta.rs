@@ -1,0 +1,77 @@
+//! The Results panel's Δ columns: for a row measured earlier too (`App::delta`), the earlier
+//! mean cycles and its run, this figure over it (`×0.82`), and the `compare` verdict in a word
+//! (faster / slower beyond both 95 % CIs, ≈ within noise). Only these cells and their detail
+//! line live here; the panel appends them after the §4 columns it shows.
+
+use ratatui::style::Color;
+
+use super::super::{BAD, DIM, GOOD, WARN};
+use crate::report::compare::Verdict;
+use crate::tui::app::{App, Delta, ResultRow};
+
+/// The column headers.
+pub const HEADER: [&str; 3] = ["earlier", "×", "Δ"];
+
+/// The verdict in a word, and its colour.
+pub fn word(v: &Verdict) -> (&'static str, Color) {
+    match v {
+        Verdict::Faster => ("faster", GOOD),
+        Verdict::Slower => ("slower", BAD),
+        Verdict::WithinNoise => ("≈ noise", DIM),
+        Verdict::NotComparable(_) | Verdict::OnlyInA | Verdict::OnlyInB => ("n/c", WARN),
+    }
+}
+
+/// The three cells of a row with an earlier figure.
+pub fn cells(d: &Delta) -> [String; 3] {
+    [
+        format!(
+            "#{} {}",
+            d.earlier_run + 1,
+            crate::format::int(Some(d.earlier.mean_cycles))
+        ),
+        format!("×{:.3}", d.ratio),
+        word(&d.verdict).0.to_string(),
+    ]
+}
+
+/// The rows' Δ cells (None where a row has no earlier figure); empty when no row has one.
+pub fn table(app: &App, rows: &[ResultRow]) -> Vec<Option<(Delta, [String; 3])>> {
+    let all: Vec<Option<(Delta, [String; 3])>> = rows
+        .iter()
+        .map(|r| app.delta(r).map(|d| (d.clone(), cells(&d))))
+        .collect();
+    if all.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    all
+}
+
+/// The widths of the three columns over `table`.
+pub fn widths(table: &[Option<(Delta, [String; 3])>]) -> [u16; 3] {
+    let mut w = HEADER.map(|h| h.chars().count() as u16);
+    for (_, c) in table.iter().flatten() {
+        for (wi, ci) in w.iter_mut().zip(c) {
+            *wi = (*wi).max(ci.chars().count() as u16);
+        }
+    }
+    w
+}
+
+/// The detail line of a row with an earlier figure: both figures, the ratio, the verdict.
+pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
+    let d = app.delta(r)?;
+    let now = r.summary?.mean_cycles?;
+    let (_, colour) = word(&d.verdict);
+    Some((
+        format!(
+            "Δ vs run #{}: {} → {} cycles, ×{:.3}, {}",
+            d.earlier_run + 1,
+            crate::format::int(Some(d.earlier.mean_cycles)),
+            crate::format::int(Some(now)),
+            d.ratio,
+            d.verdict
+        ),
+        colour,
+    ))
+}
