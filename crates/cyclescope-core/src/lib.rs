@@ -5,6 +5,7 @@
 //! stream, and Cargo keeps ratatui and crossterm out of this crate. `unsafe` is confined to
 //! `plugin` and `counter`.
 
+pub mod baseline;
 pub mod campaign;
 pub mod catalog;
 pub mod counter;

@@ -25,6 +25,9 @@ pub struct Settings {
     pub kat_timeout_s: f64,
     /// Where `run` creates run directories (relative to the working directory).
     pub runs_dir: PathBuf,
+    /// The candidate whose `pseudoXOF-<bits>` instances "× pseudoXOF" divides by (`iccs`, the
+    /// bundled Rust helpers; `iccs-c`, the official C ones).
+    pub baseline: String,
 }
 
 impl Default for Settings {
@@ -37,6 +40,7 @@ impl Default for Settings {
             cpu: None,
             kat_timeout_s: 900.0,
             runs_dir: PathBuf::from("runs"),
+            baseline: crate::baseline::DEFAULT_CANDIDATE.to_string(),
         }
     }
 }
@@ -195,6 +199,7 @@ fn validate_settings(s: &Settings) -> Result<(), String> {
     bounds::KAT_TIMEOUT
         .check(s.kat_timeout_s)
         .map_err(key("kat_timeout_s"))?;
+    SafeName::new("candidate id", &s.baseline).map_err(|e| key("baseline")(e.to_string()))?;
     Ok(())
 }
 

@@ -113,6 +113,10 @@ pub struct Additions {
     pub(crate) host_problems: Vec<String>,
     /// Why the record is not complete.
     pub failure: Option<JobFailure>,
+    /// True for a baseline job the run added so that "× pseudoXOF" has a denominator (its
+    /// instance was not selected); absent otherwise, so records of earlier versions read as is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference_job: bool,
 }
 
 impl Additions {
