@@ -143,7 +143,10 @@ impl BaselineMeans {
 
 /// The ratio as tables print it: `3.58×`, or `–` when there is none.
 pub fn cell(r: Option<f64>) -> String {
-    r.map_or_else(|| crate::format::MISSING.to_string(), |r| format!("{r:.2}×"))
+    r.map_or_else(
+        || crate::format::MISSING.to_string(),
+        |r| format!("{r:.2}×"),
+    )
 }
 
 /// The sentence under every table that carries the column: which baseline it divides by.

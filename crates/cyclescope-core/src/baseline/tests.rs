@@ -34,7 +34,11 @@ fn the_ratio_reproduces_published_x86_1_figures() {
     }
     assert_eq!(ratio(Some(1.0), None), None);
     assert_eq!(ratio(None, Some(1.0)), None);
-    assert_eq!(ratio(Some(1.0), Some(0.0)), None, "no division by a zero baseline");
+    assert_eq!(
+        ratio(Some(1.0), Some(0.0)),
+        None,
+        "no division by a zero baseline"
+    );
     assert_eq!(cell(None), "–");
 }
 
@@ -87,9 +91,18 @@ fn baseline_means_divide_only_complete_jobs_of_the_same_length() {
         doubts: vec![],
     };
     let jobs = [
-        (key("iccs", "pseudoXOF-512", 32), s(2810.0, RecordStatus::Complete)),
-        (key("iccs", "pseudoXOF-512", 1024), s(43.5e3, RecordStatus::FailedOrPartial)),
-        (key("iccs-c", "pseudoXOF-512", 1024), s(1.0, RecordStatus::Complete)),
+        (
+            key("iccs", "pseudoXOF-512", 32),
+            s(2810.0, RecordStatus::Complete),
+        ),
+        (
+            key("iccs", "pseudoXOF-512", 1024),
+            s(43.5e3, RecordStatus::FailedOrPartial),
+        ),
+        (
+            key("iccs-c", "pseudoXOF-512", 1024),
+            s(1.0, RecordStatus::Complete),
+        ),
     ];
     let means = BaselineMeans::from_jobs(&Baseline::default(), jobs.iter().map(|(k, s)| (k, s)));
     let own = key("hash-05", "uHash-512", 32);
@@ -97,8 +110,14 @@ fn baseline_means_divide_only_complete_jobs_of_the_same_length() {
     let r = means.ratio_of(512, &own, &s(61_570.0, RecordStatus::Complete));
     assert_eq!(cell(r), "21.91×");
     let at_1k = key("hash-05", "uHash-512", 1024);
-    assert_eq!(means.ratio_of(512, &at_1k, &s(1.0, RecordStatus::Complete)), None);
-    assert_eq!(means.ratio_of(256, &own, &s(1.0, RecordStatus::Complete)), None);
+    assert_eq!(
+        means.ratio_of(512, &at_1k, &s(1.0, RecordStatus::Complete)),
+        None
+    );
+    assert_eq!(
+        means.ratio_of(256, &own, &s(1.0, RecordStatus::Complete)),
+        None
+    );
     // Another counter is another unit: no ratio.
     let tsc = JobSummary {
         cycle_source: Some(crate::counter::CycleSource::Tsc),

@@ -358,7 +358,11 @@ fn a_missing_baseline_is_measured_once_per_width_as_a_reference_job() {
     let mut req = RunRequest::build(&settings, selected, dir.clone(), o).unwrap();
     req.cpu = 2;
     assert_eq!(req.reference_jobs, ["pseudoXOF-512"]);
-    assert_eq!(req.instances.len(), 3, "one baseline for both 512-bit instances");
+    assert_eq!(
+        req.instances.len(),
+        3,
+        "one baseline for both 512-bit instances"
+    );
     let ran = run(&req, &mut Scripted::new(&[]));
     assert_eq!(ran.outcome.finished, 6, "3 instances × 2 lengths");
     let marked: Vec<(String, u64)> = ran

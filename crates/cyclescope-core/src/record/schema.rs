@@ -143,6 +143,12 @@ impl TimingRecord {
         self.kat_log.as_deref()
     }
 
+    /// The output width, from `sizes.digest_bytes` (hash records carry it).
+    pub fn digest_bits(&self) -> Option<u32> {
+        let bytes = self.sizes.get("digest_bytes")?.as_u64()?;
+        u32::try_from(bytes * 8).ok()
+    }
+
     /// The job this record measured.
     pub fn job_key(&self) -> crate::vocabulary::JobKey {
         crate::vocabulary::JobKey {

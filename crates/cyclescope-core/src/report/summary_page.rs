@@ -170,9 +170,10 @@ fn hash_row(
         ),
         None => cand.clone(),
     };
-    let baseline = i
-        .digest_bits
-        .and_then(|bits| iccs.iter().find(|b| b.label == crate::baseline::label(bits as u32)));
+    let baseline = i.digest_bits.and_then(|bits| {
+        iccs.iter()
+            .find(|b| b.label == crate::baseline::label(bits as u32))
+    });
     let cells: Vec<String> = [32, 1024, 65536]
         .iter()
         .map(|&b| {
