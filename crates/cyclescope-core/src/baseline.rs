@@ -63,13 +63,14 @@ impl Baseline {
     }
 
     /// The baseline instances `selected` needs and does not include, once per width, in the
-    /// order of first need. Widths without a baseline instance in `pool` are returned in the
+    /// order of first need. The baseline candidate's own helpers need none (they are the
+    /// reference, not a candidate). Widths without a baseline instance in `pool` are returned in the
     /// second list, so the frontend can say why a ratio stays empty.
     pub fn missing(&self, selected: &[Instance], pool: &[Instance]) -> (Vec<Instance>, Vec<u32>) {
         let mut add: Vec<Instance> = Vec::new();
         let mut unknown = Vec::new();
         for i in selected {
-            if self.is_reference(&i.candidate, &i.label) {
+            if i.candidate == self.candidate {
                 continue;
             }
             let bits = i.digest_bits;

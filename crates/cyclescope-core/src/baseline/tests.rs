@@ -55,11 +55,16 @@ fn missing_baselines_are_added_once_per_width() {
         inst("hash-05", "uHash-256", 256),
         inst("hash-05", "uHash-1024", 1024),
         inst("iccs", "pseudoXOF-512", 512),
+        inst("iccs", "sm3hash-256", 256),
     ];
     let b = Baseline::default();
     let (add, unknown) = b.missing(&selected, &pool);
     let labels: Vec<_> = add.iter().map(|i| i.label.as_str()).collect();
-    assert_eq!(labels, ["pseudoXOF-256"], "512 is selected already");
+    assert_eq!(
+        labels,
+        ["pseudoXOF-256"],
+        "512 is selected already; the helpers' own sm3hash-256 needs none"
+    );
     assert_eq!(unknown, [1024]);
     let c = Baseline::new("iccs-c");
     let (add, unknown) = c.missing(&selected[..2], &pool);
