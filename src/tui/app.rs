@@ -174,6 +174,8 @@ pub struct RunSpec {
     pub allow_unfixed_host: bool,
     /// Time instances whose KAT did not pass (`A`; the records are flagged).
     pub allow_kat_fail: bool,
+    /// Baseline instances the run may add as reference jobs (for "× pseudoXOF").
+    pub reference_pool: Vec<Instance>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -220,6 +222,10 @@ pub struct App {
     pub baseline: Option<usize>,
     /// The results' sort: a §4 column and whether descending (None: the report's order).
     pub results_sort: Option<(usize, bool)>,
+    /// The candidate "× pseudoXOF" divides by (the settings' `baseline`).
+    pub xof_baseline: crate::baseline::Baseline,
+    /// Labels of baseline instances this session measured as reference jobs.
+    pub reference_labels: BTreeSet<String>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
     /// Curves the operator hid (labels).
@@ -288,6 +294,8 @@ impl App {
             runs: vec![],
             baseline: None,
             results_sort: None,
+            xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
+            reference_labels: BTreeSet::new(),
             curve_log: None,
             curve_hidden: BTreeSet::new(),
             curve_series: 0,

@@ -227,6 +227,12 @@ fn results_sort_by_any_column_and_export_on_request() {
     for _ in 0..5 {
         app.act(Action::SortResults);
     }
+    // The last column: × pseudoXOF. pseudoXOF-512 divides by itself (1.00×); sm3hash-256 has
+    // no pseudoXOF-256 in the session, so no ratio, and sorts after the rows that have one.
+    assert_eq!(app.results_sort, Some((7, true)));
+    let ratios: Vec<Option<f64>> = app.result_rows().iter().map(|r| r.x_pseudoxof).collect();
+    assert_eq!(ratios, [Some(1.0), Some(1.0), None, None]);
+    app.act(Action::SortResults);
     assert_eq!(
         app.results_sort, None,
         "after the last column: the report's order"

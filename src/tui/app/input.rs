@@ -168,7 +168,9 @@ impl App {
             Action::SortResults => {
                 self.results_sort = match self.results_sort {
                     None => Some((0, false)),
-                    Some((c, d)) if c + 1 < crate::report::PERF_HEADER.len() => Some((c + 1, d)),
+                    Some((c, d)) if c + 1 < crate::tui::panel::results::COLUMNS.len() => {
+                        Some((c + 1, d))
+                    }
                     Some(_) => None,
                 };
             }
