@@ -228,6 +228,8 @@ pub struct App {
     pub reference_labels: BTreeSet<String>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
+    /// The histogram's counts on a log scale (`y` in the histogram panel).
+    pub hist_log: bool,
     /// Curves the operator hid (labels).
     pub curve_hidden: BTreeSet<String>,
     /// The curve series under the cursor (↑/↓ in the curve) and the length the readout
@@ -297,6 +299,7 @@ impl App {
             xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
             reference_labels: BTreeSet::new(),
             curve_log: None,
+            hist_log: false,
             curve_hidden: BTreeSet::new(),
             curve_series: 0,
             curve_length: usize::MAX,

@@ -180,6 +180,7 @@ impl App {
                     None => (0, true),
                 });
             }
+            Action::HistLogScale => self.hist_log = !self.hist_log,
             Action::CurveScale => {
                 let log = self.curve_is_log();
                 self.curve_log = Some(!log);
