@@ -244,6 +244,7 @@ fn summary_hash_table_lines_are_the_published_ones() {
             "one Qualcomm Oryon core, fixed 2.71 GHz",
             "[method and limitations](method_arm_1.md)",
             "`pseudoXOF`",
+            "The ratios divide by the `pseudoXOF` records of candidate `iccs`",
         ],
     );
 }

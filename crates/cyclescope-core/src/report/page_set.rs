@@ -86,7 +86,8 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         .unwrap_or(crate::baseline::DEFAULT_CANDIDATE);
     let baseline_instances = by_candidate.get(baseline).map_or(&[][..], Vec::as_slice);
     let mut pages = Vec::new();
-    for (cand, instances) in by_candidate.iter().filter(|(c, _)| c.as_str() != "iccs") {
+    let helpers = |c: &str| c == crate::baseline::DEFAULT_CANDIDATE || c == baseline;
+    for (cand, instances) in by_candidate.iter().filter(|(c, _)| !helpers(c)) {
         let algorithm = ds.catalog_algorithm(cand).unwrap_or_else(|| cand.clone());
         let mut text = candidate_page::render(
             &host,
@@ -128,7 +129,7 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
     });
     pages.push(Page {
         path: Path::new("performance").join(format!("summary_{system_id}.md")),
-        text: summary_page::render(&host, &by_candidate, &names, &side.summary_notes),
+        text: summary_page::render(&host, &by_candidate, &names, &side.summary_notes, baseline),
     });
     Ok(pages)
 }
