@@ -127,9 +127,27 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             method_page::render(&host, &ds, &facts)
         },
     });
+    let mut summary =
+        summary_page::render(&host, &by_candidate, &names, &side.summary_notes, baseline);
+    if opts.figures {
+        // The helpers have no candidate page: their figures hang off the summary.
+        let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");
+        let drawn = super::figures::of_candidate(&title, &system_id, baseline_instances, &[])?;
+        if !drawn.is_empty() {
+            summary = format!(
+                "{}\n{}",
+                summary.trim_end(),
+                super::figures::links(&drawn)
+            );
+        }
+        pages.extend(drawn.into_iter().map(|f| Page {
+            path: Path::new("performance").join(f.path),
+            text: f.svg,
+        }));
+    }
     pages.push(Page {
         path: Path::new("performance").join(format!("summary_{system_id}.md")),
-        text: summary_page::render(&host, &by_candidate, &names, &side.summary_notes, baseline),
+        text: summary,
     });
     Ok(pages)
 }
