@@ -316,6 +316,32 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
     // Our pages describe what cyclescope did, not the harness's C builds and relinking.
     assert!(summary.contains("as bundled with cyclescope"), "{summary}");
     assert!(summary.contains("Measured by "), "{summary}");
+    // The helpers' figures hang off the summary: cycles/byte and one histogram per job, each
+    // a well-formed SVG with its bars and the calls beyond the drawn body counted.
+    let figures = iccs_pages.join("performance/figures");
+    let mut names: Vec<String> = std::fs::read_dir(&figures)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].starts_with("cpb_"), "{names:?}");
+    for name in &names[1..] {
+        assert!(name.starts_with("hist_pseudoXOF-512_"), "{name}");
+        assert!(summary.contains(&format!("(figures/{name})")), "{summary}");
+        let els = svg_elements(&figures.join(name));
+        let caption = &els.iter().find(|(t, _)| t == "text").unwrap().1;
+        assert!(
+            caption.starts_with("pseudoXOF-512 @ ") && caption.contains(" below, "),
+            "{caption}"
+        );
+        let bars = els.iter().filter(|(t, _)| t == "rect").count();
+        assert!(
+            bars >= 60,
+            "{bars} rects: a background and 60 bins at least"
+        );
+    }
     let method_path = summary_path_sibling(&iccs_pages, "method_");
     let method = std::fs::read_to_string(method_path).unwrap();
     // What was measured and how: records, counter, plan, KAT status.

@@ -41,9 +41,7 @@ impl Progress {
 
     /// ` (reference job)` after a job the run added for the baseline ratio.
     fn tag(&self, job: &JobKey) -> &'static str {
-        if job.candidate == self.baseline.candidate
-            && self.reference_jobs.contains(&job.label)
-        {
+        if job.candidate == self.baseline.candidate && self.reference_jobs.contains(&job.label) {
             " (reference job)"
         } else {
             ""

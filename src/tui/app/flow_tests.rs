@@ -241,3 +241,61 @@ fn results_sort_by_any_column_and_export_on_request() {
     assert_eq!(app.act(Action::Export), Some(Effect::Export));
     assert_eq!(demo::idle().act(Action::Export), None, "nothing to export");
 }
+
+#[test]
+fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
+    let mut cat = demo::catalog();
+    let mut feilian = cat.candidates[0].instances[0].clone();
+    feilian.candidate = "hash-10".into();
+    feilian.label = "FEILIAN512".into();
+    feilian.digest_bits = 512;
+    cat.candidates.push(crate::catalog::Candidate {
+        id: "hash-10".into(),
+        algorithm: "FEILIAN".into(),
+        instances: vec![feilian],
+    });
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    app.selected.insert("FEILIAN512".into());
+    app.lengths = vec![1024];
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("no start");
+    };
+    assert!(
+        spec.reference_pool
+            .iter()
+            .any(|i| i.label == "pseudoXOF-512"),
+        "{:?}",
+        spec.reference_pool
+    );
+    assert!(logged(
+        &app,
+        "reference jobs for × pseudoXOF (baseline iccs): pseudoXOF-512"
+    ));
+    let finished = |label: &str, candidate: &str, cycles: f64| EngineEvent::JobFinished {
+        job: JobKey {
+            candidate: candidate.into(),
+            label: label.into(),
+            input_bytes: 1024,
+        },
+        summary: Box::new(demo::summary(cycles, 1024)),
+        record: "r.json".into(),
+        snapshot: None,
+    };
+    app.apply(finished("FEILIAN512", "hash-10", 17_900.0));
+    app.apply(finished("pseudoXOF-512", "iccs", 44_750.0));
+    let rows = app.result_rows();
+    let row = |l: &str| rows.iter().find(|r| r.key.label == l).unwrap();
+    assert_eq!(row("FEILIAN512").x_pseudoxof, Some(0.4));
+    assert!(row("pseudoXOF-512").reference && !row("FEILIAN512").reference);
+    // Measured once in the session, it is not planned again for the same lengths.
+    app.run = RunState::Idle;
+    let Some(Effect::Start(again)) = app.act(Action::Start) else {
+        panic!("no second start");
+    };
+    assert!(
+        again
+            .reference_pool
+            .iter()
+            .all(|i| i.label != "pseudoXOF-512")
+    );
+}

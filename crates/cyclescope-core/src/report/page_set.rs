@@ -134,11 +134,7 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");
         let drawn = super::figures::of_candidate(&title, &system_id, baseline_instances, &[])?;
         if !drawn.is_empty() {
-            summary = format!(
-                "{}\n{}",
-                summary.trim_end(),
-                super::figures::links(&drawn)
-            );
+            summary = format!("{}\n{}", summary.trim_end(), super::figures::links(&drawn));
         }
         pages.extend(drawn.into_iter().map(|f| Page {
             path: Path::new("performance").join(f.path),
