@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// `iccs-c`: the official C helpers).
     #[arg(long, value_name = "CANDIDATE", value_parser = arg_value::name)]
     pub baseline: Option<String>,
+    /// Measure only the selection: no reference job for a missing baseline (its × pseudoXOF
+    /// stays empty).
+    #[arg(long)]
+    pub no_reference_jobs: bool,
     /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
     #[arg(long, value_name = "MIB", value_parser = arg_value::address_space_mib)]
     pub max_address_space_mib: Option<u64>,
@@ -149,7 +153,11 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
         }
         None => {
             let (catalog, instances) = args.select.resolve(config, false)?;
-            let pool = reference_pool(&catalog, config);
+            let pool = if args.no_reference_jobs {
+                Vec::new()
+            } else {
+                reference_pool(&catalog, config)
+            };
             let out = args
                 .out
                 .clone()
@@ -169,7 +177,7 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             // With the reference jobs added, a width still without its baseline has none in
             // any catalog: say so once instead of leaving an unexplained empty column.
             let (_, unknown) = req.baseline.missing(&req.instances, &[]);
-            if !unknown.is_empty() {
+            if !unknown.is_empty() && !args.no_reference_jobs {
                 let widths: Vec<String> = unknown.iter().map(u32::to_string).collect();
                 eprintln!(
                     "note: candidate `{}` has no pseudoXOF of width {}: {} stays empty there",

@@ -158,3 +158,63 @@ pub fn csv(rows: &[Row]) -> String {
         .collect();
     crate::report::export::csv(&CSV_COLUMNS, &cells)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    fn row(candidate: &str, label: &str, bits: u32, bytes: u64, cycles: f64) -> Row {
+        Row {
+            job: JobKey {
+                candidate: candidate.into(),
+                label: label.into(),
+                input_bytes: bytes,
+            },
+            summary: demo::summary(cycles, bytes),
+            measured_by: "cycles: perf_event:cpu-cycles:u (core cycles)".into(),
+            digest_bits: bits,
+            x_pseudoxof: None,
+            baseline: "iccs".into(),
+            reference_job: candidate == "iccs",
+        }
+    }
+
+    #[test]
+    fn the_table_ends_with_the_ratio_column_and_csv_holds_the_same_rows() {
+        // Published arm_1 figures: uHash-512 61.6 k over pseudoXOF-512 2810 at 32 B.
+        let mut rows = vec![
+            row("hash-05", "uHash-512", 512, 32, 61_570.0),
+            row("iccs", "pseudoXOF-512", 512, 32, 2810.0),
+            row("hash-05", "uHash-768", 768, 32, 92_500.0),
+        ];
+        with_ratios(&mut rows, &Baseline::default());
+        let table = results_table(&rows, &Baseline::default());
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n | × pseudoXOF |"
+        );
+        assert!(
+            lines[2].starts_with("| `pseudoXOF-512` (reference) | 32 B |")
+                && lines[2].ends_with("| 1.00× |"),
+            "{table}"
+        );
+        assert!(
+            lines[3].starts_with("| `uHash-512` | 32 B |") && lines[3].ends_with("| 21.91× |"),
+            "{table}"
+        );
+        assert!(lines[4].ends_with("| – |"), "no pseudoXOF-768: {table}");
+        assert!(table.contains("from candidate `iccs`"), "{table}");
+
+        let text = csv(&rows);
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), CSV_COLUMNS);
+        let back: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(back.len(), 3);
+        let ratio: f64 = back[1][12].parse().unwrap();
+        assert!((ratio - 61_570.0 / 2810.0).abs() < 1e-9, "{ratio}");
+        assert_eq!((&back[0][1], &back[0][3]), ("pseudoXOF-512", "true"));
+        assert_eq!(&back[2][12], "", "no ratio: an empty cell");
+    }
+}
