@@ -23,6 +23,7 @@ mod compare;
 mod hash;
 mod kat;
 mod list;
+mod output;
 mod report;
 mod run;
 mod screenshots;

@@ -7,7 +7,8 @@ mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
 use cyclescope_core::{
-    build, campaign, catalog, counter, cpu, format, host, kat, measure, plugin, record, report,
+    baseline, build, campaign, catalog, counter, cpu, format, host, kat, measure, plugin, record,
+    report,
     vocabulary, worker,
 };
 

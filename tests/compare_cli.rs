@@ -116,3 +116,116 @@ fn compare_refuses_a_folder_without_records() {
         "{err}"
     );
 }
+
+fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A and B holding one published job, B's figures scaled by `factor`.
+fn pair(dir: &Path, name: &str, factor: f64) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let r = published(name);
+    write(&a, name, &r);
+    write(&b, name, &scaled(r, factor));
+    (a, b)
+}
+
+#[test]
+fn fail_above_exits_1_only_for_a_slowdown_beyond_both_intervals_and_the_margin() {
+    let name = "uHash-512__hash_1024.json";
+    // (B / A, margin, exit code): 10 % slower trips 2 % but not 50 %; faster never trips.
+    for (factor, margin, code) in [
+        (1.10, "2%", 1),
+        (1.10, "50%", 0),
+        (0.5, "0%", 0),
+        (1.0, "0.02", 0),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = pair(tmp.path(), name, factor);
+        let o = compare(&[
+            a.as_os_str(),
+            b.as_os_str(),
+            "--fail-above".as_ref(),
+            margin.as_ref(),
+        ]);
+        assert_eq!(o.status.code(), Some(code), "{factor} {margin}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.contains("REGRESSION uHash-512 @ 1024 B"),
+            code == 1,
+            "{err}"
+        );
+    }
+    // A bad margin is refused with the form it takes.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = pair(tmp.path(), name, 1.0);
+    let o = compare(&[
+        a.as_os_str(),
+        b.as_os_str(),
+        "--fail-above".as_ref(),
+        "lots".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("such as 2% or 0.02"));
+}
+
+#[test]
+fn a_job_without_an_interval_is_not_comparable_and_does_not_trip_the_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "uHash-512__hash_32.json";
+    let (a, b) = pair(tmp.path(), name, 0.5);
+    // B has one trial: no confidence interval, so twice as fast is still no verdict.
+    let mut one = scaled(published(name), 3.0);
+    one["trials"] = json!([one["trials"][0].clone()]);
+    write(&b, name, &one);
+    let o = compare(&[
+        a.as_os_str(),
+        b.as_os_str(),
+        "--json".as_ref(),
+        "--fail-above".as_ref(),
+        "0%".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["verdict"], "not_comparable");
+    assert_eq!(
+        rows[0]["why"],
+        "no confidence interval (fewer than 2 trials)"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 job(s) not comparable"));
+}
+
+#[test]
+fn csv_and_markdown_hold_the_same_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = pair(tmp.path(), "uHash-512__hash_1024.json", 2.0);
+    let o = compare(&[a.as_os_str(), b.as_os_str(), "--csv".as_ref()]);
+    assert!(o.status.success(), "{o:?}");
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (&rows[0][0], &rows[0][1], &rows[0][7]),
+        ("uHash-512", "1024", "slower")
+    );
+    let ratio: f64 = rows[0][6].parse().unwrap();
+    assert!((ratio - 2.0).abs() < 1e-6, "{ratio}");
+    let o = compare(&[a.as_os_str(), b.as_os_str(), "--markdown".as_ref()]);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("| `uHash-512` | 1024 B | 671.7 k | 1.34 M | 2.00× | slower"),
+        "{md}"
+    );
+    // One format at a time.
+    let o = compare(&[
+        a.as_os_str(),
+        b.as_os_str(),
+        "--csv".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -104,6 +104,8 @@ fn forged_trials_are_tampered_and_no_complete_record_is_written() {
             path_str(&run),
             "--allow-unfixed-host",
             "--allow-kat-fail",
+            // Only the forger's own records: no pseudoXOF reference job beside them.
+            "--no-reference-jobs",
         ],
         &m,
         &[("FORGE_WHEN", "measure")],

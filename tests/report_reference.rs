@@ -48,6 +48,8 @@ fn arm_1_options() -> ReportOptions {
         side_dir: Some(common::harness_data().join("performance")),
         candidates: Some(common::reference_dir().join("candidates.csv")),
         method_facts: None,
+        figures: false,
+        baseline: None,
     }
 }
 
@@ -242,6 +244,7 @@ fn summary_hash_table_lines_are_the_published_ones() {
             "one Qualcomm Oryon core, fixed 2.71 GHz",
             "[method and limitations](method_arm_1.md)",
             "`pseudoXOF`",
+            "The ratios divide by the `pseudoXOF` records of candidate `iccs`",
         ],
     );
 }
@@ -313,6 +316,32 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
     // Our pages describe what cyclescope did, not the harness's C builds and relinking.
     assert!(summary.contains("as bundled with cyclescope"), "{summary}");
     assert!(summary.contains("Measured by "), "{summary}");
+    // The helpers' figures hang off the summary: cycles/byte and one histogram per job, each
+    // a well-formed SVG with its bars and the calls beyond the drawn body counted.
+    let figures = iccs_pages.join("performance/figures");
+    let mut names: Vec<String> = std::fs::read_dir(&figures)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].starts_with("cpb_"), "{names:?}");
+    for name in &names[1..] {
+        assert!(name.starts_with("hist_pseudoXOF-512_"), "{name}");
+        assert!(summary.contains(&format!("(figures/{name})")), "{summary}");
+        let els = svg_elements(&figures.join(name));
+        let caption = &els.iter().find(|(t, _)| t == "text").unwrap().1;
+        assert!(
+            caption.starts_with("pseudoXOF-512 @ ") && caption.contains(" below, "),
+            "{caption}"
+        );
+        let bars = els.iter().filter(|(t, _)| t == "rect").count();
+        assert!(
+            bars >= 60,
+            "{bars} rects: a background and 60 bins at least"
+        );
+    }
     let method_path = summary_path_sibling(&iccs_pages, "method_");
     let method = std::fs::read_to_string(method_path).unwrap();
     // What was measured and how: records, counter, plan, KAT status.
@@ -363,7 +392,7 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .next()
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
         .unwrap();
     let summary = std::fs::read_to_string(
         pages.join("performance").join(
@@ -420,4 +449,64 @@ fn summary_path_sibling(pages: &std::path::Path, prefix: &str) -> std::path::Pat
                 .is_some_and(|n| n.starts_with(prefix))
         })
         .unwrap()
+}
+
+/// The SVG elements of a figure, parsed as XML (a malformed file fails here).
+fn svg_elements(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc =
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.is_element())
+        .map(|n| {
+            let text = n.text().unwrap_or_default().trim().to_string();
+            (n.tag_name().name().to_string(), text)
+        })
+        .collect()
+}
+
+#[test]
+fn figures_are_drawn_next_to_the_pages_and_linked_below_their_tables() {
+    let opts = ReportOptions {
+        figures: true,
+        ..arm_1_options()
+    };
+    let pages = build_pages(&common::arm_1(), &opts).unwrap();
+    // The tables stay the published ones: the links are prose lines.
+    let ours = page(&pages, "hash-05/perf_arm_1.md");
+    assert_eq!(tables(ours), published("hash-05/perf_arm_1.md"));
+    assert!(
+        ours.contains("- [cycles per byte against message length](figures/cpb_arm_1.svg)"),
+        "{ours}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    cyclescope_core::report::write_pages(tmp.path(), &pages).unwrap();
+    let els = svg_elements(&tmp.path().join("hash-05/figures/cpb_arm_1.svg"));
+    let texts: Vec<&str> = els.iter().map(|(_, t)| t.as_str()).collect();
+    // Three uHash widths and the three pseudoXOF of the same widths, each a named line.
+    for name in [
+        "uHash-512",
+        "uHash-768",
+        "uHash-1024",
+        "pseudoXOF-512 (baseline)",
+        "pseudoXOF-768 (baseline)",
+        "pseudoXOF-1024 (baseline)",
+    ] {
+        assert!(texts.contains(&name), "{name} not in {texts:?}");
+    }
+    let lines = els.iter().filter(|(t, _)| t == "polyline").count();
+    assert!(lines >= 6, "{lines} polylines");
+    // Both axes are named and labelled with the pages' number formats.
+    assert!(texts.contains(&"message length (bytes)") && texts.contains(&"cycles per byte"));
+    assert!(
+        texts.iter().any(|t| *t == "1 KiB" || *t == "64 KiB"),
+        "{texts:?}"
+    );
+    // Harness records carry no per-call histogram: no histogram figure is invented.
+    assert!(
+        !pages
+            .iter()
+            .any(|p| p.path.to_string_lossy().contains("hist_"))
+    );
 }

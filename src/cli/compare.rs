@@ -1,14 +1,17 @@
 //! `cyclescope compare RUN_A RUN_B`: job by job, mean cycles of two runs (or datasets), their
-//! ratio and whether the difference exceeds both runs' confidence intervals. Exit 0.
-//! `compare --live A B` measures two instances now, interleaved (`live`).
+//! ratio and whether the difference exceeds both runs' confidence intervals, as Markdown, JSON
+//! or CSV. `--fail-above 2%` makes it a CI gate: exit 1 when a job of B is slower than A
+//! beyond both intervals by more than the margin; else exit 0. `compare --live A B` measures
+//! two instances now, interleaved (`live`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
+use super::output::{Format, OutputFormat};
 use crate::report::Dataset;
-use crate::report::compare::{compare, table};
+use crate::report::compare::{compare, rows_csv, rows_json, table};
 
 mod live;
 
@@ -23,6 +26,29 @@ pub struct CompareArgs {
     pub live: bool,
     #[command(flatten)]
     pub live_opts: live::LiveArgs,
+    #[command(flatten)]
+    pub output: OutputFormat,
+    /// Exit 1 when some job of B is slower than A beyond both 95 % confidence intervals by
+    /// more than this share of A's mean: `2%` or `0.02`.
+    #[arg(long, value_name = "MARGIN", value_parser = margin)]
+    pub fail_above: Option<f64>,
+}
+
+/// `2%`, `2 %` or `0.02` → 0.02; 0 … 1000 %.
+fn margin(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a margin such as 2% or 0.02"))?;
+    let v = v * scale;
+    if !(0.0..=10.0).contains(&v) {
+        return Err(format!("{s:?}: a margin is 0 % … 1000 %"));
+    }
+    Ok(v)
 }
 
 pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Result<ExitCode> {
@@ -46,7 +72,48 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     if rows.is_empty() {
         anyhow::bail!("neither run has a complete record");
     }
-    outln!("A = {}\nB = {}\n", args.a.display(), args.b.display());
-    out!("{}", table(&rows));
-    Ok(ExitCode::SUCCESS)
+    match args.output.format() {
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
+        Format::Csv => out!("{}", rows_csv(&rows)),
+        Format::Markdown => {
+            outln!("A = {}\nB = {}\n", args.a.display(), args.b.display());
+            out!("{}", table(&rows));
+        }
+    }
+    let Some(m) = args.fail_above else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let regressed: Vec<_> = rows.iter().filter(|r| r.regressed(m)).collect();
+    for r in &regressed {
+        eprintln!(
+            "REGRESSION {} @ {} B: slower than A by {:.1} % beyond both confidence intervals (margin {:.1} %)",
+            r.label,
+            r.input_bytes(),
+            100.0 * r.excess_slowdown().unwrap_or(0.0),
+            100.0 * m
+        );
+    }
+    let not_comparable = rows.iter().filter(|r| !r.is_comparable()).count();
+    if not_comparable > 0 {
+        eprintln!(
+            "{not_comparable} job(s) not comparable (see the verdicts): not counted by the gate"
+        );
+    }
+    Ok(if regressed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn margins_read_as_percent_or_fraction() {
+        assert_eq!(super::margin("2%"), Ok(0.02));
+        assert_eq!(super::margin(" 2.5 % "), Ok(0.025));
+        assert_eq!(super::margin("0.02"), Ok(0.02));
+        assert!(super::margin("-1%").is_err());
+        assert!(super::margin("two").is_err());
+    }
 }

@@ -30,6 +30,17 @@ pub struct ReportArgs {
     /// when it has systems.csv).
     #[arg(long, value_name = "DIR")]
     pub side: Option<PathBuf>,
+    /// Leave out the SVG figures (`<cand>/figures/*.svg`: cycles/byte against length, and the
+    /// per-call histogram of each job) and their links.
+    #[arg(long)]
+    pub no_figures: bool,
+    /// The candidate whose pseudoXOF the figures draw and the CSV divides by (default: iccs,
+    /// the bundled helpers; iccs-c: the official C ones).
+    #[arg(long, value_name = "CANDIDATE", value_parser = super::arg_value::name)]
+    pub baseline: Option<String>,
+    /// Also write every record of the dataset as CSV to FILE (with `x_pseudoxof`).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -38,7 +49,24 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         side_dir: args.side.clone(),
         candidates: args.candidates.clone(),
         method_facts: None,
+        figures: !args.no_figures,
+        baseline: args.baseline.clone(),
     };
+    if let Some(path) = &args.csv {
+        let records: Vec<_> = crate::report::Dataset::open(&args.dataset_dir)?
+            .into_records()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let baseline = crate::baseline::Baseline::new(
+            args.baseline
+                .as_deref()
+                .unwrap_or(crate::baseline::DEFAULT_CANDIDATE),
+        );
+        let text = crate::report::export::records_csv(&records, &baseline);
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        outln!("wrote {} ({} records)", path.display(), records.len());
+    }
     let pages = build_pages(&args.dataset_dir, &opts)
         .with_context(|| format!("cannot build pages from {}", args.dataset_dir.display()))?;
     if args.check {

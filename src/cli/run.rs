@@ -11,15 +11,17 @@ use anyhow::Context;
 use clap::Args;
 
 mod progress;
+mod results;
 #[cfg(test)]
 mod same_request;
 
 use progress::Progress;
+pub use results::{Row, measured_by, results_table};
 
 use super::{InstanceArgs, arg_value};
 use crate::campaign::{self, RequestOverrides, RunRequest};
 use crate::record::run_dir::read_campaign;
-use crate::vocabulary::{EngineEvent, JobKey, JobSummary};
+use crate::vocabulary::EngineEvent;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -62,9 +64,17 @@ pub struct RunArgs {
     /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["out", "lengths"])]
     pub resume: Option<PathBuf>,
-    /// Print the results as JSON on stdout instead of a table.
+    #[command(flatten)]
+    pub output: super::output::OutputFormat,
+    /// The candidate whose pseudoXOF-<bits> the `× pseudoXOF` column divides by, measured as a
+    /// reference job when the selection lacks it (default: the config's `baseline`, `iccs`;
+    /// `iccs-c`: the official C helpers).
+    #[arg(long, value_name = "CANDIDATE", value_parser = arg_value::name)]
+    pub baseline: Option<String>,
+    /// Measure only the selection: no reference job for a missing baseline (its × pseudoXOF
+    /// stays empty).
     #[arg(long)]
-    pub json: bool,
+    pub no_reference_jobs: bool,
     /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
     #[arg(long, value_name = "MIB", value_parser = arg_value::address_space_mib)]
     pub max_address_space_mib: Option<u64>,
@@ -85,7 +95,7 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     // Ctrl-C or a `kill` stops the workers, writes the cancelled state, and leaves a run that
     // `--resume` continues.
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(&req);
     let mut results: Vec<Row> = Vec::new();
     let outcome = campaign::run(
         &req,
@@ -97,17 +107,18 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
                 ..
             } = &ev
             {
-                results.push(Row::from(job, summary, &req.run_dir, record));
+                results.push(Row::from(&req, job, summary, record));
             }
             progress.show(&ev);
         },
         &cancel,
     )?;
     progress.clear();
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        out!("{}", results_table(&results));
+    results::with_ratios(&mut results, &req.baseline);
+    match args.output.format() {
+        super::output::Format::Json => outln!("{}", serde_json::to_string_pretty(&results)?),
+        super::output::Format::Csv => out!("{}", results::csv(&results)),
+        super::output::Format::Markdown => out!("{}", results_table(&results, &req.baseline)),
     }
     eprintln!(
         "run directory: {}  ({} measured, {} failed, {} not measured for their KAT, {} already complete)",
@@ -143,12 +154,21 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
         None => {
             let (catalog, instances) = args.select.resolve(config, true)?;
             let src = &args.select.source;
-            if args.select.labels.is_empty() && src.lib.is_none() && src.scan.is_none() {
+            if args.select.labels.is_empty()
+                && src.lib.is_none()
+                && src.scan.is_none()
+                && src.src.is_none()
+            {
                 eprintln!(
                     "cyclescope: no label given: measuring the whole catalog ({} instances; name labels to pick some, see `cyclescope list`)",
                     instances.len()
                 );
             }
+            let pool = if args.no_reference_jobs {
+                Vec::new()
+            } else {
+                reference_pool(&catalog, config)
+            };
             let out = args
                 .out
                 .clone()
@@ -160,7 +180,24 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
                     out.display()
                 );
             }
-            RunRequest::build(&catalog.settings, instances, out, overrides(args))?
+            let o = RequestOverrides {
+                reference_pool: pool,
+                ..overrides(args)
+            };
+            let req = RunRequest::build(&catalog.settings, instances, out, o)?;
+            // With the reference jobs added, a width still without its baseline has none in
+            // any catalog: say so once instead of leaving an unexplained empty column.
+            let (_, unknown) = req.baseline.missing(&req.instances, &[]);
+            if !unknown.is_empty() && !args.no_reference_jobs {
+                let widths: Vec<String> = unknown.iter().map(u32::to_string).collect();
+                eprintln!(
+                    "note: candidate `{}` has no pseudoXOF of width {}: {} stays empty there",
+                    req.baseline.candidate,
+                    widths.join(", "),
+                    crate::baseline::COLUMN
+                );
+            }
+            req
         }
     };
     std::fs::create_dir_all(&req.run_dir)
@@ -186,7 +223,22 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         allow_kat_fail: args.allow_kat_fail,
         tui_attached: false,
         kat_passed: Default::default(),
+        baseline: args.baseline.clone(),
+        reference_pool: Vec::new(),
     }
+}
+
+/// The instances a run may add as reference jobs: the baseline candidate's, from the resolved
+/// catalog, else (an ad-hoc `--lib` or `--scan` catalog) from the configured one.
+fn reference_pool(
+    catalog: &crate::catalog::Catalog,
+    config: Option<&Path>,
+) -> Vec<crate::catalog::Instance> {
+    let mut pool: Vec<_> = catalog.instances().cloned().collect();
+    if let Ok(base) = super::select::load_catalog(config) {
+        pool.extend(base.instances().cloned());
+    }
+    pool
 }
 
 pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
@@ -195,56 +247,4 @@ pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
         "{host}-campaign-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
     ))
-}
-
-/// One finished job, as `--json` prints it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Row {
-    #[serde(flatten)]
-    pub job: JobKey,
-    #[serde(flatten)]
-    pub summary: JobSummary,
-    /// What measured it (counter, clock, CPU), from the record.
-    pub measured_by: String,
-}
-
-impl Row {
-    pub(super) fn from(job: &JobKey, s: &JobSummary, run_dir: &Path, record: &Path) -> Self {
-        let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
-        let measured_by = std::fs::read(run_dir.join(record))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<crate::record::TimingRecord>(&b).ok())
-            .map(|r| {
-                let reference = r.cyclescope.as_ref().is_some_and(|a| a.reference_cycles);
-                crate::report::measured_by(&r.environment, source, reference)
-            })
-            .unwrap_or_else(|| format!("cycles: {source}"));
-        Row {
-            job: job.clone(),
-            summary: s.clone(),
-            measured_by,
-        }
-    }
-}
-
-/// The report's §4 table of the finished jobs, by instance and length, with the counter named.
-pub fn results_table(rows: &[Row]) -> String {
-    let mut rows = rows.to_vec();
-    rows.sort_by(|a, b| (&a.job.label, a.job.input_bytes).cmp(&(&b.job.label, b.job.input_bytes)));
-    let mut out = crate::report::perf_table(
-        rows.iter()
-            .map(|r| crate::report::perf_cells(&r.job, Some(&r.summary), None)),
-    );
-    // Why a figure carries ⚠ (the core's doubt rule), one line each.
-    let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
-    if !notes.is_empty() {
-        out.push('\n');
-        for note in notes {
-            out += &format!("{note}\n");
-        }
-    }
-    if let Some(first) = rows.first() {
-        out += &format!("\n{}\n", first.measured_by);
-    }
-    out
 }

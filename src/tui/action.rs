@@ -43,6 +43,8 @@ pub enum Action {
     HistNext,
     /// Follow the running job in the histogram again.
     HistLive,
+    /// Histogram counts on a log ⇄ linear scale.
+    HistLogScale,
     /// Change the measurement CPU for the next run.
     CpuPrev,
     CpuNext,

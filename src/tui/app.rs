@@ -185,6 +185,8 @@ pub struct RunSpec {
     pub interleaved_pairs: Option<u32>,
     /// Instances to rebuild from sources with these flags before the run (`p`, then `s`).
     pub rebuild: Vec<(String, crate::build::ProfileChoice)>,
+    /// Baseline instances the run may add as reference jobs (for "× pseudoXOF").
+    pub reference_pool: Vec<Instance>,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -231,8 +233,14 @@ pub struct App {
     pub baseline: Option<usize>,
     /// The results' sort: a §4 column and whether descending (None: the report's order).
     pub results_sort: Option<(usize, bool)>,
+    /// The candidate "× pseudoXOF" divides by (the settings' `baseline`).
+    pub xof_baseline: crate::baseline::Baseline,
+    /// Labels of baseline instances this session measured as reference jobs.
+    pub reference_labels: BTreeSet<String>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
+    /// The histogram's counts on a log scale (`y` in the histogram panel).
+    pub hist_log: bool,
     /// Curves the operator hid (labels).
     pub curve_hidden: BTreeSet<String>,
     /// The curve series under the cursor (↑/↓ in the curve) and the length the readout
@@ -302,7 +310,10 @@ impl App {
             runs: vec![],
             baseline: None,
             results_sort: None,
+            xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
+            reference_labels: BTreeSet::new(),
             curve_log: None,
+            hist_log: false,
             curve_hidden: BTreeSet::new(),
             curve_series: 0,
             curve_length: usize::MAX,

@@ -398,6 +398,7 @@ pub fn request(
         tui_attached: true,
         kat_passed: spec.kat_passed,
         host_root: options.host_root.clone(),
+        reference_pool: spec.reference_pool,
         ..RequestOverrides::default()
     };
     RunRequest::build(&options.settings, spec.instances, run_dir, overrides)

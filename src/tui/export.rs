@@ -8,62 +8,72 @@ use std::path::{Path, PathBuf};
 use super::app::App;
 use super::panel::results;
 
-/// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+/// The CSV columns, in order.
+const COLUMNS: [&str; 20] = [
+    "run",
+    "run_folder",
+    "baseline",
+    "candidate",
+    "instance",
+    "message_bytes",
+    "mark",
+    "mean_cycles",
+    "ci95_relative",
+    "cycles_per_byte",
+    "mean_seconds",
+    "mb_per_second",
+    "measurements",
+    "trials",
+    "iterations_per_trial",
+    "disturbed_retries_rerun",
+    "doubts",
+    "failure",
+    "x_pseudoxof",
+    "reference_job",
+];
 
-fn number(x: Option<f64>) -> String {
-    x.map_or_else(String::new, |v| format!("{v}"))
-}
-
-/// The visible results rows as CSV, header first.
+/// The visible results rows as CSV (the `csv` crate quotes), header first.
 pub fn csv(app: &App) -> String {
-    let mut out = String::from(
-        "run,run_folder,baseline,candidate,instance,message_bytes,mark,mean_cycles,ci95_relative,\
-         cycles_per_byte,mean_seconds,mb_per_second,measurements,trials,iterations_per_trial,\
-         disturbed_retries_rerun,doubts,failure\n",
-    );
-    for r in app.result_rows() {
-        let folder = app
-            .runs
-            .get(r.run)
-            .map(|d| crate::catalog::display_path(d))
-            .unwrap_or_default();
-        let s = r.summary;
-        let doubts: Vec<String> = results::doubts(&r).iter().map(|d| d.text()).collect();
-        let cells = [
-            (r.run + 1).to_string(),
-            folder,
-            (app.baseline == Some(r.run)).to_string(),
-            r.key.candidate.clone(),
-            r.key.label.clone(),
-            r.key.input_bytes.to_string(),
-            results::mark(&r).0.to_string(),
-            number(s.and_then(|s| s.mean_cycles)),
-            number(s.and_then(|s| s.ci95_relative)),
-            number(
-                s.and_then(|s| s.mean_cycles)
-                    .map(|c| c / r.key.input_bytes.max(1) as f64),
-            ),
-            number(s.map(|s| s.mean_seconds)),
-            number(s.map(|s| s.throughput_mb_per_second)),
-            s.map_or_else(String::new, |s| s.measurements.to_string()),
-            s.map_or_else(String::new, |s| s.trials.to_string()),
-            s.map_or_else(String::new, |s| s.iterations_per_trial.to_string()),
-            r.retries.to_string(),
-            doubts.join("; "),
-            r.failure.unwrap_or_default().to_string(),
-        ];
-        let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
-        out += &line.join(",");
-        out.push('\n');
-    }
-    out
+    use crate::report::export::number;
+    let rows: Vec<Vec<String>> = app
+        .result_rows()
+        .iter()
+        .map(|r| {
+            let folder = app
+                .runs
+                .get(r.run)
+                .map(|d| crate::catalog::display_path(d))
+                .unwrap_or_default();
+            let s = r.summary;
+            let doubts: Vec<String> = results::doubts(r).iter().map(|d| d.text()).collect();
+            vec![
+                (r.run + 1).to_string(),
+                folder,
+                (app.baseline == Some(r.run)).to_string(),
+                r.key.candidate.clone(),
+                r.key.label.clone(),
+                r.key.input_bytes.to_string(),
+                results::mark(r).0.to_string(),
+                number(s.and_then(|s| s.mean_cycles)),
+                number(s.and_then(|s| s.ci95_relative)),
+                number(
+                    s.and_then(|s| s.mean_cycles)
+                        .map(|c| c / r.key.input_bytes.max(1) as f64),
+                ),
+                number(s.map(|s| s.mean_seconds)),
+                number(s.map(|s| s.throughput_mb_per_second)),
+                s.map_or_else(String::new, |s| s.measurements.to_string()),
+                s.map_or_else(String::new, |s| s.trials.to_string()),
+                s.map_or_else(String::new, |s| s.iterations_per_trial.to_string()),
+                r.retries.to_string(),
+                doubts.join("; "),
+                r.failure.unwrap_or_default().to_string(),
+                number(r.x_pseudoxof),
+                r.reference.to_string(),
+            ]
+        })
+        .collect();
+    crate::report::export::csv(&COLUMNS, &rows)
 }
 
 /// Writes `results-<UTC>.md` and `.csv` into `dir`; returns their paths.
@@ -109,9 +119,12 @@ mod tests {
             disturbed.contains(",2,1 kept trial(s) disturbed"),
             "{disturbed}"
         );
-        // A field with a separator or a quote is quoted (a label or a failure may hold one).
-        assert_eq!(field("a \"b\", c"), "\"a \"\"b\"\", c\"");
-        assert_eq!(field("plain"), "plain");
+        // The ratio to the session's pseudoXOF of the same width, last.
+        let xof = lines
+            .iter()
+            .find(|l| l.contains(",pseudoXOF-512,32,"))
+            .expect("the baseline row");
+        assert!(xof.ends_with(",1,false"), "{xof}");
     }
 
     #[test]

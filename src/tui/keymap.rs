@@ -166,6 +166,13 @@ pub const BINDINGS: &[Binding] = &[
         Some("log/lin"),
     ),
     bind_in(
+        Panel::Histogram,
+        &[Char('y')],
+        Action::HistLogScale,
+        "log ⇄ linear count scale",
+        Some("log/lin"),
+    ),
+    bind_in(
         Panel::Results,
         &[Char('o'), Char('O')],
         Action::SortResults,

@@ -96,9 +96,9 @@ pub(crate) fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
 
 /// Ratio to a baseline: `1.52×`, or `(ratio –)` when unavailable.
 pub(crate) fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
-    match (value, baseline) {
-        (Some(v), Some(b)) if b > 0.0 => format!("{:.2}×", v / b),
-        _ => format!("(ratio {MISSING})"),
+    match crate::baseline::ratio(value, baseline) {
+        Some(r) => format!("{r:.2}×"),
+        None => format!("(ratio {MISSING})"),
     }
 }
 

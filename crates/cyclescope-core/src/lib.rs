@@ -6,6 +6,7 @@
 //! `plugin` and `counter`.
 
 pub mod build;
+pub mod baseline;
 pub mod campaign;
 pub mod catalog;
 pub mod counter;

@@ -5,6 +5,7 @@
 //! always in worker processes. It never decides which jobs run, never
 //! retries and never writes records (that is `campaign`).
 
+pub mod body;
 pub mod doubt;
 pub(crate) mod job;
 pub mod paired;

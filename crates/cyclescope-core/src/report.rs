@@ -7,6 +7,8 @@
 pub(crate) mod candidate_page;
 pub mod compare;
 pub(crate) mod dataset;
+pub mod export;
+pub mod figures;
 pub(crate) mod host_view;
 pub mod method_cyclescope;
 pub mod method_page;

@@ -386,8 +386,7 @@ impl Status {
                 record,
                 ..
             } if self.measured_by.is_none() => {
-                let row = crate::cli::run::Row::from(job, summary, &self.run_dir, record);
-                self.measured_by = Some(row.measured_by);
+                self.measured_by = Some(crate::cli::run::measured_by(&self.run_dir, summary, record));
             }
             EngineEvent::JobFailed { job, reason, .. } => {
                 self.line(&format!("{job}: {reason}"));

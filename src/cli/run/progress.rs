@@ -19,11 +19,16 @@ pub(super) struct Progress {
     measuring_since: Option<Instant>,
     estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
+    /// The run's baseline and the reference jobs it added, to mark them in every line.
+    baseline: crate::baseline::Baseline,
+    reference_jobs: Vec<String>,
 }
 
 impl Progress {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(req: &crate::campaign::RunRequest) -> Self {
         Self {
+            baseline: req.baseline.clone(),
+            reference_jobs: req.reference_jobs.clone(),
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
             planned_s: 0.0,
@@ -31,6 +36,15 @@ impl Progress {
             measuring_since: None,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
+        }
+    }
+
+    /// ` (reference job)` after a job the run added for the baseline ratio.
+    fn tag(&self, job: &JobKey) -> &'static str {
+        if job.candidate == self.baseline.candidate && self.reference_jobs.contains(&job.label) {
+            " (reference job)"
+        } else {
+            ""
         }
     }
 
@@ -78,12 +92,22 @@ impl Progress {
                 labels,
                 lengths,
                 cpu,
-            } => self.line(&format!(
-                "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
-                crate::catalog::display_path(run_dir),
-                labels.len(),
-                lengths.len()
-            )),
+            } => {
+                self.line(&format!(
+                    "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
+                    crate::catalog::display_path(run_dir),
+                    labels.len(),
+                    lengths.len()
+                ));
+                if !self.reference_jobs.is_empty() {
+                    self.line(&format!(
+                        "reference jobs (baseline `{}`, for {}): {}",
+                        self.baseline.candidate,
+                        crate::baseline::COLUMN,
+                        self.reference_jobs.join(", ")
+                    ));
+                }
+            }
             EngineEvent::HostProblems { problems } => {
                 for p in problems {
                     self.line(&format!("HOST: {p}"));
@@ -105,8 +129,9 @@ impl Progress {
             EngineEvent::JobPlanned { job, plan, .. } => {
                 self.planned_s += plan.estimated_s;
                 self.estimates.insert(job.clone(), plan.estimated_s);
+                let tag = self.tag(job);
                 self.status(&format!(
-                    "planned {job}: {} × {} calls",
+                    "planned {job}{tag}: {} × {} calls",
                     plan.trials, plan.iterations_per_trial
                 ));
             }
@@ -138,8 +163,9 @@ impl Progress {
             }
             EngineEvent::JobFinished { job, summary, .. } => {
                 self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
+                let tag = self.tag(job);
                 self.line(&format!(
-                    "done {job}: {} cycles/call ({}), n={}",
+                    "done {job}{tag}: {} cycles/call ({}), n={}",
                     crate::format::int(summary.mean_cycles),
                     summary.cycle_source.map_or("", CycleSource::name),
                     summary.measurements
@@ -171,7 +197,8 @@ impl Progress {
             )),
             EngineEvent::JobStarted { job } => {
                 self.measuring_since.get_or_insert_with(Instant::now);
-                self.status(&format!("measuring {job} …"));
+                let tag = self.tag(job);
+                self.status(&format!("measuring {job}{tag} …"));
             }
         }
     }

@@ -227,6 +227,12 @@ fn results_sort_by_any_column_and_export_on_request() {
     for _ in 0..5 {
         app.act(Action::SortResults);
     }
+    // The last column: × pseudoXOF. pseudoXOF-512 divides by itself (1.00×); sm3hash-256 has
+    // no pseudoXOF-256 in the session, so no ratio, and sorts after the rows that have one.
+    assert_eq!(app.results_sort, Some((7, true)));
+    let ratios: Vec<Option<f64>> = app.result_rows().iter().map(|r| r.x_pseudoxof).collect();
+    assert_eq!(ratios, [Some(1.0), Some(1.0), None, None]);
+    app.act(Action::SortResults);
     assert_eq!(
         app.results_sort, None,
         "after the last column: the report's order"
@@ -273,4 +279,62 @@ fn equals_starts_an_interleaved_a_b_of_exactly_two_instances() {
         "A/B needs exactly two selected instances, not 1"
     ));
     assert!(!app.is_running());
+}
+
+#[test]
+fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
+    let mut cat = demo::catalog();
+    let mut feilian = cat.candidates[0].instances[0].clone();
+    feilian.candidate = "hash-10".into();
+    feilian.label = "FEILIAN512".into();
+    feilian.digest_bits = 512;
+    cat.candidates.push(crate::catalog::Candidate {
+        id: "hash-10".into(),
+        algorithm: "FEILIAN".into(),
+        instances: vec![feilian],
+    });
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    app.selected.insert("FEILIAN512".into());
+    app.lengths = vec![1024];
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("no start");
+    };
+    assert!(
+        spec.reference_pool
+            .iter()
+            .any(|i| i.label == "pseudoXOF-512"),
+        "{:?}",
+        spec.reference_pool
+    );
+    assert!(logged(
+        &app,
+        "reference jobs for × pseudoXOF (baseline iccs): pseudoXOF-512"
+    ));
+    let finished = |label: &str, candidate: &str, cycles: f64| EngineEvent::JobFinished {
+        job: JobKey {
+            candidate: candidate.into(),
+            label: label.into(),
+            input_bytes: 1024,
+        },
+        summary: Box::new(demo::summary(cycles, 1024)),
+        record: "r.json".into(),
+        snapshot: None,
+    };
+    app.apply(finished("FEILIAN512", "hash-10", 17_900.0));
+    app.apply(finished("pseudoXOF-512", "iccs", 44_750.0));
+    let rows = app.result_rows();
+    let row = |l: &str| rows.iter().find(|r| r.key.label == l).unwrap();
+    assert_eq!(row("FEILIAN512").x_pseudoxof, Some(0.4));
+    assert!(row("pseudoXOF-512").reference && !row("FEILIAN512").reference);
+    // Measured once in the session, it is not planned again for the same lengths.
+    app.run = RunState::Idle;
+    let Some(Effect::Start(again)) = app.act(Action::Start) else {
+        panic!("no second start");
+    };
+    assert!(
+        again
+            .reference_pool
+            .iter()
+            .all(|i| i.label != "pseudoXOF-512")
+    );
 }

@@ -186,7 +186,9 @@ impl App {
             Action::SortResults => {
                 self.results_sort = match self.results_sort {
                     None => Some((0, false)),
-                    Some((c, d)) if c + 1 < crate::report::PERF_HEADER.len() => Some((c + 1, d)),
+                    Some((c, d)) if c + 1 < crate::tui::panel::results::COLUMNS.len() => {
+                        Some((c + 1, d))
+                    }
                     Some(_) => None,
                 };
             }
@@ -196,6 +198,7 @@ impl App {
                     None => (0, true),
                 });
             }
+            Action::HistLogScale => self.hist_log = !self.hist_log,
             Action::CurveScale => {
                 let log = self.curve_is_log();
                 self.curve_log = Some(!log);

@@ -106,6 +106,10 @@ pub struct ResultRow<'a> {
     pub stderr_tail: Option<&'a str>,
     /// Disturbed trials re-run while measuring it.
     pub retries: u32,
+    /// Mean cycles over the session's pseudoXOF of the same width, length and counter.
+    pub x_pseudoxof: Option<f64>,
+    /// A baseline job a run added for that ratio.
+    pub reference: bool,
 }
 
 /// A row's value in §4 column `column` (1…6) for sorting; None for a failed job's figures.
@@ -114,6 +118,7 @@ fn sort_value(r: &ResultRow, column: usize) -> Option<f64> {
     match column {
         1 => Some(r.key.input_bytes as f64),
         2 => s.map(|s| s.mean_cycles.unwrap_or(s.mean_seconds)),
+        7 => r.x_pseudoxof,
         3 => s
             .and_then(|s| s.mean_cycles)
             .map(|c| c / r.key.input_bytes.max(1) as f64),
@@ -157,6 +162,14 @@ impl App {
     /// Finished jobs: the newest run first, earlier runs after it; within a run the report's
     /// order (catalog order of the instance, then length).
     pub fn result_rows(&self) -> Vec<ResultRow<'_>> {
+        // Later jobs replace earlier ones of the same key: the newest baseline figure counts.
+        let means = crate::baseline::BaselineMeans::from_jobs(
+            &self.xof_baseline,
+            self.jobs.iter().filter_map(|j| match &j.state {
+                JobState::Done(s) => Some((&j.key, &**s)),
+                _ => None,
+            }),
+        );
         let mut rows: Vec<ResultRow<'_>> = self
             .jobs
             .iter()
@@ -176,6 +189,11 @@ impl App {
                     failure,
                     stderr_tail,
                     retries: j.retries,
+                    x_pseudoxof: summary
+                        .zip(self.instance(&j.key.label))
+                        .and_then(|(s, i)| means.ratio_of(i.digest_bits, &j.key, s)),
+                    reference: j.key.candidate == self.xof_baseline.candidate
+                        && self.reference_labels.contains(&j.key.label),
                 })
             })
             .collect();

@@ -42,7 +42,9 @@ impl App {
         self.run_lengths = self.lengths.clone();
         self.run = RunState::Running { cancelling: false };
         self.run_announced = false;
+        let reference_pool = self.reference_pool(&instances);
         let spec = RunSpec {
+            reference_pool,
             instances,
             lengths: self.lengths.clone(),
             cpu: self.cpu,
@@ -55,6 +57,47 @@ impl App {
         };
         self.last_spec = Some(spec.clone());
         Some(Effect::Start(spec))
+    }
+
+    /// The baseline instances this run should add as reference jobs: those the selection
+    /// needs that the session has not measured at every chosen length yet. Remembered, so
+    /// their rows are marked.
+    fn reference_pool(
+        &mut self,
+        instances: &[crate::catalog::Instance],
+    ) -> Vec<crate::catalog::Instance> {
+        let measured = |label: &str| {
+            self.lengths.iter().all(|&len| {
+                self.jobs.iter().any(|j| {
+                    j.key.label == label
+                        && j.key.input_bytes == len
+                        && matches!(j.state, super::JobState::Done(_))
+                })
+            })
+        };
+        let pool: Vec<crate::catalog::Instance> = self
+            .candidates
+            .iter()
+            .filter(|c| c.id == self.xof_baseline.candidate)
+            .flat_map(|c| c.instances.iter())
+            .filter(|i| !measured(&i.label))
+            .cloned()
+            .collect();
+        let (add, _) = self.xof_baseline.missing(instances, &pool);
+        if !add.is_empty() {
+            let labels: Vec<&str> = add.iter().map(|i| i.label.as_str()).collect();
+            self.push_log(
+                LogLevel::Info,
+                format!(
+                    "reference jobs for × pseudoXOF (baseline {}): {}",
+                    self.xof_baseline.candidate,
+                    labels.join(", ")
+                ),
+            );
+            self.reference_labels
+                .extend(add.iter().map(|i| i.label.clone()));
+        }
+        pool
     }
 
     /// `A`: the operator's consent to measure despite failed host checks and KATs that did

@@ -1,8 +1,9 @@
 //! Live histogram panel: the per-call cycle histogram of the shown job (hdrhistogram
-//! snapshot), binned to the panel width, with p50/p90/p99 and the loop mean marked under the
-//! bars and the outliers counted. Bins come from `bins`, a pure function tested on its own.
+//! snapshot), its body (p0.5–p99.5 and the outlier fence, `measure::body`, the binning the
+//! report's figures use too) binned to the panel width, the calls outside it counted at
+//! either edge of the axis, p50/p90/p99 and the loop mean marked under the bars, and the
+//! counts on a linear or log scale (`y`).
 
-use hdrhistogram::Histogram;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,72 +13,13 @@ use ratatui::widgets::Paragraph;
 
 use super::{BAD, DIM, GOOD, WARN, block};
 use crate::format;
-use crate::measure::stats::outlier_fence;
+use crate::measure::body::bins;
 use crate::tui::app::{App, HistView, JobState, Panel};
 use crate::vocabulary::HistogramSnapshot;
 
 const BAR: Color = Color::Blue;
 const MEAN: Color = Color::Magenta;
 const EIGHTHS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
-
-/// A histogram cut into equal-width bins between a low and a high quantile.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bins {
-    pub lo: u64,
-    pub hi: u64,
-    /// Samples per column; a histogram bucket wider than a column is spread evenly over the
-    /// columns it covers (hdrhistogram keeps 3 significant digits, so at 7000 ticks a bucket
-    /// is 4 ticks wide), which keeps narrow distributions from drawing as a comb.
-    pub counts: Vec<f64>,
-    /// Samples above `hi` (not drawn; counted in the legend).
-    pub above: u64,
-}
-
-impl Bins {
-    /// The column a value falls in, if it is inside the drawn range.
-    pub fn column(&self, v: f64) -> Option<usize> {
-        let n = self.counts.len();
-        let span = (self.hi - self.lo + 1) as f64;
-        if n == 0 || v < self.lo as f64 || v > self.hi as f64 + 1.0 {
-            return None;
-        }
-        Some((((v - self.lo as f64) / span * n as f64) as usize).min(n - 1))
-    }
-}
-
-/// `n` bins from the 0.1 % quantile to the 99 % quantile or the outlier fence, whichever is
-/// lower (so a few interrupts do not squeeze the bulk into one column), at least one tick per
-/// bin.
-pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
-    if h.is_empty() || n == 0 {
-        return None;
-    }
-    let lo = h.value_at_quantile(0.001);
-    let fence = outlier_fence(h.value_at_quantile(0.5), h.value_at_quantile(0.9));
-    let hi = h.value_at_quantile(0.99).min(fence).max(lo + n as u64 - 1);
-    let mut b = Bins {
-        lo,
-        hi,
-        counts: vec![0.0; n],
-        above: 0,
-    };
-    for v in h.iter_recorded() {
-        let (value, count) = (v.value_iterated_to(), v.count_at_value());
-        if value > hi {
-            b.above += count;
-            continue;
-        }
-        let from = b
-            .column(h.lowest_equivalent(value).max(lo) as f64)
-            .unwrap_or(0);
-        let to = b.column(value.max(lo) as f64).unwrap_or(0).max(from);
-        let share = count as f64 / (to - from + 1) as f64;
-        for c in &mut b.counts[from..=to] {
-            *c += share;
-        }
-    }
-    Some(b)
-}
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let job = app.hist_job();
@@ -93,12 +35,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         if app.hist_view != HistView::Live {
             title.push_str(" · pinned");
         }
+        if app.hist_log {
+            title.push_str(" · log count");
+        }
     }
     let blk = block(app, Panel::Histogram, title);
     let inner = blk.inner(area);
     frame.render_widget(blk, area);
     match job.and_then(|j| j.snapshot.as_ref()) {
-        Some(s) if inner.height >= 4 => draw_snapshot(frame.buffer_mut(), inner, s),
+        Some(s) if inner.height >= 4 => draw_snapshot(frame.buffer_mut(), inner, s, app.hist_log),
         _ => frame.render_widget(
             Paragraph::new(Span::styled(
                 "no per-call samples yet: the running job's histogram appears here",
@@ -110,8 +55,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
 }
 
+/// A bar's height as a share of the tallest, on a linear or log scale (log: a column of one
+/// call still shows beside a peak of thousands).
+fn share(count: f64, top: f64, log: bool) -> f64 {
+    if log {
+        (1.0 + count).ln() / (1.0 + top).ln()
+    } else {
+        count / top
+    }
+}
+
 /// Legend, bars, marker row and axis into `area` (at least 4 rows).
-pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
+pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot, log: bool) {
     let Some(b) = bins(&s.histogram, usize::from(area.width)) else {
         return;
     };
@@ -177,7 +132,7 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
         })
         .collect();
     for (col, &count) in b.counts.iter().enumerate() {
-        let eighths = (count / top * f64::from(bars.height) * 8.0).round() as u32;
+        let eighths = (share(count, top, log) * f64::from(bars.height) * 8.0).round() as u32;
         let eighths = if count > 0.0 { eighths.max(1) } else { 0 };
         let style = Style::new().fg(colored[col].unwrap_or(BAR));
         for row in 0..u32::from(bars.height) {
@@ -198,9 +153,16 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
         }
     }
 
+    // The calls outside the drawn body are counted at the edge they lie beyond.
     let axis_y = area.y + area.height - 1;
-    let lo = format::int(Some(b.lo as f64));
-    let hi = format!("{} ›", format::int(Some(b.hi as f64)));
+    let lo = match b.below {
+        0 => format::int(Some(b.lo as f64)),
+        n => format!("{n}‹ {}", format::int(Some(b.lo as f64))),
+    };
+    let hi = match b.above {
+        0 => format!("{} ›", format::int(Some(b.hi as f64))),
+        n => format!("{} ›{n}", format::int(Some(b.hi as f64))),
+    };
     let mid = format!("cycles per call · {}", s.per_call_source);
     buf.set_string(area.x, axis_y, &lo, Style::new().fg(DIM));
     let hi_x = area.x + area.width.saturating_sub(hi.chars().count() as u16);
@@ -216,6 +178,7 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot) {
 mod tests {
     use super::*;
     use crate::measure::stats::{new_histogram, per_call};
+    use hdrhistogram::Histogram;
     use std::sync::Arc;
 
     fn flat(from: u64, to: u64) -> Histogram<u64> {
@@ -224,48 +187,6 @@ mod tests {
             h.record(v).unwrap();
         }
         h
-    }
-
-    #[test]
-    fn bins_cover_the_bulk_and_count_what_is_above() {
-        let mut h = flat(1000, 1999);
-        h.record_n(50_000, 3).unwrap();
-        // The top 1 % (10 flat samples and the 3 outliers) lies above the drawn range.
-        let b = bins(&h, 10).unwrap();
-        assert_eq!(b.lo, 1001);
-        assert!(b.hi >= 1985 && b.hi < 2000, "{}", b.hi);
-        assert_eq!(b.above, 3 + (1999 - b.hi));
-        assert_eq!(b.counts.iter().sum::<f64>().round() as u64 + b.above, 1003);
-        assert!(
-            b.counts.iter().all(|&c| (90.0..=110.0).contains(&c)),
-            "{:?}",
-            b.counts
-        );
-        assert_eq!(b.column(1001.0), Some(0));
-        assert_eq!(b.column(b.hi as f64), Some(9));
-        assert_eq!(b.column(10.0), None);
-        assert!(bins(&new_histogram(), 10).is_none());
-    }
-
-    #[test]
-    fn a_narrow_histogram_still_gets_one_tick_per_bin() {
-        let b = bins(&flat(500, 500), 40).unwrap();
-        assert_eq!((b.lo, b.hi), (500, 539));
-        assert_eq!(b.counts[0], 1.0);
-    }
-
-    #[test]
-    fn wide_buckets_are_spread_over_the_columns_they_cover() {
-        // At 7000 ticks a bucket holds 4 values: 7000..=7003 in one bucket, 40 columns over
-        // ~40 ticks put it across 4 columns instead of one spike and three gaps.
-        let mut h = new_histogram();
-        for v in 7000..7040u64 {
-            h.record(v).unwrap();
-        }
-        let b = bins(&h, 40).unwrap();
-        assert_eq!(h.lowest_equivalent(7002), 7000);
-        let filled = b.counts.iter().filter(|&&c| c > 0.0).count();
-        assert!(filled >= 36, "{:?}", b.counts);
     }
 
     #[test]
@@ -280,7 +201,7 @@ mod tests {
         };
         let area = Rect::new(0, 0, 90, 6);
         let mut buf = Buffer::empty(area);
-        draw_snapshot(&mut buf, area, &s);
+        draw_snapshot(&mut buf, area, &s, false);
         let row = |y: u16| {
             (0..90)
                 .map(|x| buf[(x, y)].symbol().to_string())
@@ -299,9 +220,74 @@ mod tests {
         assert_eq!(row(4).matches('▲').count(), 3, "{}", row(4));
         assert_eq!(row(4).matches('◆').count(), 1, "{}", row(4));
         assert!(
-            row(5).starts_with("1000") && row(5).trim_end().ends_with("›"),
+            row(5).starts_with("4‹ 1004") && row(5).trim_end().ends_with("1994 ›5"),
             "{}",
             row(5)
         );
+    }
+
+    fn snapshot(h: Histogram<u64>) -> HistogramSnapshot {
+        HistogramSnapshot {
+            per_call: per_call(&h),
+            histogram: Arc::new(h),
+            loop_mean_cycles: None,
+            timer_overhead_ticks: 20.0,
+            per_call_source: "tsc".into(),
+        }
+    }
+
+    fn rows(s: &HistogramSnapshot, log: bool) -> Vec<String> {
+        let area = Rect::new(0, 0, 60, 8);
+        let mut buf = Buffer::empty(area);
+        draw_snapshot(&mut buf, area, s, log);
+        (0..8)
+            .map(|y| (0..60).map(|x| buf[(x, y)].symbol().to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn one_far_sample_does_not_squeeze_the_body_into_a_column() {
+        // As seen on FEILIAN512 at 64 KiB: ~2.1 M cycles per call, one interrupt at 40 M.
+        let mut h = new_histogram();
+        for i in 0..2000u64 {
+            h.record(2_100_000 + (i % 200) * 500).unwrap();
+        }
+        h.record(40_000_000).unwrap();
+        h.record(5).unwrap();
+        let r = rows(&snapshot(h), false);
+        let filled = (0..60)
+            .filter(|&x| r[1..5].iter().any(|row| row.chars().nth(x) != Some(' ')))
+            .count();
+        assert!(filled >= 50, "the body spans the panel:\n{}", r.join("\n"));
+        // The far calls are counted at the edges of the axis, not dropped.
+        let axis = &r[7];
+        assert!(axis.starts_with("1‹ "), "{axis}");
+        assert!(axis.trim_end().ends_with("›1"), "{axis}");
+    }
+
+    #[test]
+    fn the_log_scale_shows_a_thin_tail_beside_a_peak() {
+        let mut h = new_histogram();
+        h.record_n(1000, 100_000).unwrap();
+        for v in 1001..1060u64 {
+            h.record_n(v, 2).unwrap();
+        }
+        let s = snapshot(h);
+        // Ink: the eighths of a cell the bars fill, summed over the panel.
+        let ink = |log| {
+            rows(&s, log)[1..6]
+                .iter()
+                .flat_map(|row| row.chars().collect::<Vec<_>>())
+                .map(|c| {
+                    EIGHTHS
+                        .iter()
+                        .position(|e| e.starts_with(c))
+                        .map_or(0, |i| i + 1)
+                })
+                .sum::<usize>()
+        };
+        // Linear: the tail is a row of the thinnest bars; log: it stands up.
+        let (log, linear) = (ink(true), ink(false));
+        assert!(log > 2 * linear, "{log} vs {linear}");
     }
 }

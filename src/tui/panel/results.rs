@@ -1,7 +1,9 @@
 //! Results panel: one row per finished job in the report's §4 layout (instance, message, mean
 //! cycles ± 95 % CI, cycles/byte, mean time, MB/s, n) with a status mark — ✓ clean, ⚠
 //! doubtful (the core's doubt rule), ✗ failed — and, with several runs, a run column and the
-//! earlier runs' rows dimmed. The row under the cursor is explained on the detail lines.
+//! earlier runs' rows dimmed, and last `× pseudoXOF` (`ratio_cell`: the session's baseline of
+//! the same width; reference jobs marked `(ref)`). The row under the cursor is explained on
+//! the detail lines.
 //! `leaving_text` prints the same rows per run folder for the scrollback.
 
 use ratatui::Frame;
@@ -17,14 +19,44 @@ use crate::tui::app::{App, Panel, ResultRow};
 /// The report's §4 header.
 pub const HEADER: [&str; 7] = crate::report::PERF_HEADER;
 
+/// The panel's columns: the §4 ones, then the ratio to the baseline; `o` sorts by any.
+pub const COLUMNS: [&str; 8] = [
+    HEADER[0],
+    HEADER[1],
+    HEADER[2],
+    HEADER[3],
+    HEADER[4],
+    HEADER[5],
+    HEADER[6],
+    crate::baseline::COLUMN,
+];
+
 /// The same columns, briefly, for narrow panels.
-const SHORT_HEADER: [&str; 7] = ["instance", "msg", "cycles", "c/B", "time", "MB/s", "n"];
+const SHORT_HEADER: [&str; 8] = [
+    "instance", "msg", "cycles", "c/B", "time", "MB/s", "n", "×XOF",
+];
+
+/// The ratio column's cell of a row.
+pub fn ratio_cell(r: &ResultRow) -> String {
+    crate::baseline::cell(r.x_pseudoxof)
+}
+
+/// The panel's cells of a row: `cells`, the instance marked when it is a reference job, and
+/// the ratio.
+fn panel_cells(r: &ResultRow) -> Vec<String> {
+    let mut c = cells(r).to_vec();
+    if r.reference {
+        c[0] += " (ref)";
+    }
+    c.push(ratio_cell(r));
+    c
+}
 
 /// Column widths for `table` under `header`, and how many columns fit in `width` (dropping
 /// from the right; the mark and run columns and spacing included in `fixed`).
 fn fit_columns(
-    table: &[[String; 7]],
-    header: &[&str; 7],
+    table: &[Vec<String>],
+    header: &[&str],
     width: u16,
     fixed: u16,
 ) -> (Vec<u16>, usize) {
@@ -38,7 +70,8 @@ fn fit_columns(
                 .unwrap_or(1) as u16
         })
         .collect();
-    widths[header.len() - 1] = widths[header.len() - 1].min(24);
+    // The n column holds a failure's reason: cut it rather than crowd the ratio out.
+    widths[6] = widths[6].min(24);
     let mut shown = header.len();
     while shown > 2 && fixed + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > width {
         shown -= 1;
@@ -135,7 +168,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     }
     if let Some((c, descending)) = app.results_sort {
         let arrow = if descending { "▼" } else { "▲" };
-        title += &format!(" · by {} {arrow}", HEADER[c]);
+        title += &format!(" · by {} {arrow}", COLUMNS[c]);
+    }
+    // Which baseline the ratios divide by, once there is a ratio to read.
+    if rows.iter().any(|r| r.x_pseudoxof.is_some()) {
+        let base = &app.xof_baseline.candidate;
+        let long = format!(" · × pseudoXOF of {base}");
+        let room = usize::from(area.width).saturating_sub(4);
+        title += &if title.chars().count() + long.chars().count() <= room {
+            long
+        } else {
+            format!(" · ÷ {base}")
+        };
     }
     let blk = block(app, Panel::Results, title);
     let inner = blk.inner(area);
@@ -161,7 +205,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     };
     let [grid, detail_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
-    let table: Vec<[String; 7]> = rows.iter().map(cells).collect();
+    let table: Vec<Vec<String>> = rows.iter().map(panel_cells).collect();
     let run_col = runs.len() > 1 || app.baseline.is_some();
     let run_w: u16 = if run_col {
         rows.iter()
@@ -182,13 +226,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     } else {
         &[&[0, 1, 2], &[1, 2], &[]]
     };
-    let (mut header, mut widths, mut shown, mut delta_cols) = (HEADER, vec![], 0, &[][..]);
+    let (mut header, mut widths, mut shown, mut delta_cols) = (COLUMNS, vec![], 0, &[][..]);
     for cols in choices {
         let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
         // The report's headers when every column fits, else the short ones.
-        header = HEADER;
-        (widths, shown) = fit_columns(&table, &HEADER, grid.width, fixed);
-        if shown < HEADER.len() {
+        header = COLUMNS;
+        (widths, shown) = fit_columns(&table, &COLUMNS, grid.width, fixed);
+        if shown < COLUMNS.len() {
             header = SHORT_HEADER;
             (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
         }

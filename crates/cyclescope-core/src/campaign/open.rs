@@ -120,6 +120,8 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             allow_kat_fail: req.allow_kat_fail,
             tui_attached: req.tui_attached,
             adaptive: req.adaptive,
+            baseline: Some(req.baseline.candidate.clone()),
+            reference_jobs: req.reference_jobs.clone(),
             state: CampaignState::Running,
         },
     }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::baseline::Baseline;
 use crate::catalog::{Instance, Settings};
 use crate::measure::plan::{Adaptive, MIN_ADAPTIVE_TRIALS, Planning};
 use crate::record::Campaign;
@@ -36,6 +37,11 @@ pub struct RunRequest {
     /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
     /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
     pub timeout_cap: Option<Duration>,
+    /// The candidate "× pseudoXOF" divides by.
+    pub baseline: Baseline,
+    /// Labels of the baseline instances this run added because its selection lacked them
+    /// (reference jobs: measured so that the ratio has a denominator).
+    pub reference_jobs: Vec<String>,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -57,6 +63,12 @@ pub struct RequestOverrides {
     pub allow_kat_fail: bool,
     pub tui_attached: bool,
     pub kat_passed: BTreeMap<String, PathBuf>,
+    /// The baseline candidate (default: the setting).
+    pub baseline: Option<String>,
+    /// Instances the run may add as reference jobs: the baseline's `pseudoXOF-<bits>` that the
+    /// selection needs and lacks. Empty: no reference jobs (a frontend whose session has them
+    /// measured already passes only the ones still missing).
+    pub reference_pool: Vec<Instance>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -84,7 +96,7 @@ impl RunRequest {
         settings: &Settings,
         instances: Vec<Instance>,
         run_dir: PathBuf,
-        o: RequestOverrides,
+        mut o: RequestOverrides,
     ) -> Result<Self, RequestError> {
         if instances.is_empty() {
             return Err(RequestError::NoInstances);
@@ -104,7 +116,11 @@ impl RunRequest {
             .or(settings.cpu)
             .unwrap_or_else(crate::cpu::last_allowed);
         let mut req = Self::bare(instances, lengths, cpu, run_dir, planning);
+        let pool = std::mem::take(&mut o.reference_pool);
         req.apply(settings, o)?;
+        let (add, _) = req.baseline.missing(&req.instances, &pool);
+        req.reference_jobs = add.iter().map(|i| i.label.clone()).collect();
+        req.instances.extend(add);
         Ok(req)
     }
 
@@ -129,6 +145,8 @@ impl RunRequest {
             .collect();
         let mut req = Self::bare(instances, c.lengths, c.cpu, run_dir, campaign.planning);
         req.adaptive = c.adaptive;
+        req.reference_jobs = c.reference_jobs;
+        o.baseline = o.baseline.or(c.baseline);
         o.allow_unfixed_host |= c.allow_unfixed_host;
         o.allow_kat_fail |= c.allow_kat_fail;
         req.apply(settings, o)?;
@@ -162,6 +180,8 @@ impl RunRequest {
             host_root: PathBuf::from("/"),
             timeout_cap: None,
             adaptive: None,
+            baseline: Baseline::default(),
+            reference_jobs: Vec::new(),
         }
     }
 
@@ -190,6 +210,7 @@ impl RunRequest {
         self.allow_kat_fail |= o.allow_kat_fail;
         self.tui_attached |= o.tui_attached;
         self.kat_passed = o.kat_passed;
+        self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);
         self.kat_timeout = Duration::from_secs_f64(kat_timeout_s.max(0.1));
         if let Some(mib) = o.max_address_space_mib {
@@ -208,6 +229,11 @@ impl RunRequest {
     /// `d`, or the cap when that is shorter.
     pub(crate) fn capped(&self, d: Duration) -> Duration {
         self.timeout_cap.map_or(d, |c| d.min(c))
+    }
+
+    /// Whether `label` was added to this run as a reference job.
+    pub fn is_reference_job(&self, candidate: &str, label: &str) -> bool {
+        candidate == self.baseline.candidate && self.reference_jobs.iter().any(|l| l == label)
     }
 }
 
@@ -239,6 +265,7 @@ mod tests {
             kat_timeout_s: 42.0,
             runs_dir: PathBuf::from("elsewhere"),
             bundled_baselines: true,
+            baseline: "iccs".into(),
         }
     }
 

@@ -157,6 +157,7 @@ fn base_additions(
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: None,
+        reference_job: req.is_reference_job(&inst.candidate, &inst.label),
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Settings {
     pub runs_dir: PathBuf,
     /// Whether the bundled ICCS baselines are added beside the catalog's own instances.
     pub bundled_baselines: bool,
+    /// The candidate whose `pseudoXOF-<bits>` instances "× pseudoXOF" divides by (`iccs`, the
+    /// bundled Rust helpers; `iccs-c`, the official C ones).
+    pub baseline: String,
 }
 
 impl Default for Settings {
@@ -42,6 +45,7 @@ impl Default for Settings {
             kat_timeout_s: 900.0,
             runs_dir: PathBuf::from("runs"),
             bundled_baselines: true,
+            baseline: crate::baseline::DEFAULT_CANDIDATE.to_string(),
         }
     }
 }
@@ -213,6 +217,7 @@ fn validate_settings(s: &Settings) -> Result<(), String> {
     bounds::KAT_TIMEOUT
         .check(s.kat_timeout_s)
         .map_err(key("kat_timeout_s"))?;
+    SafeName::new("candidate id", &s.baseline).map_err(|e| key("baseline")(e.to_string()))?;
     Ok(())
 }
 

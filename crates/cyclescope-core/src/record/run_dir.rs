@@ -81,6 +81,12 @@ pub struct CampaignRequest {
     /// The adaptive mode, when the run uses it (absent: the guide's fixed trials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<crate::measure::plan::Adaptive>,
+    /// The candidate "× pseudoXOF" divides by (absent in runs before it was stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Labels of the baseline instances added as reference jobs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_jobs: Vec<String>,
     pub(crate) state: CampaignState,
 }
 

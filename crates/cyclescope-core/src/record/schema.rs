@@ -113,6 +113,10 @@ pub struct Additions {
     pub(crate) host_problems: Vec<String>,
     /// Why the record is not complete.
     pub failure: Option<JobFailure>,
+    /// True for a baseline job the run added so that "× pseudoXOF" has a denominator (its
+    /// instance was not selected); absent otherwise, so records of earlier versions read as is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference_job: bool,
 }
 
 impl Additions {
@@ -137,6 +141,12 @@ impl TimingRecord {
     /// The KAT log, relative to the run directory, when the run wrote one.
     pub fn kat_log(&self) -> Option<&str> {
         self.kat_log.as_deref()
+    }
+
+    /// The output width, from `sizes.digest_bytes` (hash records carry it).
+    pub fn digest_bits(&self) -> Option<u32> {
+        let bytes = self.sizes.get("digest_bytes")?.as_u64()?;
+        u32::try_from(bytes * 8).ok()
     }
 
     /// The job this record measured.

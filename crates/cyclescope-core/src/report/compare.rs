@@ -1,7 +1,9 @@
 //! Comparing two runs job by job (the evaluator's "did my change help?"): mean cycles of each,
 //! their ratio, and a verdict that counts a difference only when it exceeds both runs' 95 %
-//! confidence intervals of the mean (from the trial means). Pure: it gets the records (or, for
-//! the workbench's Δ, the finished jobs' summaries through `Figure::of_summary`).
+//! confidence intervals of the mean (from the trial means); a job without an interval (one
+//! trial) is not comparable, never faster. Also the regression gate of `--fail-above` and
+//! the rows in every export format. Pure: it gets the records (or, for the workbench's Δ, the
+//! finished jobs' summaries through `Figure::of_summary`).
 
 use std::collections::BTreeMap;
 
@@ -18,6 +20,20 @@ pub enum Verdict {
     OnlyInA,
     OnlyInB,
     NotComparable(String),
+}
+
+impl Verdict {
+    /// The verdict as exports write it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within_noise",
+            Verdict::OnlyInA => "only_in_a",
+            Verdict::OnlyInB => "only_in_b",
+            Verdict::NotComparable(_) => "not_comparable",
+        }
+    }
 }
 
 impl std::fmt::Display for Verdict {
@@ -39,7 +55,38 @@ pub struct Comparison {
     pub(crate) input_bytes: u64,
     pub(crate) a: Option<f64>,
     pub(crate) b: Option<f64>,
+    /// The 95 % half-widths of the two means, in cycles.
+    pub(crate) ci_a: Option<f64>,
+    pub(crate) ci_b: Option<f64>,
     pub(crate) verdict: Verdict,
+}
+
+impl Comparison {
+    /// How far B's interval lies above A's, relative to A's mean: (B − A − both half-widths)
+    /// / A, for a job that is slower beyond both intervals; None otherwise.
+    pub fn excess_slowdown(&self) -> Option<f64> {
+        if self.verdict != Verdict::Slower {
+            return None;
+        }
+        let (a, b) = (self.a?, self.b?);
+        Some((b - a - self.ci_a? - self.ci_b?) / a)
+    }
+
+    /// The message length of the job.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_bytes
+    }
+
+    /// False when the two figures cannot be weighed (other counter, no interval, no cycles).
+    pub fn is_comparable(&self) -> bool {
+        !matches!(self.verdict, Verdict::NotComparable(_))
+    }
+
+    /// Whether B is slower than A beyond both intervals by more than `margin` of A's mean
+    /// (`compare --fail-above`).
+    pub fn regressed(&self, margin: f64) -> bool {
+        self.excess_slowdown().is_some_and(|x| x > margin)
+    }
 }
 
 type Key = (String, u64);
@@ -52,12 +99,12 @@ fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
         .collect()
 }
 
-/// One side's figure as the verdict needs it: the mean, its 95 % half-width (0 when unknown)
-/// and the counter that counted it.
+/// One side's figure as the verdict needs it: the mean, its 95 % half-width (None with fewer
+/// than two trials) and the counter that counted it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Figure {
     pub mean_cycles: f64,
-    pub ci95_half_width: f64,
+    pub ci95_half_width: Option<f64>,
     pub source: Option<crate::counter::CycleSource>,
 }
 
@@ -65,7 +112,7 @@ impl Figure {
     fn of_record(r: &TimingRecord) -> Option<Self> {
         Some(Self {
             mean_cycles: r.mean_cycles?,
-            ci95_half_width: trial_spread(&r.trials).map_or(0.0, |s| s.ci95_half_width_cycles),
+            ci95_half_width: trial_spread(&r.trials).map(|s| s.ci95_half_width_cycles),
             source: r.cyclescope.as_ref().and_then(|x| x.cycle_source),
         })
     }
@@ -75,18 +122,22 @@ impl Figure {
         let mean = s.mean_cycles?;
         Some(Self {
             mean_cycles: mean,
-            ci95_half_width: s.ci95_relative.map_or(0.0, |r| r * mean),
+            ci95_half_width: s.ci95_relative.map(|r| r * mean),
             source: s.cycle_source,
         })
     }
 }
 
-/// B against A: a difference counts only beyond both 95 % confidence intervals, and only
-/// between figures of the same counter.
+/// B against A: a difference counts only beyond both 95 % confidence intervals, only between
+/// figures of the same counter, and never without an interval on both sides.
 pub fn judge(a: &Figure, b: &Figure) -> Verdict {
     if a.source != b.source {
-        Verdict::NotComparable("different cycle counters".into())
-    } else if (b.mean_cycles - a.mean_cycles).abs() <= a.ci95_half_width + b.ci95_half_width {
+        return Verdict::NotComparable("different cycle counters".into());
+    }
+    let Some((ha, hb)) = a.ci95_half_width.zip(b.ci95_half_width) else {
+        return Verdict::NotComparable("no confidence interval (fewer than 2 trials)".into());
+    };
+    if (b.mean_cycles - a.mean_cycles).abs() <= ha + hb {
         Verdict::WithinNoise
     } else if b.mean_cycles < a.mean_cycles {
         Verdict::Faster
@@ -117,10 +168,64 @@ pub fn compare(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Comparison> {
                 input_bytes: k.1,
                 a: fa.map(|f| f.mean_cycles),
                 b: fb.map(|f| f.mean_cycles),
+                ci_a: fa.and_then(|f| f.ci95_half_width),
+                ci_b: fb.and_then(|f| f.ci95_half_width),
                 verdict,
             }
         })
         .collect()
+}
+
+/// The columns of `rows_csv` and `rows_json`.
+const COLUMNS: [&str; 8] = [
+    "instance",
+    "message_bytes",
+    "a_mean_cycles",
+    "a_ci95_cycles",
+    "b_mean_cycles",
+    "b_ci95_cycles",
+    "b_over_a",
+    "verdict",
+];
+
+fn raw_cells(r: &Comparison) -> Vec<String> {
+    use super::export::number;
+    vec![
+        r.label.clone(),
+        r.input_bytes.to_string(),
+        number(r.a),
+        number(r.ci_a),
+        number(r.b),
+        number(r.ci_b),
+        number(crate::baseline::ratio(r.b, r.a)),
+        r.verdict.word().to_string(),
+    ]
+}
+
+/// The comparison as CSV, numbers unformatted.
+pub fn rows_csv(rows: &[Comparison]) -> String {
+    let cells: Vec<Vec<String>> = rows.iter().map(raw_cells).collect();
+    super::export::csv(&COLUMNS, &cells)
+}
+
+/// The comparison as JSON objects, one per job (numbers as numbers, the reason of a
+/// not-comparable verdict in `why`).
+pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
+    let one = |r: &Comparison| {
+        serde_json::json!({
+            "instance": r.label,
+            "message_bytes": r.input_bytes,
+            "a_mean_cycles": r.a,
+            "a_ci95_cycles": r.ci_a,
+            "b_mean_cycles": r.b,
+            "b_ci95_cycles": r.ci_b,
+            "b_over_a": crate::baseline::ratio(r.b, r.a),
+            "verdict": r.verdict.word(),
+            "why": match &r.verdict { Verdict::NotComparable(w) => Some(w.as_str()), _ => None },
+            "excess_slowdown": r.excess_slowdown(),
+        })
+    };
+    serde_json::Value::Array(rows.iter().map(one).collect())
 }
 
 /// The comparison as a Markdown table.
@@ -147,7 +252,7 @@ mod tests {
     use super::*;
     use crate::measure::stats::Trial;
 
-    fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
+    pub(super) fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
         let trials: Vec<Trial> = per_call
             .iter()
             .map(|&c| Trial {
@@ -298,5 +403,52 @@ mod tests {
             verdicts(&[rec("x", 32, &[100.0, 100.0])], &[failed]),
             [Verdict::OnlyInA]
         );
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::tests::rec;
+    use super::*;
+
+    #[test]
+    fn one_trial_is_not_comparable_never_faster() {
+        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
+        let b = [rec("x", 32, &[500.0])];
+        let rows = compare(&a, &b);
+        assert_eq!(rows[0].verdict.word(), "not_comparable");
+        assert!(!rows[0].regressed(0.0));
+    }
+
+    #[test]
+    fn the_gate_counts_only_what_lies_beyond_both_intervals_and_the_margin() {
+        // A: 1000 ± ~2.5; B: 1050 ± ~2.5: 5 % slower, about 4.5 % beyond both intervals.
+        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
+        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+        let rows = compare(&a, &b);
+        let excess = rows[0].excess_slowdown().unwrap();
+        assert!((0.04..0.05).contains(&excess), "{excess}");
+        assert!(rows[0].regressed(0.02));
+        assert!(!rows[0].regressed(0.05));
+        // Faster or within noise never trips the gate.
+        assert!(!compare(&b, &a)[0].regressed(0.0));
+        let noisy = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
+        assert!(!compare(&a, &noisy)[0].regressed(0.0));
+    }
+
+    #[test]
+    fn csv_and_json_carry_the_same_rows() {
+        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
+        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+        let rows = compare(&a, &b);
+        let text = rows_csv(&rows);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS);
+        let line = r.records().next().unwrap().unwrap();
+        assert_eq!((&line[0], &line[1], &line[7]), ("x", "32", "slower"));
+        assert_eq!(line[2].parse::<f64>().unwrap(), 1000.0);
+        let json = rows_json(&rows);
+        assert_eq!(json[0]["verdict"], "slower");
+        assert_eq!(json[0]["b_over_a"], 1.05);
     }
 }

@@ -37,6 +37,8 @@ pub enum ReportError {
     Unsafe(#[from] PathError),
     #[error("{path} is malformed: {detail}")]
     Malformed { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Figure(#[from] super::figures::FigureError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

@@ -22,6 +22,11 @@ pub struct ReportOptions {
     pub candidates: Option<PathBuf>,
     /// Replaces the counted method facts (for facts of a full campaign this dataset lacks).
     pub method_facts: Option<MethodFacts>,
+    /// Also draw the SVG figures (`<cand>/figures/*.svg`) and link them from the candidate
+    /// pages, below their tables.
+    pub figures: bool,
+    /// The candidate whose `pseudoXOF` the figures draw beside each instance (default `iccs`).
+    pub baseline: Option<String>,
 }
 
 /// One page: its path under the output folder and its text.
@@ -75,20 +80,40 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         .unwrap_or_else(|| "local".into());
     let host = HostView::new(&ds, &system_id, side.system(&system_id));
     let by_candidate = ds.instances();
+    let baseline = opts
+        .baseline
+        .as_deref()
+        .unwrap_or(crate::baseline::DEFAULT_CANDIDATE);
+    let baseline_instances = by_candidate.get(baseline).map_or(&[][..], Vec::as_slice);
     let mut pages = Vec::new();
-    for (cand, instances) in by_candidate.iter().filter(|(c, _)| c.as_str() != "iccs") {
+    let helpers = |c: &str| c == crate::baseline::DEFAULT_CANDIDATE || c == baseline;
+    for (cand, instances) in by_candidate.iter().filter(|(c, _)| !helpers(c)) {
         let algorithm = ds.catalog_algorithm(cand).unwrap_or_else(|| cand.clone());
+        let mut text = candidate_page::render(
+            &host,
+            cand,
+            names.get(cand),
+            &algorithm,
+            instances,
+            &side.kat_issues,
+        );
+        let mut drawn = Vec::new();
+        if opts.figures {
+            let title = format!("{cand} on {system_id}: cycles per byte (baseline `{baseline}`)");
+            drawn =
+                super::figures::of_candidate(&title, &system_id, instances, baseline_instances)?;
+            if !drawn.is_empty() {
+                text = format!("{}\n{}", text.trim_end(), super::figures::links(&drawn));
+            }
+        }
         pages.push(Page {
             path: Path::new(cand).join(format!("perf_{system_id}.md")),
-            text: candidate_page::render(
-                &host,
-                cand,
-                names.get(cand),
-                &algorithm,
-                instances,
-                &side.kat_issues,
-            ),
+            text,
         });
+        pages.extend(drawn.into_iter().map(|f| Page {
+            path: Path::new(cand).join(f.path),
+            text: f.svg,
+        }));
     }
     let facts = opts
         .method_facts
@@ -102,9 +127,23 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             method_page::render(&host, &ds, &facts)
         },
     });
+    let mut summary =
+        summary_page::render(&host, &by_candidate, &names, &side.summary_notes, baseline);
+    if opts.figures {
+        // The helpers have no candidate page: their figures hang off the summary.
+        let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");
+        let drawn = super::figures::of_candidate(&title, &system_id, baseline_instances, &[])?;
+        if !drawn.is_empty() {
+            summary = format!("{}\n{}", summary.trim_end(), super::figures::links(&drawn));
+        }
+        pages.extend(drawn.into_iter().map(|f| Page {
+            path: Path::new("performance").join(f.path),
+            text: f.svg,
+        }));
+    }
     pages.push(Page {
         path: Path::new("performance").join(format!("summary_{system_id}.md")),
-        text: summary_page::render(&host, &by_candidate, &names, &side.summary_notes),
+        text: summary,
     });
     Ok(pages)
 }

@@ -25,6 +25,7 @@ pub(crate) fn render(
     by_candidate: &BTreeMap<String, Vec<InstanceEvidence>>,
     names: &BTreeMap<String, CandidateInfo>,
     notes: &[LabelNote],
+    baseline: &str,
 ) -> String {
     let id = &host.system_id;
     let mut l = vec![
@@ -43,13 +44,15 @@ pub(crate) fn render(
             .map(|b| b.replace("method_{ID}.md", &format!("method_{id}.md"))),
     );
     l.push(String::new());
-    let iccs = by_candidate.get("iccs").map(Vec::as_slice).unwrap_or(&[]);
+    // The helpers the ratios divide by: `iccs` unless the report was told another baseline.
+    let iccs = by_candidate.get(baseline).map(Vec::as_slice).unwrap_or(&[]);
+    let helpers = |c: &str| c == crate::baseline::DEFAULT_CANDIDATE || c == baseline;
     if !iccs.is_empty() {
         l.extend(iccs_section(iccs));
     }
     let hashes: Vec<&InstanceEvidence> = by_candidate
         .iter()
-        .filter(|(c, _)| c.as_str() != "iccs")
+        .filter(|(c, _)| !helpers(c))
         .flat_map(|(_, v)| v)
         .collect();
     if !hashes.is_empty() {
@@ -60,6 +63,10 @@ pub(crate) fn render(
         for i in hashes {
             l.push(hash_row(host, i, iccs, names, notes));
         }
+        l.push(String::new());
+        l.push(format!(
+            "The ratios divide by the `pseudoXOF` records of candidate `{baseline}` in this dataset."
+        ));
         l.push(String::new());
     }
     l.join("\n") + "\n"
@@ -170,9 +177,10 @@ fn hash_row(
         ),
         None => cand.clone(),
     };
-    let baseline = i
-        .digest_bits
-        .and_then(|bits| iccs.iter().find(|b| b.label == format!("pseudoXOF-{bits}")));
+    let baseline = i.digest_bits.and_then(|bits| {
+        iccs.iter()
+            .find(|b| b.label == crate::baseline::label(bits as u32))
+    });
     let cells: Vec<String> = [32, 1024, 65536]
         .iter()
         .map(|&b| {

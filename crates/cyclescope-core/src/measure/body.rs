@@ -1,0 +1,147 @@
+//! The body of a per-call distribution, cut into equal-width bins for drawing: from the 0.5 %
+//! to the 99.5 % quantile (tightened to the outlier fence), so one far sample cannot squeeze
+//! the bulk into a single column; what lies outside is counted at either edge, not dropped.
+//! Shared by the TUI's histogram panel and the report's SVG figures. Pure.
+
+use hdrhistogram::Histogram;
+
+use super::stats::outlier_fence;
+
+/// Quantiles that bound the drawn body.
+pub const LOW_QUANTILE: f64 = 0.005;
+pub const HIGH_QUANTILE: f64 = 0.995;
+
+/// A histogram's body in `counts.len()` equal-width bins over `lo..=hi`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bins {
+    pub lo: u64,
+    pub hi: u64,
+    /// Samples per column; a histogram bucket wider than a column is spread evenly over the
+    /// columns it covers (hdrhistogram keeps 3 significant digits, so at 7000 ticks a bucket
+    /// is 4 ticks wide), which keeps narrow distributions from drawing as a comb.
+    pub counts: Vec<f64>,
+    /// Samples below `lo` (counted at the left edge).
+    pub below: u64,
+    /// Samples above `hi` (counted at the right edge).
+    pub above: u64,
+}
+
+impl Bins {
+    /// The column a value falls in, if it is inside the drawn range.
+    pub fn column(&self, v: f64) -> Option<usize> {
+        let n = self.counts.len();
+        let span = (self.hi - self.lo + 1) as f64;
+        if n == 0 || v < self.lo as f64 || v > self.hi as f64 + 1.0 {
+            return None;
+        }
+        Some((((v - self.lo as f64) / span * n as f64) as usize).min(n - 1))
+    }
+
+    /// The value at the left edge of column `i`.
+    pub fn edge(&self, i: usize) -> f64 {
+        let span = (self.hi - self.lo + 1) as f64;
+        self.lo as f64 + span * i as f64 / self.counts.len().max(1) as f64
+    }
+}
+
+/// `n` bins over the body: the 0.5 % quantile up to the 99.5 % quantile or the outlier fence,
+/// whichever is lower, at least one tick per bin.
+pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
+    if h.is_empty() || n == 0 {
+        return None;
+    }
+    let lo = h.lowest_equivalent(h.value_at_quantile(LOW_QUANTILE));
+    let fence = outlier_fence(h.value_at_quantile(0.5), h.value_at_quantile(0.9));
+    let hi = h
+        .value_at_quantile(HIGH_QUANTILE)
+        .min(fence)
+        .max(lo + n as u64 - 1);
+    let mut b = Bins {
+        lo,
+        hi,
+        counts: vec![0.0; n],
+        below: 0,
+        above: 0,
+    };
+    for v in h.iter_recorded() {
+        let (value, count) = (v.value_iterated_to(), v.count_at_value());
+        if value > hi {
+            b.above += count;
+            continue;
+        }
+        if value < lo {
+            b.below += count;
+            continue;
+        }
+        let from = b
+            .column(h.lowest_equivalent(value).max(lo) as f64)
+            .unwrap_or(0);
+        let to = b.column(value as f64).unwrap_or(0).max(from);
+        let share = count as f64 / (to - from + 1) as f64;
+        for c in &mut b.counts[from..=to] {
+            *c += share;
+        }
+    }
+    Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::new_histogram;
+
+    fn flat(from: u64, to: u64) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for v in from..=to {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn the_body_runs_from_p0_5_to_p99_5_and_the_edges_are_counted() {
+        let mut h = flat(1000, 1999);
+        // One far sample at each side, as an interrupt or a cold cache line would give.
+        h.record(3).unwrap();
+        h.record_n(5_000_000, 3).unwrap();
+        let b = bins(&h, 10).unwrap();
+        assert!((1003..=1006).contains(&b.lo), "{}", b.lo);
+        assert!((1990..=1999).contains(&b.hi), "{}", b.hi);
+        assert!(b.below >= 1 && b.below <= 6, "{}", b.below);
+        assert!(b.above >= 3, "{}", b.above);
+        let drawn = b.counts.iter().sum::<f64>().round() as u64;
+        assert_eq!(drawn + b.below + b.above, h.len(), "nothing is lost");
+        // The bulk is spread over every column instead of one.
+        assert!(
+            b.counts.iter().all(|&c| (80.0..=120.0).contains(&c)),
+            "{:?}",
+            b.counts
+        );
+        assert_eq!(b.column(b.lo as f64), Some(0));
+        assert_eq!(b.column(b.hi as f64), Some(9));
+        assert_eq!(b.column(10.0), None);
+        assert!(bins(&new_histogram(), 10).is_none());
+    }
+
+    #[test]
+    fn a_narrow_histogram_still_gets_one_tick_per_bin() {
+        let b = bins(&flat(500, 500), 40).unwrap();
+        assert_eq!((b.lo, b.hi), (500, 539));
+        assert_eq!(b.counts[0], 1.0);
+        assert_eq!(b.edge(1), 501.0);
+    }
+
+    #[test]
+    fn wide_buckets_are_spread_over_the_columns_they_cover() {
+        // At 7000 ticks a bucket holds 4 values: 7000..=7003 in one bucket, 40 columns over
+        // ~40 ticks put it across 4 columns instead of one spike and three gaps.
+        let mut h = new_histogram();
+        for v in 7000..7040u64 {
+            h.record(v).unwrap();
+        }
+        let b = bins(&h, 40).unwrap();
+        assert_eq!(h.lowest_equivalent(7002), 7000);
+        let filled = b.counts.iter().filter(|&&c| c > 0.0).count();
+        assert!(filled >= 36, "{:?}", b.counts);
+    }
+}

@@ -1,0 +1,273 @@
+//! The report's SVG figures, drawn with `plotters` (its SVG backend only): per candidate,
+//! cycles/byte against message length for all its instances and the same-width `pseudoXOF`
+//! of the baseline; per job with cyclescope's per-call histogram, that histogram's body
+//! (`measure::body`, the TUI's binning) with the samples outside it counted at the edges.
+//! Returns SVG text; never reads or writes files.
+
+use plotters::prelude::*;
+
+use super::dataset::InstanceEvidence;
+use crate::measure::body;
+use crate::record::TimingRecord;
+
+const SIZE: (u32, u32) = (800, 480);
+const FONT: &str = "sans-serif";
+
+#[derive(Debug, thiserror::Error)]
+#[error("drawing a figure: {0}")]
+pub struct FigureError(String);
+
+fn err<E: std::fmt::Debug>(e: E) -> FigureError {
+    FigureError(format!("{e:?}"))
+}
+
+/// An axis label: whole numbers as the tables write them, small ones to 3 digits.
+fn axis_number(v: f64) -> String {
+    if v >= 100.0 {
+        crate::format::int(Some(v))
+    } else {
+        crate::format::g3(v)
+    }
+}
+
+/// One line of the cycles/byte figure: a name and its (bytes, cycles/byte) points.
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+    reference: bool,
+}
+
+fn series_of(i: &InstanceEvidence, reference: bool) -> Option<Series> {
+    let points: Vec<(f64, f64)> = i
+        .records
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.status.is_complete() && r.input_bytes > 0)
+        .filter_map(|r| Some((r.input_bytes as f64, r.mean_cycles? / r.input_bytes as f64)))
+        .collect();
+    (!points.is_empty()).then(|| Series {
+        name: if reference {
+            format!("{} (baseline)", i.label)
+        } else {
+            i.label.clone()
+        },
+        points,
+        reference,
+    })
+}
+
+/// Cycles/byte against message length (both axes logarithmic) of `instances` and of the
+/// baseline instances of their widths among `baseline`; None without a complete record.
+pub(crate) fn cycles_per_byte(
+    title: &str,
+    instances: &[InstanceEvidence],
+    baseline: &[InstanceEvidence],
+) -> Result<Option<String>, FigureError> {
+    let mut lines: Vec<Series> = instances
+        .iter()
+        .filter_map(|i| series_of(i, false))
+        .collect();
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let mut widths: Vec<u64> = instances.iter().filter_map(|i| i.digest_bits).collect();
+    widths.sort_unstable();
+    widths.dedup();
+    for bits in widths {
+        let label = crate::baseline::label(bits as u32);
+        if let Some(b) = baseline.iter().find(|b| b.label == label) {
+            lines.extend(series_of(b, true));
+        }
+    }
+    let mut lengths: Vec<f64> = lines
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    lengths.sort_by(f64::total_cmp);
+    lengths.dedup();
+    let all = lines.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in all {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let (y0, y1) = ((y0 * 0.8).max(1e-6), (y1 * 1.25).max(y0 * 2.0));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 18))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(
+                (x0 * 0.8..x1 * 1.25).log_scale().with_key_points(lengths),
+                (y0..y1).log_scale(),
+            )
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("message length (bytes)")
+            .y_desc("cycles per byte")
+            .x_label_formatter(&|v| crate::format::size(v.round() as u64))
+            .y_label_formatter(&|v| axis_number(*v))
+            .draw()
+            .map_err(err)?;
+        for (n, s) in lines.iter().enumerate() {
+            let color = Palette99::pick(n).to_rgba();
+            let style = if s.reference {
+                color.stroke_width(1)
+            } else {
+                color.stroke_width(2)
+            };
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), style).point_size(3))
+                .map_err(err)?
+                .label(s.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// The per-call histogram of one record (cyclescope's addition): the body in 60 bins, with
+/// the samples below and above it named in the caption; None when the record has none.
+pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, FigureError> {
+    let Some(add) = r.cyclescope.as_ref() else {
+        return Ok(None);
+    };
+    let Some(h) = add
+        .histogram_v2_base64
+        .as_deref()
+        .and_then(crate::record::histogram::decode)
+    else {
+        return Ok(None);
+    };
+    let Some(b) = body::bins(&h, 60) else {
+        return Ok(None);
+    };
+    let top = b.counts.iter().copied().fold(0.0, f64::max).max(1.0);
+    let unit = add
+        .per_call_source
+        .map_or("ticks", crate::counter::CycleSource::name);
+    let title = format!(
+        "{} @ {} · per-call {unit} · n {} · {} below, {} above the drawn body",
+        r.label,
+        crate::format::size(r.input_bytes),
+        h.len(),
+        b.below,
+        b.above
+    );
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 15))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(b.lo as f64..(b.hi + 1) as f64, 0.0..top * 1.1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(format!(
+                "cycles per call ({unit}), p{:.1}–p{:.1} and outlier fence",
+                100.0 * body::LOW_QUANTILE,
+                100.0 * body::HIGH_QUANTILE
+            ))
+            .y_desc("calls")
+            .x_label_formatter(&|v| crate::format::int(Some(*v)))
+            .y_label_formatter(&|v| crate::format::int(Some(*v)))
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(b.counts.iter().enumerate().map(|(i, &c)| {
+                Rectangle::new(
+                    [(b.edge(i), 0.0), (b.edge(i + 1), c)],
+                    BLUE.mix(0.7).filled(),
+                )
+            }))
+            .map_err(err)?;
+        if let Some(mean) = r.mean_cycles.filter(|m| b.column(*m).is_some()) {
+            chart
+                .draw_series(LineSeries::new([(mean, 0.0), (mean, top * 1.05)], MAGENTA))
+                .map_err(err)?
+                .label("loop mean")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font((FONT, 13))
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// One figure: its path relative to the candidate page's folder, what it shows, its SVG.
+pub(crate) struct Figure {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) what: String,
+    pub(crate) svg: String,
+}
+
+/// The figures of one candidate page: cycles/byte, then each job's histogram, in the
+/// instances' order and by length.
+pub(crate) fn of_candidate(
+    title: &str,
+    system_id: &str,
+    instances: &[InstanceEvidence],
+    baseline: &[InstanceEvidence],
+) -> Result<Vec<Figure>, FigureError> {
+    let dir = std::path::Path::new("figures");
+    let mut out = Vec::new();
+    if let Some(svg) = cycles_per_byte(title, instances, baseline)? {
+        out.push(Figure {
+            path: dir.join(format!("cpb_{system_id}.svg")),
+            what: "cycles per byte against message length".into(),
+            svg,
+        });
+    }
+    for i in instances {
+        for (_, r) in &i.records {
+            if let Some(svg) = per_call_histogram(r)? {
+                out.push(Figure {
+                    path: dir.join(format!(
+                        "hist_{}_{}_{system_id}.svg",
+                        r.label, r.input_bytes
+                    )),
+                    what: format!("`{}` {} B per-call histogram", r.label, r.input_bytes),
+                    svg,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The lines that link the figures from a page: prose lines (no table row, no heading), so
+/// the page's tables stay the published ones.
+pub(crate) fn links(figures: &[Figure]) -> String {
+    if figures.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nFigures drawn by cyclescope from these records:\n\n");
+    for f in figures {
+        out += &format!("- [{}]({})\n", f.what, f.path.display());
+    }
+    out
+}

@@ -1,0 +1,225 @@
+//! The finished jobs of a headless run as it prints them: the §4 table with the `× pseudoXOF`
+//! column (Markdown, the default), `--json` rows (with `x_pseudoxof` and `reference_job`) and
+//! `--csv`. The ratio comes from `baseline`, the one implementation the pages use too.
+
+use std::path::Path;
+
+use crate::baseline::{self, Baseline, BaselineMeans};
+use crate::campaign::RunRequest;
+use crate::vocabulary::{JobKey, JobSummary};
+
+/// One finished job, as `--json` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    #[serde(flatten)]
+    pub job: JobKey,
+    #[serde(flatten)]
+    pub summary: JobSummary,
+    /// What measured it (counter, clock, CPU), from the record.
+    pub measured_by: String,
+    /// Output bits of the instance (the width its baseline has).
+    pub digest_bits: u32,
+    /// Mean cycles over the baseline's pseudoXOF of the same width, length and counter.
+    pub x_pseudoxof: Option<f64>,
+    /// The candidate `x_pseudoxof` divides by.
+    pub baseline: String,
+    /// True when the run added this job only to have the baseline.
+    pub reference_job: bool,
+}
+
+/// What measured a finished job (counter, clock, CPU), from its record in `run_dir`.
+pub fn measured_by(run_dir: &Path, s: &JobSummary, record: &Path) -> String {
+    let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
+    std::fs::read(run_dir.join(record))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<crate::record::TimingRecord>(&b).ok())
+        .map(|r| {
+            let reference = r.cyclescope.as_ref().is_some_and(|a| a.reference_cycles);
+            crate::report::measured_by(&r.environment, source, reference)
+        })
+        .unwrap_or_else(|| format!("cycles: {source}"))
+}
+
+impl Row {
+    pub(super) fn from(req: &RunRequest, job: &JobKey, s: &JobSummary, record: &Path) -> Self {
+        let measured_by = measured_by(&req.run_dir, s, record);
+        let digest_bits = req
+            .instances
+            .iter()
+            .find(|i| i.candidate == job.candidate && i.label == job.label)
+            .map_or(0, |i| i.digest_bits);
+        Row {
+            job: job.clone(),
+            summary: s.clone(),
+            measured_by,
+            digest_bits,
+            x_pseudoxof: None,
+            baseline: req.baseline.candidate.clone(),
+            reference_job: req.is_reference_job(&job.candidate, &job.label),
+        }
+    }
+}
+
+/// Fills `x_pseudoxof` of every row from the baseline rows among them.
+pub(super) fn with_ratios(rows: &mut [Row], baseline: &Baseline) {
+    let means = BaselineMeans::from_jobs(baseline, rows.iter().map(|r| (&r.job, &r.summary)));
+    for r in rows {
+        r.x_pseudoxof = means.ratio_of(r.digest_bits, &r.job, &r.summary);
+    }
+}
+
+fn sorted(rows: &[Row]) -> Vec<Row> {
+    let mut rows = rows.to_vec();
+    rows.sort_by(|a, b| (&a.job.label, a.job.input_bytes).cmp(&(&b.job.label, b.job.input_bytes)));
+    rows
+}
+
+/// The report's §4 table of the finished jobs plus `× pseudoXOF`, by instance and length, with
+/// the doubts explained, the baseline named and the counter named.
+pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
+    let rows = sorted(rows);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut header: Vec<&str> = crate::report::PERF_HEADER.to_vec();
+    header.push(baseline::COLUMN);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut c = crate::report::perf_cells(&r.job, Some(&r.summary), None).to_vec();
+            if r.reference_job {
+                c[0] += " (reference)";
+            }
+            c.push(baseline::cell(r.x_pseudoxof));
+            c
+        })
+        .collect();
+    let mut out = crate::report::export::markdown(&header, &cells);
+    // Why a figure carries ⚠ (the core's doubt rule), one line each.
+    let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            out += &format!("{note}\n");
+        }
+    }
+    out += &format!("\n{}\n", baseline::divides_by(baseline));
+    if rows.iter().any(|r| r.reference_job) {
+        out += "(reference): a baseline job the run added for the ratio.\n";
+    }
+    out += &format!("\n{}\n", rows[0].measured_by);
+    out
+}
+
+/// The columns of `--csv`.
+const CSV_COLUMNS: [&str; 16] = [
+    "candidate",
+    "instance",
+    "message_bytes",
+    "reference_job",
+    "mean_cycles",
+    "ci95_relative",
+    "cycles_per_byte",
+    "mean_seconds",
+    "mb_per_second",
+    "measurements",
+    "trials",
+    "iterations_per_trial",
+    "x_pseudoxof",
+    "baseline",
+    "cycle_source",
+    "doubts",
+];
+
+/// The rows as CSV, numbers unformatted, in the table's order.
+pub fn csv(rows: &[Row]) -> String {
+    use crate::report::export::number;
+    let cells: Vec<Vec<String>> = sorted(rows)
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            let doubts: Vec<String> = s.doubts.iter().map(|d| d.text()).collect();
+            vec![
+                r.job.candidate.clone(),
+                r.job.label.clone(),
+                r.job.input_bytes.to_string(),
+                r.reference_job.to_string(),
+                number(s.mean_cycles),
+                number(s.ci95_relative),
+                number(s.mean_cycles.map(|c| c / r.job.input_bytes.max(1) as f64)),
+                number(Some(s.mean_seconds)),
+                number(Some(s.throughput_mb_per_second)),
+                s.measurements.to_string(),
+                s.trials.to_string(),
+                s.iterations_per_trial.to_string(),
+                number(r.x_pseudoxof),
+                r.baseline.clone(),
+                s.cycle_source
+                    .map_or("", crate::counter::CycleSource::name)
+                    .to_string(),
+                doubts.join("; "),
+            ]
+        })
+        .collect();
+    crate::report::export::csv(&CSV_COLUMNS, &cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::demo;
+
+    fn row(candidate: &str, label: &str, bits: u32, bytes: u64, cycles: f64) -> Row {
+        Row {
+            job: JobKey {
+                candidate: candidate.into(),
+                label: label.into(),
+                input_bytes: bytes,
+            },
+            summary: demo::summary(cycles, bytes),
+            measured_by: "cycles: perf_event:cpu-cycles:u (core cycles)".into(),
+            digest_bits: bits,
+            x_pseudoxof: None,
+            baseline: "iccs".into(),
+            reference_job: candidate == "iccs",
+        }
+    }
+
+    #[test]
+    fn the_table_ends_with_the_ratio_column_and_csv_holds_the_same_rows() {
+        // Published arm_1 figures: uHash-512 61.6 k over pseudoXOF-512 2810 at 32 B.
+        let mut rows = vec![
+            row("hash-05", "uHash-512", 512, 32, 61_570.0),
+            row("iccs", "pseudoXOF-512", 512, 32, 2810.0),
+            row("hash-05", "uHash-768", 768, 32, 92_500.0),
+        ];
+        with_ratios(&mut rows, &Baseline::default());
+        let table = results_table(&rows, &Baseline::default());
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n | × pseudoXOF |"
+        );
+        assert!(
+            lines[2].starts_with("| `pseudoXOF-512` (reference) | 32 B |")
+                && lines[2].ends_with("| 1.00× |"),
+            "{table}"
+        );
+        assert!(
+            lines[3].starts_with("| `uHash-512` | 32 B |") && lines[3].ends_with("| 21.91× |"),
+            "{table}"
+        );
+        assert!(lines[4].ends_with("| – |"), "no pseudoXOF-768: {table}");
+        assert!(table.contains("from candidate `iccs`"), "{table}");
+
+        let text = csv(&rows);
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), CSV_COLUMNS);
+        let back: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(back.len(), 3);
+        let ratio: f64 = back[1][12].parse().unwrap();
+        assert!((ratio - 61_570.0 / 2810.0).abs() < 1e-9, "{ratio}");
+        assert_eq!((&back[0][1], &back[0][3]), ("pseudoXOF-512", "true"));
+        assert_eq!(&back[2][12], "", "no ratio: an empty cell");
+    }
+}
