@@ -16,6 +16,7 @@ use clap::Args;
 use super::CompareArgs;
 use crate::campaign::{self, InterleaveOutcome, LiveComparison, RequestOverrides, RunRequest};
 use crate::catalog::Instance;
+use crate::cli::select::SourceArgs;
 use crate::cli::{InstanceArgs, arg_value};
 use crate::vocabulary::EngineEvent;
 
@@ -114,13 +115,15 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     let side = |label: &str, profile: &Option<String>, cflags: &Option<String>| {
         InstanceArgs {
             labels: vec![label.to_string()],
-            scan: o.scan.clone(),
-            src: o.src.clone(),
-            id: o.id.clone(),
-            profile: profile.clone(),
-            cflags: cflags.clone(),
-            cc: o.cc.clone(),
-            ..InstanceArgs::default()
+            source: SourceArgs {
+                scan: o.scan.clone(),
+                src: o.src.clone(),
+                id: o.id.clone(),
+                profile: profile.clone(),
+                cflags: cflags.clone(),
+                cc: o.cc.clone(),
+                ..SourceArgs::default()
+            },
         }
         .resolve(config, false)
     };
