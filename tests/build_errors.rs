@@ -201,3 +201,38 @@ fn the_shared_lib_candidate_builds_with_its_config_only() {
         assert_eq!(stdout(&o).trim(), want, "{}", output_text(&o));
     }
 }
+
+#[test]
+fn a_failed_rebuild_leaves_no_earlier_library_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let from = submissions().join("fixhash/Reference_Implementation/FIXH-256");
+    let inst = work.path().join("sub/Reference_Implementation/FIXH-256");
+    std::fs::create_dir_all(&inst).unwrap();
+    for f in [
+        "CryptHash_AlgorithmInstance.h",
+        "CryptHash_AlgorithmInstance.c",
+        "fixh.c",
+        "fixh.h",
+    ] {
+        std::fs::copy(from.join(f), inst.join(f)).unwrap();
+    }
+    let args = ["build", "sub", "--id", "hash-97", "--out", "T", "--no-kat"];
+    let o = cyclescope(work.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", output_text(&o));
+    let lib = work.path().join("T/hash-97/lib/libFIXH-256.so");
+    assert!(lib.is_file());
+
+    std::fs::write(inst.join("fixh.c"), "int fixh(void) { return 0 }\n").unwrap();
+    let o = cyclescope(work.path(), &args);
+    assert_eq!(o.status.code(), Some(1), "{}", output_text(&o));
+    assert!(
+        !lib.exists(),
+        "the library of the earlier build is still there"
+    );
+    let json = build_json(&work.path().join("T"));
+    assert!(
+        json["instances"].get("hash-97/FIXH-256").is_none(),
+        "{json}"
+    );
+    assert!(json["failed"].get("hash-97/FIXH-256").is_some(), "{json}");
+}
