@@ -27,6 +27,7 @@ mod run;
 mod screenshots;
 pub(crate) mod select;
 mod tui_cmd;
+pub(crate) mod tune;
 mod validate;
 mod watch;
 mod worker_cmd;
@@ -79,6 +80,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
+    /// Show (and with --apply, as root, apply) what makes the measurement CPU pass the host
+    /// checks, with every previous value saved for --restore.
+    Tune(tune::TuneArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -98,6 +102,11 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // A host tuning whose owner died (crash, SIGKILL) is put back before anything else runs;
+    // workers are skipped (they start by the hundred, sandboxed, while their parent is alive).
+    if !matches!(cli.command, Some(Command::Worker(_))) {
+        tune::recover_at_start(&crate::host::HostRoot::new("/"));
+    }
     let result = match cli.command {
         None => tui_cmd::run(config.as_deref(), &cli.tui),
         Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),
@@ -110,6 +119,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
+        Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {
