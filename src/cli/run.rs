@@ -152,7 +152,11 @@ fn tune_for(req: &RunRequest) -> anyhow::Result<super::tune::HeldTuning> {
     for line in plan.lines() {
         eprintln!("cyclescope: tune: {line}");
     }
-    super::tune::HeldTuning::apply(&plan)
+    let (held, lines) = super::tune::HeldTuning::apply(&plan)?;
+    for line in lines {
+        eprintln!("cyclescope: {line}");
+    }
+    Ok(held)
 }
 
 /// The run request of these arguments: the one builder, settings first, flags on top.

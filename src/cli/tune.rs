@@ -88,12 +88,15 @@ pub fn run(config: Option<&Path>, args: &TuneArgs) -> anyhow::Result<ExitCode> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&stop).context("installing the signal handlers")?;
-    let held = HeldTuning::apply(&plan)?;
+    let (held, lines) = HeldTuning::apply(&plan)?;
+    for line in lines {
+        eprintln!("cyclescope: {line}");
+    }
     outln!("holding the tuning; SIGINT, SIGTERM or SIGHUP restores it");
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    held.release();
+    outln!("{}", held.release());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -166,35 +169,36 @@ pub(crate) struct HeldTuning {
 }
 
 impl HeldTuning {
-    /// Applies `plan` owned by this process and says what changed on stderr (stdout may be
-    /// a run's JSON).
-    pub(crate) fn apply(plan: &TunePlan) -> anyhow::Result<Self> {
+    /// Applies `plan` owned by this process; also returns what changed, for the caller to
+    /// show (stdout may be a run's JSON, the terminal may be the workbench's).
+    pub(crate) fn apply(plan: &TunePlan) -> anyhow::Result<(Self, Vec<String>)> {
         let owner = Owner::this_process().context("reading this process's start time")?;
         let applied = tune::apply(plan, Some(owner))?;
-        for line in applied_lines(&applied, &plan.root) {
-            eprintln!("cyclescope: {line}");
-        }
-        Ok(HeldTuning {
+        let held = HeldTuning {
             root: Some(plan.root.clone()),
-        })
+        };
+        Ok((held, applied_lines(&applied, &plan.root)))
     }
 
-    pub(crate) fn release(mut self) {
-        self.restore_now();
+    /// Restores now and says what happened.
+    pub(crate) fn release(mut self) -> String {
+        self.restore_now()
     }
 
-    fn restore_now(&mut self) {
-        if let Some(root) = self.root.take() {
-            match tune::restore(&root) {
-                Ok(r) => eprintln!("cyclescope: {}", restored_text(&r)),
-                Err(e) => eprintln!("cyclescope: restoring the host tuning failed: {e}"),
-            }
+    fn restore_now(&mut self) -> String {
+        match self.root.take().map(|root| tune::restore(&root)) {
+            None => String::new(),
+            Some(Ok(r)) => restored_text(&r),
+            Some(Err(e)) => format!("restoring the host tuning failed: {e}"),
         }
     }
 }
 
 impl Drop for HeldTuning {
     fn drop(&mut self) {
-        self.restore_now();
+        let said = self.restore_now();
+        if !said.is_empty() {
+            eprintln!("cyclescope: {said}");
+        }
     }
 }
