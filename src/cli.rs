@@ -26,6 +26,7 @@ mod report;
 mod run;
 mod screenshots;
 pub(crate) mod select;
+mod supercop_cmd;
 mod tui_cmd;
 pub(crate) mod tune;
 mod validate;
@@ -80,6 +81,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only.
     Watch(watch::WatchArgs),
+    /// SUPERCOP's checksumsmall and checksumbig of instances (any ABI), for comparison with
+    /// eBASH's published values (--expect-small/--expect-big: exit 1 on a mismatch).
+    SupercopChecksum(supercop_cmd::SupercopArgs),
     /// Show (and with --apply, as root, apply) what makes the measurement CPU pass the host
     /// checks, with every previous value saved for --restore.
     Tune(tune::TuneArgs),
@@ -120,6 +124,7 @@ pub fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
+        Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {

@@ -24,12 +24,33 @@ pub struct InstanceArgs {
     /// Label of the --lib instance (default: ngcc_meta instance, else the file name).
     #[arg(long, requires = "lib", value_parser = super::arg_value::name)]
     pub label: Option<String>,
-    /// Digest width of the --lib instance (default: ngcc_meta, else the label's number).
+    /// Digest width of the --lib instance (default: ngcc_meta, else the label's number; for
+    /// a SUPERCOP library, its crypto_hash_BYTES × 8).
     #[arg(long, requires = "lib", value_parser = super::arg_value::digest_bits)]
     pub digest_bits: Option<u32>,
+    /// What the --lib library exports: `iccs` (CryptHash) or `supercop` (crypto_hash).
+    #[arg(long, requires = "lib", value_enum, default_value_t = AbiArg::Iccs)]
+    pub abi: AbiArg,
     /// Discover every lib*.so under DIR (an ngcc-harness tree works as is).
     #[arg(long, value_name = "DIR")]
     pub scan: Option<PathBuf>,
+}
+
+/// `--abi` on the command line (the core's [`Abi`](crate::plugin::Abi), as clap values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AbiArg {
+    #[default]
+    Iccs,
+    Supercop,
+}
+
+impl From<AbiArg> for crate::plugin::Abi {
+    fn from(a: AbiArg) -> Self {
+        match a {
+            AbiArg::Iccs => crate::plugin::Abi::Iccs,
+            AbiArg::Supercop => crate::plugin::Abi::Supercop,
+        }
+    }
 }
 
 /// Loads the catalog a command runs on: `--config`, else `./config.toml`, else the embedded one.
@@ -57,14 +78,15 @@ impl InstanceArgs {
         all_by_default: bool,
     ) -> anyhow::Result<(Catalog, Vec<Instance>)> {
         let catalog = if let Some(lib) = &self.lib {
-            let meta = worker_cmd::probe(lib).map_err(anyhow::Error::msg)?;
-            let inst = catalog::adhoc_instance(
+            let meta = worker_cmd::probe_abi(lib, self.abi.into()).map_err(anyhow::Error::msg)?;
+            let mut inst = catalog::adhoc_instance(
                 lib,
                 self.label.as_deref(),
                 self.digest_bits,
                 meta.as_ref(),
             )
             .map_err(anyhow::Error::msg)?;
+            inst.abi = self.abi.into();
             let mut base = load_catalog(config).unwrap_or_else(|_| Catalog {
                 source: None,
                 settings: Default::default(),

@@ -112,7 +112,7 @@ fn tree_line(app: &App, row: TreeRow, width: usize, kat_w: usize) -> Line<'stati
                         Style::new().fg(DIM)
                     },
                 ),
-                Span::raw(format!("{:<label_w$}", fit(&inst.label, label_w))),
+                Span::raw(format!("{:<label_w$}", fit(&shown_label(inst), label_w))),
                 Span::styled(format!("{:>5} ", inst.digest_bits), Style::new().fg(DIM)),
                 Span::raw(pad),
                 kat,
@@ -190,6 +190,15 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         lengths.join(" · ")
     };
     Line::from(Span::styled(fit(&text, width), Style::new().fg(DIM)))
+}
+
+/// The label, and the ABI when it is not the ICCS `CryptHash` (a SUPERCOP `crypto_hash`).
+fn shown_label(inst: &crate::catalog::Instance) -> String {
+    if inst.abi.is_iccs() {
+        inst.label.clone()
+    } else {
+        format!("{} ({})", inst.label, inst.abi.name())
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ fn instance() -> Instance {
         flags: "guide".into(),
         kat_manifest: None,
         kat_name: None,
+        abi: Default::default(),
     }
 }
 

@@ -80,6 +80,9 @@ struct InstanceEntry {
     kat_manifest: Option<String>,
     #[serde(default)]
     kat_name: Option<String>,
+    /// `"iccs"` (default: `CryptHash`) or `"supercop"` (`crypto_hash`).
+    #[serde(default)]
+    abi: crate::plugin::Abi,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +168,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                 kat_manifest: manifest.map(|m| base.join(m)),
                 kat_name: i.kat_name,
                 label: i.label,
+                abi: i.abi,
             });
         }
         candidates.push(Candidate {
