@@ -224,6 +224,17 @@ mod tests {
     }
 
     #[test]
+    fn a_supercop_instance_says_so() {
+        let mut app = demo::fault();
+        app.candidates[0].instances[0].abi = crate::plugin::Abi::Supercop;
+        let label = app.candidates[0].instances[0].label.clone();
+        let text = demo::draw_text(60, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains(&format!("{label} (supercop)")), "{text}");
+    }
+
+    #[test]
     fn the_detail_line_shows_a_kat_failure_and_the_filter() {
         let mut app = demo::fault();
         app.cursor = 2; // pseudohash-512

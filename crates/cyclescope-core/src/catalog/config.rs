@@ -239,6 +239,22 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_may_say_it_exports_supercop_crypto_hash() {
+        let inst = |abi: &str| {
+            format!(
+                "[[candidate]]\nid = \"ebash\"\nalgorithm = \"X\"\n[[candidate.instance]]\n\
+                 label = \"x-256\"\nlibrary = \"libx.so\"\ndigest_bits = 256\n{abi}"
+            )
+        };
+        let c = parse(&inst("abi = \"supercop\"\n")).unwrap();
+        assert_eq!(c.find("x-256").unwrap().abi, crate::plugin::Abi::Supercop);
+        let c = parse(&inst("")).unwrap();
+        assert_eq!(c.find("x-256").unwrap().abi, crate::plugin::Abi::Iccs);
+        let err = parse(&inst("abi = \"nacl\"\n")).unwrap_err().to_string();
+        assert!(err.contains("nacl") && err.contains("supercop"), "{err}");
+    }
+
+    #[test]
     fn unknown_key_names_line_and_column() {
         let err = parse("[settings]\ntrials = 5\ntrial_targt_s = 1.0\n").unwrap_err();
         let msg = err.to_string();
