@@ -29,7 +29,9 @@ mod run;
 mod screenshots;
 pub(crate) mod select;
 mod shell;
+mod supercop_cmd;
 mod tui_cmd;
+pub(crate) mod tune;
 mod validate;
 mod watch;
 mod worker_cmd;
@@ -103,6 +105,12 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Print the manual page (roff; `--out DIR` writes one page per command).
     Man(shell::ManArgs),
+    /// SUPERCOP's checksumsmall and checksumbig of instances (any ABI), for comparison with
+    /// eBASH's published values (--expect-small/--expect-big: exit 1 on a mismatch).
+    SupercopChecksum(supercop_cmd::SupercopArgs),
+    /// Show (and with --apply, as root, apply) what makes the measurement CPU pass the host
+    /// checks, with every previous value saved for --restore.
+    Tune(tune::TuneArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -122,6 +130,11 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // A host tuning whose owner died (crash, SIGKILL) is put back before anything else runs;
+    // workers are skipped (they start by the hundred, sandboxed, while their parent is alive).
+    if !matches!(cli.command, Some(Command::Worker(_))) {
+        tune::recover_at_start(&crate::host::HostRoot::new("/"));
+    }
     let result = match cli.command {
         None => tui_cmd::run(config.as_deref(), &cli.tui),
         Some(Command::Watch(a)) => watch::run(config.as_deref(), &a),
@@ -135,6 +148,8 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
+        Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
+        Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
         Some(Command::Completions(a)) => shell::completions(&a),
         Some(Command::Man(a)) => shell::man(&a),

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod engine_link;
 pub mod event_loop;
 pub mod export;
+pub mod host_tune;
 pub mod keymap;
 pub mod monochrome;
 pub mod panel;

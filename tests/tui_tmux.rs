@@ -525,3 +525,44 @@ fn tuning_from_sources_rebuilds_with_new_flags_and_shows_the_delta() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+#[test]
+fn t_shows_the_tuning_plan_applies_it_and_restores_it() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let tree = cwd.path().join("tree");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(failing_host_root())
+        .arg(&tree)
+        .output()
+        .expect("cp");
+    assert!(copied.status.success(), "{copied:?}");
+    let file = |rel: &str| std::fs::read(tree.join(rel)).unwrap();
+    let irq0 = "proc/irq/0/smp_affinity_list";
+    let before = file(irq0);
+    let args = format!(
+        "--config {}/config.toml --cpu 1 --host-root {}",
+        env!("CARGO_MANIFEST_DIR"),
+        tree.display()
+    );
+    let t = Tmux::start_in("tune", 140, 40, cwd.path(), &script(&args));
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["T"]);
+    t.wait_for("T again applies this");
+    assert_eq!(file(irq0), before, "showing the plan changed the tree");
+    t.send(&["T"]);
+    t.wait_for("T again restores");
+    assert_eq!(file(irq0), b"0,2-3");
+    t.send(&["T"]);
+    t.wait_for("tune: restored 4 setting(s)");
+    assert_eq!(file(irq0), before);
+    // Applied again and left with q: leaving restores.
+    t.send(&["T"]);
+    t.wait_for("T again applies this");
+    t.send(&["T"]);
+    t.wait_for("T again restores");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    assert_eq!(file(irq0), before);
+    assert!(!tree.join("run/cyclescope/tune-restore.json").exists());
+}

@@ -39,6 +39,9 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
     if !root.dir().is_dir() {
         anyhow::bail!("--root {} is not a folder", root.dir().display());
     }
+    if args.root.is_some() {
+        super::tune::recover_at_start(&root);
+    }
     let mut probes = Probes::for_root(&root).context("host probes")?;
     let cpu = match args.cpu {
         Some(cpu) => cpu,

@@ -176,6 +176,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         flags: "guide".into(),
         kat_manifest: None,
         kat_name: None,
+        abi: select.abi.into(),
     }
 }
 

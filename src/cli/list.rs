@@ -27,6 +27,8 @@ struct Row {
     algorithm: String,
     label: String,
     digest_bits: u32,
+    /// `iccs` (CryptHash) or `supercop` (crypto_hash).
+    abi: crate::plugin::Abi,
     variant: String,
     library: String,
     loads: bool,
@@ -44,7 +46,7 @@ pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
     let rows: Vec<Row> = instances
         .iter()
         .map(|i| {
-            let probe = worker_cmd::probe(&i.library).and_then(|meta| match &meta {
+            let probe = worker_cmd::probe_abi(&i.library, i.abi).and_then(|meta| match &meta {
                 Some(m) if m.digest_bits != 0 && m.digest_bits != u64::from(i.digest_bits) => {
                     Err(format!(
                         "ngcc_meta says digest_bits = {}, the catalog says {}",
@@ -58,6 +60,7 @@ pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
                 algorithm: i.algorithm.clone(),
                 label: i.label.clone(),
                 digest_bits: i.digest_bits,
+                abi: i.abi,
                 variant: i.variant.clone(),
                 library: display_path(&i.library),
                 loads: probe.is_ok(),
@@ -88,10 +91,11 @@ fn print_table(rows: &[Row]) {
         .unwrap_or(9)
         .max(9);
     outln!(
-        "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  library",
+        "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<28}  library",
         "candidate",
         "label",
         "bits",
+        "abi",
         "loads",
         "ngcc_meta"
     );
@@ -104,10 +108,11 @@ fn print_table(rows: &[Row]) {
         };
         let loads = if r.loads { "yes" } else { "NO" };
         outln!(
-            "{:<c$}  {:<w$}  {:>5}  {:<6}  {:<28}  {}",
+            "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<28}  {}",
             r.candidate,
             r.label,
             r.digest_bits,
+            r.abi.name(),
             loads,
             meta,
             r.library

@@ -84,6 +84,10 @@ pub struct RunArgs {
     /// Kill any worker after S seconds, whatever the plan allows (tests).
     #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap)]
     pub timeout_cap: Option<f64>,
+    /// Apply `cyclescope tune`'s plan for the measurement CPU before measuring (root only) and
+    /// restore it when the run ends, however it ends.
+    #[arg(long)]
+    pub tune: bool,
     /// Read sysfs/procfs below DIR for the host check (fixture trees).
     #[arg(long, hide = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
@@ -91,6 +95,12 @@ pub struct RunArgs {
 
 pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let req = build_request(config, args)?;
+    // Restored when this value drops: at the end of the run, on an error, after a signal.
+    let _tuning = if args.tune {
+        Some(tune_for(&req)?)
+    } else {
+        None
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     // Ctrl-C or a `kill` stops the workers, writes the cancelled state, and leaves a run that
     // `--resume` continues.
@@ -141,6 +151,23 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         },
     )
+}
+
+/// Applies the tuning plan for the run's CPU on its host root, owned by this process.
+fn tune_for(req: &RunRequest) -> anyhow::Result<super::tune::HeldTuning> {
+    let root = crate::host::HostRoot::new(req.host_root.clone());
+    if !root.is_system() {
+        super::tune::recover_at_start(&root);
+    }
+    let plan = crate::tune::plan(&root, req.cpu, std::process::id())?;
+    for line in plan.lines() {
+        eprintln!("cyclescope: tune: {line}");
+    }
+    let (held, lines) = super::tune::HeldTuning::apply(&plan)?;
+    for line in lines {
+        eprintln!("cyclescope: {line}");
+    }
+    Ok(held)
 }
 
 /// The run request of these arguments: the one builder, settings first, flags on top.

@@ -23,9 +23,13 @@ pub struct SourceArgs {
     /// Label of the --lib instance (default: ngcc_meta instance, else the file name).
     #[arg(long, requires = "lib", value_parser = super::arg_value::name)]
     pub label: Option<String>,
-    /// Digest width of the --lib instance (default: ngcc_meta, else the label's number).
+    /// Digest width of the --lib instance (default: ngcc_meta, else the label's number; for
+    /// a SUPERCOP library, its crypto_hash_BYTES × 8).
     #[arg(long, requires = "lib", value_parser = super::arg_value::digest_bits)]
     pub digest_bits: Option<u32>,
+    /// What the --lib library exports: `iccs` (CryptHash) or `supercop` (crypto_hash).
+    #[arg(long, requires = "lib", value_enum, default_value_t = AbiArg::Iccs)]
+    pub abi: AbiArg,
     /// Discover every lib*.so under DIR (an ngcc-harness tree works as is).
     #[arg(long, value_name = "DIR")]
     pub scan: Option<PathBuf>,
@@ -54,6 +58,23 @@ pub struct SourceArgs {
     /// Leave the bundled ICCS baselines out of the catalog (as `bundled_baselines = false`).
     #[arg(long)]
     pub no_baselines: bool,
+}
+
+/// `--abi` on the command line (the core's [`Abi`](crate::plugin::Abi), as clap values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AbiArg {
+    #[default]
+    Iccs,
+    Supercop,
+}
+
+impl From<AbiArg> for crate::plugin::Abi {
+    fn from(a: AbiArg) -> Self {
+        match a {
+            AbiArg::Iccs => crate::plugin::Abi::Iccs,
+            AbiArg::Supercop => crate::plugin::Abi::Supercop,
+        }
+    }
 }
 
 /// The config file a command reads: `--config`, else `./config.toml` when it exists, else none
@@ -104,14 +125,15 @@ impl SourceArgs {
     /// with the bundled baselines beside them.
     pub fn catalog(&self, config: Option<&Path>) -> anyhow::Result<(Catalog, Vec<String>)> {
         let (mut catalog, on_clash) = if let Some(lib) = &self.lib {
-            let meta = worker_cmd::probe(lib).map_err(anyhow::Error::msg)?;
-            let inst = catalog::adhoc_instance(
+            let meta = worker_cmd::probe_abi(lib, self.abi.into()).map_err(anyhow::Error::msg)?;
+            let mut inst = catalog::adhoc_instance(
                 lib,
                 self.label.as_deref(),
                 self.digest_bits,
                 meta.as_ref(),
             )
             .map_err(anyhow::Error::msg)?;
+            inst.abi = self.abi.into();
             let mut base = load_own(config).unwrap_or_else(|_| Catalog {
                 source: None,
                 settings: Default::default(),

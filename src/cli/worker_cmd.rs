@@ -9,10 +9,11 @@ use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Instance;
+use crate::cli::select::AbiArg;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
 use crate::measure::trial_args::worker_main;
-use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::sandbox::SandboxState;
 use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand, child};
 
@@ -31,7 +32,11 @@ pub struct WorkerArgs {
 #[derive(Debug, Subcommand)]
 enum Job {
     /// Load a library and report its ngcc_meta.
-    Probe { lib: PathBuf },
+    Probe {
+        lib: PathBuf,
+        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
+        abi: AbiArg,
+    },
     /// Measure: warm-ups, then timed trials of ITERS calls and per-call samples. The
     /// arguments (`LIB --digest-bits N --bytes L --iters I --warmups W …`) are read by the
     /// same codec as the `cyclescope-worker` companion's.
@@ -48,6 +53,16 @@ enum Job {
         bits: u64,
         #[arg(long)]
         file: PathBuf,
+        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
+        abi: AbiArg,
+    },
+    /// SUPERCOP's checksumsmall and checksumbig of a library (see `supercop`).
+    SupercopChecksum {
+        lib: PathBuf,
+        #[arg(long)]
+        digest_bits: u32,
+        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
+        abi: AbiArg,
     },
     /// Set up like any worker (limits, sandbox) and report what the sandbox enforces.
     Sandbox,
@@ -65,6 +80,8 @@ enum Job {
         files: Vec<KatFile>,
         #[arg(long)]
         out_dir: PathBuf,
+        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
+        abi: AbiArg,
     },
 }
 
@@ -89,6 +106,10 @@ enum Reply {
     Sandbox {
         state: SandboxState,
     },
+    Checksums {
+        small: String,
+        big: String,
+    },
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
@@ -111,6 +132,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             kat_name,
             files,
             out_dir,
+            abi,
         } => {
             let spec = JobSpec {
                 library: lib,
@@ -119,11 +141,12 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                 kat_name,
                 files,
                 out_dir,
+                abi: abi.into(),
             };
             kat_job::run(&spec, &mut |m| ch.send(m));
             return Ok(ExitCode::SUCCESS);
         }
-        Job::Probe { lib } => match HashLibrary::open(&lib) {
+        Job::Probe { lib, abi } => match HashLibrary::open_abi(&lib, abi.into()) {
             Ok(l) => Reply::Meta {
                 meta: l.meta().cloned(),
             },
@@ -136,7 +159,22 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             digest_bits,
             bits,
             file,
-        } => hash_in_worker(&lib, digest_bits, bits, &file),
+            abi,
+        } => hash_in_worker(&lib, abi.into(), digest_bits, bits, &file),
+        Job::SupercopChecksum {
+            lib,
+            digest_bits,
+            abi,
+        } => match HashLibrary::open_abi(&lib, abi.into())
+            .map_err(|e| e.to_string())
+            .and_then(|l| crate::supercop::checksums(&l, digest_bits).map_err(|e| e.to_string()))
+        {
+            Ok(c) => Reply::Checksums {
+                small: c.small,
+                big: c.big,
+            },
+            Err(message) => Reply::Error { message },
+        },
         // The state of the sandbox this very process entered above.
         Job::Sandbox => match crate::worker::sandbox::installed() {
             Some(state) => Reply::Sandbox { state },
@@ -150,8 +188,10 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn hash_in_worker(lib: &Path, digest_bits: u32, bits: u64, file: &Path) -> Reply {
-    let l = match HashLibrary::open(lib).and_then(|l| l.check_digest_bits(digest_bits).map(|_| l)) {
+fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path) -> Reply {
+    let l = match HashLibrary::open_abi(lib, abi)
+        .and_then(|l| l.check_digest_bits(digest_bits).map(|_| l))
+    {
         Ok(l) => l,
         Err(e) => {
             return Reply::Error {
@@ -231,18 +271,37 @@ fn tail_suffix(tail: &str) -> String {
     }
 }
 
-/// Loads `lib` in a worker and returns its metadata (None when it exports none).
+/// Loads ICCS library `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
-    match one_shot(
-        lib,
-        vec!["probe".into(), lib.display().to_string()],
-        PROBE_TIMEOUT,
-    )? {
+    probe_abi(lib, Abi::Iccs)
+}
+
+/// As [`probe`], resolving the entry point of `abi`.
+pub fn probe_abi(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
+    let args = vec![
+        "probe".into(),
+        lib.display().to_string(),
+        format!("--abi={}", abi.name()),
+    ];
+    match one_shot(lib, args, PROBE_TIMEOUT)? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
-        Reply::Digest { .. } | Reply::Sandbox { .. } => {
-            Err("unexpected reply from the worker".into())
-        }
+        _ => Err("unexpected reply from the worker".into()),
+    }
+}
+
+/// SUPERCOP's checksumsmall and checksumbig of `inst`, computed in a worker.
+pub fn supercop_checksums(inst: &Instance) -> Result<(String, String), String> {
+    let args = vec![
+        "supercop-checksum".into(),
+        inst.library.display().to_string(),
+        format!("--digest-bits={}", inst.digest_bits),
+        format!("--abi={}", inst.abi.name()),
+    ];
+    match one_shot(&inst.library, args, HASH_TIMEOUT)? {
+        Reply::Checksums { small, big } => Ok((small, big)),
+        Reply::Error { message } => Err(message),
+        _ => Err("unexpected reply from the worker".into()),
     }
 }
 
@@ -270,6 +329,7 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
             bits.to_string(),
             "--file".into(),
             file.path().display().to_string(),
+            format!("--abi={}", inst.abi.name()),
         ],
         HASH_TIMEOUT,
     )?;
@@ -281,8 +341,6 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Stri
         Reply::Digest { rc, .. } if rc != 0 => Err(format!("CryptHash returned {rc}")),
         Reply::Digest { hex, .. } => hex::decode(hex).map_err(|e| e.to_string()),
         Reply::Error { message } => Err(message),
-        Reply::Meta { .. } | Reply::Sandbox { .. } => {
-            Err("unexpected reply from the worker".into())
-        }
+        _ => Err("unexpected reply from the worker".into()),
     }
 }

@@ -38,6 +38,8 @@ pub enum Action {
     Cancel,
     /// Run the host checks again.
     RecheckHost,
+    /// Host tuning: show the plan; again: apply it (root); again: restore.
+    Tune,
     /// Show the previous / next job's histogram.
     HistPrev,
     HistNext,
@@ -85,6 +87,7 @@ impl Action {
                 | Action::StartAnyway
                 | Action::Cancel
                 | Action::RecheckHost
+                | Action::Tune
                 | Action::CpuPrev
                 | Action::CpuNext
                 | Action::RunKats
@@ -101,6 +104,10 @@ pub enum Effect {
     Start(super::app::RunSpec),
     Cancel,
     RecheckHost {
+        cpu: usize,
+    },
+    /// The next step of host tuning for this CPU (plan, apply, restore).
+    Tune {
         cpu: usize,
     },
     /// Run the KATs of these instances, nothing measured.

@@ -121,12 +121,14 @@ pub fn run(opts: Options) -> io::Result<String> {
     {
         perform(&mut app, &mut link, e);
     }
+    let host_root =
+        crate::host::HostRoot::new(opts.host_root.clone().unwrap_or_else(|| "/".into()));
+    // Dropped after the terminal is given back: a tuning still held is restored then.
+    let mut tuning = super::host_tune::HostTuning::Idle;
 
     let stop = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&stop)?;
     let clock = Instant::now();
-    let host_root =
-        crate::host::HostRoot::new(opts.host_root.clone().unwrap_or_else(|| "/".into()));
     let mut load_read = Instant::now();
     let (guard, mut terminal) = TerminalGuard::enter()?;
     let mut last_draw: Option<Instant> = None;
@@ -188,6 +190,14 @@ pub fn run(opts: Options) -> io::Result<String> {
         };
         match effect {
             Some(Effect::Quit) => break,
+            Some(Effect::Tune { cpu }) => {
+                if tuning.step(&mut app, &host_root, cpu)
+                    && let Some(e) = app.act(super::action::Action::RecheckHost)
+                {
+                    perform(&mut app, &mut link, e);
+                }
+                app.dirty = true;
+            }
             Some(e) => perform(&mut app, &mut link, e),
             None => {}
         }
@@ -197,6 +207,7 @@ pub fn run(opts: Options) -> io::Result<String> {
     }
     drop(terminal);
     drop(guard);
+    drop(tuning);
     Ok(super::panel::results::leaving_text(&app))
 }
 
@@ -274,6 +285,8 @@ fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
             }
         }
         Effect::Cancel => link.cancel(),
+        // Stepped in the loop, which holds the tuning; it never arrives here.
+        Effect::Tune { .. } => {}
         Effect::RecheckHost { cpu } => {
             link.keep_off(cpu);
             link.check_host(cpu);

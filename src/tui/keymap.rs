@@ -253,6 +253,12 @@ pub const BINDINGS: &[Binding] = &[
         Some("recheck"),
     ),
     bind(
+        &[Char('T')],
+        Action::Tune,
+        "host tuning: show the plan, T again applies (root), T restores",
+        None,
+    ),
+    bind(
         &[Char('<'), Char('>')],
         Action::CpuPrev,
         "measurement CPU: previous / next",

@@ -46,6 +46,9 @@ pub struct Instance {
     pub kat_manifest: Option<PathBuf>,
     /// The ALGORITHM_INSTANCE spelling in KAT file names, when it differs from the label.
     pub kat_name: Option<String>,
+    /// The library's calling convention (ICCS `CryptHash` unless the catalog says otherwise).
+    #[serde(default, skip_serializing_if = "crate::plugin::Abi::is_iccs")]
+    pub abi: crate::plugin::Abi,
 }
 
 impl Instance {

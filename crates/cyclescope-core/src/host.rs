@@ -10,7 +10,7 @@ mod advisory;
 mod check;
 mod environment;
 mod fixture;
-mod harness;
+pub(crate) mod harness;
 mod probes;
 mod report;
 mod root;

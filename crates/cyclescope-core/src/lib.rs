@@ -19,6 +19,8 @@ pub mod name;
 pub mod plugin;
 pub mod record;
 pub mod report;
+pub mod supercop;
+pub mod tune;
 pub mod vocabulary;
 pub mod worker;
 

@@ -1,16 +1,22 @@
 //! Loading candidate libraries: the only place that calls into foreign code (besides the cycle
 //! counters). It checks a file before `dlopen` (exists, ELF, this machine's architecture),
-//! resolves the ICCS `CryptHash` symbol, reads and validates the optional `ngcc_meta` block, and
-//! hands out calls that keep the library loaded. It must never be used inside the TUI or CLI
-//! process for anything but metadata: candidate code runs in worker processes.
+//! resolves the entry point of its ABI (ICCS `CryptHash` or SUPERCOP `crypto_hash`), reads and
+//! validates the optional `ngcc_meta` block, and hands out calls that keep the library loaded.
+//! It must never be used inside the TUI or CLI process for anything but metadata: candidate
+//! code runs in worker processes.
 
+mod abi;
 mod elf;
 mod guarded;
+mod prepared;
 
+pub use abi::{Abi, SUPERCOP_PARTIAL_BYTE};
 pub use elf::{ElfCheck, check_elf, elf_load_bytes};
 pub use guarded::GuardedBuffer;
+pub(crate) use prepared::PreparedCall;
 
-use std::ffi::{c_int, c_ulonglong};
+use abi::{CryptHashFn, HashFn, SupercopHashFn};
+use std::ffi::c_int;
 use std::path::{Path, PathBuf};
 
 use crate::name::SafeName;
@@ -18,8 +24,6 @@ use iccs_sm3::meta::{
     NGCC_LINK_ABI, NGCC_META_MAGIC, NGCC_TYPE_HASH, NgccMetaCommon, NgccMetaHash, field_str,
 };
 
-/// `int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest)`.
-type CryptHashFn = unsafe extern "C" fn(c_int, *const u8, c_ulonglong, *mut u8) -> c_int;
 type MetaFn = unsafe extern "C" fn() -> *const NgccMetaCommon;
 type BuildFlagsFn = unsafe extern "C" fn() -> *const std::ffi::c_char;
 
@@ -47,8 +51,12 @@ pub enum PluginError {
     },
     #[error("library {path} cannot be loaded: {detail}")]
     Dlopen { path: PathBuf, detail: String },
-    #[error("library {path} has no symbol CryptHash (is it built with the ICCS API?)")]
+    #[error(
+        "library {path} has no symbol CryptHash (is it built with the ICCS API? a SUPERCOP crypto_hash library needs --abi supercop)"
+    )]
     MissingSymbol { path: PathBuf },
+    #[error("library {path} has no symbol crypto_hash (the SUPERCOP ABI was asked for)")]
+    MissingSupercopSymbol { path: PathBuf },
     #[error("library {path} exports ngcc_meta but it is invalid: {detail}")]
     BadMetadata { path: PathBuf, detail: String },
     #[error(
@@ -80,7 +88,7 @@ pub struct NgccMeta {
 /// A loaded candidate library.
 pub struct HashLibrary {
     path: PathBuf,
-    crypt_hash: CryptHashFn,
+    entry: HashFn,
     meta: Option<NgccMeta>,
     // Declared last so it is dropped after everything that came from it.
     _library: libloading::Library,
@@ -96,8 +104,13 @@ impl std::fmt::Debug for HashLibrary {
 }
 
 impl HashLibrary {
-    /// Checks and loads `path` (`RTLD_NOW | RTLD_LOCAL`, as the harness does).
+    /// Checks and loads an ICCS library `path` (`RTLD_NOW | RTLD_LOCAL`, as the harness does).
     pub fn open(path: &Path) -> Result<Self, PluginError> {
+        Self::open_abi(path, Abi::Iccs)
+    }
+
+    /// Checks and loads `path`, resolving the entry point of `abi`.
+    pub fn open_abi(path: &Path, abi: Abi) -> Result<Self, PluginError> {
         check_elf(path)?;
         let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
         // SAFETY: loading a library runs its initialisers, which is foreign code we cannot
@@ -112,18 +125,26 @@ impl HashLibrary {
                 }
             })?;
         let library = libloading::Library::from(os_lib);
-        // SAFETY: the symbol is declared by the ICCS API with exactly this C signature; the
-        // copied function pointer is only used while `library` (stored in the same struct and
-        // dropped last) keeps the code mapped.
-        let crypt_hash: CryptHashFn = unsafe { library.get::<CryptHashFn>(b"CryptHash\0") }
-            .map(|s| *s)
-            .map_err(|_| PluginError::MissingSymbol {
-                path: path.to_path_buf(),
-            })?;
+        let entry = match abi {
+            // SAFETY: the symbol is declared by the ICCS API with exactly this C signature;
+            // the copied function pointer is only used while `library` (stored in the same
+            // struct and dropped last) keeps the code mapped.
+            Abi::Iccs => unsafe { library.get::<CryptHashFn>(abi.symbol()) }
+                .map(|s| HashFn::Iccs(*s))
+                .map_err(|_| PluginError::MissingSymbol {
+                    path: path.to_path_buf(),
+                })?,
+            // SAFETY: as above, for SUPERCOP's `crypto_hash(out, in, inlen)` signature.
+            Abi::Supercop => unsafe { library.get::<SupercopHashFn>(abi.symbol()) }
+                .map(|s| HashFn::Supercop(*s))
+                .map_err(|_| PluginError::MissingSupercopSymbol {
+                    path: path.to_path_buf(),
+                })?,
+        };
         let meta = read_meta(&library, path)?;
         Ok(Self {
             path: path.to_path_buf(),
-            crypt_hash,
+            entry,
             meta,
             _library: library,
         })
@@ -135,6 +156,13 @@ impl HashLibrary {
 
     pub fn meta(&self) -> Option<&NgccMeta> {
         self.meta.as_ref()
+    }
+
+    pub fn abi(&self) -> Abi {
+        match self.entry {
+            HashFn::Iccs(_) => Abi::Iccs,
+            HashFn::Supercop(_) => Abi::Supercop,
+        }
     }
 
     /// Checks that the catalog's width agrees with the library's own (when it states one).
@@ -151,8 +179,10 @@ impl HashLibrary {
         }
     }
 
-    /// Calls `CryptHash(digest_bits, msg, msg_bits, digest)` on guarded buffers. The guards
-    /// let the caller detect writes outside either buffer afterwards.
+    /// Calls `CryptHash(digest_bits, msg, msg_bits, digest)` on guarded buffers — or, for a
+    /// SUPERCOP library, `crypto_hash(digest, msg, msg_bits / 8)` (a length that ends mid-byte
+    /// returns [`SUPERCOP_PARTIAL_BYTE`] without a call). The guards let the caller detect
+    /// writes outside either buffer afterwards.
     ///
     /// # Panics
     /// If `msg_bits` exceeds the message buffer or the digest buffer is too small for
@@ -174,70 +204,40 @@ impl HashLibrary {
             "digest buffer shorter than digest_bits"
         );
         let bits = c_int::try_from(digest_bits).unwrap_or(c_int::MAX);
-        // SAFETY: both pointers point at live buffers of at least the lengths the ICCS API
-        // lets the callee touch (checked above), framed by guard bytes that belong to the same
-        // allocations; the function pointer is valid while `self` holds the library. What the
-        // candidate does beyond its contract is what the worker process is there to contain.
-        unsafe { (self.crypt_hash)(bits, msg.as_ptr(), msg_bits, digest.as_mut_ptr()) }
-    }
-}
-
-/// A `CryptHash` call with its arguments checked once, for loops that call it many times: the
-/// timed loop then contains nothing but the indirect call.
-pub(crate) struct PreparedCall<'a> {
-    f: CryptHashFn,
-    digest_bits: c_int,
-    msg: &'a GuardedBuffer,
-    msg_bits: u64,
-    digest: &'a mut GuardedBuffer,
-}
-
-impl HashLibrary {
-    /// Checks the arguments like [`HashLibrary::crypt_hash`] and binds them for repeated calls.
-    pub(crate) fn prepare<'a>(
-        &'a self,
-        digest_bits: u32,
-        msg: &'a GuardedBuffer,
-        msg_bits: u64,
-        digest: &'a mut GuardedBuffer,
-    ) -> PreparedCall<'a> {
-        assert!(
-            msg_bits.div_ceil(8) <= msg.len() as u64,
-            "message shorter than msg_bits"
-        );
-        assert!(
-            (digest_bits as usize).div_ceil(8) <= digest.len(),
-            "digest buffer shorter than digest_bits"
-        );
-        PreparedCall {
-            f: self.crypt_hash,
-            digest_bits: c_int::try_from(digest_bits).unwrap_or(c_int::MAX),
-            msg,
-            msg_bits,
-            digest,
-        }
-    }
-}
-
-impl PreparedCall<'_> {
-    #[inline(always)]
-    pub(crate) fn call(&mut self) -> i32 {
-        // SAFETY: as in `HashLibrary::crypt_hash`: the lengths were checked in `prepare`, the
-        // buffers are borrowed for the lifetime of this value, and so is the library that
-        // keeps the function mapped.
-        unsafe {
-            (self.f)(
-                self.digest_bits,
-                self.msg.as_ptr(),
-                self.msg_bits,
-                self.digest.as_mut_ptr(),
-            )
+        match self.entry {
+            // SAFETY: both pointers point at live buffers of at least the lengths the ICCS API
+            // lets the callee touch (checked above), framed by guard bytes that belong to the
+            // same allocations; the function pointer is valid while `self` holds the library.
+            // What the candidate does beyond its contract is what the worker process is there
+            // to contain.
+            HashFn::Iccs(f) => unsafe { f(bits, msg.as_ptr(), msg_bits, digest.as_mut_ptr()) },
+            HashFn::Supercop(_) if !msg_bits.is_multiple_of(8) => SUPERCOP_PARTIAL_BYTE,
+            // SAFETY: as above; SUPERCOP's callee reads `msg_bits / 8` bytes and writes its
+            // fixed digest, which the caller sized from the catalog's width.
+            HashFn::Supercop(f) => unsafe { f(digest.as_mut_ptr(), msg.as_ptr(), msg_bits / 8) },
         }
     }
 
-    /// True when neither buffer's guards were touched.
-    pub fn guards_intact(&self) -> bool {
-        self.msg.guards_intact() && self.digest.guards_intact()
+    /// `crypto_hash(buf, buf, mlen)` (SUPERCOP) or `CryptHash(bits, buf, 8·mlen, buf)` (ICCS):
+    /// the digest written over its own message, as SUPERCOP's overlap test asks.
+    ///
+    /// # Panics
+    /// If the buffer is shorter than the message or the digest (a caller bug).
+    pub fn hash_in_place(&self, digest_bits: u32, buf: &mut GuardedBuffer, mlen: usize) -> i32 {
+        assert!(
+            mlen <= buf.len() && (digest_bits as usize).div_ceil(8) <= buf.len(),
+            "buffer shorter than the message or the digest"
+        );
+        let bits = c_int::try_from(digest_bits).unwrap_or(c_int::MAX);
+        let p = buf.as_mut_ptr();
+        match self.entry {
+            // SAFETY: `p` points at a live buffer at least as long as the message and the
+            // digest (checked above), inside its guards; reading and writing the same bytes is
+            // what this call tests, and the library stays mapped while `self` lives.
+            HashFn::Iccs(f) => unsafe { f(bits, p, 8 * mlen as u64, p) },
+            // SAFETY: as above.
+            HashFn::Supercop(f) => unsafe { f(p, p, mlen as u64) },
+        }
     }
 }
 

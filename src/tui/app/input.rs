@@ -243,6 +243,13 @@ impl App {
                 }
             }
             Action::RecheckHost => return self.recheck_host(),
+            Action::Tune => {
+                if self.is_running() {
+                    self.push_log(LogLevel::Info, "host tuning waits until the run ends");
+                } else {
+                    return Some(Effect::Tune { cpu: self.cpu });
+                }
+            }
             Action::HistPrev | Action::HistNext => self.step_histogram(action == Action::HistNext),
             Action::HistLive => self.hist_view = HistView::Live,
             Action::CpuPrev | Action::CpuNext => {

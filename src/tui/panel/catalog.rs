@@ -128,8 +128,8 @@ fn row_label(app: &App, inst: &crate::catalog::Instance) -> String {
         .as_ref()
         .and_then(|s| s.profile_text(&inst.label))
     {
-        Some(p) => format!("{} {p}", inst.label),
-        None => inst.label.clone(),
+        Some(p) => format!("{} {p}", shown_label(inst)),
+        None => shown_label(inst),
     }
 }
 
@@ -210,6 +210,15 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
     Line::from(Span::styled(fit(&text, width), Style::new().fg(DIM)))
 }
 
+/// The label, and the ABI when it is not the ICCS `CryptHash` (a SUPERCOP `crypto_hash`).
+fn shown_label(inst: &crate::catalog::Instance) -> String {
+    if inst.abi.is_iccs() {
+        inst.label.clone()
+    } else {
+        format!("{} ({})", inst.label, inst.abi.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +239,17 @@ mod tests {
         // 14 rows of tree in 13: the border says how many are hidden below.
         assert!(text.contains(" ↓1 ┛"), "{text}");
         assert!(text.contains("32 B · 1 KiB"), "{text}");
+    }
+
+    #[test]
+    fn a_supercop_instance_says_so() {
+        let mut app = demo::fault();
+        app.candidates[0].instances[0].abi = crate::plugin::Abi::Supercop;
+        let label = app.candidates[0].instances[0].label.clone();
+        let text = demo::draw_text(60, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains(&format!("{label} (supercop)")), "{text}");
     }
 
     #[test]

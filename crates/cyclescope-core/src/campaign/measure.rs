@@ -65,6 +65,7 @@ impl Layout {
                 warmups: p.warmups,
                 trials: per_process,
                 sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
+                abi: j.inst.abi,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),

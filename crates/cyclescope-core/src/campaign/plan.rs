@@ -123,6 +123,7 @@ impl Run<'_> {
             warmups: 0,
             trials: 1,
             sample_calls: 0,
+            abi: inst.abi,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self.runner.trial(inst, &spec, timeout, &mut |_, _| {});

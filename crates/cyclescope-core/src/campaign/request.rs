@@ -252,6 +252,7 @@ mod tests {
             flags: "guide".into(),
             kat_manifest: None,
             kat_name: None,
+            abi: Default::default(),
         }
     }
 

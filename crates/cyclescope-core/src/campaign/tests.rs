@@ -32,6 +32,7 @@ fn instance() -> Instance {
         flags: "guide".into(),
         kat_manifest: None,
         kat_name: None,
+        abi: Default::default(),
     }
 }
 

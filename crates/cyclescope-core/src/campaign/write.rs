@@ -150,6 +150,7 @@ fn base_additions(
         trial_spread: None,
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
+        abi: inst.abi,
         measurement_cpu: req.cpu,
         worker: crate::worker::measurement_exe(&req.worker_exe)
             .file_name()

@@ -96,6 +96,9 @@ struct InstanceEntry {
     kat_manifest: Option<String>,
     #[serde(default)]
     kat_name: Option<String>,
+    /// `"iccs"` (default: `CryptHash`) or `"supercop"` (`crypto_hash`).
+    #[serde(default)]
+    abi: crate::plugin::Abi,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +190,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                 kat_manifest,
                 kat_name: i.kat_name,
                 label: i.label,
+                abi: i.abi,
             });
         }
         candidates.push(Candidate {
@@ -255,6 +259,22 @@ mod tests {
             ("reference", "guide")
         );
         assert_eq!(c.settings, Settings::default());
+    }
+
+    #[test]
+    fn an_instance_may_say_it_exports_supercop_crypto_hash() {
+        let inst = |abi: &str| {
+            format!(
+                "[[candidate]]\nid = \"ebash\"\nalgorithm = \"X\"\n[[candidate.instance]]\n\
+                 label = \"x-256\"\nlibrary = \"libx.so\"\ndigest_bits = 256\n{abi}"
+            )
+        };
+        let c = parse(&inst("abi = \"supercop\"\n")).unwrap();
+        assert_eq!(c.find("x-256").unwrap().abi, crate::plugin::Abi::Supercop);
+        let c = parse(&inst("")).unwrap();
+        assert_eq!(c.find("x-256").unwrap().abi, crate::plugin::Abi::Iccs);
+        let err = parse(&inst("abi = \"nacl\"\n")).unwrap_err().to_string();
+        assert!(err.contains("nacl") && err.contains("supercop"), "{err}");
     }
 
     #[test]

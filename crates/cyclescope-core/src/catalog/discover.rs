@@ -61,6 +61,7 @@ pub fn adhoc_instance(
         kat_name: meta
             .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
             .map(|m| m.instance.clone()),
+        abi: crate::plugin::Abi::Iccs,
     };
     // Whatever the source of the names (--label, ngcc_meta, the file name), they become file
     // names: refuse the instance rather than write outside the run directory.

@@ -83,7 +83,7 @@ pub(crate) fn cycle_counter(
 
 /// Boost files of the cpufreq policies that govern `cpu` (`policy*/related_cpus` contains it),
 /// or `cpuN/cpufreq/boost` when no policy folder says.
-fn policy_boosts(root: &HostRoot, cpu: usize) -> Vec<(String, String)> {
+pub(crate) fn policy_boosts(root: &HostRoot, cpu: usize) -> Vec<(String, String)> {
     let base = format!("{CPU}/cpufreq");
     let mut found: Vec<(String, String)> = root
         .entries(&base)

@@ -29,7 +29,7 @@ impl HostRoot {
     }
 
     /// True for `/` itself: only then are live probes (perf_event_open, the clock) meaningful.
-    pub(crate) fn is_system(&self) -> bool {
+    pub fn is_system(&self) -> bool {
         self.dir == Path::new("/")
     }
 

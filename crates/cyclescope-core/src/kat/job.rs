@@ -29,6 +29,7 @@ pub struct JobSpec {
     pub files: Vec<KatFile>,
     /// Folder the KAT text is written to (exists).
     pub out_dir: PathBuf,
+    pub abi: crate::plugin::Abi,
 }
 
 impl JobSpec {
@@ -50,6 +51,9 @@ impl JobSpec {
         ];
         if let Some(n) = &self.kat_name {
             args.push(format!("--kat-name={n}"));
+        }
+        if !self.abi.is_iccs() {
+            args.push(format!("--abi={}", self.abi.name()));
         }
         args.extend(["--".to_string(), self.library.display().to_string()]);
         args
@@ -110,7 +114,7 @@ pub(crate) fn kat_name(explicit: Option<&str>, meta: Option<&NgccMeta>, label: &
 
 /// Runs the job, handing every message to `send`.
 pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
-    let lib = match HashLibrary::open(&spec.library)
+    let lib = match HashLibrary::open_abi(&spec.library, spec.abi)
         .and_then(|l| l.check_digest_bits(spec.digest_bits).map(|()| l))
     {
         Ok(l) if spec.digest_bits == 0 => {
@@ -258,6 +262,7 @@ mod tests {
             kat_name: None,
             files: vec![KatFile::Kat2_12],
             out_dir: dir.path().to_path_buf(),
+            abi: crate::plugin::Abi::Iccs,
         };
         let mut got = Vec::new();
         run(&spec, &mut |m| got.push(m.clone()));

@@ -126,6 +126,7 @@ mod tests {
             flags: "guide".into(),
             kat_manifest: None,
             kat_name: None,
+            abi: Default::default(),
         }
     }
 

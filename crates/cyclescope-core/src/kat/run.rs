@@ -223,6 +223,7 @@ pub fn run_kat(
         kat_name: opts.kat_name.clone().or_else(|| inst.kat_name.clone()),
         files: files.clone(),
         out_dir: gen_dir.clone(),
+        abi: inst.abi,
     };
     let cmd = WorkerCommand {
         exe: opts.worker_exe.clone(),

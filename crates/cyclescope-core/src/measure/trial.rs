@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::counter::{self, CycleSource, LoopCounter};
-use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta, PreparedCall};
+use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta, PreparedCall};
 use crate::vocabulary::FailureKind;
 use crate::worker::child::Channel;
 
@@ -35,6 +35,9 @@ pub struct TrialSpec {
     pub trials: u32,
     /// Calls stamped one by one after each trial's loop (0: none).
     pub sample_calls: u64,
+    /// The library's calling convention.
+    #[serde(default, skip_serializing_if = "Abi::is_iccs")]
+    pub abi: Abi,
 }
 
 /// Messages from the worker.
@@ -86,7 +89,7 @@ pub(crate) fn harness_message(len: u64) -> GuardedBuffer {
 
 /// Runs `spec` and reports on `ch`. Returns the process exit code.
 pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
-    let lib = match HashLibrary::open(&spec.library)
+    let lib = match HashLibrary::open_abi(&spec.library, spec.abi)
         .and_then(|l| l.check_digest_bits(spec.digest_bits).map(|()| l))
     {
         Ok(l) => l,
@@ -130,17 +133,12 @@ pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
         }
     }
     for _ in 0..spec.trials {
-        // The guide's loop: nothing but the calls between the two readings.
-        let mut failed_rc = 0;
+        // The guide's loop: nothing but the calls between the two readings (the ABI is
+        // chosen once, before the loop).
         let wait0 = runqueue_wait_ns();
         let t0 = counter::monotonic_raw_ns();
         loop_counter.start();
-        for _ in 0..spec.iterations {
-            let rc = call.call();
-            if rc != 0 {
-                failed_rc = rc;
-            }
-        }
+        let failed_rc = call.call_n(spec.iterations);
         let cycles = loop_counter.stop();
         let t1 = counter::monotonic_raw_ns();
         let waited_ns = runqueue_wait_ns()

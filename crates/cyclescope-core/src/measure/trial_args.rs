@@ -1,6 +1,6 @@
 //! The one codec between a trial spec and a measurement worker's command line: the engine
 //! writes `measure LIB --digest-bits N --bytes L --iters I --warmups W --trials T --samples S
-//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S]` (also stored in each record's
+//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--abi supercop]` (also stored in each record's
 //! `command`), and both worker entry points (`cyclescope worker measure` and the small
 //! `cyclescope-worker`) read it back with the same parser. Parsed by hand to keep the companion
 //! binary small. Nothing here runs a worker.
@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use super::trial::TrialSpec;
+use crate::plugin::Abi;
 use crate::worker::Limits;
 
 /// Everything one measurement worker is told on its command line.
@@ -29,6 +30,8 @@ pub enum ArgsError {
     NoLibrary,
     #[error("{0} needs a number")]
     NotANumber(String),
+    #[error("{0} needs iccs or supercop")]
+    NotAnAbi(String),
     #[error("unknown option {0}")]
     Unknown(String),
     #[error("{0} is given twice")]
@@ -73,6 +76,10 @@ impl MeasureInvocation {
         if let Some(c) = self.limits.cpu_seconds {
             put("--max-cpu-seconds", c);
         }
+        // Only a SUPERCOP library says so: ICCS commands stay as the records always had them.
+        if !s.abi.is_iccs() {
+            args.extend(["--abi".to_string(), s.abi.name().to_string()]);
+        }
         args
     }
 
@@ -84,7 +91,16 @@ impl MeasureInvocation {
         }
         let library = PathBuf::from(it.next().ok_or(ArgsError::NoLibrary)?);
         let mut values: [Option<u64>; 9] = [None; 9];
+        let mut abi = None;
         while let Some(k) = it.next() {
+            if k == "--abi" {
+                let v = it.next().and_then(|v| Abi::from_name(&v));
+                let v = v.ok_or_else(|| ArgsError::NotAnAbi(k.clone()))?;
+                if abi.replace(v).is_some() {
+                    return Err(ArgsError::Twice(k));
+                }
+                continue;
+            }
             let slot = OPTIONS
                 .iter()
                 .position(|o| *o == k.as_str())
@@ -123,6 +139,7 @@ impl MeasureInvocation {
                 warmups,
                 trials: narrow(trials.unwrap_or(1), "--trials")?,
                 sample_calls: samples.unwrap_or(0),
+                abi: abi.unwrap_or_default(),
             },
             cpu: cpu
                 .map(|c| usize::try_from(c).map_err(|_| ArgsError::OutOfRange("--cpu")))
@@ -160,6 +177,7 @@ mod tests {
                 warmups: 3,
                 trials: 5,
                 sample_calls: 250,
+                abi: Abi::Iccs,
             },
             cpu,
             limits,
@@ -185,6 +203,9 @@ mod tests {
         ] {
             let args = inv.to_args();
             assert_eq!(MeasureInvocation::parse(args.clone()), Ok(inv.clone()));
+            let mut supercop = inv.clone();
+            supercop.spec.abi = Abi::Supercop;
+            assert_eq!(MeasureInvocation::parse(supercop.to_args()), Ok(supercop));
             let mut with_worker = vec!["worker".to_string()];
             with_worker.extend(args);
             assert_eq!(MeasureInvocation::parse(with_worker), Ok(inv));

@@ -105,6 +105,9 @@ pub struct Additions {
     /// The per-call hdrhistogram, V2 serialisation, base64.
     pub histogram_v2_base64: Option<String>,
     pub elf_load_bytes: Option<u64>,
+    /// The entry point measured, when not the ICCS `CryptHash` (`supercop`: `crypto_hash`).
+    #[serde(default, skip_serializing_if = "crate::plugin::Abi::is_iccs")]
+    pub abi: crate::plugin::Abi,
     pub(crate) measurement_cpu: usize,
     /// The program that hosted the trials (`cyclescope-worker` or `cyclescope worker`).
     pub(crate) worker: String,

@@ -13,6 +13,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         warmups: 3,
         trials,
         sample_calls,
+        abi: crate::plugin::Abi::Iccs,
     }
 }
 

@@ -1,0 +1,276 @@
+//! `cyclescope tune` on writable copies of fixture sysfs/procfs trees, driven through the real
+//! binary: apply, SIGKILL the process holding the tuning, start cyclescope again → every file
+//! of the tree is byte-identical to the original; the same after a signal, at the end of
+//! `run --tune`, and the refusal for a user who is not root (a real uid switch, no seam).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::output_text;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_cyclescope")
+}
+
+/// A writable copy of a fixture tree (symbolic links kept as links, as in sysfs).
+fn fixture_copy(name: &str, into: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/host")
+        .join(name);
+    let dst = into.join(name);
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(&src)
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", output_text(&o));
+    dst
+}
+
+/// Every file (its bytes) and symbolic link (its target) under `dir`, by relative path.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else if meta.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(p);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn governor(tree: &Path) -> String {
+    std::fs::read_to_string(tree.join("sys/devices/system/cpu/cpu3/cpufreq/scaling_governor"))
+        .unwrap()
+}
+
+/// Starts `tune --apply --hold` and returns once it says it holds the tuning.
+fn hold(tree: &Path) -> std::process::Child {
+    let mut child = Command::new(bin())
+        .args(["tune", "--cpu", "3", "--apply", "--hold", "--root"])
+        .arg(tree)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut said = String::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        said += &line;
+        said.push('\n');
+        if line.starts_with("holding") {
+            return child;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("tune --hold ended without holding:\n{said}");
+}
+
+#[test]
+fn a_killed_holder_is_restored_by_the_next_start_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = fixture_copy("untuned-laptop", tmp.path());
+    let original = snapshot(&tree);
+    let mut child = hold(&tree);
+    // Applied, and the restore file names the holder.
+    assert_eq!(governor(&tree), "performance");
+    let saved: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tree.join("run/cyclescope/tune-restore.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["owner"]["pid"], child.id());
+    assert_eq!(saved["files"].as_array().unwrap().len(), 7, "{saved:#}");
+    let tuned = snapshot(&tree);
+    let changed: Vec<&PathBuf> = original
+        .iter()
+        .filter(|(p, b)| tuned.get(*p) != Some(b))
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(changed.len(), 7, "{changed:?}");
+    // SIGKILL: no chance to restore.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(governor(&tree), "performance", "nothing restored yet");
+    // Any command that reads this root restores it as it starts.
+    let o = Command::new(bin())
+        .args(["check", "--cpu", "3", "--root"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    let text = output_text(&o);
+    assert!(
+        text.contains(&format!(
+            "restored the host tuning left by pid {}",
+            saved["owner"]["pid"]
+        )) && text.contains("7 setting(s)"),
+        "{text}"
+    );
+    assert_eq!(snapshot(&tree), original, "the tree is not what it was");
+}
+
+#[test]
+fn a_signal_to_the_holder_restores_and_a_live_holder_is_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = fixture_copy("amd-boost", tmp.path());
+    let original = snapshot(&tree);
+    let mut child = Command::new(bin())
+        .args(["tune", "--cpu", "15", "--apply", "--hold", "--root"])
+        .arg(&tree)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.unwrap().starts_with("holding")),
+        "never held"
+    );
+    assert_ne!(snapshot(&tree), original);
+    // Another start sees a live owner: nothing restored, and a second apply is refused.
+    let o = Command::new(bin())
+        .args(["tune", "--cpu", "15", "--apply", "--root"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", output_text(&o));
+    assert!(
+        output_text(&o).contains("already tuned"),
+        "{}",
+        output_text(&o)
+    );
+    assert_ne!(snapshot(&tree), original);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(snapshot(&tree), original);
+}
+
+#[test]
+fn apply_then_restore_by_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = fixture_copy("untuned-laptop", tmp.path());
+    let original = snapshot(&tree);
+    let run = |args: &[&str]| {
+        let o = Command::new(bin())
+            .args(args)
+            .arg("--root")
+            .arg(&tree)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", output_text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let plan = run(&["tune", "--cpu", "3"]);
+    assert!(plan.contains("powersave → performance"), "{plan}");
+    assert_eq!(
+        snapshot(&tree),
+        original,
+        "showing the plan changed something"
+    );
+    run(&["tune", "--cpu", "3", "--apply"]);
+    // Held until --restore: a later start does not undo it, and the checks see the tuning.
+    let o = Command::new(bin())
+        .args(["check", "--cpu", "3", "--root"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    let checked = output_text(&o);
+    assert!(!checked.contains("restored"), "{checked}");
+    for line in ["turbo/boost       pass", "governor          pass"] {
+        assert!(checked.contains(line), "{checked}");
+    }
+    assert_eq!(governor(&tree), "performance");
+    let out = run(&["tune", "--restore"]);
+    assert!(out.contains("restored 7 setting(s)"), "{out}");
+    assert_eq!(snapshot(&tree), original);
+    let o = Command::new(bin())
+        .args(["tune", "--restore", "--root"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(output_text(&o).contains("nothing to restore"));
+}
+
+#[test]
+fn a_run_that_tuned_restores_at_its_end() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tree = fixture_copy("untuned-laptop", tmp.path());
+    let original = snapshot(&tree);
+    let o = Command::new(bin())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "sm3hash-256", "--lengths", "32", "--trials", "1"])
+        .args([
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--tune",
+            "--cpu",
+            "1",
+        ])
+        .arg("--out")
+        .arg(tmp.path().join("run"))
+        .arg("--host-root")
+        .arg(&tree)
+        .output()
+        .unwrap();
+    let text = output_text(&o);
+    assert!(o.status.success(), "{text}");
+    // CPU 1 of this tree: no cpufreq, so IRQs are what moves (0-3 → 0,2-3, 0-1 → 0, mask f → d) and turbo is switched off.
+    assert!(
+        text.contains("/proc/irq/0/smp_affinity_list 0-3 → 0,2-3") && text.contains("applied 4"),
+        "{text}"
+    );
+    assert!(text.contains("restored 4 setting(s)"), "{text}");
+    assert_eq!(snapshot(&tree), original);
+}
+
+#[test]
+fn applying_needs_root_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = fixture_copy("untuned-laptop", tmp.path());
+    // The unprivileged user must be able to read the tree and run the binary.
+    for p in [tmp.path(), &tree] {
+        let o = Command::new("chmod")
+            .arg("-R")
+            .arg("a+rX")
+            .arg(p)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    }
+    let original = snapshot(&tree);
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+        .args(["tune", "--cpu", "3", "--apply", "--root"])
+        .arg(&tree)
+        .output()
+        .expect("setpriv (util-linux) runs the binary as nobody");
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("tuning the host needs root (effective uid 65534)"),
+        "{text}"
+    );
+    assert_eq!(snapshot(&tree), original);
+}
