@@ -26,6 +26,7 @@ mod report;
 mod run;
 mod screenshots;
 pub(crate) mod select;
+mod sweep;
 mod tui_cmd;
 mod validate;
 mod watch;
@@ -73,6 +74,9 @@ pub enum Command {
     /// Report pages in the published layout (candidate, method, summary) from a run directory
     /// or a harness dataset; `--check` compares with pages already written (exit 1 on a difference).
     Report(report::ReportArgs),
+    /// Cost model from a dense length sweep: block size, padding threshold, fixed cost, cycles
+    /// per block and per byte with 95 % intervals.
+    Sweep(sweep::SweepArgs),
     /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise.
     Compare(compare::CompareArgs),
     /// Check run directories and datasets by the harness's validation rules.
@@ -108,6 +112,7 @@ pub fn main() -> ExitCode {
         Some(Command::Kat(a)) => kat::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
+        Some(Command::Sweep(a)) => sweep::run(config.as_deref(), &a),
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),

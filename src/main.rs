@@ -7,7 +7,7 @@ mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
 use cyclescope_core::{
-    campaign, catalog, counter, cpu, format, host, kat, measure, plugin, record, report,
+    campaign, catalog, counter, cpu, format, host, kat, measure, plugin, record, report, sweep,
     vocabulary, worker,
 };
 

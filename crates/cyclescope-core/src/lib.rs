@@ -17,6 +17,7 @@ pub mod name;
 pub mod plugin;
 pub mod record;
 pub mod report;
+pub mod sweep;
 pub mod vocabulary;
 pub mod worker;
 

@@ -9,7 +9,7 @@ use crate::counter::CycleSource;
 use crate::vocabulary::{EngineEvent, JobKey};
 
 /// Live progress on stderr: an updating line on a terminal, plain lines otherwise.
-pub(super) struct Progress {
+pub(in crate::cli) struct Progress {
     tty: bool,
     started: Instant,
     planned_s: f64,
@@ -22,7 +22,7 @@ pub(super) struct Progress {
 }
 
 impl Progress {
-    pub(super) fn new() -> Self {
+    pub(in crate::cli) fn new() -> Self {
         Self {
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
@@ -52,7 +52,7 @@ impl Progress {
         }
     }
 
-    pub(super) fn clear(&mut self) {
+    pub(in crate::cli) fn clear(&mut self) {
         if self.tty {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
@@ -71,7 +71,7 @@ impl Progress {
         )
     }
 
-    pub(super) fn show(&mut self, ev: &EngineEvent) {
+    pub(in crate::cli) fn show(&mut self, ev: &EngineEvent) {
         match ev {
             EngineEvent::RunStarted {
                 run_dir,
