@@ -117,6 +117,10 @@ pub(crate) fn run_with(
     };
     let mut campaign = open::open_or_resume(req, &dir, &host)?;
     open::announce(req, &host, &mut events);
+    // Whether each trial's clock can be checked: said once (campaign.json stores it).
+    if let Some(message) = host.clock_verification().notice() {
+        events.send(EngineEvent::Warning { message });
+    }
     let mut run = Run {
         req,
         dir,
@@ -176,11 +180,11 @@ impl Run<'_> {
     /// cancelled while it measured (nothing is written for it then).
     fn measure_and_write(&mut self, j: &Job) -> Result<bool, CampaignError> {
         let events = &mut self.events;
-        let clock = self.host.fixed_clock_hz();
+        let clock = self.host.clock_rule();
         let m = match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| {
             events.send(ev)
         }) {
-            Measured::Done(m) => m,
+            Measured::Done(m) => *m,
             Measured::Cancelled => return Ok(false),
         };
         let failure = m.failure.clone();

@@ -36,6 +36,11 @@ pub(crate) fn pct(x: Option<f64>) -> String {
     }
 }
 
+/// A clock rate in GHz with three decimals (`2.100`), as trial clocks are shown live.
+pub fn ghz(hz: f64) -> String {
+    format!("{:.3}", hz / 1e9)
+}
+
 /// An estimate with its 95 % confidence interval, `1107.3 [1101.4, 1113.2]`: decimals enough
 /// to show the interval's half-width to two significant digits (at most four).
 pub fn with_interval(value: f64, low: f64, high: f64) -> String {

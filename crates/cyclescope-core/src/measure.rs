@@ -4,6 +4,7 @@
 //! samples for histograms, always in worker processes. It never decides which jobs run, never
 //! retries and never writes records (that is `campaign`).
 
+pub mod clock;
 pub mod doubt;
 pub(crate) mod job;
 pub mod plan;

@@ -19,6 +19,8 @@ pub(in crate::cli) struct Progress {
     measuring_since: Option<Instant>,
     estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
+    /// Effective core clock of the last trial with a clock witness, Hz.
+    clock: Option<f64>,
 }
 
 impl Progress {
@@ -31,6 +33,7 @@ impl Progress {
             measuring_since: None,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
+            clock: None,
         }
     }
 
@@ -131,7 +134,25 @@ impl Progress {
                     .per_call
                     .map_or(String::new(), |p| format!("  p50 {} {unit}/call", p.p50));
                 let eta = self.eta();
-                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
+                // The effective clock of the last witnessed trial, where the hardware has one.
+                let clock = self.clock.map_or(String::new(), |hz| {
+                    format!("  {} GHz", crate::format::ghz(hz))
+                });
+                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}{clock}  {eta}"));
+            }
+            EngineEvent::TrialClock {
+                job,
+                trial,
+                effective_hz,
+                in_band,
+            } => {
+                self.clock = Some(*effective_hz);
+                if !in_band {
+                    self.line(&format!(
+                        "{job}: trial {trial} ran at {} GHz, outside the host's band",
+                        crate::format::ghz(*effective_hz)
+                    ));
+                }
             }
             EngineEvent::TrialRetried { job, trial, reason } => {
                 self.line(&format!("{job}: trial {trial} re-run ({reason})"))

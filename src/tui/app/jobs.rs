@@ -37,6 +37,8 @@ pub struct Job {
     /// When it started and how long it took, on the events' clock (`App::clock`).
     pub started_at: Option<f64>,
     pub took_s: Option<f64>,
+    /// Effective core clock of its last witnessed trial (Hz), and whether it was in band.
+    pub clock_hz: Option<(f64, bool)>,
 }
 
 impl Job {
@@ -50,6 +52,7 @@ impl Job {
             retries: 0,
             started_at: None,
             took_s: None,
+            clock_hz: None,
         }
     }
 
