@@ -65,6 +65,8 @@ pub enum Action {
     /// Curve: move the readout to the previous / next length.
     CurvePrev,
     CurveNext,
+    /// Sweep the lengths of the instance under the cursor: its cost model on the curve.
+    Sweep,
 }
 
 impl Action {
@@ -82,6 +84,7 @@ impl Action {
                 | Action::CpuPrev
                 | Action::CpuNext
                 | Action::RunKats
+                | Action::Sweep
         )
     }
 }
@@ -97,6 +100,8 @@ pub enum Effect {
     },
     /// Run the KATs of these instances, nothing measured.
     RunKats(Vec<crate::catalog::Instance>),
+    /// Sweep the lengths of the spec's instance and fit its cost model.
+    Sweep(super::app::RunSpec),
     /// Write the visible results to files.
     Export,
 }

@@ -34,6 +34,8 @@ pub enum Msg {
     },
     /// A KAT-only job (`K`) ended.
     KatsDone,
+    /// A length sweep (`w`) ended with its fits.
+    Swept(Box<crate::sweep::SweepFile>),
 }
 
 /// The text of a panic payload.
@@ -108,6 +110,16 @@ impl EngineLink {
     }
 
     pub fn start(&mut self, spec: RunSpec) {
+        self.spawn(spec, false);
+    }
+
+    /// A length sweep of the spec's instance (the `sweep` command's defaults); ends with
+    /// `Msg::Swept` when it got as far as fitting.
+    pub fn start_sweep(&mut self, spec: RunSpec) {
+        self.spawn(spec, true);
+    }
+
+    fn spawn(&mut self, spec: RunSpec, sweep: bool) {
         self.keep_off(spec.cpu);
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancel = Some(cancel.clone());
@@ -115,7 +127,7 @@ impl EngineLink {
         let tx = self.tx.clone();
         let options = self.options.clone();
         self.engine = Some(std::thread::spawn(move || {
-            run_engine(spec, run_dir, &options, &tx, &cancel);
+            run_engine(spec, run_dir, &options, &tx, &cancel, sweep);
         }));
     }
 
@@ -222,6 +234,9 @@ impl EngineLink {
     }
 }
 
+/// Seconds per trial of a sweep started from the workbench (as `cyclescope sweep`).
+const SWEEP_TRIAL_TARGET_S: f64 = 0.002;
+
 /// The engine side of a run, on the thread `start` spawned (so it inherits the mask that
 /// keeps it off the measurement CPU). An engine that refuses to start (an unfixed host, a run
 /// directory it cannot use) still ends the run for the workbench, with the reason logged.
@@ -231,6 +246,7 @@ fn run_engine(
     options: &LinkOptions,
     tx: &Sender<Msg>,
     cancel: &Arc<AtomicBool>,
+    sweep: bool,
 ) {
     let started = Instant::now();
     let ended = std::cell::Cell::new(false);
@@ -239,8 +255,27 @@ fn run_engine(
         let _ = tx.send(Msg::Engine(Box::new(ev)));
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
-        campaign::run(&req, &mut |ev| emit(ev), cancel).map_err(Refusal::from)
+        let mut req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
+        if !sweep {
+            return campaign::run(&req, &mut |ev| emit(ev), cancel)
+                .map(drop)
+                .map_err(Refusal::from);
+        }
+        // The sweep command's defaults: short trials, adaptive to 1 %, at most 8 per length.
+        req.planning.trial_target_s = SWEEP_TRIAL_TARGET_S;
+        req.adaptive = Some(crate::measure::plan::Adaptive {
+            precision: 0.01,
+            max_trials: 8,
+        });
+        let lengths = crate::sweep::SweepLengths::default();
+        match crate::sweep::run(&req, lengths, &mut |ev| emit(ev), cancel) {
+            Ok(o) => {
+                let _ = tx.send(Msg::Swept(Box::new(o.file)));
+                Ok(())
+            }
+            Err(crate::sweep::SweepError::Campaign(e)) => Err(Refusal::from(e)),
+            Err(e) => Err(Refusal::Other(e.to_string())),
+        }
     }));
     match result {
         Ok(Ok(_)) => {}

@@ -224,6 +224,7 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::Repaint => app.dirty = true,
         Msg::Refused { reason, host } => app.refused(reason, host),
         Msg::KatsDone => app.kats_done(),
+        Msg::Swept(file) => app.swept(*file),
     }
 }
 
@@ -232,6 +233,7 @@ fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
         Effect::Quit => {}
         Effect::Start(spec) => link.start(spec),
         Effect::RunKats(instances) => link.start_kats(instances),
+        Effect::Sweep(spec) => link.start_sweep(spec),
         Effect::Export => {
             // Into the current run folder, else the working folder.
             let dir = app

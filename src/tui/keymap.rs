@@ -204,6 +204,12 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
+        &[Char('w')],
+        Action::Sweep,
+        "sweep the instance under the cursor: block size, cost per block, fit on the curve",
+        None,
+    ),
+    bind(
         &[Char('c')],
         Action::Cancel,
         "cancel the run (the trial in flight is dropped, records stay)",

@@ -164,6 +164,7 @@ impl App {
             Action::Start => return self.start(),
             Action::StartAnyway => return self.start_anyway(),
             Action::RunKats => return self.run_kats(),
+            Action::Sweep => return self.sweep(),
             Action::PinBaseline => self.pin_baseline(),
             Action::SortResults => {
                 self.results_sort = match self.results_sort {

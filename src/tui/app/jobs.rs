@@ -132,8 +132,10 @@ pub struct CurveSeries {
     pub label: String,
     /// (bytes, cycles per byte), by bytes.
     pub points: Vec<(u64, f64)>,
-    /// The pseudoXOF of the same width, drawn dashed.
+    /// The pseudoXOF of the same width, or a sweep's fit: drawn dashed.
     pub reference: bool,
+    /// A sweep's residual outliers: drawn as marks, not joined.
+    pub outliers: bool,
 }
 
 impl App {
@@ -259,8 +261,12 @@ impl App {
                 label: l.clone(),
                 points: self.cycles_per_byte(l),
                 reference: false,
+                outliers: false,
             })
             .collect();
+        for l in &labels {
+            out.extend(self.sweep_series(l));
+        }
         let mut widths: Vec<u32> = labels
             .iter()
             .filter(|l| !l.starts_with("pseudoXOF-"))
@@ -276,10 +282,46 @@ impl App {
                     label,
                     points,
                     reference: true,
+                    outliers: false,
                 });
             }
         }
         out
+    }
+
+    /// The fit of `label`'s sweep at its lengths (cycles/byte), and its outliers as measured.
+    fn sweep_series(&self, label: &str) -> Vec<CurveSeries> {
+        let Some(s) = self.sweeps.iter().find(|s| s.label == label) else {
+            return vec![];
+        };
+        let Some(m) = &s.model else {
+            return vec![];
+        };
+        let per_byte = |n: u64, cycles: f64| (n, cycles / n.max(1) as f64);
+        let fit = CurveSeries {
+            label: format!("{label} fit ⌈(n+{})/{}⌉", m.padding_bytes, m.block_bytes),
+            points: s
+                .points
+                .iter()
+                .map(|p| per_byte(p.input_bytes, m.predict(p.input_bytes)))
+                .collect(),
+            reference: true,
+            outliers: false,
+        };
+        let marks = CurveSeries {
+            label: format!("{label} outliers"),
+            points: s
+                .points
+                .iter()
+                .filter(|p| m.outliers.contains(&p.input_bytes))
+                .map(|p| per_byte(p.input_bytes, p.cycles))
+                .collect(),
+            reference: false,
+            outliers: true,
+        };
+        std::iter::once(fit)
+            .chain((!marks.points.is_empty()).then_some(marks))
+            .collect()
     }
 
     /// Lengths with a point in some curve, ascending (the readout steps through them).
