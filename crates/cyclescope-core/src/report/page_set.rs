@@ -75,19 +75,29 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         .unwrap_or_else(|| "local".into());
     let host = HostView::new(&ds, &system_id, side.system(&system_id));
     let by_candidate = ds.instances();
+    // A run with a length sweep adds its cost models to the candidate pages (§8).
+    let sweep = crate::sweep::read(dataset);
     let mut pages = Vec::new();
     for (cand, instances) in by_candidate.iter().filter(|(c, _)| c.as_str() != "iccs") {
         let algorithm = ds.catalog_algorithm(cand).unwrap_or_else(|| cand.clone());
+        let mut text = candidate_page::render(
+            &host,
+            cand,
+            names.get(cand),
+            &algorithm,
+            instances,
+            &side.kat_issues,
+        );
+        if let Some(lines) = sweep
+            .as_ref()
+            .and_then(|s| super::sweep_section::render(s, cand))
+        {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
+        }
         pages.push(Page {
             path: Path::new(cand).join(format!("perf_{system_id}.md")),
-            text: candidate_page::render(
-                &host,
-                cand,
-                names.get(cand),
-                &algorithm,
-                instances,
-                &side.kat_issues,
-            ),
+            text,
         });
     }
     let facts = opts

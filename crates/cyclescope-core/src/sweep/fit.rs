@@ -133,14 +133,41 @@ pub fn fit(points: &[SweepPoint]) -> Result<CostModel, FitError> {
         return Err(FitError::BadPoint(p.input_bytes));
     }
     let longest = points.iter().map(|p| p.input_bytes).max().unwrap_or(0);
-    let mut scored: Vec<(f64, u64, u64)> = Vec::new();
+    // Stage 1: every candidate judged on its best points (outliers cannot steer it).
+    let mut trimmed: Vec<(f64, u64, u64, (f64, f64))> = Vec::new();
     for b in block_candidates(longest) {
         for p in 0..b {
-            if let Some(loss) = trimmed_loss(points, b, p) {
-                scored.push((loss, b, p));
+            if let Some((loss, coef)) = trimmed_loss(points, b, p) {
+                trimmed.push((loss, b, p, coef));
             }
         }
     }
+    let first = trimmed
+        .iter()
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .ok_or(FitError::NoCandidate(longest))?;
+    // Stage 2: every point counts again, each capped at the outlier fence of the stage-1
+    // winner's noise — a threshold that misplaces a few boundary lengths must pay for them,
+    // which trimming alone would forgive.
+    let (_, b1, p1, c1) = *first;
+    let noise = 1.4826
+        * median(
+            squared_residuals(points, b1, p1, c1)
+                .iter()
+                .map(|r| r.sqrt())
+                .collect(),
+        );
+    let cap = (OUTLIER_SDS * noise.max(1e-9)).powi(2);
+    let mut scored: Vec<(f64, u64, u64)> = trimmed
+        .iter()
+        .map(|&(_, b, p, coef)| {
+            let capped = squared_residuals(points, b, p, coef)
+                .into_iter()
+                .map(|r| r.min(cap))
+                .sum::<f64>();
+            (capped, b, p)
+        })
+        .collect();
     scored.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
     let &(best_loss, block, padding) = scored.first().ok_or(FitError::NoCandidate(longest))?;
     // Thresholds the lengths cannot tell apart give the very same block counts.
@@ -240,15 +267,18 @@ fn smallest(values: &[f64], keep: usize) -> (Vec<usize>, f64) {
 }
 
 /// A candidate's robust loss: fit all points, refit on the best `KEEP_SHARE` of them, and sum
-/// the squared relative residuals of the best `KEEP_SHARE` under that refit.
-fn trimmed_loss(points: &[SweepPoint], b: u64, p: u64) -> Option<f64> {
+/// the squared relative residuals of the best `KEEP_SHARE` under that refit; with the refit.
+fn trimmed_loss(points: &[SweepPoint], b: u64, p: u64) -> Option<(f64, (f64, f64))> {
     let n = points.len();
     let keep = ((n as f64 * KEEP_SHARE).ceil() as usize).clamp(MIN_POINTS.min(n), n);
     let all: Vec<usize> = (0..n).collect();
     let first = fit_two(points, &all, b, p)?;
     let (best, _) = smallest(&squared_residuals(points, b, p, first), keep);
     let refit = fit_two(points, &best, b, p)?;
-    Some(smallest(&squared_residuals(points, b, p, refit), keep).1)
+    Some((
+        smallest(&squared_residuals(points, b, p, refit), keep).1,
+        refit,
+    ))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
