@@ -30,6 +30,7 @@ mod screenshots;
 pub(crate) mod select;
 mod shell;
 mod supercop_cmd;
+mod sweep;
 mod tui_cmd;
 pub(crate) mod tune;
 mod validate;
@@ -94,6 +95,9 @@ pub enum Command {
     /// Report pages in the published layout (candidate, method, summary) from a run directory
     /// or a harness dataset; `--check` compares with pages already written (exit 1 on a difference).
     Report(report::ReportArgs),
+    /// Cost model from a dense length sweep: block size, padding threshold, fixed cost, cycles
+    /// per block and per byte with 95 % intervals.
+    Sweep(sweep::SweepArgs),
     /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise;
     /// `--live A B` measures two instances interleaved and reports B/A with its 95 % CI.
     Compare(compare::CompareArgs),
@@ -146,6 +150,7 @@ pub fn main() -> ExitCode {
         Some(Command::Build(a)) => build::run(config.as_deref(), &a),
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
+        Some(Command::Sweep(a)) => sweep::run(config.as_deref(), &a),
         Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Context;
 use clap::Args;
 
-mod progress;
+pub(super) mod progress;
 mod results;
 #[cfg(test)]
 mod same_request;

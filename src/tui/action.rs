@@ -73,6 +73,8 @@ pub enum Action {
     /// Curve: move the readout to the previous / next length.
     CurvePrev,
     CurveNext,
+    /// Sweep the lengths of the instance under the cursor: its cost model on the curve.
+    Sweep,
 }
 
 impl Action {
@@ -93,6 +95,7 @@ impl Action {
                 | Action::RunKats
                 | Action::CompareLive
                 | Action::EditProfile
+                | Action::Sweep
         )
     }
 }
@@ -112,6 +115,8 @@ pub enum Effect {
     },
     /// Run the KATs of these instances, nothing measured.
     RunKats(Vec<crate::catalog::Instance>),
+    /// Sweep the lengths of the spec's instance and fit its cost model.
+    Sweep(super::app::RunSpec),
     /// Write the visible results to files.
     Export,
 }

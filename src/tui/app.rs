@@ -261,6 +261,8 @@ pub struct App {
     pub clock: f64,
     /// Set by every change; the event loop redraws only when it is set.
     pub dirty: bool,
+    /// Cost models of the length sweeps of this session (`w`), newest per instance.
+    pub sweeps: Vec<crate::sweep::InstanceSweep>,
 }
 
 impl App {
@@ -322,6 +324,7 @@ impl App {
             pending: None,
             clock: 0.0,
             dirty: true,
+            sweeps: Vec::new(),
         }
     }
 

@@ -46,6 +46,8 @@ pub enum Msg {
         b: String,
         rows: Vec<crate::campaign::LiveComparison>,
     },
+    /// A length sweep (`w`) ended with its fits.
+    Swept(Box<crate::sweep::SweepFile>),
 }
 
 /// The text of a panic payload.
@@ -143,6 +145,16 @@ impl EngineLink {
     }
 
     pub fn start(&mut self, spec: RunSpec) {
+        self.spawn(spec, false);
+    }
+
+    /// A length sweep of the spec's instance (the `sweep` command's defaults); ends with
+    /// `Msg::Swept` when it got as far as fitting.
+    pub fn start_sweep(&mut self, spec: RunSpec) {
+        self.spawn(spec, true);
+    }
+
+    fn spawn(&mut self, spec: RunSpec, sweep: bool) {
         self.keep_off(spec.cpu);
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancel = Some(cancel.clone());
@@ -150,7 +162,7 @@ impl EngineLink {
         let tx = self.tx.clone();
         let options = self.options.clone();
         self.engine = Some(std::thread::spawn(move || {
-            run_engine(spec, run_dir, &options, &tx, &cancel);
+            run_engine(spec, run_dir, &options, &tx, &cancel, sweep);
         }));
     }
 
@@ -257,6 +269,9 @@ impl EngineLink {
     }
 }
 
+/// Seconds per trial of a sweep started from the workbench (as `cyclescope sweep`).
+const SWEEP_TRIAL_TARGET_S: f64 = 0.002;
+
 /// The engine side of a run, on the thread `start` spawned (so it inherits the mask that
 /// keeps it off the measurement CPU). An engine that refuses to start (an unfixed host, a run
 /// directory it cannot use) still ends the run for the workbench, with the reason logged.
@@ -266,6 +281,7 @@ fn run_engine(
     options: &LinkOptions,
     tx: &Sender<Msg>,
     cancel: &Arc<AtomicBool>,
+    sweep: bool,
 ) {
     let started = Instant::now();
     let ended = std::cell::Cell::new(false);
@@ -276,19 +292,36 @@ fn run_engine(
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let spec = rebuild(spec, options, tx)?;
         let pairs = spec.interleaved_pairs;
-        let req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
-        let Some(pairs) = pairs else {
+        let mut req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
+        if let Some(pairs) = pairs {
+            let out = campaign::interleave(&req, pairs, &mut |ev| emit(ev), cancel)?;
+            let _ = tx.send(Msg::Compared {
+                a: req.instances[0].label.clone(),
+                b: req.instances[1].label.clone(),
+                rows: out.comparisons,
+            });
+            return Ok(());
+        }
+        if !sweep {
             return campaign::run(&req, &mut |ev| emit(ev), cancel)
                 .map(drop)
                 .map_err(Refusal::from);
-        };
-        let out = campaign::interleave(&req, pairs, &mut |ev| emit(ev), cancel)?;
-        let _ = tx.send(Msg::Compared {
-            a: req.instances[0].label.clone(),
-            b: req.instances[1].label.clone(),
-            rows: out.comparisons,
+        }
+        // The sweep command's defaults: short trials, adaptive to 1 %, at most 8 per length.
+        req.planning.trial_target_s = SWEEP_TRIAL_TARGET_S;
+        req.adaptive = Some(crate::measure::plan::Adaptive {
+            precision: 0.01,
+            max_trials: 8,
         });
-        Ok(())
+        let lengths = crate::sweep::SweepLengths::default();
+        match crate::sweep::run(&req, lengths, &mut |ev| emit(ev), cancel) {
+            Ok(o) => {
+                let _ = tx.send(Msg::Swept(Box::new(o.file)));
+                Ok(())
+            }
+            Err(crate::sweep::SweepError::Campaign(e)) => Err(Refusal::from(e)),
+            Err(e) => Err(Refusal::Other(e.to_string())),
+        }
     }));
     match result {
         Ok(Ok(_)) => {}

@@ -253,6 +253,7 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::KatsDone => app.kats_done(),
         Msg::Rebuilt { built, problems } => app.rebuilt(built, problems),
         Msg::Compared { a, b, rows } => app.compared(&a, &b, &rows),
+        Msg::Swept(file) => app.swept(*file),
     }
 }
 
@@ -261,6 +262,7 @@ fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
         Effect::Quit => {}
         Effect::Start(spec) => link.start(spec),
         Effect::RunKats(instances) => link.start_kats(instances),
+        Effect::Sweep(spec) => link.start_sweep(spec),
         Effect::Export => {
             // Into the current run folder, else the working folder.
             let dir = app

@@ -171,6 +171,10 @@ impl<'a> Run<'a> {
         };
         let campaign = open::open_or_resume(req, &dir, &host)?;
         open::announce(req, &host, &mut events);
+        // Whether each trial's clock can be checked: said once (campaign.json stores it).
+        if let Some(message) = host.clock_verification().notice() {
+            events.send(EngineEvent::Warning { message });
+        }
         let run = Run {
             req,
             dir,
@@ -193,9 +197,9 @@ impl Run<'_> {
     /// cancelled while it measured (nothing is written for it then).
     fn measure_and_write(&mut self, j: &Job) -> Result<bool, CampaignError> {
         let events = &mut self.events;
-        let clock = self.host.fixed_clock_hz();
+        let clock = self.host.clock_rule();
         match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| events.send(ev)) {
-            Measured::Done(m) => self.write_measured(j, m).map(|()| true),
+            Measured::Done(m) => self.write_measured(j, *m).map(|()| true),
             Measured::Cancelled => Ok(false),
         }
     }

@@ -7,6 +7,7 @@
 
 mod clock;
 mod perf;
+pub mod witness;
 
 #[cfg(target_arch = "aarch64")]
 mod cntvct;

@@ -36,6 +36,23 @@ pub(crate) fn pct(x: Option<f64>) -> String {
     }
 }
 
+/// A clock rate in GHz with three decimals (`2.100`), as trial clocks are shown live.
+pub fn ghz(hz: f64) -> String {
+    format!("{:.3}", hz / 1e9)
+}
+
+/// An estimate with its 95 % confidence interval, `1107.3 [1101.4, 1113.2]`: decimals enough
+/// to show the interval's half-width to two significant digits (at most four).
+pub fn with_interval(value: f64, low: f64, high: f64) -> String {
+    let half = ((high - low) / 2.0).abs();
+    let decimals = if half > 0.0 && half.is_finite() {
+        (1 - half.log10().floor() as i32).clamp(0, 4) as usize
+    } else {
+        1
+    };
+    format!("{value:.decimals$} [{low:.decimals$}, {high:.decimals$}]")
+}
+
 /// `size_text`: `4 KiB` when a whole number of KiB, else `100 B`.
 pub fn size(bytes: u64) -> String {
     if bytes >= 1024 && bytes.is_multiple_of(1024) {
@@ -172,6 +189,19 @@ pub(crate) struct ClockState<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_show_two_digits_of_their_half_width() {
+        assert_eq!(
+            with_interval(1107.3, 1101.4, 1113.2),
+            "1107.3 [1101.4, 1113.2]"
+        );
+        assert_eq!(with_interval(612.0, 540.0, 684.0), "612 [540, 684]");
+        assert_eq!(
+            with_interval(17.3021, 17.2512, 17.353),
+            "17.302 [17.251, 17.353]"
+        );
+    }
 
     #[test]
     fn int_matches_the_published_pages() {

@@ -21,6 +21,7 @@ pub mod record;
 pub mod report;
 pub mod supercop;
 pub mod tune;
+pub mod sweep;
 pub mod vocabulary;
 pub mod worker;
 

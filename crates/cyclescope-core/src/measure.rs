@@ -6,6 +6,7 @@
 //! retries and never writes records (that is `campaign`).
 
 pub mod body;
+pub mod clock;
 pub mod doubt;
 pub(crate) mod job;
 pub mod paired;

@@ -15,6 +15,7 @@ pub mod method_page;
 pub(crate) mod page_set;
 pub(crate) mod side_files;
 pub(crate) mod summary_page;
+pub(crate) mod sweep_section;
 
 pub use dataset::{Dataset, ReportError};
 pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};

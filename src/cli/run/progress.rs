@@ -9,7 +9,7 @@ use crate::counter::CycleSource;
 use crate::vocabulary::{EngineEvent, JobKey};
 
 /// Live progress on stderr: an updating line on a terminal, plain lines otherwise.
-pub(super) struct Progress {
+pub(in crate::cli) struct Progress {
     tty: bool,
     started: Instant,
     planned_s: f64,
@@ -22,10 +22,12 @@ pub(super) struct Progress {
     /// The run's baseline and the reference jobs it added, to mark them in every line.
     baseline: crate::baseline::Baseline,
     reference_jobs: Vec<String>,
+    /// Effective core clock of the last trial with a clock witness, Hz.
+    clock: Option<f64>,
 }
 
 impl Progress {
-    pub(super) fn new(req: &crate::campaign::RunRequest) -> Self {
+    pub(in crate::cli) fn new(req: &crate::campaign::RunRequest) -> Self {
         Self {
             baseline: req.baseline.clone(),
             reference_jobs: req.reference_jobs.clone(),
@@ -36,6 +38,7 @@ impl Progress {
             measuring_since: None,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
+            clock: None,
         }
     }
 
@@ -66,7 +69,7 @@ impl Progress {
         }
     }
 
-    pub(super) fn clear(&mut self) {
+    pub(in crate::cli) fn clear(&mut self) {
         if self.tty {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
@@ -85,7 +88,7 @@ impl Progress {
         )
     }
 
-    pub(super) fn show(&mut self, ev: &EngineEvent) {
+    pub(in crate::cli) fn show(&mut self, ev: &EngineEvent) {
         match ev {
             EngineEvent::RunStarted {
                 run_dir,
@@ -156,7 +159,25 @@ impl Progress {
                     .per_call
                     .map_or(String::new(), |p| format!("  p50 {} {unit}/call", p.p50));
                 let eta = self.eta();
-                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}  {eta}"));
+                // The effective clock of the last witnessed trial, where the hardware has one.
+                let clock = self.clock.map_or(String::new(), |hz| {
+                    format!("  {} GHz", crate::format::ghz(hz))
+                });
+                self.status(&format!("{bar} {job}  trial {trial}/{trials}  {calls_done}/{calls_total} calls{p50}{clock}  {eta}"));
+            }
+            EngineEvent::TrialClock {
+                job,
+                trial,
+                effective_hz,
+                in_band,
+            } => {
+                self.clock = Some(*effective_hz);
+                if !in_band {
+                    self.line(&format!(
+                        "{job}: trial {trial} ran at {} GHz, outside the host's band",
+                        crate::format::ghz(*effective_hz)
+                    ));
+                }
             }
             EngineEvent::TrialRetried { job, trial, reason } => {
                 self.line(&format!("{job}: trial {trial} re-run ({reason})"))

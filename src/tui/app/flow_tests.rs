@@ -338,3 +338,58 @@ fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
             .all(|i| i.label != "pseudoXOF-512")
     );
 }
+
+#[test]
+fn w_sweeps_the_instance_under_the_cursor_and_its_fit_joins_the_curve() {
+    use crate::sweep::{InstanceSweep, PointStatistic, SweepFile, SweepLengths, SweepPoint, fit};
+    let mut app = demo::finished();
+    let Some(Effect::Sweep(spec)) = app.act(Action::Sweep) else {
+        panic!("w starts a sweep");
+    };
+    let [inst] = spec.instances.as_slice() else {
+        panic!("one instance: {:?}", spec.instances);
+    };
+    assert_eq!(spec.lengths, SweepLengths::default().coarse());
+    assert_eq!(
+        app.act(Action::Start),
+        None,
+        "nothing else starts meanwhile"
+    );
+    // The fits arrive: a model of 64-byte blocks, with one preempted point.
+    let points: Vec<SweepPoint> = (1..=64u64)
+        .map(|k| 8 * k)
+        .chain(49..56)
+        .map(|n| SweepPoint {
+            input_bytes: n,
+            cycles: (150 + 700 * (n + 9).div_ceil(64)) as f64 * if n == 200 { 3.0 } else { 1.0 },
+        })
+        .collect();
+    let model = fit::fit(&points).unwrap();
+    assert_eq!(model.outliers, vec![200]);
+    app.swept(SweepFile {
+        lengths: SweepLengths::default(),
+        adaptive_precision: Some(0.01),
+        instances: vec![InstanceSweep {
+            candidate: inst.candidate.clone(),
+            label: inst.label.clone(),
+            statistic: PointStatistic::PerCallLow,
+            counter: "tsc".into(),
+            points,
+            model: Some(model),
+            unfitted: None,
+        }],
+    });
+    assert!(logged(&app, "block 64 B, padding threshold 9 B"));
+    let curves = app.curves();
+    let fit = curves
+        .iter()
+        .find(|c| c.label.contains("fit"))
+        .expect("a fit series");
+    assert!(fit.reference && fit.label.contains("⌈(n+9)/64⌉"), "{fit:?}");
+    let marks = curves
+        .iter()
+        .find(|c| c.outliers)
+        .expect("the outlier marks");
+    assert_eq!(marks.points.len(), 1);
+    assert_eq!(marks.points[0].0, 200);
+}

@@ -182,6 +182,7 @@ impl App {
             Action::RunKats => return self.run_kats(),
             Action::CompareLive => return self.compare_live(),
             Action::EditProfile => self.edit_profile(),
+            Action::Sweep => return self.sweep(),
             Action::PinBaseline => self.pin_baseline(),
             Action::SortResults => {
                 self.results_sort = match self.results_sort {

@@ -37,6 +37,8 @@ pub struct Job {
     /// When it started and how long it took, on the events' clock (`App::clock`).
     pub started_at: Option<f64>,
     pub took_s: Option<f64>,
+    /// Effective core clock of its last witnessed trial (Hz), and whether it was in band.
+    pub clock_hz: Option<(f64, bool)>,
 }
 
 impl Job {
@@ -50,6 +52,7 @@ impl Job {
             retries: 0,
             started_at: None,
             took_s: None,
+            clock_hz: None,
         }
     }
 
@@ -134,10 +137,12 @@ pub struct CurveSeries {
     pub label: String,
     /// (bytes, cycles per byte), by bytes.
     pub points: Vec<(u64, f64)>,
-    /// The pseudoXOF of the same width, drawn dashed.
+    /// The pseudoXOF of the same width, or a sweep's fit: drawn dashed.
     pub reference: bool,
     /// An earlier run's figures of an instance (`delta`), drawn dashed in the instance's colour.
     pub earlier: Option<usize>,
+    /// A sweep's residual outliers: drawn as marks, not joined.
+    pub outliers: bool,
 }
 
 impl App {
@@ -281,6 +286,12 @@ impl App {
             .collect();
         let earlier = self.earlier_curves(&out);
         out.extend(earlier);
+                outliers: false,
+            })
+            .collect();
+        for l in &labels {
+            out.extend(self.sweep_series(l));
+        }
         let mut widths: Vec<u32> = labels
             .iter()
             .filter(|l| !l.starts_with("pseudoXOF-"))
@@ -297,10 +308,46 @@ impl App {
                     points,
                     reference: true,
                     earlier: None,
+                    outliers: false,
                 });
             }
         }
         out
+    }
+
+    /// The fit of `label`'s sweep at its lengths (cycles/byte), and its outliers as measured.
+    fn sweep_series(&self, label: &str) -> Vec<CurveSeries> {
+        let Some(s) = self.sweeps.iter().find(|s| s.label == label) else {
+            return vec![];
+        };
+        let Some(m) = &s.model else {
+            return vec![];
+        };
+        let per_byte = |n: u64, cycles: f64| (n, cycles / n.max(1) as f64);
+        let fit = CurveSeries {
+            label: format!("{label} fit ⌈(n+{})/{}⌉", m.padding_bytes, m.block_bytes),
+            points: s
+                .points
+                .iter()
+                .map(|p| per_byte(p.input_bytes, m.predict(p.input_bytes)))
+                .collect(),
+            reference: true,
+            outliers: false,
+        };
+        let marks = CurveSeries {
+            label: format!("{label} outliers"),
+            points: s
+                .points
+                .iter()
+                .filter(|p| m.outliers.contains(&p.input_bytes))
+                .map(|p| per_byte(p.input_bytes, p.cycles))
+                .collect(),
+            reference: false,
+            outliers: true,
+        };
+        std::iter::once(fit)
+            .chain((!marks.points.is_empty()).then_some(marks))
+            .collect()
     }
 
     /// Lengths with a point in some curve, ascending (the readout steps through them).

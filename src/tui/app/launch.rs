@@ -100,6 +100,51 @@ impl App {
         pool
     }
 
+    /// `w`: a length sweep of the instance under the catalog's cursor (else the first
+    /// selected), its dense lengths as the run's lengths.
+    pub(super) fn sweep(&mut self) -> Option<Effect> {
+        if self.is_running() {
+            self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
+            return None;
+        }
+        let Some(inst) = self
+            .cursor_instance()
+            .cloned()
+            .or_else(|| self.selected_instances().into_iter().next())
+        else {
+            self.push_log(LogLevel::Warn, "put the cursor on an instance to sweep");
+            return None;
+        };
+        let lengths = crate::sweep::SweepLengths::default().coarse();
+        self.push_log(
+            LogLevel::Info,
+            format!(
+                "sweep of {}: {} lengths, then byte by byte at block boundaries",
+                inst.label,
+                lengths.len()
+            ),
+        );
+        self.run_labels = vec![inst.label.clone()];
+        self.run_lengths = lengths.clone();
+        self.run = RunState::Running { cancelling: false };
+        self.run_announced = false;
+        Some(Effect::Sweep(RunSpec {
+            kat_passed: self
+                .kat_logs
+                .get(&inst.label)
+                .filter(|_| self.kat_state(&inst.label).passed())
+                .map(|log| (inst.label.clone(), log.clone()))
+                .into_iter()
+                .collect(),
+            instances: vec![inst],
+            lengths,
+            cpu: self.cpu,
+            planning: self.planning,
+            allow_unfixed_host: self.allow_unfixed_host,
+            allow_kat_fail: self.allow_kat_fail,
+        }))
+    }
+
     /// `A`: the operator's consent to measure despite failed host checks and KATs that did
     /// not pass (both stored with the run). While a run is being prepared it applies to that
     /// run: a host refusal then starts it again with the consent.

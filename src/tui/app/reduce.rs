@@ -123,6 +123,12 @@ impl App {
                 j.snapshot = Some(snapshot);
                 self.current = Some(job);
             }
+            EngineEvent::TrialClock {
+                job,
+                effective_hz,
+                in_band,
+                ..
+            } => self.job_mut(&job).clock_hz = Some((effective_hz, in_band)),
             EngineEvent::TrialRetried { job, trial, reason } => {
                 self.job_mut(&job).retries += 1;
                 self.push_log(

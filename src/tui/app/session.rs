@@ -84,6 +84,18 @@ impl App {
     }
 
     /// A KAT-only job ended.
+    /// A sweep's fits arrived: kept for the curve, and said in the log.
+    pub fn swept(&mut self, file: crate::sweep::SweepFile) {
+        for s in file.instances {
+            for line in crate::sweep::describe(&s) {
+                self.push_log(LogLevel::Info, line);
+            }
+            self.sweeps.retain(|old| old.label != s.label);
+            self.sweeps.push(s);
+        }
+        self.dirty = true;
+    }
+
     pub fn kats_done(&mut self) {
         if matches!(self.run, RunState::Kats { .. }) {
             self.run = RunState::Idle;

@@ -168,7 +168,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             } else {
                 cursor_mark(app, i).to_string()
             };
-            if s.reference {
+            if s.outliers {
+                (
+                    format!("{mark}{} ✕", s.label),
+                    pts,
+                    Style::new().fg(Color::Red),
+                    true,
+                )
+            } else if s.reference {
                 (
                     format!("{mark}{} (ref)", s.label),
                     dashed(&pts, per_unit),

@@ -22,8 +22,16 @@ pub fn status_line(app: &App) -> String {
             calls_total,
         } = &j.state
         {
+            // The effective clock of the last witnessed trial, where the hardware has one.
+            let clock = j.clock_hz.map_or(String::new(), |(hz, in_band)| {
+                format!(
+                    " · {} GHz{}",
+                    format::ghz(hz),
+                    if in_band { "" } else { " ⚠" }
+                )
+            });
             return format!(
-                "▶ {} · trial {trial}/{trials} · calls {} / {}",
+                "▶ {} · trial {trial}/{trials} · calls {} / {}{clock}",
                 j.key,
                 format::int(Some(*calls_done as f64)),
                 format::int(Some(*calls_total as f64)),

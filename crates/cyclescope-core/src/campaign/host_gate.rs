@@ -8,25 +8,32 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::counter::CycleSource;
+use crate::counter::witness::{AperfMperf, WitnessKind};
+use crate::measure::clock::{ClockBand, ClockRule, ClockVerification};
+
 /// The host as the run found it: checks, the environment block, the clock for the
 /// disturbance test. Checked once per run; records carry this environment.
 pub(crate) struct HostGate {
     report: crate::host::HostReport,
     environment: Map<String, Value>,
+    clock_verification: ClockVerification,
     started_utc: String,
     load_average_start: [f64; 3],
 }
 
 impl HostGate {
     /// Checks CPU `cpu` of the host below `root` (`/` for this machine).
-    pub(crate) fn check(root: &Path, cpu: usize) -> Result<Self, crate::host::HostError> {
-        let root = crate::host::HostRoot::new(root);
+    pub(crate) fn check(dir: &Path, cpu: usize) -> Result<Self, crate::host::HostError> {
+        let root = crate::host::HostRoot::new(dir);
         let mut probes = crate::host::Probes::for_root(&root)?;
         let report = crate::host::check_host(&root, cpu, &mut probes);
         let environment = crate::host::environment(&root, cpu, &mut probes);
+        let clock_verification = clock_verification(&environment, dir, cpu);
         Ok(Self {
             report,
             environment,
+            clock_verification,
             started_utc: crate::record::utc_now(),
             load_average_start: crate::record::load_average(),
         })
@@ -51,6 +58,35 @@ impl HostGate {
 
     pub fn fixed_clock_hz(&self) -> Option<f64> {
         crate::host::fixed_clock_hz(&self.environment)
+    }
+
+    /// Whether each trial's clock can be checked here, and with what.
+    pub(crate) fn clock_verification(&self) -> &ClockVerification {
+        &self.clock_verification
+    }
+
+    /// What each trial's clock is checked against: the harness's fixed clock, and — where a
+    /// witness exists — the band around it, as wide as the clock probe's own spread if that
+    /// exceeds the harness's 5 %.
+    pub(crate) fn clock_rule(&self) -> ClockRule {
+        let fixed = self.fixed_clock_hz();
+        let num = |k: &str| self.environment.get(k).and_then(Value::as_f64);
+        let spread = match (
+            num("core_clock_min_hz"),
+            num("core_clock_max_hz"),
+            num("core_clock_hz"),
+        ) {
+            (Some(lo), Some(hi), Some(mid)) if mid > 0.0 => Some((hi - lo) / mid),
+            _ => None,
+        };
+        let witnessed = matches!(self.clock_verification, ClockVerification::PerTrial { .. });
+        ClockRule {
+            fixed_clock_hz: fixed,
+            band: fixed
+                .filter(|_| witnessed)
+                .map(|hz| ClockBand::new(hz, spread)),
+            reference_hz: self.reference_clock_hz(),
+        }
     }
 
     pub(crate) fn ref_to_core_ratio(&self) -> Option<f64> {
@@ -82,5 +118,34 @@ impl HostGate {
                 .collect(),
             None => Vec::new(),
         }
+    }
+}
+
+/// The witness a worker on `cpu` will have: perf core cycles beside the reference counter
+/// when the loop counts core cycles (and the probe measured the reference rate), else the
+/// CPU's APERF/MPERF through the msr device below `root`, else none — with the reasons.
+fn clock_verification(env: &Map<String, Value>, root: &Path, cpu: usize) -> ClockVerification {
+    let source = env.get("cycle_source").and_then(Value::as_str);
+    let perf = source.and_then(CycleSource::from_name) == Some(CycleSource::PerfUserCycles);
+    if perf
+        && env
+            .get("reference_clock_hz")
+            .and_then(Value::as_f64)
+            .is_some()
+    {
+        return ClockVerification::PerTrial {
+            witness: WitnessKind::PerfAndReference,
+        };
+    }
+    match AperfMperf::open(root, cpu) {
+        Ok(_) => ClockVerification::PerTrial {
+            witness: WitnessKind::AperfMperf,
+        },
+        Err(msr) => ClockVerification::Unavailable {
+            reason: format!(
+                "no perf_event core-cycle counter (the loop counts {}), and no APERF/MPERF ({msr})",
+                source.unwrap_or("nothing")
+            ),
+        },
     }
 }

@@ -174,11 +174,11 @@ impl Run<'_> {
                     break 'pairs;
                 }
                 let events = &mut self.events;
-                let clock = self.host.fixed_clock_hz();
+                let clock = self.host.clock_rule();
                 let m = match measure_job(self.runner, self.req, clock, &units[i], &mut |ev| {
                     events.send(ev)
                 }) {
-                    Measured::Done(m) => m,
+                    Measured::Done(m) => *m,
                     Measured::Cancelled => {
                         problem = Some(format!("cancelled after {pair} pairs"));
                         break 'pairs;

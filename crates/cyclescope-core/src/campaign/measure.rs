@@ -11,6 +11,7 @@ use super::RunRequest;
 use super::plan::Job;
 use super::runner::TrialRunner;
 use crate::counter::CycleSource;
+use crate::measure::clock::ClockRule;
 use crate::measure::job::{self, ProcessRun};
 use crate::measure::plan::{Adaptive, MAX_ATTEMPTS, MIN_ADAPTIVE_TRIALS};
 use crate::measure::stats::{PerCall, Trial, loop_stats, new_histogram, per_call, trial_spread};
@@ -27,10 +28,12 @@ pub(crate) struct JobMeasurement {
     pub(crate) per_process: Vec<PerCall>,
     pub(crate) disturbed_retries: u32,
     pub(crate) failure: Option<JobFailure>,
+    /// Effective core clock of each kept trial, Hz, where a witness measured it.
+    pub(crate) clock_hz_by_trial: Vec<Option<f64>>,
 }
 
 pub(super) enum Measured {
-    Done(JobMeasurement),
+    Done(Box<JobMeasurement>),
     Cancelled,
 }
 
@@ -81,7 +84,7 @@ struct Measuring<'a> {
     runner: &'a mut dyn TrialRunner,
     layout: Layout,
     job: &'a Job,
-    fixed_clock_hz: Option<f64>,
+    clock: ClockRule,
     send: &'a mut dyn FnMut(EngineEvent),
     m: JobMeasurement,
     done_trials: Vec<Trial>,
@@ -93,7 +96,7 @@ struct Measuring<'a> {
 pub(super) fn measure_job(
     runner: &mut dyn TrialRunner,
     req: &RunRequest,
-    fixed_clock_hz: Option<f64>,
+    clock: ClockRule,
     job: &Job,
     send: &mut dyn FnMut(EngineEvent),
 ) -> Measured {
@@ -104,7 +107,7 @@ pub(super) fn measure_job(
         runner,
         layout: Layout::of(req, job),
         job,
-        fixed_clock_hz,
+        clock,
         send,
         m: JobMeasurement {
             processes: Vec::new(),
@@ -112,6 +115,7 @@ pub(super) fn measure_job(
             per_process: Vec::new(),
             disturbed_retries: 0,
             failure: None,
+            clock_hz_by_trial: Vec::new(),
         },
         done_trials: Vec::new(),
         last_progress: Instant::now() - PROGRESS_INTERVAL,
@@ -126,7 +130,7 @@ pub(super) fn measure_job(
             break;
         }
     }
-    Measured::Done(run.m)
+    Measured::Done(Box::new(run.m))
 }
 
 /// The adaptive mode's stop: enough trials and a tight enough confidence interval.
@@ -155,9 +159,21 @@ impl Measuring<'_> {
                 JobOutcome::Complete => None,
                 JobOutcome::Failed(f) => Some(f.clone()),
             };
+            let (clock_hz, clock_drift) = self.witnessed_clock(&run);
+            for (i, hz) in clock_hz.iter().enumerate() {
+                if let Some(hz) = *hz {
+                    (self.send)(EngineEvent::TrialClock {
+                        job: self.job.key.clone(),
+                        trial: (self.done_trials.len() + i + 1) as u32,
+                        effective_hz: hz,
+                        in_band: clock_drift.is_none(),
+                    });
+                }
+            }
             if failure.is_none()
                 && attempt < MAX_ATTEMPTS
-                && let Some(reason) = disturbance_of(&run, self.fixed_clock_hz)
+                && let Some(reason) =
+                    disturbance_of(&run, self.clock.fixed_clock_hz).or(clock_drift)
             {
                 attempt += 1;
                 self.m.disturbed_retries += 1;
@@ -177,9 +193,29 @@ impl Measuring<'_> {
                 }
                 Some(f) => self.m.failure = Some(f),
             }
+            self.m.clock_hz_by_trial.extend(clock_hz);
             self.m.processes.push(run);
             return true;
         }
+    }
+
+    /// The effective clock of each trial of `run` (None without a witness pair), and the first
+    /// trial's reason to run again when its clock left the host's band.
+    fn witnessed_clock(&self, run: &ProcessRun) -> (Vec<Option<f64>>, Option<String>) {
+        let mut drift = None;
+        let hz = run
+            .record
+            .trials
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let pair = run.clock.get(i).copied().flatten();
+                let (hz, why) = self.clock.check(t, pair.as_ref());
+                drift = drift.take().or(why);
+                hz
+            })
+            .collect();
+        (hz, drift)
     }
 
     /// One attempt of one process, its samples folded into `h` (the job's so far plus this

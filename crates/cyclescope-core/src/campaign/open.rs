@@ -57,6 +57,7 @@ pub(super) fn open_or_resume(
         problems: problems.clone(),
     });
     campaign.host_problems = problems;
+    campaign.clock_verification = Some(host.clock_verification().clone());
     campaign.cyclescope.state = CampaignState::Running;
     dir.write_campaign(&campaign)?;
     Ok(campaign)
@@ -124,6 +125,7 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             reference_jobs: req.reference_jobs.clone(),
             state: CampaignState::Running,
         },
+        clock_verification: Some(host.clock_verification().clone()),
     }
 }
 

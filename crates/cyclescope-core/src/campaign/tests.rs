@@ -10,6 +10,8 @@ use std::sync::atomic::Ordering;
 
 use script::{CLOCK_HZ, Scripted, Step};
 
+use crate::measure::clock::ClockVerification;
+
 use super::{RequestOverrides, RunOutcome, RunRequest, run_with};
 use crate::catalog::{Instance, Settings};
 use crate::kat::KatStatus;
@@ -113,6 +115,14 @@ fn trial_faults_and_disturbances_are_handled_as_the_guide_says() {
             processes: 6,
             retries: 1,
             retry_words: &["below 95 % of the fixed clock"],
+            failure: None,
+        },
+        Case {
+            name: "turbo came back once: only the clock witness sees it",
+            steps: &[FastClock],
+            processes: 6,
+            retries: 1,
+            retry_words: &["above the host's band"],
             failure: None,
         },
         Case {
@@ -392,4 +402,98 @@ fn a_missing_baseline_is_measured_once_per_width_as_a_reference_job() {
     let both = vec![hash("FEILIAN512"), instance()];
     let r = RunRequest::build(&settings, both, tmp.path().join("r2"), o).unwrap();
     assert!(r.reference_jobs.is_empty() && r.instances.len() == 2);
+}
+
+fn clocks(events: &[EngineEvent]) -> Vec<(u32, f64, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::TrialClock {
+                trial,
+                effective_hz,
+                in_band,
+                ..
+            } => Some((*trial, *effective_hz, *in_band)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_trials_clock_is_reported_live_and_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = request(&tmp.path().join("run"), &[1024], None);
+    let mut runner = Scripted::new(&[Step::Clean, Step::FastClock]);
+    let ran = run(&req, &mut runner);
+    let seen = clocks(&ran.events);
+    // Five kept trials and the fast one that was run again, in order.
+    assert_eq!(seen.len(), 6, "{seen:?}");
+    assert_eq!(seen.iter().filter(|c| !c.2).count(), 1);
+    let fast = seen.iter().find(|c| !c.2).unwrap();
+    assert!((fast.1 / CLOCK_HZ - 1.2).abs() < 0.01, "{fast:?}");
+    for (_, hz, in_band) in seen.iter().filter(|c| c.2) {
+        assert!((hz / CLOCK_HZ - 1.0).abs() < 0.001 && *in_band, "{hz}");
+    }
+    let extra = ran.records[0].cyclescope.as_ref().unwrap();
+    assert_eq!(extra.clock_hz_by_trial.len(), 5);
+    assert!(
+        extra
+            .clock_hz_by_trial
+            .iter()
+            .all(|hz| hz.is_some_and(|hz| (hz / CLOCK_HZ - 1.0).abs() < 0.001))
+    );
+    assert!(matches!(
+        extra.clock_verification,
+        Some(ClockVerification::PerTrial { .. })
+    ));
+    assert!(matches!(
+        read_campaign(&req.run_dir).unwrap().clock_verification,
+        Some(ClockVerification::PerTrial { .. })
+    ));
+    let warnings = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, EngineEvent::Warning { message } if message.contains("clock verification")))
+        .count();
+    assert_eq!(warnings, 0, "a witnessed host says nothing");
+}
+
+#[test]
+fn without_a_witness_the_run_says_so_once_and_stores_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut req = request(&tmp.path().join("run"), &[32, 1024], None);
+    // A VM without PMU or msr device: the loop counts the TSC, no trial has a witness.
+    req.host_root = fixture_host().with_file_name("vm-no-cpufreq");
+    req.cpu = 1;
+    req.allow_unfixed_host = true;
+    let mut runner = Scripted::new(&[]);
+    runner.witness = false;
+    let ran = run(&req, &mut runner);
+    assert!(clocks(&ran.events).is_empty());
+    let notices: Vec<&String> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Warning { message } if message.contains("clock verification") => {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "said once per run: {notices:?}");
+    assert!(
+        notices[0].contains("no perf_event") && notices[0].contains("msr"),
+        "{}",
+        notices[0]
+    );
+    let stored = read_campaign(&req.run_dir).unwrap().clock_verification;
+    assert!(
+        matches!(&stored, Some(ClockVerification::Unavailable { reason }) if reason.contains("dev/cpu/1/msr")),
+        "{stored:?}"
+    );
+    for r in &ran.records {
+        let extra = r.cyclescope.as_ref().unwrap();
+        assert_eq!(extra.clock_verification, stored);
+        assert!(extra.clock_hz_by_trial.iter().all(Option::is_none));
+    }
 }

@@ -75,6 +75,7 @@ pub(super) fn job_record(
         trial_spread: trial_spread(&trials),
         histogram_v2_base64: histogram::encode(&m.histogram),
         failure: m.failure.clone(),
+        clock_hz_by_trial: m.clock_hz_by_trial.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(
@@ -159,6 +160,8 @@ fn base_additions(
         host_problems: host.problems(),
         failure: None,
         reference_job: req.is_reference_job(&inst.candidate, &inst.label),
+        clock_verification: Some(host.clock_verification().clone()),
+        clock_hz_by_trial: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ use super::trial::{TrialMessage, TrialSpec};
 use super::trial_args::MeasureInvocation;
 use crate::catalog::Instance;
 use crate::counter::CycleSource;
+use crate::counter::witness::ClockPair;
 use crate::plugin::NgccMeta;
 use crate::record::ProcessRecord;
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
@@ -55,6 +56,8 @@ pub(crate) struct ProcessRun {
     pub(crate) record: ProcessRecord,
     /// Per trial, the nanoseconds the worker waited for the CPU during the loop.
     pub(crate) waited_ns: Vec<Option<u64>>,
+    /// Per trial, the clock witness pair (None where the hardware gives none).
+    pub(crate) clock: Vec<Option<ClockPair>>,
     pub(crate) info: Option<WorkerInfo>,
     /// How the process ended.
     pub(crate) outcome: JobOutcome,
@@ -84,6 +87,7 @@ pub(crate) fn run_process(
     let mut info = None;
     let mut trials = Vec::new();
     let mut waited = Vec::new();
+    let mut clock_pairs = Vec::new();
     let mut fault: Option<JobFailure> = None;
     let mut done_peak = None;
     let mut order = TrialOrder::new(spec);
@@ -114,8 +118,10 @@ pub(crate) fn run_process(
                 seconds,
                 cycles,
                 waited_ns,
+                clock,
             } => {
                 waited.push(waited_ns);
+                clock_pairs.push(clock);
                 let t = Trial {
                     measurements,
                     seconds,
@@ -216,6 +222,7 @@ pub(crate) fn run_process(
             disturbed_retries: 0,
         },
         waited_ns: waited,
+        clock: clock_pairs,
         info,
         outcome,
         peak_rss_bytes: peak,

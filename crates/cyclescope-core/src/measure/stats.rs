@@ -97,7 +97,13 @@ pub(crate) fn t95(df: u64) -> f64 {
     match df {
         0 => f64::INFINITY,
         1..=30 => TABLE[df as usize - 1],
-        _ => 1.96,
+        // Beyond the table (a sweep's regression has hundreds of degrees of freedom): the
+        // Cornish–Fisher expansion around the normal quantile, within 1e-4 of t from df 31.
+        _ => {
+            let (z, v) = (1.959_964_f64, df as f64);
+            z + (z.powi(3) + z) / (4.0 * v)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
+        }
     }
 }
 
@@ -219,6 +225,14 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(vec![]), None);
+    }
+
+    #[test]
+    fn t95_beyond_the_table_follows_students_t() {
+        // Quantiles of t(0.975) from tables: df 31, 60, 120, 1000.
+        for (df, want) in [(31, 2.0395), (60, 2.0003), (120, 1.9799), (1000, 1.9623)] {
+            assert!((t95(df) - want).abs() < 2e-4, "df {df}: {}", t95(df));
+        }
     }
 
     #[test]

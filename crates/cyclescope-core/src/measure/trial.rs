@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::counter::witness::{AperfMperf, ClockPair, WitnessKind, aperf_mperf_pair};
 use crate::counter::{self, CycleSource, LoopCounter};
 use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta, PreparedCall};
 use crate::vocabulary::FailureKind;
@@ -61,6 +62,9 @@ pub(crate) enum TrialMessage {
         /// Nanoseconds the worker sat runnable but not running during the loop (preempted):
         /// time a reference counter counts although the candidate did not run.
         waited_ns: Option<u64>,
+        /// Core and reference counts around the loop, where the hardware gives both.
+        #[serde(default)]
+        clock: Option<ClockPair>,
     },
     Samples {
         ticks: Vec<u64>,
@@ -87,8 +91,60 @@ pub(crate) fn harness_message(len: u64) -> GuardedBuffer {
     msg
 }
 
-/// Runs `spec` and reports on `ch`. Returns the process exit code.
-pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
+/// How this worker witnesses the clock of a trial: the perf loop counter with the reference
+/// counter read beside it, else APERF/MPERF of its CPU, else not at all.
+enum Witness {
+    PerfAndReference,
+    AperfMperf(AperfMperf),
+    None,
+}
+
+impl Witness {
+    fn open(loop_counter: &LoopCounter, cpu: Option<usize>) -> Self {
+        if loop_counter.source() == CycleSource::PerfUserCycles
+            && counter::REFERENCE_SOURCE.is_some()
+        {
+            return Witness::PerfAndReference;
+        }
+        cpu.and_then(|c| AperfMperf::open(std::path::Path::new("/"), c).ok())
+            .map_or(Witness::None, Witness::AperfMperf)
+    }
+
+    /// APERF/MPERF before the loop counter starts: a register read is a system call, which
+    /// must stay outside a TSC-timed loop.
+    #[inline]
+    fn outer(&self) -> Option<(u64, u64)> {
+        match self {
+            Witness::AperfMperf(m) => m.read(),
+            _ => None,
+        }
+    }
+
+    /// The reference counter just inside perf's counting window (an `rdtsc`, a few cycles).
+    #[inline]
+    fn inner(&self) -> u64 {
+        match self {
+            Witness::PerfAndReference => counter::reference_now(),
+            _ => 0,
+        }
+    }
+
+    /// The trial's pair from the readings before it and the loop counter's count.
+    fn pair(&self, outer: Option<(u64, u64)>, inner: (u64, u64), cycles: u64) -> Option<ClockPair> {
+        match self {
+            Witness::PerfAndReference => Some(ClockPair {
+                kind: WitnessKind::PerfAndReference,
+                core: cycles,
+                reference: inner.1.wrapping_sub(inner.0),
+            }),
+            Witness::AperfMperf(m) => Some(aperf_mperf_pair(outer?, m.read()?)),
+            Witness::None => None,
+        }
+    }
+}
+
+/// Runs `spec` (pinned to `cpu`, when given) and reports on `ch`. Returns the exit code.
+pub(crate) fn run_in_worker(spec: &TrialSpec, cpu: Option<usize>, ch: &mut Channel) -> i32 {
     let lib = match HashLibrary::open_abi(&spec.library, spec.abi)
         .and_then(|l| l.check_digest_bits(spec.digest_bits).map(|()| l))
     {
@@ -113,6 +169,7 @@ pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
             return 2;
         }
     };
+    let witness = Witness::open(&loop_counter, cpu);
     let overhead = counter::timer_overhead(counter::TIMER_OVERHEAD_REPETITIONS).ok();
     let overhead_ticks = overhead.map_or(0, |o| o.median);
     ch.send(&TrialMessage::Ready {
@@ -137,9 +194,13 @@ pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
         // chosen once, before the loop).
         let wait0 = runqueue_wait_ns();
         let t0 = counter::monotonic_raw_ns();
+        let outer = witness.outer();
         loop_counter.start();
+        let inner0 = witness.inner();
         let failed_rc = call.call_n(spec.iterations);
+        let inner1 = witness.inner();
         let cycles = loop_counter.stop();
+        let clock = witness.pair(outer, (inner0, inner1), cycles);
         let t1 = counter::monotonic_raw_ns();
         let waited_ns = runqueue_wait_ns()
             .zip(wait0)
@@ -152,6 +213,7 @@ pub(crate) fn run_in_worker(spec: &TrialSpec, ch: &mut Channel) -> i32 {
             seconds: t1.saturating_sub(t0) as f64 / 1e9,
             cycles,
             waited_ns,
+            clock,
         });
         if let Some(code) = sample_calls(ch, spec.sample_calls, overhead_ticks, &mut call, bits) {
             return code;
@@ -266,7 +328,7 @@ pub fn serve(
     limits: crate::worker::Limits,
 ) -> std::process::ExitCode {
     match crate::worker::child::enter(cpu, limits) {
-        Ok(mut ch) => std::process::ExitCode::from(run_in_worker(spec, &mut ch) as u8),
+        Ok(mut ch) => std::process::ExitCode::from(run_in_worker(spec, cpu, &mut ch) as u8),
         Err(e) => {
             eprintln!("cyclescope worker: {e}");
             std::process::ExitCode::from(2)

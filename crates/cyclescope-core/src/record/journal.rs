@@ -126,6 +126,8 @@ impl JournalEvent {
             EngineEvent::HostProblems { problems } => JournalEvent::HostProblems { problems },
             EngineEvent::KatStarted { label } => JournalEvent::KatStarted { label },
             EngineEvent::KatProgress { .. } => return None,
+            // Each kept trial's clock is in its record (`clock_hz_by_trial`).
+            EngineEvent::TrialClock { .. } => return None,
             EngineEvent::KatFinished {
                 label,
                 status,

@@ -60,6 +60,9 @@ pub struct Campaign {
     pub(crate) host_problems: Vec<String>,
     pub(crate) shards: u32,
     pub cyclescope: CampaignRequest,
+    /// Whether the run could check each trial's clock (with which witness), or why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_verification: Option<crate::measure::clock::ClockVerification>,
 }
 
 impl Campaign {

@@ -120,6 +120,12 @@ pub struct Additions {
     /// instance was not selected); absent otherwise, so records of earlier versions read as is.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference_job: bool,
+    /// Whether each trial's clock was checked (with which witness), or why it could not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_verification: Option<crate::measure::clock::ClockVerification>,
+    /// Effective core clock of each kept trial, Hz (null where no witness measured it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_hz_by_trial: Vec<Option<f64>>,
 }
 
 impl Additions {

@@ -85,6 +85,8 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         .as_deref()
         .unwrap_or(crate::baseline::DEFAULT_CANDIDATE);
     let baseline_instances = by_candidate.get(baseline).map_or(&[][..], Vec::as_slice);
+    // A run with a length sweep adds its cost models to the candidate pages (§8).
+    let sweep = crate::sweep::read(dataset);
     let mut pages = Vec::new();
     let helpers = |c: &str| c == crate::baseline::DEFAULT_CANDIDATE || c == baseline;
     for (cand, instances) in by_candidate.iter().filter(|(c, _)| !helpers(c)) {
@@ -105,6 +107,12 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             if !drawn.is_empty() {
                 text = format!("{}\n{}", text.trim_end(), super::figures::links(&drawn));
             }
+        if let Some(lines) = sweep
+            .as_ref()
+            .and_then(|s| super::sweep_section::render(s, cand))
+        {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
         }
         pages.push(Page {
             path: Path::new(cand).join(format!("perf_{system_id}.md")),

@@ -73,6 +73,15 @@ pub enum EngineEvent {
         calls_total: u64,
         snapshot: HistogramSnapshot,
     },
+    /// The core clock a trial ran at, from its witness pair (only where the hardware has one).
+    TrialClock {
+        job: JobKey,
+        /// 1-based trial number within the job.
+        trial: u32,
+        effective_hz: f64,
+        /// False when the clock left the host's band (the trial is run again).
+        in_band: bool,
+    },
     /// A trial re-run because the clock was slow during it (disturbance).
     TrialRetried {
         job: JobKey,

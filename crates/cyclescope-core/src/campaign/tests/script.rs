@@ -12,6 +12,7 @@ use serde_json::Map;
 use crate::campaign::runner::{KatRun, TrialRunner};
 use crate::catalog::Instance;
 use crate::counter::CycleSource;
+use crate::counter::witness::{ClockPair, WitnessKind};
 use crate::kat::{KatEvent, KatOptions, KatStatus};
 use crate::measure::job::{ProcessRun, WorkerInfo};
 use crate::measure::stats::Trial;
@@ -21,6 +22,8 @@ use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
 
 /// The fixture host's fixed clock (`tuned-intel`: cpufreq max 2.1 GHz).
 pub(super) const CLOCK_HZ: f64 = 2.1e9;
+/// The fixture's reference counter rate (its clock probe's `reference_hz`).
+pub(super) const REFERENCE_HZ: f64 = 2_099_998_021.0;
 /// Seconds of every scripted trial: long enough for the harness's slow-clock test.
 const TRIAL_S: f64 = 0.02;
 
@@ -29,10 +32,12 @@ const TRIAL_S: f64 = 0.02;
 pub(super) enum Step {
     /// Every trial at the fixed clock, never preempted.
     Clean,
-    /// Trials at `factor` × the usual cycles (spread for the adaptive mode).
+    /// Calls `factor` × as slow as usual, at the fixed clock (spread for the adaptive mode).
     Cycles(f64),
     /// The clock ran at 80 % of the fixed clock (the harness's disturbance).
     SlowClock,
+    /// The clock ran at 120 % of the fixed clock (turbo came back): only the witness sees it.
+    FastClock,
     /// The worker waited 5 % of each trial for its CPU.
     Preempted,
     /// Killed by SIGSEGV before any trial.
@@ -55,6 +60,8 @@ pub(super) struct Scripted {
     pub(super) order: Vec<String>,
     /// Cycles of a label's trials × this factor (the interleaving tests' B).
     pub(super) label_factor: Option<(String, f64)>,
+    /// Whether trials carry clock witness pairs (perf cycles beside the TSC).
+    pub(super) witness: bool,
 }
 
 impl Scripted {
@@ -68,6 +75,7 @@ impl Scripted {
             processes: 0,
             order: Vec::new(),
             label_factor: None,
+            witness: true,
         }
     }
 }
@@ -106,11 +114,13 @@ impl TrialRunner for Scripted {
             self.order.push(inst.label.clone());
             self.steps.pop_front().unwrap_or(Step::Clean)
         };
-        let (factor, waited) = match step {
-            Step::Cycles(f) => (f, 0.0),
-            Step::SlowClock => (0.8, 0.0),
-            Step::Preempted => (1.0, 0.05),
-            _ => (1.0, 0.0),
+        // (calls slower by, clock factor, share of the trial waited for the CPU)
+        let (slower, clock, waited) = match step {
+            Step::Cycles(f) => (f, 1.0, 0.0),
+            Step::SlowClock => (1.0, 0.8, 0.0),
+            Step::FastClock => (1.0, 1.2, 0.0),
+            Step::Preempted => (1.0, 1.0, 0.05),
+            _ => (1.0, 1.0, 0.0),
         };
         let factor = match &self.label_factor {
             Some((label, f)) if *label == inst.label => factor * f,
@@ -142,8 +152,19 @@ impl TrialRunner for Scripted {
         let trials: Vec<Trial> = (0..n)
             .map(|_| Trial {
                 measurements: spec.iterations,
-                seconds: TRIAL_S,
-                cycles: (TRIAL_S * CLOCK_HZ * factor) as u64,
+                seconds: TRIAL_S * slower,
+                cycles: (TRIAL_S * slower * CLOCK_HZ * clock) as u64,
+            })
+            .collect();
+        // perf cycles are the loop count; the TSC ticks at its probed rate meanwhile.
+        let pairs = trials
+            .iter()
+            .map(|t| {
+                self.witness.then_some(ClockPair {
+                    kind: WitnessKind::PerfAndReference,
+                    core: t.cycles,
+                    reference: (t.seconds * REFERENCE_HZ) as u64,
+                })
             })
             .collect();
         for t in &trials {
@@ -167,13 +188,14 @@ impl TrialRunner for Scripted {
                     "scripted fault".into()
                 },
                 command: vec!["scripted".into()],
-                wall_s: TRIAL_S * f64::from(n) + 0.001,
+                wall_s: trials.iter().map(|t| t.seconds).sum::<f64>() + 0.001,
                 disturbed_retries: 0,
             },
             waited_ns: trials
                 .iter()
                 .map(|_| Some((waited * TRIAL_S * 1e9) as u64))
                 .collect(),
+            clock: pairs,
             info: Some(WorkerInfo {
                 meta: None,
                 cycle_source: CycleSource::Tsc,

@@ -35,6 +35,7 @@ fn trial(measurements: u64, seconds: f64, cycles: u64) -> TrialMessage {
         seconds,
         cycles,
         waited_ns: None,
+        clock: None,
     }
 }
 

@@ -1,0 +1,406 @@
+//! The length sweep: measure each instance at a dense set of lengths (every `step` bytes up to
+//! `max_bytes`, plus the guide's S1–S8) through the campaign in its adaptive mode, fit the cost
+//! model (`fit`), then measure every byte length around the first block boundaries the fit
+//! could not place exactly, and fit again. The points, the fit and how they were measured go
+//! to `sweep.json` in the run directory beside the records. It owns no measurement of its own:
+//! every figure comes from a campaign record, and it never draws anything.
+
+pub mod fit;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::{self, CampaignError, RunRequest};
+use crate::catalog::{GUIDE_LENGTHS, Instance};
+use crate::kat::KatStatus;
+use crate::record::TimingRecord;
+use crate::vocabulary::EngineEvent;
+pub use fit::{CostModel, FitError, Interval, SweepPoint};
+
+/// The file the sweep writes into the run directory.
+pub const FILE_NAME: &str = "sweep.json";
+/// Block boundaries measured byte by byte when the fit leaves the threshold open.
+const REFINED_BOUNDARIES: u64 = 3;
+
+/// Which lengths a sweep measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepLengths {
+    pub step: u64,
+    pub max_bytes: u64,
+    /// Add the guide's S1–S8 (32 B … 64 KiB).
+    pub guide: bool,
+    /// Measure byte by byte around block boundaries the coarse lengths cannot place.
+    pub refine: bool,
+    /// What each point is.
+    pub statistic: PointStatistic,
+}
+
+impl Default for SweepLengths {
+    fn default() -> Self {
+        Self {
+            step: 8,
+            max_bytes: 2048,
+            guide: true,
+            refine: true,
+            statistic: PointStatistic::PerCallLow,
+        }
+    }
+}
+
+impl SweepLengths {
+    /// `step, 2·step, … ≤ max_bytes`, and S1–S8 when asked.
+    pub fn coarse(&self) -> Vec<u64> {
+        let step = self.step.max(1);
+        let mut set: BTreeSet<u64> = (1..=self.max_bytes / step).map(|k| k * step).collect();
+        if self.guide {
+            set.extend(GUIDE_LENGTHS);
+        }
+        set.into_iter().collect()
+    }
+}
+
+/// What each point is. A busy or virtualised host slows whole trials down (a sibling thread
+/// or another guest sharing the core), which moves every statistic of those trials but the
+/// lowest per-call samples; so the default is the per-call 1st percentile, the cost of a call
+/// that was not disturbed. The median and the guide's loop mean are there for quiet hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatistic {
+    /// 1st percentile of the per-call counter's samples (timer overhead subtracted).
+    PerCallLow,
+    /// Median of the per-call counter's samples (timer overhead subtracted).
+    PerCallMedian,
+    /// The guide's Σcycles/Σcalls of the loop counter.
+    LoopMean,
+}
+
+impl PointStatistic {
+    pub fn describe(self) -> &'static str {
+        match self {
+            PointStatistic::PerCallLow => "per-call 1st percentile",
+            PointStatistic::PerCallMedian => "per-call median",
+            PointStatistic::LoopMean => "loop mean",
+        }
+    }
+
+    /// This statistic of a record, when it has one.
+    fn of(self, r: &TimingRecord) -> Option<f64> {
+        let per_call = r.cyclescope.as_ref().and_then(|a| a.per_call);
+        let v = match self {
+            PointStatistic::PerCallLow => per_call.map(|p| p.p1 as f64),
+            PointStatistic::PerCallMedian => per_call.map(|p| p.p50 as f64),
+            PointStatistic::LoopMean => r.mean_cycles,
+        }?;
+        (v > 0.0).then_some(v)
+    }
+
+    fn counts_per_call(self) -> bool {
+        self != PointStatistic::LoopMean
+    }
+}
+
+/// One instance's sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceSweep {
+    pub candidate: String,
+    pub label: String,
+    pub statistic: PointStatistic,
+    /// The counter the points count (`tsc`, `perf_event:cpu-cycles:u`, …).
+    pub counter: String,
+    pub points: Vec<SweepPoint>,
+    pub model: Option<CostModel>,
+    /// Why there is no model (too few lengths measured, …).
+    pub unfitted: Option<String>,
+}
+
+/// `sweep.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepFile {
+    pub lengths: SweepLengths,
+    pub adaptive_precision: Option<f64>,
+    pub instances: Vec<InstanceSweep>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Campaign(#[from] CampaignError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a sweep ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepOutcome {
+    pub file: SweepFile,
+    pub cancelled: bool,
+    /// Jobs that failed or were blocked by their KAT, over both passes.
+    pub failed: usize,
+}
+
+/// Runs the sweep of `base`'s instances into `base.run_dir` (its lengths are replaced).
+pub fn run(
+    base: &RunRequest,
+    lengths: SweepLengths,
+    emit: &mut dyn FnMut(EngineEvent),
+    cancel: &Arc<AtomicBool>,
+) -> Result<SweepOutcome, SweepError> {
+    let mut req = base.clone();
+    req.lengths = lengths.coarse();
+    let mut passed: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut forward = |ev: EngineEvent, passed: &mut BTreeMap<String, PathBuf>| {
+        if let EngineEvent::KatFinished {
+            label,
+            status: KatStatus::Pass,
+            log: Some(log),
+            ..
+        } = &ev
+        {
+            passed.insert(label.clone(), log.clone());
+        }
+        emit(ev);
+    };
+    let first = campaign::run(&req, &mut |ev| forward(ev, &mut passed), cancel)?;
+    let mut failed = first.failed + first.kat_blocked;
+    let mut cancelled = first.cancelled;
+    if lengths.refine && !cancelled {
+        for inst in &base.instances {
+            let (points, ..) = points_of(&base.run_dir, inst, lengths.statistic);
+            let Ok(model) = fit::fit(&points) else {
+                continue;
+            };
+            let measured: BTreeSet<u64> = points.iter().map(|p| p.input_bytes).collect();
+            let extra = refinement(&model, &measured);
+            if extra.is_empty() || cancel.load(Ordering::Relaxed) {
+                continue;
+            }
+            let mut r = base.clone();
+            r.instances = vec![inst.clone()];
+            r.lengths = extra;
+            // The KAT passed in the first pass: its log is carried over, not run again.
+            r.kat_passed.extend(passed.clone());
+            let o = campaign::run(&r, &mut |ev| forward(ev, &mut passed), cancel)?;
+            failed += o.failed + o.kat_blocked;
+            cancelled |= o.cancelled;
+        }
+    }
+    let file = SweepFile {
+        lengths,
+        adaptive_precision: base.adaptive.map(|a| a.precision),
+        instances: base
+            .instances
+            .iter()
+            .map(|i| instance_sweep(&base.run_dir, i, lengths.statistic))
+            .collect(),
+    };
+    write(&base.run_dir, &file)?;
+    Ok(SweepOutcome {
+        file,
+        cancelled,
+        failed,
+    })
+}
+
+/// Fits again from the records a sweep left in `run_dir` (another statistic, a newer fit),
+/// without measuring, and rewrites its `sweep.json`.
+pub fn refit(run_dir: &Path, statistic: PointStatistic) -> Result<SweepFile, SweepError> {
+    let campaign = crate::record::run_dir::read_campaign(run_dir)
+        .map_err(|e| SweepError::Campaign(CampaignError::RunDir(e)))?;
+    let mut lengths = read(run_dir).map_or_else(SweepLengths::default, |f| f.lengths);
+    lengths.statistic = statistic;
+    let file = SweepFile {
+        lengths,
+        adaptive_precision: campaign.cyclescope.adaptive.map(|a| a.precision),
+        instances: campaign
+            .cyclescope
+            .instances
+            .iter()
+            .map(|i| instance_sweep(run_dir, i, statistic))
+            .collect(),
+    };
+    write(run_dir, &file)?;
+    Ok(file)
+}
+
+/// Byte lengths around the first block boundaries whose exact place the measured lengths
+/// leave open: for the k-th boundary, every length between the last one the fit puts in k
+/// blocks under the largest fitting threshold and the first under the smallest.
+pub(crate) fn refinement(model: &CostModel, measured: &BTreeSet<u64>) -> Vec<u64> {
+    let b = model.block_bytes;
+    let mut thresholds: Vec<u64> = model.padding_alternatives.clone();
+    thresholds.push(model.padding_bytes);
+    let (lo, hi) = (
+        thresholds.iter().copied().min().unwrap_or(0),
+        thresholds.iter().copied().max().unwrap_or(0),
+    );
+    if lo == hi {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for k in 1..=REFINED_BOUNDARIES + 1 {
+        // n + p > k·B first holds at n = k·B − p + 1.
+        let first = (k * b + 1).saturating_sub(hi).max(1);
+        let last = (k * b + 1).saturating_sub(lo);
+        out.extend((first..=last).filter(|n| *n > 0 && !measured.contains(n)));
+        if out.len() as u64 >= REFINED_BOUNDARIES * b {
+            break;
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The points of `inst` in the run directory's complete records by `wanted` (the loop mean
+/// when some record has no per-call samples), the statistic used and the counter it counts.
+pub(crate) fn points_of(
+    run_dir: &Path,
+    inst: &Instance,
+    wanted: PointStatistic,
+) -> (Vec<SweepPoint>, PointStatistic, String) {
+    let records: Vec<TimingRecord> = crate::record::run_dir::list_records(run_dir)
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| {
+            r.status.is_complete() && r.candidate == inst.candidate && r.label == inst.label
+        })
+        .collect();
+    let statistic = if records.iter().all(|r| wanted.of(r).is_some()) {
+        wanted
+    } else {
+        PointStatistic::LoopMean
+    };
+    let counter = records
+        .first()
+        .and_then(|r| r.cyclescope.as_ref())
+        .and_then(|a| {
+            if statistic.counts_per_call() {
+                a.per_call_source
+            } else {
+                a.cycle_source
+            }
+        })
+        .map_or(String::new(), |s| s.name().to_string());
+    let mut points: Vec<SweepPoint> = records
+        .iter()
+        .filter_map(|r| {
+            Some(SweepPoint {
+                input_bytes: r.input_bytes,
+                cycles: statistic.of(r)?,
+            })
+        })
+        .collect();
+    points.sort_by_key(|p| p.input_bytes);
+    (points, statistic, counter)
+}
+
+fn instance_sweep(run_dir: &Path, inst: &Instance, wanted: PointStatistic) -> InstanceSweep {
+    let (points, statistic, counter) = points_of(run_dir, inst, wanted);
+    let (model, unfitted) = match fit::fit(&points) {
+        Ok(m) => (Some(m), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    InstanceSweep {
+        candidate: inst.candidate.clone(),
+        label: inst.label.clone(),
+        statistic,
+        counter,
+        points,
+        model,
+        unfitted,
+    }
+}
+
+/// Writes `sweep.json` atomically, under the run directory's lock.
+fn write(run_dir: &Path, file: &SweepFile) -> Result<(), SweepError> {
+    let path = run_dir.join(FILE_NAME);
+    let err = |source| SweepError::Write {
+        path: path.clone(),
+        source,
+    };
+    let _dir = crate::record::RunDir::open_for_writing(run_dir)
+        .map_err(|e| err(std::io::Error::other(e.to_string())))?;
+    crate::record::pyjson::write_json_atomic(&path, file).map_err(err)
+}
+
+/// Reads `sweep.json` of a run directory (None when the run holds no sweep).
+pub fn read(run_dir: &Path) -> Option<SweepFile> {
+    let bytes = crate::record::read::read_inside(run_dir, Path::new(FILE_NAME), 64 << 20).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The fit of one instance in lines of text, for the CLI and the workbench alike.
+pub fn describe(s: &InstanceSweep) -> Vec<String> {
+    use crate::format::with_interval;
+    let iv = |i: &Interval| with_interval(i.value, i.low, i.high);
+    let what = s.statistic.describe();
+    let Some(m) = &s.model else {
+        return vec![format!(
+            "{}: no cost model ({})",
+            s.label,
+            s.unfitted.as_deref().unwrap_or("not fitted")
+        )];
+    };
+    let outliers = if m.outliers.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = m.outliers.iter().map(|n| format!("{n} B")).collect();
+        format!(", outliers {}", list.join(" "))
+    };
+    let open = if m.padding_alternatives.is_empty() {
+        String::new()
+    } else {
+        format!(" (equally: {:?})", m.padding_alternatives)
+    };
+    let mut lines = vec![
+        format!(
+            "{}: block {} B, padding threshold {} B{open}; T(n) = a + b·⌈(n + {})/{}⌉{}",
+            s.label,
+            m.block_bytes,
+            m.padding_bytes,
+            m.padding_bytes,
+            m.block_bytes,
+            if m.cycles_per_extra_byte.is_some() {
+                " + c·n"
+            } else {
+                ""
+            }
+        ),
+        format!("  fixed cost a       {} cycles/call", iv(&m.fixed_cycles)),
+        format!("  per block b        {} cycles", iv(&m.cycles_per_block)),
+    ];
+    if let Some(c) = &m.cycles_per_extra_byte {
+        lines.push(format!("  per byte c         {} cycles", iv(c)));
+    }
+    lines.push(format!(
+        "  long messages      {} cycles/byte",
+        iv(&m.cycles_per_byte)
+    ));
+    lines.push(format!(
+        "  {} lengths fitted ({what}, {}; 95 % intervals; residual sd {:.2} %{outliers})",
+        m.points_fitted,
+        if s.counter.is_empty() {
+            "counter unknown"
+        } else {
+            &s.counter
+        },
+        100.0 * m.residual_relative_sd
+    ));
+    if let Some(r) = &m.runner_up {
+        lines.push(format!(
+            "  next best block size {} B (p = {}) fits {:.1}× worse",
+            r.block_bytes, r.padding_bytes, r.loss_ratio
+        ));
+    }
+    lines
+}
