@@ -176,7 +176,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         flags: "guide".into(),
         kat_manifest: None,
         kat_name: None,
-        abi: select.abi.into(),
+        abi: select.source.abi.into(),
     }
 }
 

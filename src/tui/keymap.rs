@@ -220,6 +220,9 @@ pub const BINDINGS: &[Binding] = &[
         &[Char('=')],
         Action::CompareLive,
         "A/B: the two selected instances interleaved, trial by trial; B/A with its 95 % CI",
+        None,
+    ),
+    bind(
         &[Char('w')],
         Action::Sweep,
         "sweep the instance under the cursor: block size, cost per block, fit on the curve",

@@ -87,6 +87,7 @@ impl App {
                     points,
                     reference: false,
                     earlier: Some(run),
+                    outliers: false,
                 })
             })
             .collect()

@@ -282,13 +282,11 @@ impl App {
                 points: self.cycles_per_byte(l),
                 reference: false,
                 earlier: None,
+                outliers: false,
             })
             .collect();
         let earlier = self.earlier_curves(&out);
         out.extend(earlier);
-                outliers: false,
-            })
-            .collect();
         for l in &labels {
             out.extend(self.sweep_series(l));
         }
@@ -332,6 +330,7 @@ impl App {
                 .map(|p| per_byte(p.input_bytes, m.predict(p.input_bytes)))
                 .collect(),
             reference: true,
+            earlier: None,
             outliers: false,
         };
         let marks = CurveSeries {
@@ -343,6 +342,7 @@ impl App {
                 .map(|p| per_byte(p.input_bytes, p.cycles))
                 .collect(),
             reference: false,
+            earlier: None,
             outliers: true,
         };
         std::iter::once(fit)

@@ -142,6 +142,9 @@ impl App {
             planning: self.planning,
             allow_unfixed_host: self.allow_unfixed_host,
             allow_kat_fail: self.allow_kat_fail,
+            interleaved_pairs: None,
+            rebuild: Vec::new(),
+            reference_pool: Vec::new(),
         }))
     }
 

@@ -15,6 +15,7 @@ fn inst(candidate: &str, label: &str, bits: u32) -> Instance {
         flags: String::new(),
         kat_manifest: None,
         kat_name: None,
+        abi: crate::plugin::Abi::Iccs,
     }
 }
 

@@ -213,6 +213,7 @@ pub fn write_tree(
                 flags: profile.name.clone(),
                 kat_manifest: Some(manifest.clone()),
                 kat_name: Some(s.instance.clone()),
+                abi: crate::plugin::Abi::Iccs,
             };
             let opts = KatOptions::new(out);
             let (status, detail, log) = match run_kat(&inst, &opts, &mut |_| {}) {

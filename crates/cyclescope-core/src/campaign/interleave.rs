@@ -135,6 +135,7 @@ fn empty() -> JobMeasurement {
         per_process: Vec::new(),
         disturbed_retries: 0,
         failure: None,
+        clock_hz_by_trial: Vec::new(),
     }
 }
 
@@ -144,6 +145,7 @@ fn absorb(into: &mut JobMeasurement, m: JobMeasurement) {
     into.processes.extend(m.processes);
     into.per_process.extend(m.per_process);
     into.disturbed_retries += m.disturbed_retries;
+    into.clock_hz_by_trial.extend(m.clock_hz_by_trial);
     into.failure = into.failure.take().or(m.failure);
 }
 

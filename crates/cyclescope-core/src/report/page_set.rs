@@ -99,6 +99,13 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             instances,
             &side.kat_issues,
         );
+        if let Some(lines) = sweep
+            .as_ref()
+            .and_then(|s| super::sweep_section::render(s, cand))
+        {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
+        }
         let mut drawn = Vec::new();
         if opts.figures {
             let title = format!("{cand} on {system_id}: cycles per byte (baseline `{baseline}`)");
@@ -107,12 +114,6 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             if !drawn.is_empty() {
                 text = format!("{}\n{}", text.trim_end(), super::figures::links(&drawn));
             }
-        if let Some(lines) = sweep
-            .as_ref()
-            .and_then(|s| super::sweep_section::render(s, cand))
-        {
-            text.push('\n');
-            text.push_str(&lines.join("\n"));
         }
         pages.push(Page {
             path: Path::new(cand).join(format!("perf_{system_id}.md")),

@@ -122,9 +122,9 @@ impl TrialRunner for Scripted {
             Step::Preempted => (1.0, 1.0, 0.05),
             _ => (1.0, 1.0, 0.0),
         };
-        let factor = match &self.label_factor {
-            Some((label, f)) if *label == inst.label => factor * f,
-            _ => factor,
+        let slower = match &self.label_factor {
+            Some((label, f)) if *label == inst.label => slower * f,
+            _ => slower,
         };
         let outcome = match step {
             Step::Crash => JobOutcome::Failed(JobFailure::new(
