@@ -31,6 +31,7 @@ pub fn arm_1() -> PathBuf {
 }
 
 pub mod cc;
+pub mod tmux;
 
 /// The real binary run in `dir` with `args`, to its end.
 pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
