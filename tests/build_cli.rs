@@ -6,42 +6,20 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
+use common::build::{build_json, cyclescope, stdout, submissions};
 use common::output_text;
 
 const FIXH_256_ABC: &str = "fba97b7e5dd3eebfb54ba62c83128e565d2c4a8d0a5c3be4b66b73a85cd0a7af";
 const FIXH_256_EMPTY: &str = "d46203df109a76c5ea47b8a255f7b856c37d2d2179399e22cea857240aa9b979";
 const FIXH_512_ABC: &str = "e4841a6b736f704b76913a776406c931c7f87bf9c90d6eaf55cdec81667b08098806bc6713377b82a076845a6f23ab6244ab4c6cab4614789e4554ff8a880841";
 
-fn submissions() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions")
-}
-
-/// The binary in `dir` with its build cache in `cache`.
-fn cyclescope(dir: &Path, cache: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", cache)
-        .output()
-        .expect("running cyclescope")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn the_good_tree_builds_passes_its_kat_and_is_cached() {
     let work = tempfile::tempdir().unwrap();
-    let cache = work.path().join("cache");
     let src = submissions().join("fixhash");
     let src = src.to_str().unwrap();
     let o = cyclescope(
         work.path(),
-        &cache,
         &["build", src, "--id", "hash-99", "--out", "T"],
     );
     let text = output_text(&o);
@@ -59,8 +37,7 @@ fn the_good_tree_builds_passes_its_kat_and_is_cached() {
             "{label}"
         );
     }
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let json = build_json(&work.path().join("T"));
     let e = &json["instances"]["hash-99/FIXH-512-opt"];
     assert_eq!(e["candidate"], "hash-99");
     assert_eq!(e["instance"], "FIXH-512");
@@ -82,7 +59,30 @@ fn the_good_tree_builds_passes_its_kat_and_is_cached() {
     assert_eq!(e["kat_log_sha256"], sha256_hex(&log));
     assert!(String::from_utf8_lossy(&log).ends_with("RESULT hash-99 FIXH-512 PASS \n"));
 
-    let o = cyclescope(work.path(), &cache, &["kat", "--scan", "T", "--out", "K"]);
+    // The metadata shim, read through dlopen in a worker: the harness's fields, and the
+    // untruncated flags from ngcc_build_flags.
+    let o = cyclescope(work.path(), &["list", "--scan", "T", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "FIXH-512-opt")
+        .unwrap_or_else(|| panic!("{}", output_text(&o)));
+    let meta = &row["meta"];
+    assert_eq!(meta["id"], "hash-99");
+    assert_eq!(meta["instance"], "FIXH-512");
+    assert_eq!(meta["variant"], "Optimized_Implementation");
+    assert_eq!(
+        meta["source_dir"],
+        "fixhash/Optimized_Implementation/FIXH-512"
+    );
+    assert_eq!(meta["digest_bits"], 512);
+    assert_eq!(meta["build_flags"], e["build_flags"]);
+    assert!(meta["build_flags"].as_str().unwrap().len() > 127);
+    assert_eq!(row["variant"], "optimized");
+
+    let o = cyclescope(work.path(), &["kat", "--scan", "T", "--out", "K"]);
     let text = output_text(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
     assert_eq!(stdout(&o).matches(" PASS \n").count(), 4, "{text}");
@@ -98,14 +98,13 @@ fn the_good_tree_builds_passes_its_kat_and_is_cached() {
         if let Some(b) = bits {
             args.extend(["--bits", b]);
         }
-        let o = cyclescope(work.path(), &cache, &args);
+        let o = cyclescope(work.path(), &args);
         assert_eq!(stdout(&o).trim(), want, "{label}: {}", output_text(&o));
     }
 
     // Unchanged sources, compiler and flags: nothing is compiled again.
     let o = cyclescope(
         work.path(),
-        &cache,
         &["build", src, "--id", "hash-99", "--out", "T2", "--no-kat"],
     );
     let text = output_text(&o);
@@ -113,6 +112,54 @@ fn the_good_tree_builds_passes_its_kat_and_is_cached() {
     assert!(stdout(&o).contains("0 built, 4 cached, 0 failed"), "{text}");
     let again = std::fs::read(work.path().join("T2/hash-99/lib/libFIXH-512-opt.so")).unwrap();
     assert_eq!(again, lib);
+}
+
+#[test]
+fn other_flags_are_other_builds() {
+    let work = tempfile::tempdir().unwrap();
+    let src = submissions().join("fixhash");
+    let src = src.to_str().unwrap();
+    let build = |out: &str, extra: &[&str]| {
+        let mut args = vec!["build", src, "--id", "hash-99", "--out", out, "--no-kat"];
+        args.extend(extra);
+        cyclescope(work.path(), &args)
+    };
+    let o = build("A", &[]);
+    assert!(
+        stdout(&o).contains("4 built, 0 cached"),
+        "{}",
+        output_text(&o)
+    );
+    // Different flags: a different key, compiled again, and recorded as such.
+    let o = build("B", &["--cflags", "-O1 -DFIXH_UNUSED=1"]);
+    assert!(
+        stdout(&o).contains("4 built, 0 cached"),
+        "{}",
+        output_text(&o)
+    );
+    let e = &build_json(&work.path().join("B"))["instances"]["hash-99/FIXH-256"];
+    assert_eq!(e["flags"], "cflags");
+    assert_eq!(e["build_flags"], "-O1 -DFIXH_UNUSED=1 -fPIC");
+    let o = build("C", &["--profile", "harness-default"]);
+    assert!(
+        stdout(&o).contains("4 built, 0 cached"),
+        "{}",
+        output_text(&o)
+    );
+    let o = build("D", &["--cflags", "-O1 -DFIXH_UNUSED=1"]);
+    assert!(
+        stdout(&o).contains("0 built, 4 cached"),
+        "{}",
+        output_text(&o)
+    );
+    let o = build("E", &["--profile", "fastest"]);
+    assert_eq!(o.status.code(), Some(2), "{}", output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("unknown flag profile \"fastest\" (known: guide, harness-default)"),
+        "{}",
+        output_text(&o)
+    );
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

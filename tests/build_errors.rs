@@ -7,27 +7,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
+use common::build::*;
 use common::output_text;
-
-fn submissions() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions")
-}
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .output()
-        .expect("running cyclescope")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The output line that starts with `prefix`, and the indented lines after it.
 fn block(text: &str, prefix: &str) -> String {
@@ -79,8 +63,7 @@ fn each_broken_instance_is_named_and_the_others_build() {
         "{text}"
     );
 
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let json = build_json(&work.path().join("T"));
     assert_eq!(json["instances"]["broken/FIXH-256"]["kat"], "MISMATCH");
     assert_eq!(json["instances"]["broken/FIXH-512"]["build_warnings"], 2);
     let failed = json["failed"]["broken/UNDEF-256"]["error"]
@@ -217,4 +200,39 @@ fn the_shared_lib_candidate_builds_with_its_config_only() {
         );
         assert_eq!(stdout(&o).trim(), want, "{}", output_text(&o));
     }
+}
+
+#[test]
+fn a_failed_rebuild_leaves_no_earlier_library_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let from = submissions().join("fixhash/Reference_Implementation/FIXH-256");
+    let inst = work.path().join("sub/Reference_Implementation/FIXH-256");
+    std::fs::create_dir_all(&inst).unwrap();
+    for f in [
+        "CryptHash_AlgorithmInstance.h",
+        "CryptHash_AlgorithmInstance.c",
+        "fixh.c",
+        "fixh.h",
+    ] {
+        std::fs::copy(from.join(f), inst.join(f)).unwrap();
+    }
+    let args = ["build", "sub", "--id", "hash-97", "--out", "T", "--no-kat"];
+    let o = cyclescope(work.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", output_text(&o));
+    let lib = work.path().join("T/hash-97/lib/libFIXH-256.so");
+    assert!(lib.is_file());
+
+    std::fs::write(inst.join("fixh.c"), "int fixh(void) { return 0 }\n").unwrap();
+    let o = cyclescope(work.path(), &args);
+    assert_eq!(o.status.code(), Some(1), "{}", output_text(&o));
+    assert!(
+        !lib.exists(),
+        "the library of the earlier build is still there"
+    );
+    let json = build_json(&work.path().join("T"));
+    assert!(
+        json["instances"].get("hash-97/FIXH-256").is_none(),
+        "{json}"
+    );
+    assert!(json["failed"].get("hash-97/FIXH-256").is_some(), "{json}");
 }

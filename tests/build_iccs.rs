@@ -6,32 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
+use common::build::*;
 use common::output_text;
-
-fn api_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/iccs-api")
-}
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .output()
-        .expect("running cyclescope")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn the_c_helpers_build_and_pass_the_bundled_manifest() {
     let work = tempfile::tempdir().unwrap();
-    let api = api_dir();
+    let api = iccs_api();
     let o = cyclescope(
         work.path(),
         &["build", "--iccs-api", api.to_str().unwrap(), "--out", "T"],
@@ -43,8 +24,7 @@ fn the_c_helpers_build_and_pass_the_bundled_manifest() {
         "{text}"
     );
     assert_eq!(stdout(&o).matches(" PASS \n").count(), 12, "{text}");
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let json = build_json(&work.path().join("T"));
     let e = &json["instances"]["iccs-c/pseudoXOF-512"];
     assert_eq!(e["variant"], "iccs-baseline");
     assert_eq!(e["kat"], "PASS");
@@ -86,7 +66,7 @@ fn a_configured_api_folder_makes_iccs_c_a_catalog_candidate() {
             "[[candidate]]\nid = \"iccs\"\nalgorithm = \"ICCS hash helpers\"\n\
              [[candidate.instance]]\nlabel = \"pseudoXOF-512\"\nlibrary = \"bundled:pseudoxof\"\ndigest_bits = 512\n\
              [build]\niccs_api = {:?}\n",
-            api_dir().to_str().unwrap()
+            iccs_api().to_str().unwrap()
         ),
     )
     .unwrap();

@@ -5,32 +5,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
+use common::build::*;
 use common::output_text;
-
-fn fixhash() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash")
-}
-
-fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .output()
-        .expect("running cyclescope")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn list_kat_run_and_report_work_from_sources() {
     let work = tempfile::tempdir().unwrap();
-    let src = fixhash();
+    let src = submissions().join("fixhash");
     let src = src.to_str().unwrap();
     let o = cyclescope(work.path(), &["list", "--src", src, "--id", "hash-99"]);
     let text = output_text(&o);
@@ -103,7 +84,7 @@ fn list_kat_run_and_report_work_from_sources() {
 #[test]
 fn clang_builds_the_fixture_tree_too() {
     let work = tempfile::tempdir().unwrap();
-    let src = fixhash();
+    let src = submissions().join("fixhash");
     let o = cyclescope(
         work.path(),
         &[
@@ -124,8 +105,7 @@ fn clang_builds_the_fixture_tree_too() {
         "this test needs clang on PATH (.ci/run installs it): {text}"
     );
     assert_eq!(stdout(&o).matches(" PASS \n").count(), 4, "{text}");
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("T/build.json")).unwrap()).unwrap();
+    let json = build_json(&work.path().join("T"));
     let compiler = json["instances"]["hash-99/FIXH-256"]["compiler"]
         .as_str()
         .unwrap();

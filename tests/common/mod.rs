@@ -30,6 +30,8 @@ pub fn arm_1() -> PathBuf {
     harness_data().join("performance/data/arm_1")
 }
 
+#[allow(dead_code)]
+pub mod build;
 pub mod cc;
 pub mod tmux;
 

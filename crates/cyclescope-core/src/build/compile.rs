@@ -99,6 +99,17 @@ impl Toolchain {
         })
     }
 
+    /// A toolchain that was never probed, for unit tests of what is generated from it.
+    #[cfg(test)]
+    pub(crate) fn named(cc: &str, identity: &str) -> Self {
+        Self {
+            cc: cc.into(),
+            identity: identity.into(),
+            version_text: String::new(),
+            limit: Duration::from_secs(1),
+        }
+    }
+
     /// The compiler command.
     pub fn cc(&self) -> &str {
         &self.cc

@@ -98,6 +98,39 @@ mod tests {
     }
 
     #[test]
+    fn the_block_holds_the_instance_and_the_flags_cut_at_127() {
+        let inst = InstanceSource {
+            candidate: "hash-99".into(),
+            algorithm: "FIXH".into(),
+            instance: "FIXH-256".into(),
+            label: "FIXH-256-opt".into(),
+            digest_bits: 256,
+            variant: "Optimized_Implementation".into(),
+            folder: "/t/x".into(),
+            source_dir: "fixhash/Optimized_Implementation/FIXH-256".into(),
+            sources: vec![],
+            include_dirs: vec![],
+            shipped_kat: vec![],
+            manifest_lines: vec![],
+        };
+        let profile = FlagProfile::builtin("guide").unwrap();
+        let flags = profile.flags_text();
+        assert!(flags.len() > 127);
+        let c = source(&inst, &Toolchain::named("cc", "gcc 12.2.0"), &profile);
+        assert!(c.contains("0x4347474Eu, 1u, 4u, (uint32_t)sizeof(cyclescope_meta_hash_t)"));
+        assert!(c.contains("\"hash-99\", \"FIXH\", \"FIXH-256\""), "{c}");
+        assert!(c.contains(
+            "\"Optimized_Implementation\", \"fixhash/Optimized_Implementation/FIXH-256\""
+        ));
+        assert!(
+            c.contains(&format!("\"gcc 12.2.0\", {} }}", c_literal(&flags[..127]))),
+            "{c}"
+        );
+        assert!(c.contains(&format!("return {};", c_literal(&flags))), "{c}");
+        assert!(c.contains("256u, 32u"), "{c}");
+    }
+
+    #[test]
     fn fields_are_cut_like_snprintf() {
         assert_eq!(truncate("abcdef", 3), "abc");
         assert_eq!(truncate("aé", 2), "a");

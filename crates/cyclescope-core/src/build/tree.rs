@@ -82,11 +82,22 @@ pub fn write_tree(
             copy_file(log, &out.join(&rel_log))?;
         }
         let key = format!("{}/{}", s.candidate, s.label);
+        let rel_lib = format!("{}/lib/lib{}.so", s.candidate, s.label);
         let Some(lib) = b
             .library
             .as_ref()
             .filter(|_| b.status != BuildStatus::Failed)
         else {
+            // An earlier build's library must not stand in for the one that failed now.
+            match std::fs::remove_file(out.join(&rel_lib)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(BuildError::OutputNotWritable {
+                        path: out.join(&rel_lib),
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
             let error = b
                 .error
                 .as_ref()
@@ -105,7 +116,6 @@ pub fn write_tree(
             );
             continue;
         };
-        let rel_lib = format!("{}/lib/lib{}.so", s.candidate, s.label);
         let lib_path = out.join(&rel_lib);
         let bytes = copy_file(lib, &lib_path)?;
         let load = crate::plugin::elf_load_bytes(&lib_path).map_err(|e| BuildError::Io {
