@@ -467,66 +467,6 @@ fn k_runs_only_the_kats_of_the_selection() {
 }
 
 #[test]
-fn tuning_from_sources_rebuilds_with_new_flags_and_shows_the_delta() {
-    // The builds go to a cache of this test's own; runs to a temporary working folder.
-    let cwd = tempfile::tempdir().expect("temp dir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
-    let args = format!(
-        "--src {} --trial-target 0.01 --allow-unfixed-host",
-        src.display()
-    );
-    let cmd = format!(
-        "XDG_CACHE_HOME={} {}",
-        cwd.path().join("cache").display(),
-        script(&args)
-    );
-    let t = Tmux::start_in("tuning", 160, 48, cwd.path(), &cmd);
-    // Built from sources with the guide's flags, each instance shows them.
-    t.wait_for("FIXH-256 guide");
-    // FIXH-256 is the second instance; only 32 B.
-    t.send(&["j", "j", "Space"]);
-    t.wait_for("Catalog · 1 selected");
-    for k in ["2", "3", "4", "5", "6", "7", "8"] {
-        t.send(&[k]);
-    }
-    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
-    t.send(&["s"]);
-    t.wait_for("Results · 1/1 jobs of run #1");
-    t.wait_for("cyclescope │ finished");
-    // New flags for the selected instance: shown as pending until s rebuilds.
-    t.send(&["p"]);
-    t.wait_for("profile/flags:");
-    t.type_text("-O0");
-    t.send(&["Enter"]);
-    t.wait_for("FIXH-256 guide → -O0");
-    t.send(&["s"]);
-    t.wait_for("FIXH-256: rebuilt with -O0");
-    t.wait_for("Results · 1/1 jobs of run #2");
-    let s = t.wait_for("cyclescope │ finished");
-    // The new build is KAT-checked again and its figure compared with the earlier build's.
-    assert!(s.contains("FIXH-256 -O0"), "{s}");
-    assert!(s.contains("FIXH-256 -O0             256 PASS"), "{s}");
-    assert!(s.contains("earlier ×"), "{s}");
-    let row = s
-        .lines()
-        .find(|l| l.contains("#2  FIXH-256 32 B"))
-        .unwrap_or_else(|| panic!("the second run's row:\n{s}"));
-    assert!(row.contains("#1 "), "{row}");
-    assert!(
-        ["faster", "slower", "≈ noise"]
-            .iter()
-            .any(|w| row.contains(w)),
-        "{row}"
-    );
-    assert!(
-        s.contains("FIXH-256 #1"),
-        "the curve overlays the earlier build:\n{s}"
-    );
-    t.send(&["q"]);
-    t.wait_for("EXIT:0");
-}
-
-#[test]
 fn t_shows_the_tuning_plan_applies_it_and_restores_it() {
     let cwd = tempfile::tempdir().expect("temp dir");
     let tree = cwd.path().join("tree");
