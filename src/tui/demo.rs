@@ -40,10 +40,13 @@ pub const STATES: [&str; 9] = [
     "nokat",
 ];
 
-/// The bundled catalog as `config.toml` describes it.
+/// The catalog of the repository's `config.toml`, with the bundled baselines beside it.
 pub fn catalog() -> Catalog {
-    catalog::parse_config(CONFIG, Path::new("config.toml"), Path::new("."))
-        .unwrap_or_else(|e| panic!("the bundled config.toml must parse: {e}"))
+    let mut c = catalog::parse_config(CONFIG, Path::new("config.toml"), Path::new("."))
+        .unwrap_or_else(|e| panic!("the bundled config.toml must parse: {e}"));
+    c.add_baselines(catalog::OnClash::Refuse)
+        .unwrap_or_else(|e| panic!("the bundled baselines must fit config.toml: {e}"));
+    c
 }
 
 fn key(label: &str, bytes: u64) -> JobKey {

@@ -24,6 +24,7 @@ op_budget_s = 60.0
 cpu = 0
 kat_timeout_s = 42.0
 runs_dir = "runs"
+bundled_baselines = false
 
 [[candidate]]
 id = "iccs"
