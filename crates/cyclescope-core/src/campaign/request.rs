@@ -146,7 +146,8 @@ impl RunRequest {
         let mut req = Self::bare(instances, c.lengths, c.cpu, run_dir, campaign.planning);
         req.adaptive = c.adaptive;
         req.reference_jobs = c.reference_jobs;
-        o.baseline = o.baseline.or(c.baseline);
+        // The reference jobs belong to the stored baseline: it wins over a new flag.
+        o.baseline = c.baseline.or(o.baseline);
         o.allow_unfixed_host |= c.allow_unfixed_host;
         o.allow_kat_fail |= c.allow_kat_fail;
         req.apply(settings, o)?;
