@@ -21,7 +21,9 @@ mod check;
 mod compare;
 mod hash;
 mod kat;
+mod lanes;
 mod list;
+mod merge;
 mod report;
 mod run;
 mod screenshots;
@@ -77,8 +79,11 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
-    /// Follow a run another process is writing, in the workbench, read-only.
+    /// Follow a run another process is writing, in the workbench, read-only (`--lanes`: its
+    /// measurement CPUs, or a folder of shard runs, as text).
     Watch(watch::WatchArgs),
+    /// Join run directories (shards) into one dataset that `validate` and `report` accept.
+    Merge(merge::MergeArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -110,6 +115,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Compare(a)) => compare::run(&a),
         Some(Command::Validate(a)) => validate::run(&a),
+        Some(Command::Merge(a)) => merge::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
     };
     match result {

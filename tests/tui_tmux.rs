@@ -185,6 +185,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpu: 1,
+        cpus: vec![1],
         pid: std::process::id(),
     })
     .expect("append");
@@ -514,6 +515,7 @@ fn watch_shows_the_writers_host_problems_and_suggests_resume_when_it_is_gone() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpu: 1,
+        cpus: vec![1],
         pid,
     })
     .expect("append");

@@ -1,13 +1,17 @@
 //! The campaign: one run from request to records, on top of everything else in the core and
-//! used by both frontends. It reads as its phases: open (or resume) the run directory, the host
-//! gate, plan (per instance the KAT gate, then one calibration per job), then per job
+//! used by both frontends. It reads as its phases: the host gate of every measurement CPU,
+//! the CPU locks, open (or resume) the run directory, then one lane per measurement CPU, side
+//! by side: plan (per instance the KAT gate, then one calibration per job), then per job
 //! measure → write, cheapest first, each record written atomically the moment it is done.
-//! Events go to the frontend and the journal at a bounded rate; `cancel` stops the run at the
-//! next safe point. Worker processes are reached only through a `TrialRunner`. The campaign
-//! keeps its own thread off the measurement CPU while it runs. It never draws anything.
+//! Lanes send their events to the campaign's thread, the only one that talks to the frontend
+//! and appends the journal; `cancel` stops every lane at its next safe point. Worker processes
+//! are reached only through a `TrialRunner`, one per lane. The campaign keeps its own threads
+//! off every measurement CPU while it runs. It never draws anything.
 
+mod assign;
 mod host_gate;
 mod kat_gate;
+mod lanes;
 mod measure;
 mod open;
 mod plan;
@@ -23,12 +27,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+pub use assign::Shard;
 pub use request::{RequestError, RequestOverrides, RunRequest};
 
+use crate::catalog::Instance;
 use crate::record::journal::JournalWriter;
 use crate::record::{Campaign, RunDir, RunDirError};
 use crate::vocabulary::EngineEvent;
 use host_gate::HostGate;
+use lanes::LaneEvents;
 use measure::Measured;
 use plan::Job;
 use runner::{TrialRunner, WorkerRunner};
@@ -46,6 +53,8 @@ pub enum CampaignError {
     },
     #[error(transparent)]
     Host(#[from] crate::host::HostError),
+    #[error(transparent)]
+    CpuLock(#[from] crate::cpu::lock::CpuLockError),
     #[error(
         "stopped: {needed} needed in {run_dir} for {what}, but only {free} are free on its disk; \
          the records written so far are intact: free some space and `cyclescope run --resume {run_dir}`",
@@ -86,56 +95,74 @@ pub struct RunOutcome {
     pub skipped: usize,
 }
 
-/// Runs the request to its end on the calling thread, trials in worker processes.
+impl RunOutcome {
+    fn add(&mut self, lane: &RunOutcome) {
+        self.kat_blocked += lane.kat_blocked;
+        self.finished += lane.finished;
+        self.failed += lane.failed;
+        self.skipped += lane.skipped;
+    }
+}
+
+/// Runs the request to its end, trials in worker processes on each measurement CPU; returns
+/// when every lane has finished.
 pub fn run(
     req: &RunRequest,
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &Arc<AtomicBool>,
 ) -> Result<RunOutcome, CampaignError> {
-    let _off = crate::cpu::OffCpu::enter(req.cpu);
-    let mut runner = WorkerRunner::new(req, cancel);
-    run_with(req, &mut runner, emit, cancel)
+    // Lane threads are spawned from here and inherit the mask.
+    let off = crate::cpu::OffCpu::enter_all(&req.cpus);
+    let mut runners: Vec<WorkerRunner> = req
+        .cpus
+        .iter()
+        .map(|&cpu| WorkerRunner::new(req, cpu, cancel))
+        .collect();
+    let lanes = runners
+        .iter_mut()
+        .map(|r| r as &mut dyn TrialRunner)
+        .collect();
+    run_with(req, lanes, !off.is_off(), emit, cancel)
 }
 
-/// The phases, with any runner.
+/// The phases, with any runners (one per measurement CPU, in `req.cpus` order).
+/// `engine_shared_cpu`: the calling thread could not leave the measurement CPUs.
 pub(crate) fn run_with(
     req: &RunRequest,
-    runner: &mut dyn TrialRunner,
+    mut runners: Vec<&mut dyn TrialRunner>,
+    engine_shared_cpu: bool,
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
     // The host gate comes first: a refused run leaves no folder behind.
-    let host = HostGate::check(&req.host_root, req.cpu)?;
-    open::refuse_unfixed(req, &host)?;
-    runner.use_reference_clock(host.reference_clock_hz());
+    let hosts = HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu)?;
+    open::refuse_unfixed(req, &hosts)?;
+    for (runner, host) in runners.iter_mut().zip(&hosts) {
+        runner.use_reference_clock(host.reference_clock_hz());
+    }
+    // Held until the run ends; a second process on one of these CPUs is refused by name.
+    let lock_dir = crate::cpu::lock::lock_dir(&req.run_dir);
+    let _cpu_locks = crate::cpu::lock::lock_all(&lock_dir, &req.cpus, &req.run_dir)?;
     let (dir, journal) = open::lock_and_journal(req)?;
     let mut events = Events {
         journal,
         emit,
         run_dir: &req.run_dir,
     };
-    let mut campaign = open::open_or_resume(req, &dir, &host)?;
-    open::announce(req, &host, &mut events);
-    let mut run = Run {
-        req,
-        dir,
-        host,
-        runner,
+    let assignment = assign::lane_instances(&req.instances, req.cpus.len());
+    let mut campaign = open::open_or_resume(req, &dir, &hosts, &assignment)?;
+    open::announce(req, &hosts, &mut events);
+    let outcome = lanes::run_lanes(req, &dir, &hosts, runners, assignment, cancel, &mut events);
+    finish(
+        &dir,
+        &hosts[0],
+        &mut campaign,
+        outcome,
         cancel,
-        events,
-        outcome: RunOutcome::default(),
-    };
-    let jobs = run.plan()?;
-    for job in &jobs {
-        if run.cancelled() {
-            break;
-        }
-        if !run.measure_and_write(job)? {
-            break;
-        }
-    }
-    run.finish(&mut campaign, started)
+        &mut events,
+        started,
+    )
 }
 
 /// Sends events to the frontend and appends the journal's form of them.
@@ -156,25 +183,32 @@ impl Events<'_> {
     }
 }
 
-/// What every phase of one run works with.
+/// What every phase of one lane works with: its CPU's host gate and runner, its instances.
 struct Run<'a> {
     req: &'a RunRequest,
-    dir: RunDir,
-    host: HostGate,
+    dir: &'a RunDir,
+    host: &'a HostGate,
+    instances: Vec<Instance>,
     runner: &'a mut dyn TrialRunner,
     cancel: &'a AtomicBool,
-    events: Events<'a>,
+    /// Set when another lane stopped with an error: this one stops at its next job.
+    halt: &'a AtomicBool,
+    events: LaneEvents,
     outcome: RunOutcome,
 }
 
 impl Run<'_> {
     fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
+        self.cancel.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
     }
 
     /// One job: measure, write its record, tell the frontends. False when the run was
     /// cancelled while it measured (nothing is written for it then).
     fn measure_and_write(&mut self, j: &Job) -> Result<bool, CampaignError> {
+        self.events.send(EngineEvent::JobStarted {
+            job: j.key.clone(),
+            cpu: Some(self.host.cpu()),
+        });
         let events = &mut self.events;
         let clock = self.host.fixed_clock_hz();
         let m = match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| {
@@ -189,7 +223,7 @@ impl Run<'_> {
             .last()
             .map(|p| p.record.stderr.clone())
             .unwrap_or_default();
-        let (record, summary, snapshot) = write::job_record(&self.dir, self.req, j, &self.host, m);
+        let (record, summary, snapshot) = write::job_record(self.dir, self.req, j, self.host, m);
         let record = record.map_err(|source| CampaignError::RecordWrite {
             run_dir: self.req.run_dir.clone(),
             what: format!("the record of {}", j.key),
@@ -218,21 +252,27 @@ impl Run<'_> {
         self.events.send(ev);
         Ok(true)
     }
+}
 
-    /// Ends the run: campaign.json says how, and the frontends hear it.
-    fn finish(
-        mut self,
-        campaign: &mut Campaign,
-        started: Instant,
-    ) -> Result<RunOutcome, CampaignError> {
-        self.outcome.cancelled = self.cancelled();
-        open::close(&self.dir, campaign, &self.host, self.outcome.cancelled)?;
-        self.events.send(EngineEvent::RunFinished {
-            cancelled: self.outcome.cancelled,
-            wall: started.elapsed(),
-            finished: self.outcome.finished,
-            failed: self.outcome.failed,
-        });
-        Ok(self.outcome)
-    }
+/// Ends the run: campaign.json says how, and the frontends hear it. A lane's error is the
+/// run's (campaign.json then stays `running`, as when the old single lane failed to write).
+fn finish(
+    dir: &RunDir,
+    host: &HostGate,
+    campaign: &mut Campaign,
+    lanes: Result<RunOutcome, CampaignError>,
+    cancel: &AtomicBool,
+    events: &mut Events<'_>,
+    started: Instant,
+) -> Result<RunOutcome, CampaignError> {
+    let mut outcome = lanes?;
+    outcome.cancelled = cancel.load(Ordering::Relaxed);
+    open::close(dir, campaign, host, outcome.cancelled)?;
+    events.send(EngineEvent::RunFinished {
+        cancelled: outcome.cancelled,
+        wall: started.elapsed(),
+        finished: outcome.finished,
+        failed: outcome.failed,
+    });
+    Ok(outcome)
 }

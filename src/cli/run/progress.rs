@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use super::super::lanes::{Board, bar};
 use crate::counter::CycleSource;
 use crate::vocabulary::{EngineEvent, JobKey};
 
@@ -19,6 +20,8 @@ pub(super) struct Progress {
     measuring_since: Option<Instant>,
     estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
+    /// The lanes of a run on several CPUs (their status replaces the single job's).
+    board: Board,
 }
 
 impl Progress {
@@ -31,6 +34,7 @@ impl Progress {
             measuring_since: None,
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
+            board: Board::default(),
         }
     }
 
@@ -71,18 +75,43 @@ impl Progress {
         )
     }
 
+    /// The lanes' status: one line on a terminal, all of them otherwise.
+    fn lanes_status(&mut self) {
+        let lines = self.board.lines(self.started.elapsed().as_secs_f64());
+        if self.tty {
+            let text = lines.join(" │ ");
+            self.status(&text);
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            for l in lines {
+                let _ = writeln!(std::io::stderr(), "{l}");
+            }
+        }
+    }
+
     pub(super) fn show(&mut self, ev: &EngineEvent) {
+        self.board.apply(ev, self.started.elapsed().as_secs_f64());
+        if self.board.lane_count() > 1
+            && matches!(
+                ev,
+                EngineEvent::TrialProgress { .. } | EngineEvent::JobStarted { .. }
+            )
+        {
+            self.lanes_status();
+            return;
+        }
         match ev {
             EngineEvent::RunStarted {
                 run_dir,
                 labels,
                 lengths,
-                cpu,
+                cpus,
             } => self.line(&format!(
-                "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
+                "run {}: {} instance(s) × {} length(s) on CPU {}",
                 crate::catalog::display_path(run_dir),
                 labels.len(),
-                lengths.len()
+                lengths.len(),
+                crate::host::format_cpu_list(&cpus.iter().copied().collect())
             )),
             EngineEvent::HostProblems { problems } => {
                 for p in problems {
@@ -169,15 +198,10 @@ impl Progress {
                 crate::format::duration(*wall),
                 crate::format::duration(self.started.elapsed())
             )),
-            EngineEvent::JobStarted { job } => {
+            EngineEvent::JobStarted { job, .. } => {
                 self.measuring_since.get_or_insert_with(Instant::now);
                 self.status(&format!("measuring {job} …"));
             }
         }
     }
-}
-
-fn bar(frac: f64, width: usize) -> String {
-    let filled = ((frac.clamp(0.0, 1.0)) * width as f64).round() as usize;
-    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
 }
