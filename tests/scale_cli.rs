@@ -15,6 +15,14 @@ use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 
+/// The tests measure on this machine's CPUs: one at a time, or each disturbs the others.
+static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cpus() -> std::sync::MutexGuard<'static, ()> {
+    CPUS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn cyclescope(args: &[&str]) -> Output {
     Command::new(EXE)
         .args(args)
@@ -72,6 +80,7 @@ fn quick_run(out: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn a_run_on_both_cpus_writes_valid_records_naming_each_cpu() {
+    let _cpus = cpus();
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("two");
     let o = quick_run(&run, &["--cpus", "0-1"]);
@@ -111,6 +120,7 @@ fn a_run_on_both_cpus_writes_valid_records_naming_each_cpu() {
 
 #[test]
 fn two_shard_processes_merge_into_a_dataset_that_validates_and_reports() {
+    let _cpus = cpus();
     let tmp = tempfile::tempdir().unwrap();
     let (s1, s2) = (tmp.path().join("s1"), tmp.path().join("s2"));
     // Separate processes at once, each on its own CPU, as on two machines.
@@ -297,6 +307,7 @@ fn two_shard_processes_merge_into_a_dataset_that_validates_and_reports() {
 
 #[test]
 fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
+    let _cpus = cpus();
     let tmp = tempfile::tempdir().unwrap();
     let (first_dir, second_dir) = (tmp.path().join("first"), tmp.path().join("second"));
     // Long enough to be measuring when the second one starts (it is cancelled then).

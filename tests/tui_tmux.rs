@@ -6,105 +6,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-const DEADLINE: Duration = Duration::from_secs(60);
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    /// Starts `script` (a shell command line) in a `width`×`height` session; panics, naming
-    /// the missing tool, when tmux is not installed.
-    fn start(name: &str, width: u16, height: u16, script: &str) -> Tmux {
-        Self::start_in(
-            name,
-            width,
-            height,
-            Path::new(env!("CARGO_MANIFEST_DIR")),
-            script,
-        )
-    }
-
-    /// As `start`, with `cwd` as the working folder (where runs are created).
-    fn start_in(name: &str, width: u16, height: u16, cwd: &Path, script: &str) -> Tmux {
-        if let Err(e) = Command::new("tmux").arg("-V").output() {
-            panic!(
-                "{name}: tmux is needed to drive the TUI and cannot run ({e}): apt-get install tmux"
-            );
-        }
-        let t = Tmux {
-            socket: format!("cyclescope-e2e-{}-{name}", std::process::id()),
-        };
-        let out = t.tmux(&[
-            "new-session",
-            "-d",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            "-c",
-            &cwd.display().to_string(),
-            script,
-        ]);
-        assert!(out.status.success(), "tmux new-session: {out:?}");
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("running tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        for k in keys {
-            let out = self.tmux(&["send-keys", k]);
-            assert!(out.status.success(), "send-keys {k}: {out:?}");
-        }
-    }
-
-    /// Types `text` literally.
-    fn type_text(&self, text: &str) {
-        let out = self.tmux(&["send-keys", "-l", text]);
-        assert!(out.status.success(), "send-keys -l {text}: {out:?}");
-    }
-
-    fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p"]).stdout).into_owned()
-    }
-
-    /// Polls the pane until `ok` holds; fails with the last screen after the deadline.
-    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if ok(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; the pane shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_for(&self, needle: &str) -> String {
-        self.wait(&format!("{needle:?}"), |s| s.contains(needle))
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+use common::tmux::Tmux;
 
 /// The binary, then its exit status and the terminal modes once it is gone.
 fn script(args: &str) -> String {
@@ -332,10 +236,9 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
     t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
-    let record = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .map(|e| e.path().join("records/iccs/sm3hash-256__hash_32.json"))
+    let record = common::run_folders(&cwd.path().join("runs"))
+        .into_iter()
+        .map(|p| p.join("records/iccs/sm3hash-256__hash_32.json"))
         .find(|p| p.exists())
         .expect("a record");
     let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
@@ -441,24 +344,15 @@ fn a_refused_start_reads_refused_leaves_no_folder_and_a_measures_anyway() {
         "{footer}"
     );
     assert!(
-        !cwd.path().join("runs").exists()
-            || std::fs::read_dir(cwd.path().join("runs")).unwrap().count() == 0,
+        common::run_folders(&cwd.path().join("runs")).is_empty(),
         "a refused run leaves no folder"
     );
     t.send(&["A"]);
     t.wait_for("Results · 1/1 jobs of run #1");
-    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .collect();
+    let runs = common::run_folders(&cwd.path().join("runs"));
     assert_eq!(runs.len(), 1, "one folder, for the run that measured");
     let rec: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            runs[0]
-                .path()
-                .join("records/iccs/sm3hash-256__hash_32.json"),
-        )
-        .unwrap(),
+        &std::fs::read(runs[0].join("records/iccs/sm3hash-256__hash_32.json")).unwrap(),
     )
     .unwrap();
     assert!(
@@ -499,7 +393,7 @@ fn an_early_a_applies_to_the_run_being_prepared() {
     t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
-    let runs = std::fs::read_dir(cwd.path().join("runs")).unwrap().count();
+    let runs = common::run_folders(&cwd.path().join("runs")).len();
     assert_eq!(runs, 1, "the refused attempt left no folder");
 }
 
@@ -554,11 +448,7 @@ fn k_runs_only_the_kats_of_the_selection() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
     // The KAT log went into a run folder of its own; no records.
-    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let runs = common::run_folders(&cwd.path().join("runs"));
     assert_eq!(runs.len(), 1);
     assert!(runs[0].join("kat/iccs/sm3hash-256.log").is_file());
     assert!(!runs[0].join("records").exists());

@@ -46,6 +46,8 @@ pub enum Action {
     /// Change the measurement CPU for the next run.
     CpuPrev,
     CpuNext,
+    /// Add the shown CPU to the measurement CPUs, or take it out (lanes side by side).
+    CpuLane,
     /// Switch between histogram and curve where only one fits.
     SwapChart,
     /// Run only the KATs of the selection.
@@ -81,6 +83,7 @@ impl Action {
                 | Action::RecheckHost
                 | Action::CpuPrev
                 | Action::CpuNext
+                | Action::CpuLane
                 | Action::RunKats
         )
     }

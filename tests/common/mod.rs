@@ -31,6 +31,7 @@ pub fn arm_1() -> PathBuf {
 }
 
 pub mod cc;
+pub mod tmux;
 
 /// The real binary run in `dir` with `args`, to its end.
 pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -65,4 +66,18 @@ pub fn faulty_manifest(dir: &Path) -> PathBuf {
     let manifest = dir.join("kat.sha256");
     std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
     manifest
+}
+
+/// The run folders under a runs folder (its `.cpu<N>.lock` files and other dot files left out).
+pub fn run_folders(runs: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(runs)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }

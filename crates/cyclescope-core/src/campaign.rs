@@ -135,15 +135,16 @@ pub(crate) fn run_with(
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
-    // The host gate comes first: a refused run leaves no folder behind.
+    // The CPUs first, held until the run ends: a second process on one of them is refused by
+    // name before its host check's clock probe could disturb the trials running there.
+    let lock_dir = crate::cpu::lock::lock_dir(&req.run_dir);
+    let _cpu_locks = crate::cpu::lock::lock_all(&lock_dir, &req.cpus, &req.run_dir)?;
+    // Then the host gate: a refused run leaves no run folder behind.
     let hosts = HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu)?;
     open::refuse_unfixed(req, &hosts)?;
     for (runner, host) in runners.iter_mut().zip(&hosts) {
         runner.use_reference_clock(host.reference_clock_hz());
     }
-    // Held until the run ends; a second process on one of these CPUs is refused by name.
-    let lock_dir = crate::cpu::lock::lock_dir(&req.run_dir);
-    let _cpu_locks = crate::cpu::lock::lock_all(&lock_dir, &req.cpus, &req.run_dir)?;
     let (dir, journal) = open::lock_and_journal(req)?;
     let mut events = Events {
         journal,
