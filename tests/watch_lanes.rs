@@ -70,7 +70,7 @@ fn a_run_on_two_cpus_shows_one_lane_per_cpu_until_it_finishes() {
     assert!(s.contains("jobs "), "{s}");
     let s = t.wait_for("EXIT:0");
     assert!(s.contains("finished"), "{s}");
-    assert!(s.contains("jobs 4/4 done (0 failed"), "{s}");
+    assert!(s.contains("jobs 4/4 done (0 failed)"), "{s}");
     assert!(s.contains("watcher: ") && s.contains("getrusage"), "{s}");
     assert!(child.wait().unwrap().success());
 }
@@ -91,5 +91,5 @@ fn a_folder_of_shard_runs_is_followed_run_by_run() {
     assert!(s.contains("CPU 0") && s.contains("CPU 1"), "{s}");
     assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
     let s = t.wait_for("EXIT:0");
-    assert_eq!(s.matches("jobs 2/2 done (0 failed").count(), 2, "{s}");
+    assert_eq!(s.matches("jobs 2/2 done (0 failed)").count(), 2, "{s}");
 }

@@ -65,6 +65,9 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
     let mut followed: Vec<Followed> = Vec::new();
     let mut last_plain = Instant::now() - Duration::from_secs(10);
     let mut _off = None;
+    // The measurement CPUs of the runs found so far (campaign.json is read once per run).
+    let mut cpus: Vec<usize> = Vec::new();
+    let mut off_count = 0;
     loop {
         // Shards may start after the watcher: look for new runs each round.
         for dir in runs_in(path) {
@@ -72,6 +75,9 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
                 continue;
             }
             let Ok(c) = read_campaign(&dir) else { continue };
+            cpus.extend(c.cyclescope.cpus.iter().copied());
+            cpus.sort_unstable();
+            cpus.dedup();
             let shard = c
                 .cyclescope
                 .shard
@@ -83,15 +89,11 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
                 dir,
             });
         }
-        let mut cpus: Vec<usize> = followed
-            .iter()
-            .filter_map(|f| read_campaign(&f.dir).ok())
-            .flat_map(|c| c.cyclescope.cpus)
-            .collect();
-        cpus.sort_unstable();
-        cpus.dedup();
-        if _off.is_none() && !cpus.is_empty() {
+        if cpus.len() != off_count {
+            // Back on the full mask first, then off every measurement CPU known now.
+            _off = None;
             _off = Some(crate::cpu::OffCpu::enter_all(&cpus));
+            off_count = cpus.len();
         }
         for f in &mut followed {
             for entry in f.reader.poll().unwrap_or_default() {
