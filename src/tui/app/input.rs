@@ -248,10 +248,10 @@ impl App {
                     );
                     return None;
                 }
+                // An empty set stands for the shown CPU alone: the first + makes it explicit.
                 if self.lanes.is_empty() {
                     self.lanes.insert(self.cpu);
-                }
-                if !self.lanes.remove(&self.cpu) {
+                } else if !self.lanes.remove(&self.cpu) {
                     self.lanes.insert(self.cpu);
                 }
                 let cpus = self.measurement_cpus();
