@@ -22,8 +22,10 @@ mod check;
 mod compare;
 mod hash;
 mod kat;
+mod lanes;
 mod list;
 mod output;
+mod merge;
 mod report;
 mod run;
 mod screenshots;
@@ -103,7 +105,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
-    /// Follow a run another process is writing, in the workbench, read-only.
+    /// Follow a run another process is writing, in the workbench, read-only (`--lanes`: its
+    /// measurement CPUs, or a folder of shard runs, as text).
     Watch(watch::WatchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
@@ -115,6 +118,8 @@ pub enum Command {
     /// Show (and with --apply, as root, apply) what makes the measurement CPU pass the host
     /// checks, with every previous value saved for --restore.
     Tune(tune::TuneArgs),
+    /// Join run directories (shards) into one dataset that `validate` and `report` accept.
+    Merge(merge::MergeArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -155,6 +160,7 @@ pub fn main() -> ExitCode {
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
         Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),
+        Some(Command::Merge(a)) => merge::run(&a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
         Some(Command::Completions(a)) => shell::completions(&a),
         Some(Command::Man(a)) => shell::man(&a),

@@ -89,6 +89,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpu: 1,
+        cpus: vec![1],
         pid: std::process::id(),
     })
     .expect("append");
@@ -235,10 +236,9 @@ fn without_the_flag_an_unfixed_host_is_refused_until_the_operator_consents() {
     t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
-    let record = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .map(|e| e.path().join("records/iccs/sm3hash-256__hash_32.json"))
+    let record = common::run_folders(&cwd.path().join("runs"))
+        .into_iter()
+        .map(|p| p.join("records/iccs/sm3hash-256__hash_32.json"))
         .find(|p| p.exists())
         .expect("a record");
     let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
@@ -344,24 +344,15 @@ fn a_refused_start_reads_refused_leaves_no_folder_and_a_measures_anyway() {
         "{footer}"
     );
     assert!(
-        !cwd.path().join("runs").exists()
-            || std::fs::read_dir(cwd.path().join("runs")).unwrap().count() == 0,
+        common::run_folders(&cwd.path().join("runs")).is_empty(),
         "a refused run leaves no folder"
     );
     t.send(&["A"]);
     t.wait_for("Results · 1/1 jobs of run #1");
-    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .collect();
+    let runs = common::run_folders(&cwd.path().join("runs"));
     assert_eq!(runs.len(), 1, "one folder, for the run that measured");
     let rec: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            runs[0]
-                .path()
-                .join("records/iccs/sm3hash-256__hash_32.json"),
-        )
-        .unwrap(),
+        &std::fs::read(runs[0].join("records/iccs/sm3hash-256__hash_32.json")).unwrap(),
     )
     .unwrap();
     assert!(
@@ -402,7 +393,7 @@ fn an_early_a_applies_to_the_run_being_prepared() {
     t.wait_for("run finished after");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
-    let runs = std::fs::read_dir(cwd.path().join("runs")).unwrap().count();
+    let runs = common::run_folders(&cwd.path().join("runs")).len();
     assert_eq!(runs, 1, "the refused attempt left no folder");
 }
 
@@ -418,6 +409,7 @@ fn watch_shows_the_writers_host_problems_and_suggests_resume_when_it_is_gone() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpu: 1,
+        cpus: vec![1],
         pid,
     })
     .expect("append");
@@ -456,11 +448,7 @@ fn k_runs_only_the_kats_of_the_selection() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
     // The KAT log went into a run folder of its own; no records.
-    let runs: Vec<_> = std::fs::read_dir(cwd.path().join("runs"))
-        .expect("runs/")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let runs = common::run_folders(&cwd.path().join("runs"));
     assert_eq!(runs.len(), 1);
     assert!(runs[0].join("kat/iccs/sm3hash-256.log").is_file());
     assert!(!runs[0].join("records").exists());

@@ -96,6 +96,27 @@ pub fn cpu(s: &str) -> Result<usize, String> {
     crate::cpu::check_usable(v)
 }
 
+/// Several measurement CPUs, as the kernel writes lists (`2-7`, `0,2,4-5`): each one this
+/// process may run on, at least one.
+pub fn cpus(s: &str) -> Result<CpuList, String> {
+    let set = crate::host::parse_cpu_list(s)
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| format!("{s:?} is not a CPU list (e.g. 2-7 or 0,2,4-5)"))?;
+    set.into_iter()
+        .map(crate::cpu::check_usable)
+        .collect::<Result<_, _>>()
+        .map(CpuList)
+}
+
+/// A parsed `--cpus` list (one value to clap, not many).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// `K/N`, 1 ≤ K ≤ N.
+pub fn shard(s: &str) -> Result<crate::campaign::Shard, String> {
+    s.parse()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

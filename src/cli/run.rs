@@ -31,8 +31,20 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "BYTES", value_parser = arg_value::length)]
     pub lengths: Option<Vec<u64>>,
     /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
-    #[arg(long, value_parser = arg_value::cpu)]
+    #[arg(long, value_parser = arg_value::cpu, conflicts_with = "cpus")]
     pub cpu: Option<usize>,
+    /// Several measurement CPUs (`2-7`, `0,2,4`): one worker each, jobs of whole instances
+    /// dealt out to them; SMT siblings are refused.
+    #[arg(long, value_name = "LIST", value_parser = arg_value::cpus)]
+    pub cpus: Option<arg_value::CpuList>,
+    /// Measure only slice K of N of the instances (1-based), for one of N machines or
+    /// processes; `cyclescope merge` joins the slices.
+    #[arg(long, value_name = "K/N", value_parser = arg_value::shard, conflicts_with = "resume")]
+    pub shard: Option<crate::campaign::Shard>,
+    /// Balance the shards by the wall time of each instance's records in these earlier runs
+    /// (the harness's prior costs); without it each instance counts alike.
+    #[arg(long, value_name = "RUN_DIR", requires = "shard", num_args = 1..)]
+    pub costs_from: Vec<PathBuf>,
     /// Run directory to create (default: <runs_dir>/<hostname>-<UTC time>).
     #[arg(long, value_name = "RUN_DIR")]
     pub out: Option<PathBuf>,
@@ -237,6 +249,9 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
     RequestOverrides {
         lengths: args.lengths.clone(),
         cpu: args.cpu,
+        cpus: args.cpus.clone().map(|c| c.0),
+        shard: args.shard,
+        shard_costs: prior_costs(&args.costs_from),
         trials: args.trials,
         trial_target_s: args.trial_target,
         op_budget_s: args.op_budget,
@@ -266,6 +281,18 @@ fn reference_pool(
         pool.extend(base.instances().cloned());
     }
     pool
+}
+
+/// Seconds of measurement per instance (`candidate/label`): Σ of its records' process wall
+/// times over `runs`, as the harness balances its shards.
+fn prior_costs(runs: &[PathBuf]) -> std::collections::BTreeMap<String, f64> {
+    let mut costs = std::collections::BTreeMap::new();
+    for run in runs {
+        for (key, s) in crate::record::run_dir::instance_wall_seconds(run) {
+            *costs.entry(key).or_insert(0.0) += s;
+        }
+    }
+    costs
 }
 
 pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {

@@ -12,14 +12,23 @@ use super::select::load_catalog;
 use super::tui_cmd::require_terminal;
 use crate::tui::event_loop::{self, Options};
 
+mod lanes;
+
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// The run directory to follow.
+    /// The run directory to follow (with --lanes also a folder of shard runs).
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
+    /// Follow the lanes as text: one line per measurement CPU (current job, trial, time),
+    /// jobs done and an ETA from the measured job times, per run; implied for a folder of runs.
+    #[arg(long)]
+    pub lanes: bool,
 }
 
 pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    if args.lanes || (args.run_dir.is_dir() && !args.run_dir.join("campaign.json").exists()) {
+        return lanes::follow(&args.run_dir);
+    }
     if !args.run_dir.is_dir() {
         bail!(
             "{} is not a run directory (start one with `cyclescope run LABEL…`)",

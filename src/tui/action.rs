@@ -50,6 +50,8 @@ pub enum Action {
     /// Change the measurement CPU for the next run.
     CpuPrev,
     CpuNext,
+    /// Add the shown CPU to the measurement CPUs, or take it out (lanes side by side).
+    CpuLane,
     /// Switch between histogram and curve where only one fits.
     SwapChart,
     /// Run only the KATs of the selection.
@@ -92,6 +94,7 @@ impl Action {
                 | Action::Tune
                 | Action::CpuPrev
                 | Action::CpuNext
+                | Action::CpuLane
                 | Action::RunKats
                 | Action::CompareLive
                 | Action::EditProfile

@@ -172,6 +172,8 @@ pub struct RunSpec {
     pub instances: Vec<Instance>,
     pub lengths: Vec<u64>,
     pub cpu: usize,
+    /// Every measurement CPU (`cpu` among them), one lane each.
+    pub cpus: Vec<usize>,
     pub planning: Planning,
     /// KATs passed in this session, label → that run's KAT log: the engine copies the log
     /// instead of running the KAT again.
@@ -204,6 +206,8 @@ pub struct App {
     pub host: Vec<HostRow>,
     pub host_cursor: usize,
     pub cpu: usize,
+    /// CPUs added with `+` to measure side by side (empty: `cpu` alone).
+    pub lanes: std::collections::BTreeSet<usize>,
     pub cpus_online: usize,
     pub planning: Planning,
     pub run: RunState,
@@ -267,6 +271,15 @@ pub struct App {
 
 impl App {
     /// A fresh workbench on `candidates` with the settings' lengths and planning.
+    /// The CPUs the next run measures on: those added with `+`, else the shown one.
+    pub fn measurement_cpus(&self) -> Vec<usize> {
+        if self.lanes.is_empty() {
+            vec![self.cpu]
+        } else {
+            self.lanes.iter().copied().collect()
+        }
+    }
+
     pub fn new(candidates: Vec<Candidate>, settings: &Settings, cpus_online: usize) -> Self {
         let cpus_online = cpus_online.max(1);
         Self {
@@ -287,6 +300,7 @@ impl App {
             }],
             host_cursor: 0,
             cpu: settings.cpu.unwrap_or(cpus_online - 1),
+            lanes: Default::default(),
             cpus_online,
             planning: Planning::new(
                 settings.trials,

@@ -180,7 +180,7 @@ fn start(app: &mut App, labels: &[&str]) {
         run_dir: PathBuf::from("runs/demo-20260101T000000Z"),
         labels: labels.iter().map(|l| l.to_string()).collect(),
         lengths: vec![32, 1024],
-        cpu: 1,
+        cpus: vec![1],
     });
     for l in labels {
         app.apply(EngineEvent::KatStarted {
@@ -209,7 +209,10 @@ const JOB_SECONDS: f64 = 6.0;
 
 fn finish_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64, s: JobSummary) {
     let k = key(label, bytes);
-    app.apply(EngineEvent::JobStarted { job: k.clone() });
+    app.apply(EngineEvent::JobStarted {
+        job: k.clone(),
+        cpu: Some(1),
+    });
     app.clock += JOB_SECONDS;
     app.apply(EngineEvent::JobFinished {
         job: k,
@@ -262,7 +265,10 @@ pub fn measuring() -> App {
     plan_all(&mut app);
     run_job(&mut app, FIGURES[0], 7);
     let k = key("sm3hash-256", 32);
-    app.apply(EngineEvent::JobStarted { job: k.clone() });
+    app.apply(EngineEvent::JobStarted {
+        job: k.clone(),
+        cpu: Some(1),
+    });
     app.apply(EngineEvent::TrialRetried {
         job: k.clone(),
         trial: 2,
@@ -325,7 +331,10 @@ pub fn fault() -> App {
     plan_all(&mut app);
     run_job(&mut app, FIGURES[0], 7);
     let k = key("sm3hash-256", 32);
-    app.apply(EngineEvent::JobStarted { job: k.clone() });
+    app.apply(EngineEvent::JobStarted {
+        job: k.clone(),
+        cpu: Some(1),
+    });
     app.apply(EngineEvent::JobFailed {
         job: k,
         reason: JobFailure::new(FailureKind::Crash, "worker killed by SIGSEGV"),

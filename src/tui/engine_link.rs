@@ -155,7 +155,10 @@ impl EngineLink {
     }
 
     fn spawn(&mut self, spec: RunSpec, sweep: bool) {
-        self.keep_off(spec.cpu);
+        if let Some(allowed) = self.allowed {
+            // Off every measurement CPU of the run; best effort, as `keep_off`.
+            allowed.step_off_all(&spec.cpus);
+        }
         let cancel = Arc::new(AtomicBool::new(false));
         self.cancel = Some(cancel.clone());
         let run_dir = self.next_run_dir();
@@ -423,6 +426,7 @@ pub fn request(
     let overrides = RequestOverrides {
         lengths: Some(spec.lengths),
         cpu: Some(spec.cpu),
+        cpus: Some(spec.cpus),
         trials: Some(spec.planning.trials),
         trial_target_s: Some(spec.planning.trial_target_s),
         op_budget_s: Some(spec.planning.op_budget_s),

@@ -272,6 +272,12 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(&[Char('>')], Action::CpuNext, "measurement CPU: next", None),
     bind(
+        &[Char('+')],
+        Action::CpuLane,
+        "measure on this CPU too / not (several CPUs measure side by side)",
+        None,
+    ),
+    bind(
         &[Char('['), Char(']')],
         Action::HistPrev,
         "histogram: previous / next job",

@@ -215,6 +215,7 @@ mod tests {
             labels: vec!["sm3hash-256".into()],
             lengths: vec![32],
             cpu: 1,
+            cpus: vec![1],
             pid,
         }
     }

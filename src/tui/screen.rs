@@ -113,7 +113,16 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(" cyclescope ", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw("│ "),
         Span::styled(word, Style::new().fg(color).add_modifier(Modifier::BOLD)),
-        Span::raw(format!(" │ CPU {} of {}", app.cpu, app.cpus_online)),
+        Span::raw(if app.lanes.is_empty() {
+            format!(" │ CPU {} of {}", app.cpu, app.cpus_online)
+        } else {
+            format!(
+                " │ CPU {} of {} · measuring on {}",
+                app.cpu,
+                app.cpus_online,
+                crate::host::format_cpu_list(&app.lanes)
+            )
+        }),
     ];
     if app.read_only {
         spans.push(Span::styled(

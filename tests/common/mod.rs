@@ -69,3 +69,17 @@ pub fn faulty_manifest(dir: &Path) -> PathBuf {
     std::fs::write(&manifest, lines.join("\n") + "\n").unwrap();
     manifest
 }
+
+/// The run folders under a runs folder (its `.cpu<N>.lock` files and other dot files left out).
+pub fn run_folders(runs: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(runs)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}

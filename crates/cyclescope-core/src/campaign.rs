@@ -1,14 +1,18 @@
 //! The campaign: one run from request to records, on top of everything else in the core and
-//! used by both frontends. It reads as its phases: open (or resume) the run directory, the host
-//! gate, plan (per instance the KAT gate, then one calibration per job), then per job
+//! used by both frontends. It reads as its phases: the host gate of every measurement CPU,
+//! the CPU locks, open (or resume) the run directory, then one lane per measurement CPU, side
+//! by side: plan (per instance the KAT gate, then one calibration per job), then per job
 //! measure → write, cheapest first, each record written atomically the moment it is done.
-//! Events go to the frontend and the journal at a bounded rate; `cancel` stops the run at the
-//! next safe point. Worker processes are reached only through a `TrialRunner`. The campaign
-//! keeps its own thread off the measurement CPU while it runs. It never draws anything.
+//! Lanes send their events to the campaign's thread, the only one that talks to the frontend
+//! and appends the journal; `cancel` stops every lane at its next safe point. Worker processes
+//! are reached only through a `TrialRunner`, one per lane. The campaign keeps its own threads
+//! off every measurement CPU while it runs. It never draws anything.
 
+mod assign;
 mod host_gate;
 mod interleave;
 mod kat_gate;
+mod lanes;
 mod measure;
 mod open;
 mod plan;
@@ -24,13 +28,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+pub use assign::Shard;
 pub use interleave::{InterleaveOutcome, LiveComparison, check_pair, interleave};
 pub use request::{RequestError, RequestOverrides, RunRequest};
 
+use crate::catalog::Instance;
 use crate::record::journal::JournalWriter;
 use crate::record::{Campaign, RunDir, RunDirError};
 use crate::vocabulary::EngineEvent;
 use host_gate::HostGate;
+use lanes::LaneEvents;
 use measure::{JobMeasurement, Measured};
 use plan::Job;
 use runner::{TrialRunner, WorkerRunner};
@@ -48,6 +55,8 @@ pub enum CampaignError {
     },
     #[error(transparent)]
     Host(#[from] crate::host::HostError),
+    #[error(transparent)]
+    CpuLock(#[from] crate::cpu::lock::CpuLockError),
     #[error(
         "stopped: {needed} needed in {run_dir} for {what}, but only {free} are free on its disk; \
          the records written so far are intact: free some space and `cyclescope run --resume {run_dir}`",
@@ -90,36 +99,136 @@ pub struct RunOutcome {
     pub skipped: usize,
 }
 
-/// Runs the request to its end on the calling thread, trials in worker processes.
+impl RunOutcome {
+    fn add(&mut self, lane: &RunOutcome) {
+        self.kat_blocked += lane.kat_blocked;
+        self.finished += lane.finished;
+        self.failed += lane.failed;
+        self.skipped += lane.skipped;
+    }
+}
+
+/// Runs the request to its end, trials in worker processes on each measurement CPU; returns
+/// when every lane has finished.
 pub fn run(
     req: &RunRequest,
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &Arc<AtomicBool>,
 ) -> Result<RunOutcome, CampaignError> {
-    let _off = crate::cpu::OffCpu::enter(req.cpu);
-    let mut runner = WorkerRunner::new(req, cancel);
-    run_with(req, &mut runner, emit, cancel)
+    // Lane threads are spawned from here and inherit the mask.
+    let off = crate::cpu::OffCpu::enter_all(&req.cpus);
+    let mut runners: Vec<WorkerRunner> = req
+        .cpus
+        .iter()
+        .map(|&cpu| WorkerRunner::new(req, cpu, cancel))
+        .collect();
+    let lanes = runners
+        .iter_mut()
+        .map(|r| r as &mut dyn TrialRunner)
+        .collect();
+    run_with(req, lanes, !off.is_off(), emit, cancel)
 }
 
-/// The phases, with any runner.
+/// The phases, with any runners (one per measurement CPU, in `req.cpus` order).
+/// `engine_shared_cpu`: the calling thread could not leave the measurement CPUs.
 pub(crate) fn run_with(
     req: &RunRequest,
-    runner: &mut dyn TrialRunner,
+    mut runners: Vec<&mut dyn TrialRunner>,
+    engine_shared_cpu: bool,
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
-    let (mut run, mut campaign) = Run::start(req, runner, emit, cancel)?;
-    let jobs = run.plan()?;
-    for job in &jobs {
-        if run.cancelled() {
-            break;
+    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit)?;
+    let outcome = lanes::run_lanes(
+        req,
+        &opened.dir,
+        &opened.hosts,
+        runners,
+        opened.assignment.clone(),
+        cancel,
+        &mut opened.events,
+        &|run: &mut Run<'_>| run.run_lane(),
+    );
+    opened.finish(outcome, cancel, started)
+}
+
+/// A run past its opening phases: the CPUs locked, every measurement CPU's host gate passed,
+/// the run directory's lock and journal held, campaign.json written, the frontends told.
+struct Opened<'e> {
+    _cpu_locks: Vec<crate::cpu::lock::CpuLock>,
+    hosts: Vec<HostGate>,
+    dir: RunDir,
+    events: Events<'e>,
+    campaign: Campaign,
+    assignment: Vec<Vec<Instance>>,
+}
+
+impl<'e> Opened<'e> {
+    /// The phases every run begins with, in the order that keeps a refusal harmless.
+    fn open(
+        req: &'e RunRequest,
+        runners: &mut [&mut dyn TrialRunner],
+        engine_shared_cpu: bool,
+        emit: &'e mut dyn FnMut(EngineEvent),
+    ) -> Result<Self, CampaignError> {
+        // The CPUs first, held until the run ends: a second process on one of them is refused
+        // by name before its host check's clock probe could disturb the trials running there.
+        let lock_dir = crate::cpu::lock::lock_dir(&req.run_dir);
+        let cpu_locks = crate::cpu::lock::lock_all(&lock_dir, &req.cpus, &req.run_dir)?;
+        // Then the host gate: a refused run leaves no run folder behind.
+        let hosts = HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu)?;
+        open::refuse_unfixed(req, &hosts)?;
+        for (runner, host) in runners.iter_mut().zip(&hosts) {
+            runner.use_reference_clock(host.reference_clock_hz());
         }
-        if !run.measure_and_write(job)? {
-            break;
+        let (dir, journal) = open::lock_and_journal(req)?;
+        let mut events = Events {
+            journal,
+            emit,
+            run_dir: &req.run_dir,
+        };
+        let assignment = assign::lane_instances(&req.instances, req.cpus.len());
+        let campaign = open::open_or_resume(req, &dir, &hosts, &assignment)?;
+        open::announce(req, &hosts, &mut events);
+        // Whether each trial's clock can be checked: said once (campaign.json stores it).
+        if let Some(message) = hosts[0].clock_verification().notice() {
+            events.send(EngineEvent::Warning { message });
         }
+        Ok(Self {
+            _cpu_locks: cpu_locks,
+            hosts,
+            dir,
+            events,
+            campaign,
+            assignment,
+        })
     }
-    run.finish(&mut campaign, started)
+
+    /// Ends the run: campaign.json says how, and the frontends hear it. A lane's error is the
+    /// run's (campaign.json then stays `running`, as when the old single lane failed to write).
+    fn finish(
+        mut self,
+        lanes: Result<RunOutcome, CampaignError>,
+        cancel: &AtomicBool,
+        started: Instant,
+    ) -> Result<RunOutcome, CampaignError> {
+        let mut outcome = lanes?;
+        outcome.cancelled = cancel.load(Ordering::Relaxed);
+        open::close(
+            &self.dir,
+            &mut self.campaign,
+            &self.hosts[0],
+            outcome.cancelled,
+        )?;
+        self.events.send(EngineEvent::RunFinished {
+            cancelled: outcome.cancelled,
+            wall: started.elapsed(),
+            finished: outcome.finished,
+            failed: outcome.failed,
+        });
+        Ok(outcome)
+    }
 }
 
 /// Sends events to the frontend and appends the journal's form of them.
@@ -140,62 +249,32 @@ impl Events<'_> {
     }
 }
 
-/// What every phase of one run works with.
+/// What every phase of one lane works with: its CPU's host gate and runner, its instances.
 struct Run<'a> {
     req: &'a RunRequest,
-    dir: RunDir,
-    host: HostGate,
+    dir: &'a RunDir,
+    host: &'a HostGate,
+    instances: Vec<Instance>,
     runner: &'a mut dyn TrialRunner,
     cancel: &'a AtomicBool,
-    events: Events<'a>,
+    /// Set when another lane stopped with an error: this one stops at its next job.
+    halt: &'a AtomicBool,
+    events: LaneEvents,
     outcome: RunOutcome,
-}
-
-impl<'a> Run<'a> {
-    /// The phases every run begins with: the host gate (a refused run leaves no folder
-    /// behind), the run directory's lock and journal, `campaign.json`, the announcement.
-    fn start(
-        req: &'a RunRequest,
-        runner: &'a mut dyn TrialRunner,
-        emit: &'a mut dyn FnMut(EngineEvent),
-        cancel: &'a AtomicBool,
-    ) -> Result<(Self, Campaign), CampaignError> {
-        let host = HostGate::check(&req.host_root, req.cpu)?;
-        open::refuse_unfixed(req, &host)?;
-        runner.use_reference_clock(host.reference_clock_hz());
-        let (dir, journal) = open::lock_and_journal(req)?;
-        let mut events = Events {
-            journal,
-            emit,
-            run_dir: &req.run_dir,
-        };
-        let campaign = open::open_or_resume(req, &dir, &host)?;
-        open::announce(req, &host, &mut events);
-        // Whether each trial's clock can be checked: said once (campaign.json stores it).
-        if let Some(message) = host.clock_verification().notice() {
-            events.send(EngineEvent::Warning { message });
-        }
-        let run = Run {
-            req,
-            dir,
-            host,
-            runner,
-            cancel,
-            events,
-            outcome: RunOutcome::default(),
-        };
-        Ok((run, campaign))
-    }
 }
 
 impl Run<'_> {
     fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
+        self.cancel.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
     }
 
     /// One job: measure, write its record, tell the frontends. False when the run was
     /// cancelled while it measured (nothing is written for it then).
     fn measure_and_write(&mut self, j: &Job) -> Result<bool, CampaignError> {
+        self.events.send(EngineEvent::JobStarted {
+            job: j.key.clone(),
+            cpu: Some(self.host.cpu()),
+        });
         let events = &mut self.events;
         let clock = self.host.clock_rule();
         match measure::measure_job(self.runner, self.req, clock, j, &mut |ev| events.send(ev)) {
@@ -212,7 +291,7 @@ impl Run<'_> {
             .last()
             .map(|p| p.record.stderr.clone())
             .unwrap_or_default();
-        let (record, summary, snapshot) = write::job_record(&self.dir, self.req, j, &self.host, m);
+        let (record, summary, snapshot) = write::job_record(self.dir, self.req, j, self.host, m);
         let record = record.map_err(|source| CampaignError::RecordWrite {
             run_dir: self.req.run_dir.clone(),
             what: format!("the record of {}", j.key),
@@ -240,22 +319,5 @@ impl Run<'_> {
         };
         self.events.send(ev);
         Ok(())
-    }
-
-    /// Ends the run: campaign.json says how, and the frontends hear it.
-    fn finish(
-        mut self,
-        campaign: &mut Campaign,
-        started: Instant,
-    ) -> Result<RunOutcome, CampaignError> {
-        self.outcome.cancelled = self.cancelled();
-        open::close(&self.dir, campaign, &self.host, self.outcome.cancelled)?;
-        self.events.send(EngineEvent::RunFinished {
-            cancelled: self.outcome.cancelled,
-            wall: started.elapsed(),
-            finished: self.outcome.finished,
-            failed: self.outcome.failed,
-        });
-        Ok(self.outcome)
     }
 }

@@ -4,6 +4,8 @@
 //! cyclescope. The one place that calls `sched_setaffinity`; it never decides which CPU is
 //! the measurement CPU.
 
+pub mod lock;
+
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
@@ -106,10 +108,12 @@ impl CpuMask {
             .count()
     }
 
-    /// This mask without `cpu`, when another CPU is left in it.
-    fn without(&self, cpu: usize) -> Option<Self> {
+    /// This mask without any of `cpus`, when another CPU is left in it.
+    fn without_all(&self, cpus: &[usize]) -> Option<Self> {
         let mut rest = self.0;
-        rest.unset(cpu).ok()?;
+        for &cpu in cpus {
+            rest.unset(cpu).ok()?;
+        }
         let rest = CpuMask(rest);
         (rest.count() > 0).then_some(rest)
     }
@@ -118,7 +122,12 @@ impl CpuMask {
     /// this mask minus `cpu`. On a single-CPU mask, or where a cpuset forbids the change, the
     /// thread stays where it was: best effort, reported by the return value.
     pub fn step_off(&self, cpu: usize) -> bool {
-        self.without(cpu)
+        self.step_off_all(&[cpu])
+    }
+
+    /// `step_off` for several measurement CPUs at once.
+    pub fn step_off_all(&self, cpus: &[usize]) -> bool {
+        self.without_all(cpus)
             .is_some_and(|rest| sched_setaffinity(this_thread(), &rest.0).is_ok())
     }
 
@@ -138,11 +147,22 @@ pub struct OffCpu {
 
 impl OffCpu {
     pub fn enter(cpu: usize) -> Self {
+        Self::enter_all(&[cpu])
+    }
+
+    /// Off every measurement CPU of a run with several (its lanes).
+    pub fn enter_all(cpus: &[usize]) -> Self {
         let previous = CpuMask::of_this_thread();
-        let moved = previous.is_some_and(|m| m.step_off(cpu));
+        let moved = previous.is_some_and(|m| m.step_off_all(cpus));
         Self {
             previous: previous.filter(|_| moved),
         }
+    }
+
+    /// Whether the thread did leave the measurement CPUs (false: no other CPU was left to it,
+    /// or a cpuset kept it there, and it shares them with the trials).
+    pub fn is_off(&self) -> bool {
+        self.previous.is_some()
     }
 }
 
@@ -231,9 +251,9 @@ mod tests {
     fn a_mask_is_never_emptied() {
         let mut one = CpuSet::new();
         one.set(0).unwrap();
-        assert!(CpuMask(one).without(0).is_none());
+        assert!(CpuMask(one).without_all(&[0]).is_none());
         let mut two = one;
         two.set(1).unwrap();
-        assert_eq!(CpuMask(two).without(1).map(|m| m.count()), Some(1));
+        assert_eq!(CpuMask(two).without_all(&[1]).map(|m| m.count()), Some(1));
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod histogram;
 pub mod journal;
+pub mod merge;
 pub mod pyjson;
 pub mod read;
 pub mod run_dir;

@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use super::super::lanes::{Board, bar};
 use crate::counter::CycleSource;
 use crate::vocabulary::{EngineEvent, JobKey};
 
@@ -24,6 +25,8 @@ pub(in crate::cli) struct Progress {
     reference_jobs: Vec<String>,
     /// Effective core clock of the last trial with a clock witness, Hz.
     clock: Option<f64>,
+    /// The lanes of a run on several CPUs (their status replaces the single job's).
+    board: Board,
 }
 
 impl Progress {
@@ -39,6 +42,7 @@ impl Progress {
             estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
             clock: None,
+            board: Board::default(),
         }
     }
 
@@ -88,19 +92,44 @@ impl Progress {
         )
     }
 
+    /// The lanes' status: one line on a terminal, all of them otherwise.
+    fn lanes_status(&mut self) {
+        let lines = self.board.lines(self.started.elapsed().as_secs_f64());
+        if self.tty {
+            let text = lines.join(" │ ");
+            self.status(&text);
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            for l in lines {
+                let _ = writeln!(std::io::stderr(), "{l}");
+            }
+        }
+    }
+
     pub(in crate::cli) fn show(&mut self, ev: &EngineEvent) {
+        self.board.apply(ev, self.started.elapsed().as_secs_f64());
+        if self.board.lane_count() > 1
+            && matches!(
+                ev,
+                EngineEvent::TrialProgress { .. } | EngineEvent::JobStarted { .. }
+            )
+        {
+            self.lanes_status();
+            return;
+        }
         match ev {
             EngineEvent::RunStarted {
                 run_dir,
                 labels,
                 lengths,
-                cpu,
+                cpus,
             } => {
                 self.line(&format!(
-                    "run {}: {} instance(s) × {} length(s) on CPU {cpu}",
+                    "run {}: {} instance(s) × {} length(s) on CPU {}",
                     crate::catalog::display_path(run_dir),
                     labels.len(),
-                    lengths.len()
+                    lengths.len(),
+                    crate::host::format_cpu_list(&cpus.iter().copied().collect())
                 ));
                 if !self.reference_jobs.is_empty() {
                     self.line(&format!(
@@ -216,16 +245,11 @@ impl Progress {
                 crate::format::duration(*wall),
                 crate::format::duration(self.started.elapsed())
             )),
-            EngineEvent::JobStarted { job } => {
+            EngineEvent::JobStarted { job, .. } => {
                 self.measuring_since.get_or_insert_with(Instant::now);
                 let tag = self.tag(job);
                 self.status(&format!("measuring {job}{tag} …"));
             }
         }
     }
-}
-
-fn bar(frac: f64, width: usize) -> String {
-    let filled = ((frac.clamp(0.0, 1.0)) * width as f64).round() as usize;
-    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
 }

@@ -63,7 +63,7 @@ fn cli_and_tui_ask_for_the_same_run_from_the_same_settings() {
     for r in [&cli, &tui] {
         assert_eq!(r.kat_timeout, std::time::Duration::from_secs(42));
         assert_eq!(r.lengths, [64, 4096]);
-        assert_eq!(r.cpu, 0);
+        assert_eq!(r.cpu(), 0);
         assert_eq!(
             (
                 r.planning.trials,

@@ -78,7 +78,7 @@ fn an_early_a_applies_to_the_run_being_prepared() {
         run_dir: "runs/x".into(),
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
-        cpu: 1,
+        cpus: vec![1],
     });
     app.allow_unfixed_host = false;
     assert_eq!(app.act(Action::StartAnyway), None);
@@ -124,7 +124,7 @@ fn watching_shows_the_writers_host_problems_and_how_to_resume() {
         run_dir: "runs/other".into(),
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
-        cpu: 1,
+        cpus: vec![1],
     });
     app.apply(EngineEvent::HostProblems {
         problems: vec!["governor is powersave".into()],
@@ -164,7 +164,7 @@ fn the_eta_learns_from_measured_job_times() {
         run_dir: "runs/eta".into(),
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32, 1024],
-        cpu: 1,
+        cpus: vec![1],
     });
     let planning = crate::measure::Planning::new(5, 1.0, 900.0);
     let p = plan(1e-6, 0.004, &planning);
@@ -184,7 +184,10 @@ fn the_eta_learns_from_measured_job_times() {
     assert!((planned - 2.0 * p.estimated_s).abs() < 1e-9, "{planned}");
     // The first job really took 1.3 × its estimate: the rest is expected to as well.
     app.clock = 100.0;
-    app.apply(EngineEvent::JobStarted { job: k(32) });
+    app.apply(EngineEvent::JobStarted {
+        job: k(32),
+        cpu: Some(1),
+    });
     app.clock = 100.0 + 1.3 * p.estimated_s;
     app.apply(EngineEvent::JobFinished {
         job: k(32),

@@ -269,6 +269,30 @@ impl App {
                 };
                 return self.recheck_host();
             }
+            Action::CpuLane => {
+                if self.is_running() {
+                    self.push_log(
+                        LogLevel::Info,
+                        "the CPUs change for the next run; cancel first",
+                    );
+                    return None;
+                }
+                // An empty set stands for the shown CPU alone: the first + makes it explicit.
+                if self.lanes.is_empty() {
+                    self.lanes.insert(self.cpu);
+                } else if !self.lanes.remove(&self.cpu) {
+                    self.lanes.insert(self.cpu);
+                }
+                let cpus = self.measurement_cpus();
+                self.push_log(
+                    LogLevel::Info,
+                    format!(
+                        "the next run measures on CPU {} (+ adds or removes the shown CPU)",
+                        crate::host::format_cpu_list(&cpus.iter().copied().collect())
+                    ),
+                );
+                return None;
+            }
             Action::SwapChart => {
                 self.chart = match self.chart {
                     Chart::Histogram => Chart::Curve,

@@ -48,6 +48,7 @@ impl App {
             instances,
             lengths: self.lengths.clone(),
             cpu: self.cpu,
+            cpus: self.measurement_cpus(),
             planning: self.planning,
             kat_passed,
             allow_unfixed_host: self.allow_unfixed_host,

@@ -19,15 +19,16 @@ impl App {
                 run_dir,
                 labels,
                 lengths,
-                cpu,
+                cpus,
             } => {
                 self.run = RunState::Running { cancelling: false };
                 self.push_log(
                     LogLevel::Info,
                     format!(
-                        "run: {} instance(s) × {} length(s) on CPU {cpu} → {}",
+                        "run: {} instance(s) × {} length(s) on CPU {} → {}",
                         labels.len(),
                         lengths.len(),
+                        crate::host::format_cpu_list(&cpus.iter().copied().collect()),
                         run_dir.display()
                     ),
                 );
@@ -91,7 +92,7 @@ impl App {
                 j.snapshot = None;
                 j.retries = 0;
             }
-            EngineEvent::JobStarted { job } => {
+            EngineEvent::JobStarted { job, .. } => {
                 let clock = self.clock;
                 let j = self.job_mut(&job);
                 let trials = j.plan.map_or(0, |p| p.trials);

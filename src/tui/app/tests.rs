@@ -123,6 +123,24 @@ fn changing_the_cpu_rechecks_the_host_but_not_during_a_run() {
 }
 
 #[test]
+fn plus_adds_the_shown_cpu_to_the_measurement_cpus_and_the_run_takes_them_all() {
+    let mut app = demo::idle();
+    assert_eq!(app.measurement_cpus(), [1], "the shown CPU alone");
+    assert_eq!(app.act(Action::CpuLane), None);
+    assert_eq!(app.measurement_cpus(), [1]);
+    app.act(Action::CpuPrev);
+    app.act(Action::CpuLane);
+    assert_eq!(app.measurement_cpus(), [0, 1]);
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("the run starts");
+    };
+    assert_eq!(spec.cpus, [0, 1]);
+    let mut running = demo::measuring();
+    assert_eq!(running.act(Action::CpuLane), None);
+    assert!(running.lanes.is_empty(), "not during a run");
+}
+
+#[test]
 fn kat_results_and_faults_are_kept_per_instance() {
     let app = demo::fault();
     assert!(app.kat_state("sm3hash-256").passed());

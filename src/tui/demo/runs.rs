@@ -22,7 +22,7 @@ pub fn rerun() -> App {
         run_dir: PathBuf::from("runs/demo-20260101T000100Z"),
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32, 128],
-        cpu: 1,
+        cpus: vec![1],
     });
     app.baseline = Some(0);
     let planning = Planning::new(5, 1.0, 900.0);

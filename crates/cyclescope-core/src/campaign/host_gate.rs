@@ -15,6 +15,9 @@ use crate::measure::clock::{ClockBand, ClockRule, ClockVerification};
 /// The host as the run found it: checks, the environment block, the clock for the
 /// disturbance test. Checked once per run; records carry this environment.
 pub(crate) struct HostGate {
+    cpu: usize,
+    /// True when cyclescope's own threads could not leave the measurement CPUs.
+    engine_shared_cpu: bool,
     report: crate::host::HostReport,
     environment: Map<String, Value>,
     clock_verification: ClockVerification,
@@ -31,12 +34,49 @@ impl HostGate {
         let environment = crate::host::environment(&root, cpu, &mut probes);
         let clock_verification = clock_verification(&environment, dir, cpu);
         Ok(Self {
+            cpu,
+            engine_shared_cpu: false,
             report,
             environment,
             clock_verification,
             started_utc: crate::record::utc_now(),
             load_average_start: crate::record::load_average(),
         })
+    }
+
+    /// Checks every measurement CPU of a run, side by side (each clock probe runs on its own
+    /// CPU), in the order given.
+    pub(crate) fn check_all(
+        root: &Path,
+        cpus: &[usize],
+        engine_shared_cpu: bool,
+    ) -> Result<Vec<Self>, crate::host::HostError> {
+        std::thread::scope(|s| {
+            let checks: Vec<_> = cpus
+                .iter()
+                .map(|&cpu| s.spawn(move || Self::check(root, cpu)))
+                .collect();
+            checks
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                        .map(|g| Self {
+                            engine_shared_cpu,
+                            ..g
+                        })
+                })
+                .collect()
+        })
+    }
+
+    /// The measurement CPU this gate checked.
+    pub(crate) fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    pub(crate) fn engine_shared_cpu(&self) -> bool {
+        self.engine_shared_cpu
     }
 
     /// The harness's problem sentences (failed checks only).

@@ -5,12 +5,13 @@
 //! one-trial plan, disturbance retries included). Each side's trials become its ordinary
 //! record; the pairs give B/A with its 95 % interval (`measure::paired`). It never draws.
 
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use super::measure::{JobMeasurement, Measured, measure_job};
 use super::plan::Job;
 use super::runner::{TrialRunner, WorkerRunner};
-use super::{CampaignError, Run, RunOutcome, RunRequest};
+use super::{CampaignError, Opened, Run, RunOutcome, RunRequest, lanes};
 use crate::measure::paired::{PairedRatio, paired_ratio};
 use crate::measure::stats::{Trial, loop_stats, new_histogram};
 use crate::vocabulary::{EngineEvent, JobFailure};
@@ -60,57 +61,88 @@ pub fn interleave(
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &std::sync::Arc<AtomicBool>,
 ) -> Result<InterleaveOutcome, CampaignError> {
-    let _off = crate::cpu::OffCpu::enter(req.cpu);
-    let mut runner = WorkerRunner::new(req, cancel);
-    interleave_with(req, &mut runner, pairs, emit, cancel)
+    let off = crate::cpu::OffCpu::enter_all(&req.cpus);
+    let mut runner = WorkerRunner::new(req, req.cpus[0], cancel);
+    interleave_with(req, &mut runner, !off.is_off(), pairs, emit, cancel)
 }
 
-/// The phases, with any runner.
+/// The phases, with any runner: a run's opening, then one lane alternating A and B.
+/// `engine_shared_cpu`: the calling thread could not leave the measurement CPU.
 pub(crate) fn interleave_with(
     req: &RunRequest,
     runner: &mut dyn TrialRunner,
+    engine_shared_cpu: bool,
     pairs: u32,
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &AtomicBool,
 ) -> Result<InterleaveOutcome, CampaignError> {
     check_pair(req)?;
-    // Each process is one trial here: the adaptive mode's own trial count has no say.
+    // One process is one trial here: the adaptive mode's own trial count has no say, and
+    // both sides share one CPU, so that a difference is never the CPUs'.
     let req = &RunRequest {
         adaptive: None,
+        cpus: req.cpus[..1].to_vec(),
         ..req.clone()
     };
     let started = std::time::Instant::now();
-    let (mut run, mut campaign) = Run::start(req, runner, emit, cancel)?;
-    let jobs = run.plan()?;
-    let mut comparisons = Vec::new();
-    for &len in &req.lengths {
-        let side = |i: usize| {
-            jobs.iter()
-                .find(|j| j.key.input_bytes == len && j.inst.key() == req.instances[i].key())
-        };
-        let c = match (side(0), side(1)) {
-            (Some(a), Some(b)) => run.interleave_length(a, b, pairs)?,
-            (a, _) => LiveComparison {
-                input_bytes: len,
-                a_mean_cycles: None,
-                b_mean_cycles: None,
-                ratio: None,
-                problem: Some(format!(
-                    "{} was not measured (KAT, calibration or cancel: see above)",
-                    req.instances[usize::from(a.is_some())].label
-                )),
-            },
-        };
-        comparisons.push(c);
-        if run.cancelled() {
-            break;
+    let mut runners = vec![runner];
+    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit)?;
+    let comparisons = Mutex::new(Vec::new());
+    let body = |run: &mut Run<'_>| -> Result<(), CampaignError> {
+        let found = run.interleave_all(pairs)?;
+        if let Ok(mut c) = comparisons.lock() {
+            *c = found;
         }
-    }
-    let outcome = run.finish(&mut campaign, started)?;
+        Ok(())
+    };
+    let outcome = lanes::run_lanes(
+        req,
+        &opened.dir,
+        &opened.hosts,
+        runners,
+        opened.assignment.clone(),
+        cancel,
+        &mut opened.events,
+        &body,
+    );
+    let run = opened.finish(outcome, cancel, started)?;
     Ok(InterleaveOutcome {
-        run: outcome,
-        comparisons,
+        run,
+        comparisons: comparisons.into_inner().unwrap_or_default(),
     })
+}
+
+impl Run<'_> {
+    /// Plans both sides, then per length `pairs` pairs of single trials.
+    fn interleave_all(&mut self, pairs: u32) -> Result<Vec<LiveComparison>, CampaignError> {
+        let jobs = self.plan()?;
+        let req = self.req;
+        let mut comparisons = Vec::new();
+        for &len in &req.lengths {
+            let side = |i: usize| {
+                jobs.iter()
+                    .find(|j| j.key.input_bytes == len && j.inst.key() == req.instances[i].key())
+            };
+            let c = match (side(0), side(1)) {
+                (Some(a), Some(b)) => self.interleave_length(a, b, pairs)?,
+                (a, _) => LiveComparison {
+                    input_bytes: len,
+                    a_mean_cycles: None,
+                    b_mean_cycles: None,
+                    ratio: None,
+                    problem: Some(format!(
+                        "{} was not measured (KAT, calibration or cancel: see above)",
+                        req.instances[usize::from(a.is_some())].label
+                    )),
+                },
+            };
+            comparisons.push(c);
+            if self.cancelled() {
+                break;
+            }
+        }
+        Ok(comparisons)
+    }
 }
 
 /// `j` planned for one trial in one process: the unit the sides alternate in.

@@ -100,9 +100,6 @@ pub(super) fn measure_job(
     job: &Job,
     send: &mut dyn FnMut(EngineEvent),
 ) -> Measured {
-    send(EngineEvent::JobStarted {
-        job: job.key.clone(),
-    });
     let mut run = Measuring {
         runner,
         layout: Layout::of(req, job),

@@ -9,7 +9,7 @@ use super::host_gate::HostGate;
 use super::{CampaignError, Events, RunRequest};
 use crate::catalog::Instance;
 use crate::record::journal::{FILE_NAME, JournalWriter};
-use crate::record::run_dir::{CampaignRequest, HostCheckEntry, read_campaign};
+use crate::record::run_dir::{CampaignRequest, HostCheckEntry, LaneAssignment, read_campaign};
 use crate::record::{Campaign, RunDir};
 use crate::vocabulary::{CampaignState, EngineEvent};
 
@@ -23,24 +23,44 @@ pub(super) fn lock_and_journal(req: &RunRequest) -> Result<(RunDir, JournalWrite
     Ok((dir, journal))
 }
 
-/// A host whose checks failed is refused unless the request consents.
-pub(super) fn refuse_unfixed(req: &RunRequest, host: &HostGate) -> Result<(), CampaignError> {
-    let problems = host.problems();
+/// The problems of every measurement CPU, each sentence once, in CPU order.
+fn all_problems(hosts: &[HostGate]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in hosts.iter().flat_map(HostGate::problems) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A host whose checks failed on any measurement CPU is refused unless the request consents.
+pub(super) fn refuse_unfixed(req: &RunRequest, hosts: &[HostGate]) -> Result<(), CampaignError> {
+    let problems = all_problems(hosts);
     if !problems.is_empty() && !req.allow_unfixed_host {
         return Err(CampaignError::UnfixedHost(problems));
     }
     Ok(())
 }
 
+/// `k/L` of lane `k` (1-based) when a run has several, the harness's shard names.
+fn lane_name(index: usize, lanes: usize) -> Option<String> {
+    (lanes > 1).then(|| format!("{}/{lanes}", index + 1))
+}
+
 /// The campaign record of this run, new or resumed, marked running and written.
 pub(super) fn open_or_resume(
     req: &RunRequest,
     dir: &RunDir,
-    host: &HostGate,
+    hosts: &[HostGate],
+    assignment: &[Vec<Instance>],
 ) -> Result<Campaign, CampaignError> {
     let resumed = read_campaign(&req.run_dir).ok();
     if resumed.is_some() {
-        let changes = host.changed_since_first_record(&req.run_dir);
+        let changes: Vec<String> = hosts
+            .iter()
+            .flat_map(|h| h.changed_since_first_record(&req.run_dir))
+            .collect();
         if !changes.is_empty() {
             return Err(CampaignError::HostChanged {
                 run_dir: req.run_dir.clone(),
@@ -48,32 +68,60 @@ pub(super) fn open_or_resume(
             });
         }
     }
-    let problems = host.problems();
-    let mut campaign = resumed.unwrap_or_else(|| new_campaign(req, host));
-    campaign.host_checks.push(HostCheckEntry {
-        phase: "measure".into(),
-        cpu: req.cpu,
-        utc: crate::record::utc_now(),
-        problems: problems.clone(),
-    });
-    campaign.host_problems = problems;
-    campaign.clock_verification = Some(host.clock_verification().clone());
-    campaign.cyclescope.state = CampaignState::Running;
+    let mut campaign = resumed.unwrap_or_else(|| new_campaign(req, &hosts[0]));
+    let utc = crate::record::utc_now();
+    for (i, host) in hosts.iter().enumerate() {
+        campaign.host_checks.push(HostCheckEntry {
+            phase: "measure".into(),
+            cpu: host.cpu(),
+            utc: utc.clone(),
+            problems: host.problems(),
+            shard: lane_name(i, hosts.len()),
+        });
+    }
+    campaign.host_problems = all_problems(hosts);
+    campaign.shards = hosts.len() as u32;
+    campaign.shard_cpus = hosts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| Some((lane_name(i, hosts.len())?, h.cpu())))
+        .collect();
+    let c = &mut campaign.cyclescope;
+    c.lanes = hosts
+        .iter()
+        .zip(assignment)
+        .map(|(h, insts)| LaneAssignment {
+            cpu: h.cpu(),
+            instances: insts.iter().map(Instance::key).collect(),
+        })
+        .collect();
+    c.engine_shared_cpu = hosts.iter().any(HostGate::engine_shared_cpu);
+    c.state = CampaignState::Running;
+    campaign.clock_verification = Some(hosts[0].clock_verification().clone());
     dir.write_campaign(&campaign)?;
     Ok(campaign)
 }
 
 /// Tells the frontends what runs where, and which host problems were accepted.
-pub(super) fn announce(req: &RunRequest, host: &HostGate, events: &mut Events<'_>) {
+pub(super) fn announce(req: &RunRequest, hosts: &[HostGate], events: &mut Events<'_>) {
     events.send(EngineEvent::RunStarted {
         run_dir: req.run_dir.clone(),
         labels: req.instances.iter().map(|i| i.label.clone()).collect(),
         lengths: req.lengths.clone(),
-        cpu: req.cpu,
+        cpus: req.cpus.clone(),
     });
-    let problems = host.problems();
+    let problems = all_problems(hosts);
     if !problems.is_empty() {
         events.send(EngineEvent::HostProblems { problems });
+    }
+    if hosts.iter().any(HostGate::engine_shared_cpu) {
+        events.send(EngineEvent::Warning {
+            message: format!(
+                "no CPU is left for cyclescope itself: it shares CPU(s) {} with the trials \
+                 (the records say engine_shared_cpu); leave one CPU out of --cpus to avoid it",
+                crate::host::format_cpu_list(&req.cpus.iter().copied().collect())
+            ),
+        });
     }
 }
 
@@ -111,12 +159,18 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
         environment_at_end: None,
         host_problems: Vec::new(),
         shards: 1,
+        shard_cpus: Default::default(),
         cyclescope: CampaignRequest {
             // Paths below the working folder are stored relative to it (no absolute paths in
             // evidence; `--resume` runs from the same folder).
             instances: req.instances.iter().map(stored_instance).collect(),
             lengths: req.lengths.clone(),
-            cpu: req.cpu,
+            cpu: req.cpu(),
+            cpus: req.cpus.clone(),
+            shard: req.shard,
+            lanes: Vec::new(),
+            engine_shared_cpu: false,
+            merged_from: Vec::new(),
             allow_unfixed_host: req.allow_unfixed_host,
             allow_kat_fail: req.allow_kat_fail,
             tui_attached: req.tui_attached,

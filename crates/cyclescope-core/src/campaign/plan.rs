@@ -34,9 +34,8 @@ enum Calibrated {
 impl Run<'_> {
     /// Every job still to do, gated, calibrated and planned, cheapest first.
     pub(super) fn plan(&mut self) -> Result<Vec<Job>, CampaignError> {
-        let req = self.req;
         let mut jobs = Vec::new();
-        for inst in &req.instances {
+        for inst in &self.instances.clone() {
             if self.cancelled() {
                 break;
             }
@@ -84,7 +83,7 @@ impl Run<'_> {
     /// when the run was cancelled during the KAT.
     fn gate(&mut self, inst: &Instance, jobs: usize) -> Result<Option<KatResult>, CampaignError> {
         let events = &mut self.events;
-        let Some(kat) = kat_gate(inst, self.req, &self.dir, self.runner, &mut |ev| {
+        let Some(kat) = kat_gate(inst, self.req, self.dir, self.runner, &mut |ev| {
             events.send(ev)
         })?
         else {
@@ -150,14 +149,13 @@ impl Run<'_> {
         };
         self.outcome.failed += 1;
         let stderr_tail = run.record.stderr.clone();
-        let record = write::failed_record(
-            &self.dir, self.req, inst, len, kat, &self.host, run, &reason,
-        )
-        .map_err(|source| CampaignError::RecordWrite {
-            run_dir: self.req.run_dir.clone(),
-            what: format!("the record of {key}"),
-            source,
-        })?;
+        let record =
+            write::failed_record(self.dir, self.req, inst, len, kat, self.host, run, &reason)
+                .map_err(|source| CampaignError::RecordWrite {
+                    run_dir: self.req.run_dir.clone(),
+                    what: format!("the record of {key}"),
+                    source,
+                })?;
         self.events.send(EngineEvent::JobFailed {
             job: key,
             reason,

@@ -13,13 +13,19 @@ use crate::measure::plan::{Adaptive, MIN_ADAPTIVE_TRIALS, Planning};
 use crate::record::Campaign;
 use crate::worker::Limits;
 
+use super::assign::Shard;
+
 /// Everything a run needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
     pub instances: Vec<Instance>,
     pub lengths: Vec<u64>,
     pub planning: Planning,
-    pub cpu: usize,
+    /// The measurement CPUs, one lane (and one worker at a time) each; never empty, sorted.
+    pub cpus: Vec<usize>,
+    /// The slice of the campaign this process measures (`--shard K/N`); `instances` holds
+    /// only that slice.
+    pub shard: Option<Shard>,
     pub run_dir: PathBuf,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
@@ -49,6 +55,12 @@ pub struct RunRequest {
 pub struct RequestOverrides {
     pub lengths: Option<Vec<u64>>,
     pub cpu: Option<usize>,
+    /// Several measurement CPUs (wins over `cpu`).
+    pub cpus: Option<Vec<usize>>,
+    /// Measure only this slice of the instances.
+    pub shard: Option<Shard>,
+    /// Seconds per instance key from earlier runs, for balancing shards.
+    pub shard_costs: BTreeMap<String, f64>,
     pub trials: Option<u32>,
     pub trial_target_s: Option<f64>,
     pub op_budget_s: Option<f64>,
@@ -77,6 +89,10 @@ pub enum RequestError {
     Lengths(String),
     #[error("measurement CPU: {0}")]
     Cpu(String),
+    #[error("measurement CPUs: {}", .0.join("; "))]
+    SmtSiblings(Vec<String>),
+    #[error("shard {0} holds no instance of this campaign (it has fewer instances than shards)")]
+    EmptyShard(Shard),
     #[error("trials per job must be 1…16 (--trials), not {0}")]
     Trials(u32),
     #[error("--trial-target and --op-budget must be positive numbers of seconds")]
@@ -111,11 +127,21 @@ impl RunRequest {
             o.trial_target_s.unwrap_or(settings.trial_target_s),
             o.op_budget_s.unwrap_or(settings.op_budget_s),
         );
-        let cpu = o
-            .cpu
-            .or(settings.cpu)
-            .unwrap_or_else(crate::cpu::last_allowed);
-        let mut req = Self::bare(instances, lengths, cpu, run_dir, planning);
+        let mut cpus = o
+            .cpus
+            .clone()
+            .or_else(|| o.cpu.or(settings.cpu).map(|c| vec![c]))
+            .unwrap_or_else(|| vec![crate::cpu::last_allowed()]);
+        cpus.sort_unstable();
+        cpus.dedup();
+        let instances = super::assign::shard_instances(&instances, o.shard, &o.shard_costs);
+        if let Some(shard) = o.shard
+            && instances.is_empty()
+        {
+            return Err(RequestError::EmptyShard(shard));
+        }
+        let mut req = Self::bare(instances, lengths, cpus, run_dir, planning);
+        req.shard = o.shard;
         let pool = std::mem::take(&mut o.reference_pool);
         req.apply(settings, o)?;
         let (add, _) = req.baseline.missing(&req.instances, &pool);
@@ -143,7 +169,14 @@ impl RunRequest {
                 ..i
             })
             .collect();
-        let mut req = Self::bare(instances, c.lengths, c.cpu, run_dir, campaign.planning);
+        // Runs from before lanes stored only `cpu`.
+        let cpus = if c.cpus.is_empty() {
+            vec![c.cpu]
+        } else {
+            c.cpus.clone()
+        };
+        let mut req = Self::bare(instances, c.lengths, cpus, run_dir, campaign.planning);
+        req.shard = c.shard;
         req.adaptive = c.adaptive;
         req.reference_jobs = c.reference_jobs;
         // The reference jobs belong to the stored baseline: it wins over a new flag.
@@ -158,7 +191,7 @@ impl RunRequest {
     fn bare(
         instances: Vec<Instance>,
         lengths: Vec<u64>,
-        cpu: usize,
+        cpus: Vec<usize>,
         run_dir: PathBuf,
         planning: Planning,
     ) -> Self {
@@ -166,7 +199,8 @@ impl RunRequest {
             instances,
             lengths,
             planning,
-            cpu,
+            cpus,
+            shard: None,
             run_dir,
             allow_unfixed_host: false,
             allow_kat_fail: false,
@@ -190,7 +224,12 @@ impl RunRequest {
     fn apply(&mut self, settings: &Settings, o: RequestOverrides) -> Result<(), RequestError> {
         // The CPU may come from the config or a resumed campaign (another host, another
         // cgroup): one this process may not use would fail every worker, blamed on the candidate.
-        crate::cpu::check_usable(self.cpu).map_err(RequestError::Cpu)?;
+        if self.cpus.is_empty() {
+            return Err(RequestError::Cpu("no CPU given".into()));
+        }
+        for &cpu in &self.cpus {
+            crate::cpu::check_usable(cpu).map_err(RequestError::Cpu)?;
+        }
         let p = &self.planning;
         if !(1..=16).contains(&p.trials) {
             return Err(RequestError::Trials(p.trials));
@@ -224,7 +263,16 @@ impl RunRequest {
         if let Some(root) = o.host_root {
             self.host_root = root;
         }
+        let pairs = crate::host::HostRoot::new(&self.host_root).smt_sibling_pairs(&self.cpus);
+        if !pairs.is_empty() {
+            return Err(RequestError::SmtSiblings(pairs));
+        }
         Ok(())
+    }
+
+    /// The first measurement CPU (the only one of a single-lane run).
+    pub fn cpu(&self) -> usize {
+        self.cpus[0]
     }
 
     /// `d`, or the cap when that is shorter.
@@ -282,7 +330,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.lengths, [64, 4096]);
         assert_eq!(r.planning, Planning::new(7, 0.25, 60.0));
-        assert_eq!(r.cpu, 1);
+        assert_eq!(r.cpus, [1]);
         assert_eq!(r.kat_timeout, Duration::from_secs(42));
         assert_eq!(r.limits.address_space_bytes, Some(8 << 30));
         let o = RequestOverrides {
@@ -300,7 +348,7 @@ mod tests {
         };
         let r = RunRequest::build(&settings(), vec![instance()], "r".into(), o).unwrap();
         assert_eq!(
-            (r.lengths.as_slice(), r.cpu, r.planning.trials),
+            (r.lengths.as_slice(), r.cpu(), r.planning.trials),
             (&[32][..], 0, 3)
         );
         assert_eq!(
@@ -388,5 +436,53 @@ mod tests {
         }
         let none = RunRequest::build(&settings(), vec![], "r".into(), RequestOverrides::default());
         assert_eq!(none, Err(RequestError::NoInstances));
+    }
+
+    #[test]
+    fn smt_siblings_are_refused_and_a_shard_takes_its_slice() {
+        let smt = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/host/smt-on");
+        let o = RequestOverrides {
+            cpus: Some(vec![1, 0]),
+            host_root: Some(smt),
+            ..Default::default()
+        };
+        let e = RunRequest::build(&settings(), vec![instance()], "r".into(), o).unwrap_err();
+        assert!(
+            e.to_string().contains("CPUs 0 and 1 are SMT siblings"),
+            "{e}"
+        );
+        let many: Vec<Instance> = (0..5)
+            .map(|i| Instance {
+                label: format!("x-{i}"),
+                ..instance()
+            })
+            .collect();
+        let slice = |k| {
+            let o = RequestOverrides {
+                shard: Some(Shard { index: k, count: 2 }),
+                cpus: Some(vec![1, 0, 1]),
+                ..Default::default()
+            };
+            RunRequest::build(&settings(), many.clone(), "r".into(), o).unwrap()
+        };
+        let (one, two) = (slice(1), slice(2));
+        assert_eq!(one.cpus, [0, 1], "sorted, each once");
+        let labels = |r: &RunRequest| {
+            r.instances
+                .iter()
+                .map(|i| i.label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&one), ["x-0", "x-2", "x-4"]);
+        assert_eq!(labels(&two), ["x-1", "x-3"]);
+        let o = RequestOverrides {
+            shard: Some(Shard { index: 2, count: 2 }),
+            ..Default::default()
+        };
+        assert_eq!(
+            RunRequest::build(&settings(), vec![instance()], "r".into(), o),
+            Err(RequestError::EmptyShard(Shard { index: 2, count: 2 }))
+        );
     }
 }

@@ -24,7 +24,8 @@ pub(crate) struct KatRun {
     pub(crate) logged: bool,
 }
 
-pub(crate) trait TrialRunner {
+/// `Send`: each lane's runner moves to the lane's thread.
+pub(crate) trait TrialRunner: Send {
     /// Runs the KAT job of `inst` (its log goes where `opts` says); `progress` sees its events.
     /// `None` when the run's cancel flag stopped it (no verdict: a resume runs it again).
     fn kat(
@@ -55,11 +56,12 @@ pub(crate) struct WorkerRunner {
 }
 
 impl WorkerRunner {
-    pub(crate) fn new(req: &super::RunRequest, cancel: &Arc<AtomicBool>) -> Self {
+    /// The runner of the lane measuring on `cpu`.
+    pub(crate) fn new(req: &super::RunRequest, cpu: usize, cancel: &Arc<AtomicBool>) -> Self {
         Self {
             setup: WorkerSetup {
                 exe: crate::worker::measurement_exe(&req.worker_exe),
-                cpu: req.cpu,
+                cpu,
                 limits: req.limits,
                 cancel: cancel.clone(),
                 reference_clock_hz: None,

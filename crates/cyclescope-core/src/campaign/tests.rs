@@ -3,6 +3,7 @@
 //! back the records and events the run produced. Table-driven where the cases share a shape.
 
 mod interleave;
+mod lanes;
 mod script;
 
 use std::path::{Path, PathBuf};
@@ -52,7 +53,7 @@ fn request(run_dir: &Path, lengths: &[u64], adaptive: Option<(f64, u32)>) -> Run
     let mut req = RunRequest::build(&settings, vec![instance()], run_dir.to_path_buf(), o).unwrap();
     // The fixture host's isolated CPU: the builder refuses a CPU this machine lacks, but the
     // scripted runner never pins anything, so the request may name it.
-    req.cpu = 2;
+    req.cpus = vec![2];
     req
 }
 
@@ -66,7 +67,7 @@ fn run(req: &RunRequest, runner: &mut Scripted) -> Ran {
     let mut events = Vec::new();
     // The runner's cancel flag is the run's (the `Cancel` step sets it).
     let cancel = runner.cancel.clone();
-    let outcome = run_with(req, runner, &mut |ev| events.push(ev), &cancel)
+    let outcome = run_with(req, vec![runner], false, &mut |ev| events.push(ev), &cancel)
         .expect("the scripted run completes");
     let records = list_records(&req.run_dir)
         .into_iter()
@@ -304,7 +305,7 @@ fn the_clock_of_scripted_trials_is_the_fixture_clock() {
     // Guards the other tests: a clean trial must pass the slow-clock test on this fixture.
     let tmp = tempfile::tempdir().unwrap();
     let req = request(&tmp.path().join("run"), &[32], None);
-    let host = super::host_gate::HostGate::check(&req.host_root, req.cpu).unwrap();
+    let host = super::host_gate::HostGate::check(&req.host_root, req.cpu()).unwrap();
     assert_eq!(host.fixed_clock_hz(), Some(CLOCK_HZ));
     assert!(host.problems().is_empty());
 }
@@ -317,7 +318,7 @@ fn the_campaign_thread_measures_from_off_the_measurement_cpu() {
         let allowed = crate::cpu::CpuMask::of_this_thread().expect("affinity is readable");
         let tmp = tempfile::tempdir().unwrap();
         let mut req = request(&tmp.path().join("run"), &[32], None);
-        req.cpu = cpu;
+        req.cpus = vec![cpu];
         req.allow_unfixed_host = true;
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut during = None;

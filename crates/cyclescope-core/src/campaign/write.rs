@@ -152,7 +152,8 @@ fn base_additions(
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::elf_load_bytes(&inst.library).ok(),
         abi: inst.abi,
-        measurement_cpu: req.cpu,
+        measurement_cpu: host.cpu(),
+        engine_shared_cpu: host.engine_shared_cpu(),
         worker: crate::worker::measurement_exe(&req.worker_exe)
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),

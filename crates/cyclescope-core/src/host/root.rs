@@ -76,6 +76,35 @@ impl HostRoot {
         parse_cpu_list(&self.read("sys/devices/system/cpu/online")?)
     }
 
+    /// The CPUs sharing a core with `cpu` (its `thread_siblings_list`, itself included).
+    pub(crate) fn thread_siblings(&self, cpu: usize) -> Option<BTreeSet<usize>> {
+        parse_cpu_list(&self.read(&format!(
+            "sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+        ))?)
+    }
+
+    /// Why `cpus` cannot measure side by side: one sentence per pair of them that are SMT
+    /// siblings (two hardware threads of one core disturb each other's cycle counts). CPUs
+    /// without topology files pass here; the host check reports them.
+    pub fn smt_sibling_pairs(&self, cpus: &[usize]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, &a) in cpus.iter().enumerate() {
+            let Some(siblings) = self.thread_siblings(a) else {
+                continue;
+            };
+            for &b in &cpus[i + 1..] {
+                if b != a && siblings.contains(&b) {
+                    out.push(format!(
+                        "CPUs {a} and {b} are SMT siblings (one core: thread_siblings_list of \
+                         CPU {a} is {}), so their trials would disturb each other",
+                        format_cpu_list(&siblings)
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// The highest-numbered online CPU: the default measurement CPU (CPU 0 takes most
     /// housekeeping interrupts).
     pub fn default_cpu(&self) -> Option<usize> {
@@ -141,6 +170,24 @@ pub fn format_cpu_list(cpus: &BTreeSet<usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smt_siblings_among_the_measurement_cpus_are_named() {
+        let root = HostRoot::new(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/host/smt-on"),
+        );
+        assert!(
+            root.smt_sibling_pairs(&[0, 2]).is_empty(),
+            "one thread per core"
+        );
+        let pairs = root.smt_sibling_pairs(&[0, 1, 2, 3]);
+        assert_eq!(pairs.len(), 2, "{pairs:?}");
+        assert!(
+            pairs[0].starts_with("CPUs 0 and 1 are SMT siblings"),
+            "{pairs:?}"
+        );
+        assert!(pairs[1].contains("CPU 2 is 2-3"), "{pairs:?}");
+    }
 
     #[test]
     fn cpu_lists_parse_like_the_harness() {

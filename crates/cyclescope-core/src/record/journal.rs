@@ -45,7 +45,11 @@ pub enum JournalEvent {
     RunStarted {
         labels: Vec<String>,
         lengths: Vec<u64>,
+        /// The first measurement CPU.
         cpu: usize,
+        /// Every measurement CPU (absent before lanes: `cpu` alone).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cpus: Vec<usize>,
         pid: u32,
     },
     HostProblems {
@@ -67,6 +71,8 @@ pub enum JournalEvent {
     },
     JobStarted {
         job: JobKey,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu: Option<usize>,
     },
     TrialProgress {
         job: JobKey,
@@ -116,11 +122,12 @@ impl JournalEvent {
                 run_dir: _,
                 labels,
                 lengths,
-                cpu,
+                cpus,
             } => JournalEvent::RunStarted {
                 labels,
                 lengths,
-                cpu,
+                cpu: cpus.first().copied().unwrap_or(0),
+                cpus,
                 pid: std::process::id(),
             },
             EngineEvent::HostProblems { problems } => JournalEvent::HostProblems { problems },
@@ -142,7 +149,7 @@ impl JournalEvent {
             EngineEvent::JobPlanned { job, plan, t1_s } => {
                 JournalEvent::JobPlanned { job, plan, t1_s }
             }
-            EngineEvent::JobStarted { job } => JournalEvent::JobStarted { job },
+            EngineEvent::JobStarted { job, cpu } => JournalEvent::JobStarted { job, cpu },
             EngineEvent::TrialProgress {
                 job,
                 trial,
@@ -207,12 +214,13 @@ impl JournalEvent {
                 labels,
                 lengths,
                 cpu,
+                cpus,
                 ..
             } => EngineEvent::RunStarted {
                 run_dir: run_dir.to_path_buf(),
                 labels,
                 lengths,
-                cpu,
+                cpus: if cpus.is_empty() { vec![cpu] } else { cpus },
             },
             JournalEvent::HostProblems { problems } => EngineEvent::HostProblems { problems },
             JournalEvent::KatStarted { label } => EngineEvent::KatStarted { label },
@@ -230,7 +238,7 @@ impl JournalEvent {
             JournalEvent::JobPlanned { job, plan, t1_s } => {
                 EngineEvent::JobPlanned { job, plan, t1_s }
             }
-            JournalEvent::JobStarted { job } => EngineEvent::JobStarted { job },
+            JournalEvent::JobStarted { job, cpu } => EngineEvent::JobStarted { job, cpu },
             JournalEvent::TrialProgress {
                 job,
                 trial,

@@ -3,6 +3,7 @@
 //! `kat/`, `katgen/` (generated KAT text) and `journal.jsonl`. One writer at a time, enforced
 //! with an advisory lock on `.campaign.lock`.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,9 @@ pub(crate) struct HostCheckEntry {
     pub(crate) cpu: usize,
     pub(crate) utc: String,
     pub problems: Vec<String>,
+    /// The lane (`k/L`, the harness's shard of one run directory) this CPU measured for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shard: Option<String>,
 }
 
 /// `campaign.json`: the harness's keys, then cyclescope's.
@@ -58,7 +62,11 @@ pub struct Campaign {
     pub(crate) ended_utc: Option<String>,
     pub(crate) environment_at_end: Option<Map<String, Value>>,
     pub(crate) host_problems: Vec<String>,
+    /// The harness's shards of this run directory: one per measurement CPU (lane).
     pub(crate) shards: u32,
+    /// Lane `k/L` → its CPU.
+    #[serde(default)]
+    pub(crate) shard_cpus: BTreeMap<String, usize>,
     pub cyclescope: CampaignRequest,
     /// Whether the run could check each trial's clock (with which witness), or why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +85,23 @@ impl Campaign {
 pub struct CampaignRequest {
     pub instances: Vec<Instance>,
     pub lengths: Vec<u64>,
+    /// The first measurement CPU (what runs before lanes stored).
     pub cpu: usize,
+    /// Every measurement CPU.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    /// The slice of a larger campaign this run measures (`--shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::campaign::Shard>,
+    /// Which lane measures which instances (`candidate/label`): the deterministic assignment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lanes: Vec<LaneAssignment>,
+    /// Whether cyclescope's own threads shared a measurement CPU (no other CPU was left).
+    #[serde(default)]
+    pub engine_shared_cpu: bool,
+    /// The runs a `merge` joined into this dataset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<MergedRun>,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
     pub(crate) tui_attached: bool,
@@ -93,10 +117,28 @@ pub struct CampaignRequest {
     pub(crate) state: CampaignState,
 }
 
+/// The instances one lane (measurement CPU) takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneAssignment {
+    pub cpu: usize,
+    pub instances: Vec<String>,
+}
+
+/// One run directory a merged dataset came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedRun {
+    pub run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::campaign::Shard>,
+    pub records: usize,
+}
+
 /// An open run directory, locked for writing.
 pub struct RunDir {
     root: PathBuf,
     _lock: Flock<File>,
+    /// Serialises the read-modify-write of `build.json` between the lanes of one run.
+    build: std::sync::Mutex<()>,
 }
 
 impl RunDir {
@@ -113,6 +155,7 @@ impl RunDir {
         Ok(Self {
             root: root.to_path_buf(),
             _lock: lock,
+            build: std::sync::Mutex::new(()),
         })
     }
 
@@ -146,6 +189,11 @@ impl RunDir {
 
     /// Adds or replaces one instance's entry in `build.json` (read-modify-write under the lock).
     pub(crate) fn update_build(&self, key: &str, entry: Value) -> Result<(), RunDirError> {
+        // A lane that panicked mid-update left the file whole (it is replaced atomically).
+        let _one_writer = self
+            .build
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.still_ours()?;
         let path = self.root.join("build.json");
         let read = super::read::read_inside(&self.root, Path::new("build.json"), JSON_LIMIT);
@@ -227,4 +275,17 @@ pub(crate) fn read_record(
 /// are not records are left out: callers that must name them use `read::scan_records`).
 pub fn list_records(root: &Path) -> Vec<(PathBuf, TimingRecord)> {
     super::read::scan_records(root).records
+}
+
+/// Seconds of worker processes per instance (`candidate/label`) over the records of a run:
+/// the harness's prior cost of an instance, for balancing shards.
+pub fn instance_wall_seconds(root: &Path) -> BTreeMap<String, f64> {
+    let mut costs = BTreeMap::new();
+    for (_, r) in list_records(root) {
+        let wall: f64 = r.processes.iter().map(|p| p.wall_s).sum();
+        *costs
+            .entry(format!("{}/{}", r.candidate, r.label))
+            .or_insert(0.0) += wall;
+    }
+    costs
 }

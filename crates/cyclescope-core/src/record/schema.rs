@@ -109,6 +109,10 @@ pub struct Additions {
     #[serde(default, skip_serializing_if = "crate::plugin::Abi::is_iccs")]
     pub abi: crate::plugin::Abi,
     pub(crate) measurement_cpu: usize,
+    /// True when cyclescope's own threads ran on the measurement CPUs too (no other CPU was
+    /// left to them, e.g. `--cpus 0-1` on two cores).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) engine_shared_cpu: bool,
     /// The program that hosted the trials (`cyclescope-worker` or `cyclescope worker`).
     pub(crate) worker: String,
     pub(crate) tui_attached: bool,

@@ -35,7 +35,8 @@ pub enum EngineEvent {
         run_dir: PathBuf,
         labels: Vec<String>,
         lengths: Vec<u64>,
-        cpu: usize,
+        /// The measurement CPUs, one lane each.
+        cpus: Vec<usize>,
     },
     /// Host problems found before measuring (stored with the run when allowed).
     HostProblems {
@@ -63,6 +64,8 @@ pub enum EngineEvent {
     },
     JobStarted {
         job: JobKey,
+        /// The lane's CPU (absent in journals from before lanes).
+        cpu: Option<usize>,
     },
     TrialProgress {
         job: JobKey,

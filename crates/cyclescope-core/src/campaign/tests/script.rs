@@ -48,8 +48,19 @@ pub(super) enum Step {
     Cancel,
 }
 
+/// Two lanes meeting: each waits (bounded) for the other to be inside a trial at once.
+pub(super) type Rendezvous = Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>;
+
 pub(super) struct Scripted {
     pub(super) kat: KatStatus,
+    /// When set, the first trial process waits until every runner sharing it is in one too.
+    pub(super) rendezvous: Option<(Rendezvous, usize)>,
+    /// Whether the rendezvous was met (all runners inside a trial at the same time).
+    pub(super) met: bool,
+    /// The threads trials were run from.
+    pub(super) threads: Vec<String>,
+    /// The jobs measured (not calibrated), as `label@bytes`.
+    pub(super) measured: Vec<String>,
     pub(super) steps: VecDeque<Step>,
     pub(super) cancel: Arc<AtomicBool>,
     /// Counts, for assertions.
@@ -68,6 +79,10 @@ impl Scripted {
     pub(super) fn new(steps: &[Step]) -> Self {
         Self {
             kat: KatStatus::Pass,
+            rendezvous: None,
+            met: false,
+            threads: Vec::new(),
+            measured: Vec::new(),
             steps: steps.iter().copied().collect(),
             cancel: Arc::new(AtomicBool::new(false)),
             kat_runs: 0,
@@ -78,6 +93,18 @@ impl Scripted {
             witness: true,
         }
     }
+}
+
+/// Counts this runner in and waits (at most 10 s) until `n` runners are in.
+fn meet(r: &Rendezvous, n: usize) -> bool {
+    let (count, cv) = &**r;
+    let mut c = count.lock().unwrap();
+    *c += 1;
+    cv.notify_all();
+    let (c, _) = cv
+        .wait_timeout_while(c, Duration::from_secs(10), |c| *c < n)
+        .unwrap();
+    *c >= n
 }
 
 fn is_calibration(spec: &TrialSpec) -> bool {
@@ -112,8 +139,19 @@ impl TrialRunner for Scripted {
         } else {
             self.processes += 1;
             self.order.push(inst.label.clone());
+            self.measured
+                .push(format!("{}@{}", inst.label, spec.input_bytes));
+            if let Some((r, n)) = self.rendezvous.take() {
+                self.met = meet(&r, n);
+            }
             self.steps.pop_front().unwrap_or(Step::Clean)
         };
+        self.threads.push(
+            std::thread::current()
+                .name()
+                .unwrap_or_default()
+                .to_string(),
+        );
         // (calls slower by, clock factor, share of the trial waited for the CPU)
         let (slower, clock, waited) = match step {
             Step::Cycles(f) => (f, 1.0, 0.0),

@@ -1,0 +1,95 @@
+//! `watch --lanes` in a real terminal (tmux) on real runs: one lane per measurement CPU of a
+//! run on both CPUs, and a folder of two shard runs, followed until they finish; the watcher
+//! then reports its own CPU time.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::tmux::Tmux;
+
+const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
+
+/// Both tests measure on both CPUs: one at a time, or each disturbs the other's trials.
+static BOTH_CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn both_cpus() -> std::sync::MutexGuard<'static, ()> {
+    BOTH_CPUS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A run of two instances at two lengths, long enough to be watched for a few seconds.
+fn start_run(out: &Path, extra: &[&str]) -> Child {
+    let mut args = vec![
+        "run",
+        "pseudoXOF-512",
+        "sm3hash-256",
+        "--lengths",
+        "32,1024",
+        "--trial-target",
+        "0.1",
+        "--trials",
+        "3",
+        "--allow-unfixed-host",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    Command::new(EXE)
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting the run")
+}
+
+fn watch(name: &str, target: &Path) -> Tmux {
+    let script = format!(
+        "{EXE} watch --lanes {}; echo \"EXIT:$?\"; sleep 120",
+        target.display()
+    );
+    Tmux::start(name, 120, 30, &script)
+}
+
+#[test]
+fn a_run_on_two_cpus_shows_one_lane_per_cpu_until_it_finishes() {
+    let _cpus = both_cpus();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("two");
+    let mut child = start_run(&run, &["--cpus", "0-1"]);
+    let t = watch("lanes", &run);
+    let s = t.wait("both lanes measuring", |s| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with("CPU 0") && l.contains("trial"))
+            && s.lines()
+                .any(|l| l.trim_start().starts_with("CPU 1") && l.contains("trial"))
+    });
+    assert!(s.contains("jobs "), "{s}");
+    let s = t.wait_for("EXIT:0");
+    assert!(s.contains("finished"), "{s}");
+    assert!(s.contains("jobs 4/4 done (0 failed)"), "{s}");
+    assert!(s.contains("watcher: ") && s.contains("getrusage"), "{s}");
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_folder_of_shard_runs_is_followed_run_by_run() {
+    let _cpus = both_cpus();
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("shards");
+    std::fs::create_dir(&folder).unwrap();
+    let t = watch("shards", &folder);
+    t.wait_for("waiting for runs in");
+    let mut a = start_run(&folder.join("s1"), &["--shard", "1/2", "--cpu", "0"]);
+    let mut b = start_run(&folder.join("s2"), &["--shard", "2/2", "--cpu", "1"]);
+    let s = t.wait("both shards listed", |s| {
+        s.contains("(shard 1/2)") && s.contains("(shard 2/2)")
+    });
+    assert!(s.contains("CPU 0") && s.contains("CPU 1"), "{s}");
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let s = t.wait_for("EXIT:0");
+    assert_eq!(s.matches("jobs 2/2 done (0 failed)").count(), 2, "{s}");
+}
