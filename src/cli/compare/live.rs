@@ -92,9 +92,6 @@ pub struct LiveArgs {
     /// Time instances whose KAT did not pass.
     #[arg(long, requires = "live")]
     pub allow_kat_fail: bool,
-    /// Print the comparison as JSON on stdout instead of a table.
-    #[arg(long, requires = "live")]
-    pub json: bool,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
     #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap, requires = "live")]
     pub timeout_cap: Option<f64>,
@@ -153,7 +150,7 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     let mut status = Status::new(pairs, req.lengths.len(), &req.run_dir);
     let result = campaign::interleave(&req, pairs, &mut |ev| status.show(&ev), &cancel)?;
     status.clear();
-    if o.json {
+    if args.output.format() == super::Format::Json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&json_of(
