@@ -59,8 +59,8 @@ const LABELS: [&str; 4] = [
     "pseudohash-512",
 ];
 
-/// A quick run of the four labels into `out` with `extra` flags.
-fn quick_run(out: &Path, extra: &[&str]) -> Output {
+/// The arguments of a quick run of the four labels into `out` with `extra` flags.
+fn quick_args(out: &Path, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["run"];
     args.extend(LABELS);
     args.extend([
@@ -75,7 +75,12 @@ fn quick_run(out: &Path, extra: &[&str]) -> Output {
         out.to_str().unwrap(),
     ]);
     args.extend(extra);
-    cyclescope(&args)
+    args.into_iter().map(String::from).collect()
+}
+
+fn quick_run(out: &Path, extra: &[&str]) -> Output {
+    let args = quick_args(out, extra);
+    cyclescope(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 #[test]
@@ -125,25 +130,7 @@ fn two_shard_processes_merge_into_a_dataset_that_validates_and_reports() {
     let (s1, s2) = (tmp.path().join("s1"), tmp.path().join("s2"));
     // Separate processes at once, each on its own CPU, as on two machines.
     let spawn = |out: &Path, shard: &str, cpu: &str| {
-        let mut args: Vec<String> = vec!["run".into()];
-        args.extend(LABELS.map(String::from));
-        for a in [
-            "--lengths",
-            "32,1024",
-            "--trial-target",
-            "0.01",
-            "--trials",
-            "2",
-            "--allow-unfixed-host",
-            "--shard",
-            shard,
-            "--cpu",
-            cpu,
-            "--out",
-            out.to_str().unwrap(),
-        ] {
-            args.push(a.into());
-        }
+        let args = quick_args(out, &["--shard", shard, "--cpu", cpu]);
         Command::new(EXE)
             .args(&args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))

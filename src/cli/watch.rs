@@ -26,7 +26,11 @@ pub struct WatchArgs {
 }
 
 pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
-    if args.lanes || (args.run_dir.is_dir() && !args.run_dir.join("campaign.json").exists()) {
+    // A folder that is not itself a run (no campaign.json, no journal) holds shard runs.
+    let folder_of_runs = args.run_dir.is_dir()
+        && !args.run_dir.join("campaign.json").exists()
+        && !args.run_dir.join("journal.jsonl").exists();
+    if args.lanes || folder_of_runs {
         return lanes::follow(&args.run_dir);
     }
     if !args.run_dir.is_dir() {

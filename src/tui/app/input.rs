@@ -277,10 +277,9 @@ impl App {
                     );
                     return None;
                 }
-                // An empty set stands for the shown CPU alone: the first + makes it explicit.
-                if self.lanes.is_empty() {
-                    self.lanes.insert(self.cpu);
-                } else if !self.lanes.remove(&self.cpu) {
+                // An empty set stands for the shown CPU alone: the first + makes it explicit;
+                // after that + takes the shown CPU out, or adds it.
+                if self.lanes.is_empty() || !self.lanes.remove(&self.cpu) {
                     self.lanes.insert(self.cpu);
                 }
                 let cpus = self.measurement_cpus();
