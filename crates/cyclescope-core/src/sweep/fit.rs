@@ -134,7 +134,7 @@ pub fn fit(points: &[SweepPoint]) -> Result<CostModel, FitError> {
     }
     let longest = points.iter().map(|p| p.input_bytes).max().unwrap_or(0);
     // Stage 1: every candidate judged on its best points (outliers cannot steer it).
-    let mut trimmed: Vec<(f64, u64, u64, (f64, f64))> = Vec::new();
+    let mut trimmed: Vec<(f64, u64, u64, Coef)> = Vec::new();
     for b in block_candidates(longest) {
         for p in 0..b {
             if let Some((loss, coef)) = trimmed_loss(points, b, p) {
@@ -224,34 +224,71 @@ fn residuals(x: &DMatrix<f64>, y: &DVector<f64>, beta: &DVector<f64>) -> Vec<f64
     (y - x * beta).iter().copied().collect()
 }
 
-/// Weighted least squares of the two-column model (1, ⌈(n+p)/B⌉) on `rows` (indices into
-/// `points`), in closed form: the grid search fits thousands of candidates, and this is its
-/// inner loop. Returns (a, b), or None when the columns are collinear on these rows.
-fn fit_two(points: &[SweepPoint], rows: &[usize], b: u64, p: u64) -> Option<(f64, f64)> {
-    let (mut uu, mut uv, mut vv, mut u1, mut v1) = (0.0, 0.0, 0.0, 0.0, 0.0);
+/// Coefficients (a, b, c) of a + b·⌈(n+p)/B⌉ + c·n.
+type Coef = [f64; 3];
+
+/// Weighted least squares of the model with columns 1, ⌈(n+p)/B⌉ and n on `rows` (indices
+/// into `points`), in closed form (Cramer's rule on the normal equations): the grid search
+/// fits thousands of candidates, and this is its inner loop. The per-byte column is kept in
+/// the search because a real per-byte cost (copying the tail into a padding buffer) would
+/// otherwise be imitated by a wrong threshold. Without it (`per_byte` false, or collinear
+/// columns, as with 8-byte blocks on 8-byte lengths) c is 0.
+fn fit_rows(points: &[SweepPoint], rows: &[usize], b: u64, p: u64, per_byte: bool) -> Option<Coef> {
+    let mut m = [[0.0f64; 3]; 3];
+    let mut v = [0.0f64; 3];
     for &i in rows {
         let pt = &points[i];
-        let u = 1.0 / pt.cycles;
-        let v = (pt.input_bytes + p).div_ceil(b) as f64 / pt.cycles;
-        uu += u * u;
-        uv += u * v;
-        vv += v * v;
-        u1 += u;
-        v1 += v;
+        let x = [
+            1.0 / pt.cycles,
+            (pt.input_bytes + p).div_ceil(b) as f64 / pt.cycles,
+            pt.input_bytes as f64 / pt.cycles,
+        ];
+        for j in 0..3 {
+            v[j] += x[j];
+            for k in 0..3 {
+                m[j][k] += x[j] * x[k];
+            }
+        }
     }
-    let det = uu * vv - uv * uv;
-    if det.abs() <= 1e-12 * uu * vv {
+    if per_byte {
+        let det = det3(&m);
+        let scale = m[0][0] * m[1][1] * m[2][2];
+        if det.abs() > 1e-10 * scale {
+            let col = |j: usize| {
+                let mut mj = m;
+                for (row, vi) in mj.iter_mut().zip(v) {
+                    row[j] = vi;
+                }
+                det3(&mj) / det
+            };
+            return Some([col(0), col(1), col(2)]);
+        }
+    }
+    let det = m[0][0] * m[1][1] - m[0][1] * m[0][1];
+    if det.abs() <= 1e-12 * m[0][0] * m[1][1] {
         return None;
     }
-    Some(((vv * u1 - uv * v1) / det, (uu * v1 - uv * u1) / det))
+    Some([
+        (m[1][1] * v[0] - m[0][1] * v[1]) / det,
+        (m[0][0] * v[1] - m[0][1] * v[0]) / det,
+        0.0,
+    ])
 }
 
-/// Squared relative residuals of every point under (a, b).
-fn squared_residuals(points: &[SweepPoint], b: u64, p: u64, (ca, cb): (f64, f64)) -> Vec<f64> {
+fn det3(m: &[[f64; 3]; 3]) -> f64 {
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+}
+
+/// Squared relative residuals of every point under `c`.
+fn squared_residuals(points: &[SweepPoint], b: u64, p: u64, c: Coef) -> Vec<f64> {
     points
         .iter()
         .map(|pt| {
-            let r = 1.0 - (ca + cb * (pt.input_bytes + p).div_ceil(b) as f64) / pt.cycles;
+            let n = pt.input_bytes;
+            let t = c[0] + c[1] * (n + p).div_ceil(b) as f64 + c[2] * n as f64;
+            let r = 1.0 - t / pt.cycles;
             r * r
         })
         .collect()
@@ -268,13 +305,13 @@ fn smallest(values: &[f64], keep: usize) -> (Vec<usize>, f64) {
 
 /// A candidate's robust loss: fit all points, refit on the best `KEEP_SHARE` of them, and sum
 /// the squared relative residuals of the best `KEEP_SHARE` under that refit; with the refit.
-fn trimmed_loss(points: &[SweepPoint], b: u64, p: u64) -> Option<(f64, (f64, f64))> {
+fn trimmed_loss(points: &[SweepPoint], b: u64, p: u64) -> Option<(f64, Coef)> {
     let n = points.len();
     let keep = ((n as f64 * KEEP_SHARE).ceil() as usize).clamp(MIN_POINTS.min(n), n);
     let all: Vec<usize> = (0..n).collect();
-    let first = fit_two(points, &all, b, p)?;
+    let first = fit_rows(points, &all, b, p, true)?;
     let (best, _) = smallest(&squared_residuals(points, b, p, first), keep);
-    let refit = fit_two(points, &best, b, p)?;
+    let refit = fit_rows(points, &best, b, p, true)?;
     Some((
         smallest(&squared_residuals(points, b, p, refit), keep).1,
         refit,
