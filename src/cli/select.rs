@@ -18,7 +18,8 @@ pub struct InstanceArgs {
     /// Instance labels from the catalog (e.g. pseudoXOF-512 sm3hash-256).
     #[arg(value_name = "LABEL")]
     pub labels: Vec<String>,
-    /// An ad-hoc library exporting CryptHash, measured without any config.
+    /// An ad-hoc library exporting CryptHash (or crypto_hash with --abi supercop), measured
+    /// without any config.
     #[arg(long, value_name = "PATH", conflicts_with = "scan")]
     pub lib: Option<PathBuf>,
     /// Label of the --lib instance (default: ngcc_meta instance, else the file name).
