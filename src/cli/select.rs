@@ -17,7 +17,8 @@ const EMBEDDED_CONFIG: &str = include_str!("../../config.toml");
 /// a submission's sources built first, with the bundled baselines beside them. Shared by the subcommands and the workbench.
 #[derive(Debug, Clone, Args, Default, PartialEq)]
 pub struct SourceArgs {
-    /// An ad-hoc library exporting CryptHash, measured without any config.
+    /// An ad-hoc library exporting CryptHash (or crypto_hash with --abi supercop), measured
+    /// without any config.
     #[arg(long, value_name = "PATH", conflicts_with = "scan")]
     pub lib: Option<PathBuf>,
     /// Label of the --lib instance (default: ngcc_meta instance, else the file name).

@@ -37,9 +37,17 @@ pub(crate) fn stat_fields(stat: &str) -> Option<(String, u64, u64)> {
     Some((comm, flags, start))
 }
 
-/// The start time of a live thread or process (None when it is gone).
+/// The start time of a live thread or process (None when it is gone — a zombie, killed but
+/// not yet reaped by its parent, is gone too: it will never restore anything).
 pub(crate) fn start_time(tid: i32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    let state = stat
+        .get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .next()?;
+    if matches!(state, "Z" | "X") {
+        return None;
+    }
     stat_fields(&stat).map(|(_, _, s)| s)
 }
 
@@ -139,6 +147,15 @@ mod tests {
             "a different start time is another thread"
         );
         child.kill().ok();
+        // Killed but not reaped: a zombie counts as gone.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while start_time(tid).is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the zombie still counts as alive"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         child.wait().ok();
     }
 }
