@@ -128,6 +128,13 @@ pub enum CounterError {
          above 2, or a seccomp/container policy)"
     )]
     NotPermitted { errno: Errno },
+    /// ENOSYS: there is no perf_event_open to ask at all — a kernel built without perf events,
+    /// or a user-mode emulator (qemu-user) that does not pass the call through.
+    #[error(
+        "perf_event_open is not implemented here ({errno:?}): a kernel without perf events, or \
+         an emulator such as qemu-user"
+    )]
+    Unimplemented { errno: Errno },
     #[error("perf_event_open failed: {errno:?} ({errno})")]
     Open { errno: Errno },
     #[error("this architecture has no reference cycle counter cyclescope knows (TSC, cntvct_el0)")]
@@ -146,6 +153,7 @@ impl CounterError {
         match errno {
             Errno::ENOENT | Errno::ENODEV | Errno::EOPNOTSUPP => CounterError::NoPmu { errno },
             Errno::EACCES | Errno::EPERM => CounterError::NotPermitted { errno },
+            Errno::ENOSYS => CounterError::Unimplemented { errno },
             _ => CounterError::Open { errno },
         }
     }
@@ -240,7 +248,9 @@ pub(crate) const TIMER_OVERHEAD_REPETITIONS: usize = 10_000;
 pub(crate) fn timer_overhead(repetitions: usize) -> Result<TimerOverhead, CounterError> {
     let source = REFERENCE_SOURCE.ok_or(CounterError::NoReferenceCounter)?;
     let repetitions = repetitions.max(1);
-    let mut ticks = Vec::with_capacity(repetitions);
+    // u32, saturating: half the memory of u64 samples (this runs in the trial process, whose
+    // peak RSS is published), and a pair that took 2^32 ticks is an outlier either way.
+    let mut ticks: Vec<u32> = Vec::with_capacity(repetitions);
     // A few untimed pairs bring the instructions into cache.
     for _ in 0..16 {
         std::hint::black_box(stamp_end().wrapping_sub(stamp_start()));
@@ -248,14 +258,14 @@ pub(crate) fn timer_overhead(repetitions: usize) -> Result<TimerOverhead, Counte
     for _ in 0..repetitions {
         let t0 = stamp_start();
         let t1 = stamp_end();
-        ticks.push(t1.wrapping_sub(t0));
+        ticks.push(u32::try_from(t1.wrapping_sub(t0)).unwrap_or(u32::MAX));
     }
     ticks.sort_unstable();
     Ok(TimerOverhead {
         source,
-        median: ticks[ticks.len() / 2],
-        p99: ticks[(ticks.len() * 99 / 100).min(ticks.len() - 1)],
-        min: ticks[0],
+        median: u64::from(ticks[ticks.len() / 2]),
+        p99: u64::from(ticks[(ticks.len() * 99 / 100).min(ticks.len() - 1)]),
+        min: u64::from(ticks[0]),
         repetitions,
     })
 }

@@ -178,6 +178,7 @@ mod tests {
             (Errno::EOPNOTSUPP, "NoPmu"),
             (Errno::EACCES, "NotPermitted"),
             (Errno::EPERM, "NotPermitted"),
+            (Errno::ENOSYS, "Unimplemented"),
             (Errno::EINVAL, "Open"),
         ] {
             let got = CounterError::from_open_errno(errno);
@@ -208,6 +209,11 @@ mod tests {
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(3);
         let opened = PerfCycles::open_counting();
+        if let Err(CounterError::Unimplemented { .. }) = opened {
+            // No perf_event_open at all (qemu-user answers ENOSYS): there is no counter to
+            // agree with sysfs, which describes the host kernel, not this one.
+            return;
+        }
         if !sysfs_has_hardware_pmu() {
             assert!(
                 matches!(opened, Err(CounterError::NoPmu { .. })),

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::dataset::Dataset;
 use super::host_view::HostView;
 use crate::format;
+use crate::record::TimingRecord;
 
 /// True when the dataset is a cyclescope run directory.
 pub(crate) fn is_cyclescope_run(ds: &Dataset) -> bool {
@@ -108,6 +109,7 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         "## Limitations".into(),
         String::new(),
         "- Memory: the static figure is the library's ELF `PT_LOAD` image; baseline RSS and VmHWM belong to the whole worker process, driver and libc included, so none of them isolates the algorithm.".into(),
+        worker_footprint(&records),
     ]);
     if first.is_some_and(|(_, a)| a.reference_cycles) {
         l.push("- Cycles are reference cycles: they equal core cycles only when the core runs at the reference clock (turbo off, fixed frequency). Compare them with figures from other systems only with that in mind.".into());
@@ -120,4 +122,76 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
     }
     l.push(String::new());
     l.join("\n")
+}
+
+/// The baseline RSS of this run's trial processes (the worker's share of every memory figure)
+/// beside the harness's C driver's, as its published uHash records on arm_1 give it.
+fn worker_footprint(records: &[&TimingRecord]) -> String {
+    let mut baselines: Vec<u64> = records
+        .iter()
+        .filter(|r| r.status.is_complete() && r.baseline_rss_bytes > 0)
+        .map(|r| r.baseline_rss_bytes)
+        .collect();
+    baselines.sort_unstable();
+    let measured = match (baselines.first(), baselines.last()) {
+        (Some(lo), Some(hi)) => format!(
+            "trial processes of this run started at {}–{} (median {}), library and buffers loaded",
+            lo / 1024,
+            format::kib(*hi),
+            format::kib(baselines[baselines.len() / 2])
+        ),
+        _ => "no complete record of this run carries a baseline RSS".to_string(),
+    };
+    format!(
+        "- Worker footprint: {measured}; the harness's C driver starts at {C_DRIVER_BASELINE} in its published uHash records (arm_1, another machine and other libraries), so compare baselines only between runs of one tool on one machine."
+    )
+}
+
+/// The baseline RSS range of the harness's own driver in its published uHash records
+/// (`hash-05` on arm_1, tests/fixtures/reference).
+const C_DRIVER_BASELINE: &str = "1404–1468 KiB";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn published(name: &str) -> TimingRecord {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/reference/harness-data/performance/data/arm_1/records/hash-05")
+            .join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_worker_footprint_line_gives_the_run_s_range_beside_the_c_driver_s() {
+        let a = published("uHash-1024__hash_1024.json");
+        let b = published("uHash-1024__hash_128.json");
+        let c = published("uHash-1024__hash_16384.json");
+        let line = worker_footprint(&[&a, &b, &c]);
+        assert!(
+            line.contains("started at 1404–1416 KiB (median 1408 KiB)"),
+            "{line}"
+        );
+        assert!(line.contains("C driver starts at 1404–1468 KiB"), "{line}");
+        let none = worker_footprint(&[]);
+        assert!(none.contains("no complete record"), "{none}");
+    }
+
+    #[test]
+    fn the_c_driver_range_is_the_published_uhash_records_range() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../tests/fixtures/reference/harness-data/performance/data/arm_1/records/hash-05",
+        );
+        let kib: Vec<u64> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| published(e.unwrap().file_name().to_str().unwrap()))
+            .map(|r| r.baseline_rss_bytes / 1024)
+            .collect();
+        let range = format!(
+            "{}–{} KiB",
+            kib.iter().min().unwrap(),
+            kib.iter().max().unwrap()
+        );
+        assert_eq!(range, C_DRIVER_BASELINE);
+    }
 }

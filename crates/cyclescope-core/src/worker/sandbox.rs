@@ -84,11 +84,24 @@ pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
     let (landlock, landlock_detail) = restrict_writes(writable)?;
     let (seccomp, seccomp_detail) = match filter_system_calls() {
         Ok(()) => (true, None),
-        // EINVAL: a kernel built without seccomp filters; anything else is ours to report.
+        // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all, as
+        // under qemu-user, which refuses to install a guest's filter on itself. Anything else
+        // is ours to report.
         Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
             if e.raw_os_error() == Some(libc::EINVAL) =>
         {
             (false, Some(e.to_string()))
+        }
+        Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
+            if e.raw_os_error() == Some(libc::ENOSYS) =>
+        {
+            (
+                false,
+                Some(format!(
+                    "{e}: seccomp(2) is not implemented here — a kernel without it, or an \
+                     emulator such as qemu-user"
+                )),
+            )
         }
         Err(e) => return Err(e),
     };
@@ -132,7 +145,13 @@ fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxErro
             format!("kernel ABI {}", effective_abi as i32)
         }
         LandlockStatus::NotEnabled => "disabled in this kernel".into(),
-        LandlockStatus::NotImplemented => "not built into this kernel".into(),
+        // ENOSYS: the kernel was built without it, or an emulator (qemu-user before 8.0)
+        // does not pass the calls through; which of the two cannot be told from here.
+        LandlockStatus::NotImplemented => {
+            "the Landlock system calls are not implemented here (ENOSYS): a kernel built \
+             without Landlock, or an emulator such as qemu-user"
+                .into()
+        }
     };
     Ok((state.to_string(), detail))
 }
