@@ -171,7 +171,14 @@ fn tune_for(req: &RunRequest) -> anyhow::Result<super::tune::HeldTuning> {
     if !root.is_system() {
         super::tune::recover_at_start(&root);
     }
-    let plan = crate::tune::plan(&root, req.cpu, std::process::id())?;
+    if req.cpus.len() > 1 {
+        anyhow::bail!(
+            "--tune holds one CPU's tuning; for a run on CPUs {:?}, tune each first with \
+             `cyclescope tune --cpu N --apply` (and `tune --restore` after)",
+            req.cpus
+        );
+    }
+    let plan = crate::tune::plan(&root, req.cpu(), std::process::id())?;
     for line in plan.lines() {
         eprintln!("cyclescope: tune: {line}");
     }

@@ -255,7 +255,7 @@ fn table(req: &RunRequest, pairs: u32, rows: &[LiveComparison]) -> String {
         b.candidate,
         b.label,
         crate::catalog::display_path(&b.library),
-        req.cpu
+        req.cpu()
     );
     out += "| message | A mean cycles | B mean cycles | B / A | 95 % CI | pairs | verdict |\n\
             |---|---|---|---|---|---|---|\n";
@@ -311,7 +311,7 @@ fn json_of(
     serde_json::json!({
         "a": {"candidate": req.instances[0].candidate, "label": req.instances[0].label},
         "b": {"candidate": req.instances[1].candidate, "label": req.instances[1].label},
-        "cpu": req.cpu,
+        "cpu": req.cpu(),
         "pairs_requested": pairs,
         "statistic": "geometric mean of per-pair B/A, Student t 95 % CI on the log ratios",
         "run_dir": crate::catalog::display_path(&req.run_dir),
@@ -365,7 +365,7 @@ impl Status {
             EngineEvent::KatFinished { label, status, .. } => {
                 self.line(&format!("KAT {label}: {status}"));
             }
-            EngineEvent::JobStarted { job } => {
+            EngineEvent::JobStarted { job, .. } => {
                 self.started += 1;
                 if self.tty {
                     let _ = write!(

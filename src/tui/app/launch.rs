@@ -140,6 +140,7 @@ impl App {
             instances: vec![inst],
             lengths,
             cpu: self.cpu,
+            cpus: vec![self.cpu],
             planning: self.planning,
             allow_unfixed_host: self.allow_unfixed_host,
             allow_kat_fail: self.allow_kat_fail,

@@ -369,7 +369,7 @@ fn a_missing_baseline_is_measured_once_per_width_as_a_reference_job() {
     };
     let selected = vec![hash("FEILIAN512"), hash("FEILIAN512x")];
     let mut req = RunRequest::build(&settings, selected, dir.clone(), o).unwrap();
-    req.cpu = 2;
+    req.cpus = vec![2];
     assert_eq!(req.reference_jobs, ["pseudoXOF-512"]);
     assert_eq!(
         req.instances.len(),
@@ -465,7 +465,7 @@ fn without_a_witness_the_run_says_so_once_and_stores_why() {
     let mut req = request(&tmp.path().join("run"), &[32, 1024], None);
     // A VM without PMU or msr device: the loop counts the TSC, no trial has a witness.
     req.host_root = fixture_host().with_file_name("vm-no-cpufreq");
-    req.cpu = 1;
+    req.cpus = vec![1];
     req.allow_unfixed_host = true;
     let mut runner = Scripted::new(&[]);
     runner.witness = false;
