@@ -67,7 +67,7 @@ fn the_manual_pages_cover_every_subcommand() {
     let subs = subcommands();
     for sub in &subs {
         assert!(
-            page.contains(&format!("cyclescope\\-{sub}(1)")),
+            page.contains(&format!("cyclescope\\-{}(1)", sub.replace('-', "\\-"))),
             "lacks {sub}"
         );
     }

@@ -140,16 +140,9 @@ pub(crate) fn run_with(
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
     let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit)?;
-    let outcome = lanes::run_lanes(
-        req,
-        &opened.dir,
-        &opened.hosts,
-        runners,
-        opened.assignment.clone(),
-        cancel,
-        &mut opened.events,
-        &|run: &mut Run<'_>| run.run_lane(),
-    );
+    let outcome = lanes::run_lanes(req, &mut opened, runners, cancel, &|run: &mut Run<'_>| {
+        run.run_lane()
+    });
     opened.finish(outcome, cancel, started)
 }
 

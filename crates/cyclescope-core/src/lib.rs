@@ -5,8 +5,8 @@
 //! stream, and Cargo keeps ratatui and crossterm out of this crate. `unsafe` is confined to
 //! `plugin` and `counter`.
 
-pub mod build;
 pub mod baseline;
+pub mod build;
 pub mod campaign;
 pub mod catalog;
 pub mod counter;
@@ -20,8 +20,8 @@ pub mod plugin;
 pub mod record;
 pub mod report;
 pub mod supercop;
-pub mod tune;
 pub mod sweep;
+pub mod tune;
 pub mod vocabulary;
 pub mod worker;
 

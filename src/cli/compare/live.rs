@@ -386,7 +386,8 @@ impl Status {
                 record,
                 ..
             } if self.measured_by.is_none() => {
-                self.measured_by = Some(crate::cli::run::measured_by(&self.run_dir, summary, record));
+                self.measured_by =
+                    Some(crate::cli::run::measured_by(&self.run_dir, summary, record));
             }
             EngineEvent::JobFailed { job, reason, .. } => {
                 self.line(&format!("{job}: {reason}"));

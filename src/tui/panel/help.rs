@@ -43,7 +43,17 @@ pub fn lines() -> Vec<Line<'static>> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect) {
-    let text = lines();
+    let mut text = lines();
+    // On a short terminal the rows that do not fit are counted, never silently cut.
+    let room = usize::from(area.height.saturating_sub(2));
+    if text.len() > room && room > 1 {
+        let hidden = text.len() - (room - 1);
+        text.truncate(room - 1);
+        text.push(Line::from(Span::styled(
+            format!("… {hidden} more: a taller terminal shows them (all keys: docs/tui.md)"),
+            Style::new().fg(DIM),
+        )));
+    }
     let w = text.iter().map(Line::width).max().unwrap_or(40) as u16 + 4;
     let h = text.len() as u16 + 2;
     let w = w.min(area.width);

@@ -46,7 +46,8 @@ pub fn ratio_cell(r: &ResultRow) -> String {
 fn panel_cells(r: &ResultRow) -> Vec<String> {
     let mut c = cells(r).to_vec();
     if r.reference {
-        c[0] += " (ref)";
+        // The label cell is Markdown code (`label`): shown without the backticks, marked.
+        c[0] = format!("{} (ref)", c[0].trim_matches('`'));
     }
     c.push(ratio_cell(r));
     c

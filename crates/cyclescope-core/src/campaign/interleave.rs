@@ -95,16 +95,7 @@ pub(crate) fn interleave_with(
         }
         Ok(())
     };
-    let outcome = lanes::run_lanes(
-        req,
-        &opened.dir,
-        &opened.hosts,
-        runners,
-        opened.assignment.clone(),
-        cancel,
-        &mut opened.events,
-        &body,
-    );
+    let outcome = lanes::run_lanes(req, &mut opened, runners, cancel, &body);
     let run = opened.finish(outcome, cancel, started)?;
     Ok(InterleaveOutcome {
         run,

@@ -9,11 +9,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, channel};
 
-use super::host_gate::HostGate;
 use super::runner::TrialRunner;
-use super::{CampaignError, Events, Run, RunOutcome, RunRequest};
-use crate::catalog::Instance;
-use crate::record::RunDir;
+use super::{CampaignError, Opened, Run, RunOutcome, RunRequest};
 use crate::vocabulary::EngineEvent;
 
 /// A lane's way to the campaign's thread.
@@ -44,18 +41,17 @@ impl Run<'_> {
     }
 }
 
-/// Runs `body` on every lane (a run's: `Run::run_lane`) to its end and forwards their events meanwhile; the lanes' outcomes
-/// summed, or the first lane's error.
+/// Runs `body` on every lane of an opened run (a run's body: `Run::run_lane`) to its end and
+/// forwards their events meanwhile; the lanes' outcomes summed, or the first lane's error.
 pub(super) fn run_lanes(
     req: &RunRequest,
-    dir: &RunDir,
-    hosts: &[HostGate],
+    opened: &mut Opened<'_>,
     runners: Vec<&mut dyn TrialRunner>,
-    assignment: Vec<Vec<Instance>>,
     cancel: &AtomicBool,
-    events: &mut Events<'_>,
     body: &(dyn Fn(&mut Run<'_>) -> Result<(), CampaignError> + Sync),
 ) -> Result<RunOutcome, CampaignError> {
+    let (dir, hosts, events) = (&opened.dir, &opened.hosts, &mut opened.events);
+    let assignment = opened.assignment.clone();
     let halt = AtomicBool::new(false);
     let (tx, rx) = channel();
     std::thread::scope(|s| {

@@ -392,6 +392,7 @@ fn a_missing_baseline_is_measured_once_per_width_as_a_reference_job() {
     assert_eq!(c.cyclescope.baseline.as_deref(), Some("iccs"));
     let mut c = c;
     c.cyclescope.cpu = 0;
+    c.cyclescope.cpus = vec![0];
     let again = RunRequest::resume(&settings, c, dir, RequestOverrides::default()).unwrap();
     assert!(again.is_reference_job("iccs", "pseudoXOF-512"));
     assert!(!again.is_reference_job("hash-10", "FEILIAN512"));

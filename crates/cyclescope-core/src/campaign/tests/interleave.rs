@@ -20,7 +20,8 @@ fn pair_request(dir: &std::path::Path, lengths: &[u64]) -> RunRequest {
 
 fn interleave(req: &RunRequest, runner: &mut Scripted, pairs: u32) -> InterleaveOutcome {
     let cancel = runner.cancel.clone();
-    interleave_with(req, runner, false, pairs, &mut |_| {}, &cancel).expect("the scripted run completes")
+    interleave_with(req, runner, false, pairs, &mut |_| {}, &cancel)
+        .expect("the scripted run completes")
 }
 
 #[test]
@@ -85,8 +86,8 @@ fn anything_but_two_distinct_instances_is_refused() {
     same.instances.push(instance());
     let one = request(&tmp.path().join("run2"), &[64], None);
     for (req, words) in [(&same, "same instance"), (&one, "not 1")] {
-        let err =
-            interleave_with(req, &mut Scripted::new(&[]), false, 3, &mut |_| {}, &cancel).unwrap_err();
+        let err = interleave_with(req, &mut Scripted::new(&[]), false, 3, &mut |_| {}, &cancel)
+            .unwrap_err();
         assert!(matches!(err, CampaignError::NotAPair(_)));
         assert!(err.to_string().contains(words), "{err}");
         assert!(
