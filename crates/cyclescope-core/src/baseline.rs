@@ -150,6 +150,31 @@ pub fn cell(r: Option<f64>) -> String {
     )
 }
 
+/// The report's §4 table with the `× pseudoXOF` column last, as `run` and the workbench print
+/// it: per row its §4 cells, whether the run added it as a reference job (marked), its ratio.
+/// Empty without rows.
+pub fn perf_table_with_ratio(
+    rows: impl IntoIterator<Item = ([String; 7], bool, Option<f64>)>,
+) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(cells, reference, ratio)| {
+            let mut c = cells.to_vec();
+            if reference {
+                c[0] += " (reference)";
+            }
+            c.push(cell(ratio));
+            c
+        })
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut header: Vec<&str> = crate::report::PERF_HEADER.to_vec();
+    header.push(COLUMN);
+    crate::report::export::markdown(&header, &cells)
+}
+
 /// The sentence under every table that carries the column: which baseline it divides by.
 pub fn divides_by(baseline: &Baseline) -> String {
     format!(

@@ -81,20 +81,13 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut header: Vec<&str> = crate::report::PERF_HEADER.to_vec();
-    header.push(baseline::COLUMN);
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let mut c = crate::report::perf_cells(&r.job, Some(&r.summary), None).to_vec();
-            if r.reference_job {
-                c[0] += " (reference)";
-            }
-            c.push(baseline::cell(r.x_pseudoxof));
-            c
-        })
-        .collect();
-    let mut out = crate::report::export::markdown(&header, &cells);
+    let mut out = baseline::perf_table_with_ratio(rows.iter().map(|r| {
+        (
+            crate::report::perf_cells(&r.job, Some(&r.summary), None),
+            r.reference_job,
+            r.x_pseudoxof,
+        )
+    }));
     // Why a figure carries ⚠ (the core's doubt rule), one line each.
     let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
     if !notes.is_empty() {

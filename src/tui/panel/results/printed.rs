@@ -1,5 +1,5 @@
 //! What leaving prints for the scrollback: each run's results as the report's §4 Markdown
-//! table under its run folder (the baseline named), the ⚠ explanations and the counter line,
+//! table with the `× pseudoXOF` column (as `run` prints it) under its run folder (the baseline named), the ⚠ explanations and the counter line,
 //! and for a run left unfinished how to resume it. Reads the app; draws nothing.
 
 use crate::tui::app::{App, ResultRow, RunState};
@@ -12,16 +12,22 @@ fn run_table(app: &App, run: usize) -> String {
         .into_iter()
         .filter(|r| r.run == run)
         .collect();
-    let mut out = crate::report::perf_table(
-        rows.iter()
-            .map(|r| crate::report::perf_cells(r.key, r.summary, r.failure)),
-    );
+    let mut out = crate::baseline::perf_table_with_ratio(rows.iter().map(|r| {
+        (
+            crate::report::perf_cells(r.key, r.summary, r.failure),
+            r.reference,
+            r.x_pseudoxof,
+        )
+    }));
     let notes = crate::report::doubt_notes(rows.iter().filter_map(|r| Some((r.key, r.summary?))));
     if !notes.is_empty() {
         out.push('\n');
         for n in notes {
             out += &format!("{n}\n");
         }
+    }
+    if rows.iter().any(|r| r.x_pseudoxof.is_some()) {
+        out += &format!("\n{}\n", crate::baseline::divides_by(&app.xof_baseline));
     }
     out
 }
