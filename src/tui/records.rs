@@ -309,9 +309,19 @@ mod tests {
             .filter(|l| l.starts_with("| `uHash"))
             .collect();
         assert_eq!(published.len(), 24);
-        assert_eq!(ours, published);
+        // The §4 cells byte for byte; the workbench adds the × pseudoXOF cell last (this
+        // dataset holds no pseudoXOF of uHash's width, so it is `–`).
+        let ours_s4: Vec<String> = ours
+            .iter()
+            .map(|l| {
+                let (s4, ratio) = l.trim_end_matches(" |").rsplit_once(" | ").expect("cells");
+                assert_eq!(ratio, "–", "{l}");
+                format!("{s4} |")
+            })
+            .collect();
+        assert_eq!(ours_s4, published);
         assert!(table.starts_with(
-            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |\n|---|"
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n | × pseudoXOF |\n|---|"
         ));
     }
 

@@ -349,17 +349,18 @@ mod tests {
         let lines: Vec<&str> = md.lines().collect();
         assert_eq!(
             lines[0],
-            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n |"
+            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n | × pseudoXOF |"
         );
-        assert_eq!(lines[1], "|---|---|---|---|---|---|---|");
+        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|");
+        // No pseudoXOF-256 in the session: no ratio for sm3hash-256, never a made-up one.
         assert_eq!(
             lines[2],
-            "| `sm3hash-256` | 32 B | 1469 ±0.4 % | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) |"
+            "| `sm3hash-256` | 32 B | 1469 ±0.4 % | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) | – |"
         );
         // The disturbed job keeps its figure, marked, and says why under the table.
         assert_eq!(
             lines[5],
-            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) |"
+            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× |"
         );
         assert_eq!(
             lines[7],
@@ -367,7 +368,12 @@ mod tests {
              waited 5.2 % of the trial for the CPU): stop other work on the measurement CPU and \
              measure again"
         );
-        assert_eq!(lines.len(), 8);
+        // Which baseline the column divides by.
+        assert!(
+            lines[9].starts_with("× pseudoXOF: mean cycles over `pseudoXOF`"),
+            "{md}"
+        );
+        assert_eq!(lines.len(), 10);
         assert_eq!(markdown(&demo::idle()), "");
     }
 
