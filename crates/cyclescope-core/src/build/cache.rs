@@ -20,22 +20,14 @@ const CACHE_FORMAT: &str = "cyclescope-build-cache-1";
 const LIBRARY: &str = "lib.so";
 const LOG: &str = "build.log";
 
-/// `$XDG_CACHE_HOME/cyclescope/build`, else `$HOME/.cache/cyclescope/build`, else
-/// `.cyclescope-cache/build` in the working folder.
+/// `build` in cyclescope's cache folder, the one the bundled libraries use
+/// (`$CYCLESCOPE_CACHE_DIR`, else `$XDG_CACHE_HOME/cyclescope`, else `~/.cache/cyclescope`).
 pub fn default_cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        });
-    match base {
-        Some(b) => b.join("cyclescope").join("build"),
-        None => PathBuf::from(".cyclescope-cache").join("build"),
-    }
+    crate::catalog::bundled::cache_roots()
+        .into_iter()
+        .next()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("build")
 }
 
 /// Builds `inst`, or finds it in the cache.

@@ -121,9 +121,10 @@ fn materialize(e: &'static Embedded) -> Result<PathBuf, BundledError> {
     })
 }
 
-/// Where the cache may live, best first: `$CYCLESCOPE_CACHE_DIR`, `$XDG_CACHE_HOME/cyclescope`,
-/// `$HOME/.cache/cyclescope`, then a per-user folder in the temporary directory.
-fn cache_roots() -> Vec<PathBuf> {
+/// Where cyclescope's cache may live, best first: `$CYCLESCOPE_CACHE_DIR`,
+/// `$XDG_CACHE_HOME/cyclescope`, `$HOME/.cache/cyclescope`, then a per-user folder in the
+/// temporary directory (never empty). The build cache lives in the first, too.
+pub(crate) fn cache_roots() -> Vec<PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
