@@ -196,7 +196,10 @@ fn measure_cancel_and_measure_again() {
     // The last result arrives just before the run ends; q in between would ask first.
     t.wait_for("cyclescope │ finished");
     t.send(&["q"]);
-    let s = t.wait_for("EXIT:0");
+    t.wait_for("EXIT:0");
+    // The printed table with its notes can be longer than the pane: read the scrollback too.
+    let out = t.tmux(&["capture-pane", "-p", "-J", "-S", "-400"]);
+    let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("| `sm3hash-256` | 32 B |"),
         "the table is printed after leaving:\n{s}"
