@@ -81,12 +81,18 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    // A label two candidates share (the bundled `iccs` and the C `iccs-c` baselines) is named
+    // with its candidate, as the catalog selects it.
+    let shared = |r: &Row| {
+        rows.iter()
+            .any(|o| o.job.label == r.job.label && o.job.candidate != r.job.candidate)
+    };
     let mut out = baseline::perf_table_with_ratio(rows.iter().map(|r| {
-        (
-            crate::report::perf_cells(&r.job, Some(&r.summary), None),
-            r.reference_job,
-            r.x_pseudoxof,
-        )
+        let mut cells = crate::report::perf_cells(&r.job, Some(&r.summary), None);
+        if shared(r) {
+            cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
+        }
+        (cells, r.reference_job, r.x_pseudoxof)
     }));
     // Why a figure carries ⚠ (the core's doubt rule), one line each.
     let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
@@ -203,6 +209,21 @@ mod tests {
             "{table}"
         );
         assert!(lines[4].ends_with("| – |"), "no pseudoXOF-768: {table}");
+        // The C baseline beside the bundled one: both rows say which they are.
+        let mut both = vec![
+            row("iccs", "pseudoXOF-512", 512, 1024, 18_900.0),
+            row("iccs-c", "pseudoXOF-512", 512, 1024, 46_400.0),
+        ];
+        with_ratios(&mut both, &Baseline::default());
+        let table2 = results_table(&both, &Baseline::default());
+        assert!(
+            table2.contains("| `iccs/pseudoXOF-512` (reference) | 1024 B |"),
+            "{table2}"
+        );
+        assert!(
+            table2.contains("| `iccs-c/pseudoXOF-512` | 1024 B |"),
+            "{table2}"
+        );
         assert!(table.contains("from candidate `iccs`"), "{table}");
 
         let text = csv(&rows);
