@@ -13,7 +13,7 @@ use super::plan::Job;
 use super::runner::{TrialRunner, WorkerRunner};
 use super::{CampaignError, Opened, Run, RunOutcome, RunRequest, lanes};
 use crate::measure::paired::{PairedRatio, paired_ratio};
-use crate::measure::stats::{Trial, loop_stats, new_histogram};
+use crate::measure::stats::{Trial, loop_stats};
 use crate::vocabulary::{EngineEvent, JobFailure};
 
 /// B against A at one length.
@@ -150,18 +150,6 @@ fn one_trial(j: &Job) -> Job {
     }
 }
 
-/// A side's trials so far, folded as one job's measurement.
-fn empty() -> JobMeasurement {
-    JobMeasurement {
-        processes: Vec::new(),
-        histogram: new_histogram(),
-        per_process: Vec::new(),
-        disturbed_retries: 0,
-        failure: None,
-        clock_hz_by_trial: Vec::new(),
-    }
-}
-
 fn absorb(into: &mut JobMeasurement, m: JobMeasurement) {
     // Both histograms have the same bounds (`new_histogram`): adding cannot fail.
     let _ = into.histogram.add(&m.histogram);
@@ -188,7 +176,7 @@ impl Run<'_> {
         pairs: u32,
     ) -> Result<LiveComparison, CampaignError> {
         let units = [one_trial(a), one_trial(b)];
-        let mut sides = [empty(), empty()];
+        let mut sides = [JobMeasurement::empty(), JobMeasurement::empty()];
         let mut problem: Option<String> = None;
         'pairs: for pair in 0..pairs {
             // A B, then B A: a linear drift of the host costs both sides the same.

@@ -32,6 +32,20 @@ pub(crate) struct JobMeasurement {
     pub(crate) clock_hz_by_trial: Vec<Option<f64>>,
 }
 
+impl JobMeasurement {
+    /// Nothing measured yet: the start of a job, or of one side of an interleaved comparison.
+    pub(super) fn empty() -> Self {
+        Self {
+            processes: Vec::new(),
+            histogram: new_histogram(),
+            per_process: Vec::new(),
+            disturbed_retries: 0,
+            failure: None,
+            clock_hz_by_trial: Vec::new(),
+        }
+    }
+}
+
 pub(super) enum Measured {
     Done(Box<JobMeasurement>),
     Cancelled,
@@ -106,14 +120,7 @@ pub(super) fn measure_job(
         job,
         clock,
         send,
-        m: JobMeasurement {
-            processes: Vec::new(),
-            histogram: new_histogram(),
-            per_process: Vec::new(),
-            disturbed_retries: 0,
-            failure: None,
-            clock_hz_by_trial: Vec::new(),
-        },
+        m: JobMeasurement::empty(),
         done_trials: Vec::new(),
         last_progress: Instant::now() - PROGRESS_INTERVAL,
         overhead: 0.0,
