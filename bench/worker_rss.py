@@ -12,11 +12,16 @@ differences). The harness's published C-driver figures (uHash on arm_1: baseline
 KiB) come from another machine and other libraries; the driver measured here is the fair
 comparison.
 
+The trial processes run in `cyclescope-worker` (crates/cyclescope-core/companion: no std, libc
+only). The bundled candidates are Rust libraries that bring std pieces and libgcc_s of their
+own; `--src tests/fixtures/submissions/fixhash` measures C candidates instead (built from that
+submission tree first), which is the comparison with the published C-driver figures.
+
 usage: bench/worker_rss.py [--exe target/release/cyclescope] [--lengths 32,65536]
-                           [--labels a,b] [--cpu N]
+                           [--labels a,b] [--src DIR] [--cpu N]
 Run from the repository root after `cargo build --release`.
 """
-import argparse, json, pathlib, statistics, subprocess, sys, tempfile
+import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BUNDLED = ["sm3hash-256", "pseudohash-512", "pseudohash-768", "pseudohash-1024"] + [
@@ -31,15 +36,18 @@ def spread(values):
     return f"{kib(min(values)):.0f} / {kib(statistics.median(values)):.0f} / {kib(max(values)):.0f}"
 
 
-def worker_records(exe, labels, lengths, cpu, tmp):
+def worker_records(exe, labels, lengths, cpu, src, tmp):
     out = tmp / "run"
     cmd = [str(exe), "run", *labels, "--lengths", ",".join(map(str, lengths)), "--trials", "1",
            "--trial-target", "0.02", "--allow-unfixed-host", "--out", str(out)]
+    if src:
+        cmd += ["--src", src, "--no-baselines"]
     if cpu is not None:
         cmd += ["--cpu", str(cpu)]
     subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     recs = [json.loads(p.read_text()) for p in (out / "records").rglob("*.json")]
-    return [r for r in recs if r["status"] == "complete"]
+    # Reference jobs (the × pseudoXOF baseline a run adds) are not what was asked for.
+    return [r for r in recs if r["status"] == "complete" and not r["cyclescope"].get("reference_job")]
 
 
 def loopdrv(drv, lib, bits, length, cpu):
@@ -56,16 +64,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", default=str(ROOT / "target" / "release" / "cyclescope"))
     ap.add_argument("--lengths", default="32,65536")
-    ap.add_argument("--labels", default=",".join(BUNDLED))
+    ap.add_argument("--labels", default=None,
+                    help="instances (default: the 12 bundled ones; with --src: every one built)")
+    ap.add_argument("--src", help="a submission source tree to build and measure instead")
     ap.add_argument("--cpu", type=int)
     a = ap.parse_args()
+    if a.labels is None and not a.src:
+        a.labels = ",".join(BUNDLED)
     lengths = [int(x) for x in a.lengths.split(",")]
     with tempfile.TemporaryDirectory() as t:
         tmp = pathlib.Path(t)
         drv = tmp / "loopdrv"
         subprocess.run(["gcc", "-O2", "-o", str(drv), str(ROOT / "bench" / "loopdrv.c"), "-ldl"],
                        check=True)
-        recs = worker_records(a.exe, a.labels.split(","), lengths, a.cpu, tmp)
+        labels = a.labels.split(",") if a.labels else []
+        recs = worker_records(a.exe, labels, lengths, a.cpu, a.src, tmp)
         if not recs:
             sys.exit("no complete record: did the run fail?")
         workers = sorted({r["cyclescope"]["worker"] for r in recs})
@@ -79,8 +92,7 @@ def main():
                 continue
             wb = [r["baseline_rss_bytes"] for r in rows]
             wp = [r["peak_rss_bytes"] for r in rows]
-            # Every bundled label ends in its digest width (sm3hash-256, pseudoXOF-1152).
-            drv_figs = [loopdrv(drv, r["library"], int(r["label"].rsplit("-", 1)[1]), length, a.cpu)
+            drv_figs = [loopdrv(drv, os.path.expanduser(r["library"]), 8 * int(r["processes"][0]["meta"]["digest_bytes"]), length, a.cpu)
                         for r in rows]
             db = [f[0] for f in drv_figs]
             dp = [f[1] for f in drv_figs]

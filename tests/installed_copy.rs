@@ -1,8 +1,8 @@
-//! A `cyclescope` that travels: the built `cyclescope` and `cyclescope-worker` copied into a
-//! folder outside the target directory (as `cargo install` lays them out), run from `/` with
-//! no config.toml in reach. The bundled libraries and KAT manifest must come from the binary
-//! itself (written into the cache named by CYCLESCOPE_CACHE_DIR), the worker companion from
-//! beside it, and a config.toml copied elsewhere must keep its KATs passing.
+//! A `cyclescope` that travels: the built `cyclescope` copied alone into a folder outside the
+//! target directory (as `cargo install` lays it out), run from `/` with no config.toml in
+//! reach. The bundled libraries, the KAT manifest and the trial worker program must come from
+//! the binary itself (written into the cache named by CYCLESCOPE_CACHE_DIR), and a
+//! config.toml copied elsewhere must keep its KATs passing.
 
 mod common;
 
@@ -22,13 +22,8 @@ impl Installed {
         let root = tempfile::tempdir().expect("temp dir");
         let bin = root.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
-        for exe in [
-            env!("CARGO_BIN_EXE_cyclescope"),
-            env!("CARGO_BIN_EXE_cyclescope-worker"),
-        ] {
-            let name = Path::new(exe).file_name().unwrap();
-            std::fs::copy(exe, bin.join(name)).expect("copying the binary");
-        }
+        std::fs::copy(env!("CARGO_BIN_EXE_cyclescope"), bin.join("cyclescope"))
+            .expect("copying the binary");
         std::fs::create_dir(root.path().join("cache")).unwrap();
         Installed { root }
     }
@@ -124,11 +119,18 @@ fn a_copied_binary_lists_checks_and_measures_the_bundled_instances_from_the_root
     let lib = PathBuf::from(record["library"].as_str().unwrap());
     assert!(lib.starts_with(inst.cache()), "{}", lib.display());
     assert_eq!(record["library_sha256"].as_str().unwrap(), sha256(&lib));
-    // The trials ran in the companion found beside the copied binary.
+    // The trials ran in the worker program the binary carries, placed in the cache.
     assert_eq!(
         record["cyclescope"]["worker"], "cyclescope-worker",
         "{record}"
     );
+    let command = record["processes"][0]["command"][0].as_str().unwrap();
+    assert_eq!(command, "cyclescope-worker", "{record}");
+    let placed = std::fs::read_dir(inst.cache().join("bundled"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.path().join("cyclescope-worker").is_file());
+    assert!(placed, "no trial worker in {}", inst.cache().display());
 }
 
 #[test]

@@ -108,6 +108,76 @@ fn a_library_writing_outside_its_folder_is_denied() {
     );
 }
 
+/// Trials run in their own program (`cyclescope-worker`, no std), which installs the same
+/// sandbox by hand: the socket kills the trial process, the write is denied while the trials
+/// complete.
+#[test]
+fn trial_processes_are_sandboxed_too() {
+    let t = tempfile::tempdir().unwrap();
+    let escaped = t.path().join("escaped-in-trial.txt");
+    let write_body = format!(
+        "int fd = open(\"{}\", O_WRONLY | O_CREAT | O_TRUNC, 0644);\n\
+         if (fd >= 0) {{ write(fd, \"x\", 1); close(fd); }}",
+        escaped.display()
+    );
+    let writer = common::cc::build_library(
+        t.path(),
+        "write256",
+        &common::cc::candidate_source(
+            "hash-95",
+            "write256",
+            256,
+            &write_body,
+            "#include <fcntl.h>\n#include <unistd.h>",
+        ),
+    );
+    let socket = common::cc::build_library(
+        t.path(),
+        "sock256",
+        &common::cc::candidate_source(
+            "hash-97",
+            "sock256",
+            256,
+            "int s = socket(AF_INET, SOCK_STREAM, 0); if (s >= 0) close(s);",
+            "#include <sys/socket.h>\n#include <netinet/in.h>\n#include <unistd.h>",
+        ),
+    );
+    let measure = |lib: &std::path::Path, out: &str| {
+        let o = cyclescope(
+            t.path(),
+            &[
+                "run",
+                "--lib",
+                lib.to_str().unwrap(),
+                "--no-baselines",
+                "--lengths",
+                "32",
+                "--trials",
+                "2",
+                "--trial-target",
+                "0.01",
+                "--allow-unfixed-host",
+                "--allow-kat-fail",
+                "--out",
+                out,
+            ],
+        );
+        o
+    };
+    let o = measure(&writer, "w");
+    assert!(text(&o).contains("done write256 @ 32 B"), "{}", text(&o));
+    assert!(text(&o).contains(" measured, 0 failed"), "{}", text(&o));
+    assert!(
+        !escaped.exists(),
+        "a trial process wrote outside any folder"
+    );
+
+    let o = measure(&socket, "s");
+    assert!(text(&o).contains(" measured, 1 failed"), "{}", text(&o));
+    assert!(text(&o).contains("SIGSYS"), "{}", text(&o));
+    assert!(text(&o).contains(SANDBOX_NOTE), "{}", text(&o));
+}
+
 #[test]
 fn check_says_what_the_sandbox_enforces_here() {
     let t = tempfile::tempdir().unwrap();

@@ -9,6 +9,11 @@
 //! the same `rustc` Cargo uses, for the same target, with fixed flags: always optimised, one
 //! codegen unit, debug info stripped and source paths remapped, so a dev and a release build of
 //! one checkout give byte-identical libraries (and the same `library_sha256` in records).
+//!
+//! It also builds `cyclescope-worker`, the trial process (`companion/`): a `no_std` program
+//! linked against the C library alone, which must be compiled with `panic=abort` — a setting
+//! Cargo gives a whole workspace or nothing. On an architecture it has no counters for it is
+//! not built, and measuring there fails with a message saying so.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,6 +44,8 @@ fn main() {
     }
     println!("cargo::rerun-if-env-changed=RUSTC_LINKER");
 
+    build_trial_worker(&workspace, &manifest_dir);
+
     let iccs = plugins.join("iccs-sm3/src/lib.rs");
     rustc(&workspace, &out, "iccs_sm3", "rlib", &iccs, &[]);
     let rlib = out.join("libiccs_sm3.rlib");
@@ -54,6 +61,61 @@ fn main() {
             &["--extern", &extern_arg],
         );
     }
+}
+
+/// Compiles `companion/main.rs` into `OUT_DIR/companion/cyclescope-worker` (an empty file on
+/// architectures without a trial worker, so the engine can always embed the path).
+fn build_trial_worker(workspace: &Path, manifest_dir: &Path) {
+    let out = PathBuf::from(env("OUT_DIR")).join("companion");
+    std::fs::create_dir_all(&out).expect("creating OUT_DIR/companion");
+    let exe = out.join("cyclescope-worker");
+    for shared in [
+        "companion",
+        "src/counter/tsc.rs",
+        "src/counter/cntvct.rs",
+        "src/counter/perf_attr.rs",
+        "src/worker/forbidden.rs",
+    ] {
+        println!(
+            "cargo::rerun-if-changed={}",
+            manifest_dir.join(shared).display()
+        );
+    }
+    let arch = env("CARGO_CFG_TARGET_ARCH");
+    if !matches!(arch.as_str(), "x86_64" | "aarch64") || env("CARGO_CFG_TARGET_OS") != "linux" {
+        println!("cargo::warning=no trial worker for {arch}: measuring will be refused");
+        std::fs::write(&exe, b"").expect("writing the empty trial worker");
+        return;
+    }
+    let mut cmd = Command::new(env("RUSTC"));
+    cmd.args(["--edition", "2024", "--crate-name", "cyclescope_worker"])
+        .args(["--crate-type", "bin", "--target", &env("TARGET")])
+        .args([
+            "-C",
+            "panic=abort",
+            "-C",
+            "opt-level=2",
+            "-C",
+            "codegen-units=1",
+        ])
+        .args(["-C", "debuginfo=0", "-C", "strip=debuginfo"])
+        .arg(format!("--remap-path-prefix={}=.", workspace.display()))
+        .arg("-o")
+        .arg(&exe)
+        .arg(manifest_dir.join("companion/main.rs"));
+    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+        cmd.arg(format!("-Clinker={linker}"));
+    }
+    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run rustc for the trial worker: {e}"));
+    assert!(
+        status.success(),
+        "rustc failed building the trial worker ({status})"
+    );
 }
 
 fn env(key: &str) -> String {

@@ -12,7 +12,6 @@ use crate::catalog::Instance;
 use crate::cli::select::AbiArg;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
-use crate::measure::trial_args::worker_main;
 use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta};
 use crate::worker::sandbox::SandboxState;
 use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand, child};
@@ -36,13 +35,6 @@ enum Job {
         lib: PathBuf,
         #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
         abi: AbiArg,
-    },
-    /// Measure: warm-ups, then timed trials of ITERS calls and per-call samples. The
-    /// arguments (`LIB --digest-bits N --bytes L --iters I --warmups W …`) are read by the
-    /// same codec as the `cyclescope-worker` companion's.
-    Measure {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-        args: Vec<String>,
     },
     /// Hash the bytes of FILE (first BITS bits) and report the digest.
     Hash {
@@ -113,11 +105,6 @@ enum Reply {
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    if let Job::Measure { args } = args.job {
-        let mut all = vec!["measure".to_string()];
-        all.extend(args);
-        return Ok(worker_main(all));
-    }
     // A KAT job writes its text into its output folder; no other job writes anything.
     let writable = match &args.job {
         Job::Kat { out_dir, .. } => vec![out_dir.clone()],
@@ -182,7 +169,6 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                 message: "the worker entered no sandbox".into(),
             },
         },
-        Job::Measure { .. } => unreachable!("handled above"),
     };
     ch.send(&reply);
     Ok(ExitCode::SUCCESS)

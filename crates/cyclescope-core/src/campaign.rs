@@ -78,6 +78,8 @@ pub enum CampaignError {
         what: String,
         source: RunDirError,
     },
+    #[error(transparent)]
+    TrialWorker(#[from] crate::catalog::bundled::BundledError),
     #[error("an interleaved comparison: {0}")]
     NotAPair(String),
     #[error("cannot write the journal of {path}: {source}")]
@@ -121,7 +123,7 @@ pub fn run(
         .cpus
         .iter()
         .map(|&cpu| WorkerRunner::new(req, cpu, cancel))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let lanes = runners
         .iter_mut()
         .map(|r| r as &mut dyn TrialRunner)

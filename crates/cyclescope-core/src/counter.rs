@@ -7,13 +7,18 @@
 
 mod clock;
 mod perf;
+pub(crate) mod perf_attr;
 pub mod witness;
 
+// `stamp_start`/`stamp_end` serve the trial worker, which includes these files.
 #[cfg(target_arch = "aarch64")]
+#[allow(dead_code)]
 mod cntvct;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[allow(dead_code)]
 mod no_reference;
 #[cfg(target_arch = "x86_64")]
+#[allow(dead_code)]
 mod tsc;
 
 #[cfg(target_arch = "aarch64")]
@@ -25,7 +30,7 @@ use tsc as reference;
 
 pub use clock::{ClockProbe, ClockProbeConfig, clock_probe, monotonic_raw_ns};
 pub use perf::PerfCycles;
-pub(crate) use reference::{REFERENCE_SOURCE, reference_now, stamp_end, stamp_start};
+pub(crate) use reference::{REFERENCE_SOURCE, reference_now};
 
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
@@ -159,117 +164,6 @@ impl CounterError {
     }
 }
 
-/// The guide's loop counter: perf_event user cycles when the kernel gives them, else the
-/// reference counter (labelled as reference cycles through [`LoopCounter::source`]).
-#[derive(Debug)]
-pub(crate) struct LoopCounter {
-    inner: Inner,
-    /// Why perf_event was not used, when it was not.
-    perf_error: Option<CounterError>,
-}
-
-#[derive(Debug)]
-enum Inner {
-    Perf(PerfCycles),
-    Reference { source: CycleSource, start: u64 },
-}
-
-impl LoopCounter {
-    /// perf_event user cycles if they open and count, else the reference counter; an error
-    /// only when neither exists.
-    pub fn open() -> Result<Self, CounterError> {
-        match PerfCycles::open_counting() {
-            Ok(perf) => Ok(LoopCounter {
-                inner: Inner::Perf(perf),
-                perf_error: None,
-            }),
-            Err(e) => {
-                let mut counter = Self::reference()?;
-                counter.perf_error = Some(e);
-                Ok(counter)
-            }
-        }
-    }
-
-    /// The reference counter only (an independent check of a perf-based figure).
-    pub(crate) fn reference() -> Result<Self, CounterError> {
-        let source = REFERENCE_SOURCE.ok_or(CounterError::NoReferenceCounter)?;
-        Ok(LoopCounter {
-            inner: Inner::Reference { source, start: 0 },
-            perf_error: None,
-        })
-    }
-
-    pub(crate) fn source(&self) -> CycleSource {
-        match &self.inner {
-            Inner::Perf(_) => CycleSource::PerfUserCycles,
-            Inner::Reference { source, .. } => *source,
-        }
-    }
-
-    /// Why the perf_event counter is not in use (None when it is, or was not tried).
-    pub(crate) fn perf_error(&self) -> Option<&CounterError> {
-        self.perf_error.as_ref()
-    }
-
-    #[inline]
-    pub(crate) fn start(&mut self) {
-        match &mut self.inner {
-            Inner::Perf(p) => p.reset_enable(),
-            Inner::Reference { start, .. } => *start = reference_now(),
-        }
-    }
-
-    /// Counts since [`LoopCounter::start`] (0 if the perf counter could not be read).
-    #[inline]
-    pub(crate) fn stop(&mut self) -> u64 {
-        match &mut self.inner {
-            Inner::Perf(p) => p.disable_read(),
-            Inner::Reference { start, .. } => reference_now().wrapping_sub(*start),
-        }
-    }
-}
-
-/// Cost of one serialised stamp pair (`stamp_start(); stamp_end()`), in reference ticks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct TimerOverhead {
-    pub(crate) source: CycleSource,
-    pub(crate) median: u64,
-    pub(crate) p99: u64,
-    pub(crate) min: u64,
-    pub(crate) repetitions: usize,
-}
-
-/// Default repetitions of [`timer_overhead`].
-pub(crate) const TIMER_OVERHEAD_REPETITIONS: usize = 10_000;
-
-/// Measures back-to-back serialised stamp pairs: what a per-call sample costs on its own, to be
-/// subtracted from per-call samples and reported next to them.
-pub(crate) fn timer_overhead(repetitions: usize) -> Result<TimerOverhead, CounterError> {
-    let source = REFERENCE_SOURCE.ok_or(CounterError::NoReferenceCounter)?;
-    let repetitions = repetitions.max(1);
-    // u32, saturating: half the memory of u64 samples (this runs in the trial process, whose
-    // peak RSS is published), and a pair that took 2^32 ticks is an outlier either way.
-    let mut ticks: Vec<u32> = Vec::with_capacity(repetitions);
-    // A few untimed pairs bring the instructions into cache.
-    for _ in 0..16 {
-        std::hint::black_box(stamp_end().wrapping_sub(stamp_start()));
-    }
-    for _ in 0..repetitions {
-        let t0 = stamp_start();
-        let t1 = stamp_end();
-        ticks.push(u32::try_from(t1.wrapping_sub(t0)).unwrap_or(u32::MAX));
-    }
-    ticks.sort_unstable();
-    Ok(TimerOverhead {
-        source,
-        median: u64::from(ticks[ticks.len() / 2]),
-        p99: u64::from(ticks[(ticks.len() * 99 / 100).min(ticks.len() - 1)]),
-        min: u64::from(ticks[0]),
-        repetitions,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,9 +201,12 @@ mod tests {
         ));
     }
 
+    /// The trial worker's loop counter (its own module, compiled here for the test) counts,
+    /// and says why when it is not perf_event.
     #[test]
-    fn loop_counter_counts_something() {
-        let mut c = LoopCounter::open().expect("a counter on x86-64/aarch64");
+    fn the_trial_workers_loop_counter_counts_something() {
+        use crate::companion::counter::{CycleSource as WorkerSource, LoopCounter};
+        let (mut c, refusal) = LoopCounter::open();
         c.start();
         let mut x = 0u64;
         for i in 0..10_000u64 {
@@ -317,15 +214,27 @@ mod tests {
         }
         let n = c.stop();
         assert!(n > 0, "{:?} counted 0", c.source());
-        if c.source() != CycleSource::PerfUserCycles {
-            assert!(c.perf_error().is_some());
+        assert_eq!(
+            refusal.is_none(),
+            c.source() == WorkerSource::PerfUserCycles
+        );
+        // Its names are the engine's.
+        for (theirs, ours) in [
+            (WorkerSource::PerfUserCycles, CycleSource::PerfUserCycles),
+            (WorkerSource::Tsc, CycleSource::Tsc),
+            (WorkerSource::Cntvct, CycleSource::Cntvct),
+        ] {
+            assert_eq!(theirs.name(), ours.name());
         }
+        assert_eq!(
+            crate::companion::counter::REFERENCE_SOURCE.map(|s| s.name()),
+            REFERENCE_SOURCE.map(CycleSource::name)
+        );
     }
 
     #[test]
-    fn timer_overhead_is_ordered() {
-        let o = timer_overhead(1000).unwrap();
-        assert!(o.min <= o.median && o.median <= o.p99);
-        assert_eq!(o.repetitions, 1000);
+    fn the_trial_workers_timer_overhead_is_measured() {
+        let median = crate::companion::counter::timer_overhead().expect("a buffer");
+        assert!(median > 0 && median < 1_000_000, "{median}");
     }
 }

@@ -8,12 +8,10 @@
 mod abi;
 mod elf;
 mod guarded;
-mod prepared;
 
 pub use abi::{Abi, SUPERCOP_PARTIAL_BYTE};
 pub use elf::{ElfCheck, check_elf, elf_load_bytes};
 pub use guarded::GuardedBuffer;
-pub(crate) use prepared::PreparedCall;
 
 use abi::{CryptHashFn, HashFn, SupercopHashFn};
 use std::ffi::c_int;
@@ -167,16 +165,7 @@ impl HashLibrary {
 
     /// Checks that the catalog's width agrees with the library's own (when it states one).
     pub fn check_digest_bits(&self, catalog: u32) -> Result<(), PluginError> {
-        match &self.meta {
-            Some(m) if m.digest_bits != 0 && m.digest_bits != u64::from(catalog) => {
-                Err(PluginError::DigestBitsDisagree {
-                    path: self.path.clone(),
-                    library: m.digest_bits,
-                    catalog,
-                })
-            }
-            _ => Ok(()),
-        }
+        check_digest_bits(&self.path, self.meta.as_ref(), catalog)
     }
 
     /// Calls `CryptHash(digest_bits, msg, msg_bits, digest)` on guarded buffers — or, for a
@@ -242,23 +231,63 @@ impl HashLibrary {
 }
 
 fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMeta>, PluginError> {
-    let bad = |detail: String| PluginError::BadMetadata {
-        path: path.to_path_buf(),
-        detail,
-    };
     // SAFETY: `ngcc_meta` is `const ngcc_meta_t *ngcc_meta(void)` in the harness's link ABI.
     let Ok(meta_fn) = (unsafe { library.get::<MetaFn>(b"ngcc_meta\0") }).map(|s| *s) else {
         return Ok(None);
     };
     // SAFETY: calling the ABI's metadata getter, which takes nothing and returns a pointer to
-    // a static block (or NULL, checked next).
+    // a static block (or NULL, handled by `meta_from_block`).
     let ptr = unsafe { meta_fn() };
-    if ptr.is_null() {
+    let mut block = Vec::new();
+    if !ptr.is_null() {
+        let common = size_of::<NgccMetaCommon>();
+        // SAFETY: a non-NULL pointer from ngcc_meta points at at least the common header,
+        // which every ABI-1 library defines; it is copied as bytes, not trusted.
+        block.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), common) });
+        // SAFETY: as above; `struct_size` is read by value before anything else is.
+        let struct_size = unsafe { std::ptr::read_unaligned(ptr) }.struct_size as usize;
+        if struct_size >= size_of::<NgccMetaHash>() {
+            // SAFETY: the library says the block is a whole `ngcc_meta_hash_t`.
+            block =
+                unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size_of::<NgccMetaHash>()) }
+                    .to_vec();
+        }
+    }
+    let mut build_flags = None;
+    // SAFETY: optional `const char *ngcc_build_flags(void)` of newer harness builds, returning
+    // a NUL-terminated static string (or NULL, checked).
+    if let Ok(flags_fn) = unsafe { library.get::<BuildFlagsFn>(b"ngcc_build_flags\0") } {
+        // SAFETY: as above; the string is copied before the library can be unloaded.
+        let s = unsafe { flags_fn() };
+        if !s.is_null() {
+            // SAFETY: non-NULL, NUL-terminated per the ABI.
+            build_flags = Some(unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes().to_vec());
+        }
+    }
+    meta_from_block(path, &block, build_flags.as_deref()).map(Some)
+}
+
+/// Decodes and checks an `ngcc_meta` block copied out of `path` as bytes (empty when
+/// `ngcc_meta()` returned NULL), with its `ngcc_build_flags()` string if it has one: the one
+/// validation for a library loaded here and for the block a trial worker sends.
+pub(crate) fn meta_from_block(
+    path: &Path,
+    block: &[u8],
+    build_flags: Option<&[u8]>,
+) -> Result<NgccMeta, PluginError> {
+    let bad = |detail: String| PluginError::BadMetadata {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if block.is_empty() {
         return Err(bad("ngcc_meta() returned NULL".into()));
     }
-    // SAFETY: a non-NULL pointer from ngcc_meta points at at least the common header, which
-    // every ABI-1 library defines; we read it by value (unaligned-safe) before trusting it.
-    let common = unsafe { std::ptr::read_unaligned(ptr) };
+    if block.len() < size_of::<NgccMetaCommon>() {
+        return Err(bad(format!("a block of {} bytes", block.len())));
+    }
+    // SAFETY: `block` holds at least a whole `NgccMetaCommon`, a plain C struct of integers
+    // and char arrays for which every bit pattern is valid; read unaligned, by value.
+    let common = unsafe { std::ptr::read_unaligned(block.as_ptr().cast::<NgccMetaCommon>()) };
     if common.magic != NGCC_META_MAGIC {
         return Err(bad(format!(
             "magic is {:#010x}, expected {NGCC_META_MAGIC:#010x}",
@@ -278,15 +307,17 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
             kind_name(common.kind)
         )));
     }
-    if (common.struct_size as usize) < std::mem::size_of::<NgccMetaHash>() {
+    if (common.struct_size as usize) < size_of::<NgccMetaHash>()
+        || block.len() < size_of::<NgccMetaHash>()
+    {
         return Err(bad(format!(
             "struct_size {} is smaller than the hash block ({} bytes)",
             common.struct_size,
-            std::mem::size_of::<NgccMetaHash>()
+            size_of::<NgccMetaHash>()
         )));
     }
-    // SAFETY: struct_size says the block is at least a whole `ngcc_meta_hash_t`.
-    let hash = unsafe { std::ptr::read_unaligned(ptr.cast::<NgccMetaHash>()) };
+    // SAFETY: `block` holds a whole `NgccMetaHash` (checked above); as for the header.
+    let hash = unsafe { std::ptr::read_unaligned(block.as_ptr().cast::<NgccMetaHash>()) };
     if hash.digest_bits != 0 && hash.digest_len != hash.digest_bits / 8 {
         return Err(bad(format!(
             "digest_len {} is not digest_bits/8 ({})",
@@ -305,20 +336,11 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
             SafeName::new(what, value).map_err(|e| bad(e.to_string()))?;
         }
     }
-    let mut build_flags = field_str(&common.build_flags);
-    // SAFETY: optional `const char *ngcc_build_flags(void)` of newer harness builds, returning
-    // a NUL-terminated static string (or NULL, checked).
-    if let Ok(flags_fn) = unsafe { library.get::<BuildFlagsFn>(b"ngcc_build_flags\0") } {
-        // SAFETY: as above; the string is copied before the library can be unloaded.
-        let s = unsafe { flags_fn() };
-        if !s.is_null() {
-            // SAFETY: non-NULL, NUL-terminated per the ABI.
-            build_flags = unsafe { std::ffi::CStr::from_ptr(s) }
-                .to_string_lossy()
-                .into_owned();
-        }
-    }
-    Ok(Some(NgccMeta {
+    let build_flags = match build_flags {
+        Some(flags) => String::from_utf8_lossy(flags).into_owned(),
+        None => field_str(&common.build_flags),
+    };
+    Ok(NgccMeta {
         id,
         kind: kind_name(common.kind).to_string(),
         algorithm: field_str(&common.algorithm),
@@ -329,7 +351,25 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
         build_flags,
         digest_bits: hash.digest_bits,
         digest_len: hash.digest_len,
-    }))
+    })
+}
+
+/// The catalog's width against the one `meta` states (a width of 0 serves any).
+pub(crate) fn check_digest_bits(
+    path: &Path,
+    meta: Option<&NgccMeta>,
+    catalog: u32,
+) -> Result<(), PluginError> {
+    match meta {
+        Some(m) if m.digest_bits != 0 && m.digest_bits != u64::from(catalog) => {
+            Err(PluginError::DigestBitsDisagree {
+                path: path.to_path_buf(),
+                library: m.digest_bits,
+                catalog,
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 fn kind_name(kind: u32) -> &'static str {

@@ -11,6 +11,7 @@
 
 pub mod child;
 mod exchange;
+pub(crate) mod forbidden;
 pub(crate) mod group;
 pub mod sandbox;
 mod session;
@@ -119,17 +120,9 @@ pub fn default_exe() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("cyclescope"))
 }
 
-/// The executable for measurement workers: the small `cyclescope-worker` companion when it
-/// was built next to `base` (it adds about half the memory of the full binary to a trial
-/// process), else `base` itself (`cyclescope worker measure`, same arguments).
-pub(crate) fn measurement_exe(base: &std::path::Path) -> PathBuf {
-    let companion = base.with_file_name("cyclescope-worker");
-    if base.file_name().is_some_and(|n| n == "cyclescope") && companion.is_file() {
-        companion
-    } else {
-        base.to_path_buf()
-    }
-}
+/// The program that hosts trials, as records name it: the `no_std` companion built from
+/// `companion/` (see `catalog::bundled::trial_worker`).
+pub(crate) const TRIAL_WORKER_NAME: &str = "cyclescope-worker";
 
 /// Runs a worker to its end, handing each message to `on_message` as it arrives; a handler
 /// that rejects a message (out of the protocol's order) ends the worker as tampered with.

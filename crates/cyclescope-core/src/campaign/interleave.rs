@@ -62,7 +62,7 @@ pub fn interleave(
     cancel: &std::sync::Arc<AtomicBool>,
 ) -> Result<InterleaveOutcome, CampaignError> {
     let off = crate::cpu::OffCpu::enter_all(&req.cpus);
-    let mut runner = WorkerRunner::new(req, req.cpus[0], cancel);
+    let mut runner = WorkerRunner::new(req, req.cpus[0], cancel)?;
     interleave_with(req, &mut runner, !off.is_off(), pairs, emit, cancel)
 }
 

@@ -56,17 +56,22 @@ pub(crate) struct WorkerRunner {
 }
 
 impl WorkerRunner {
-    /// The runner of the lane measuring on `cpu`.
-    pub(crate) fn new(req: &super::RunRequest, cpu: usize, cancel: &Arc<AtomicBool>) -> Self {
-        Self {
+    /// The runner of the lane measuring on `cpu`. Places the trial worker program in the
+    /// cache first (before any lane thread starts processes).
+    pub(crate) fn new(
+        req: &super::RunRequest,
+        cpu: usize,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Self, crate::catalog::bundled::BundledError> {
+        Ok(Self {
             setup: WorkerSetup {
-                exe: crate::worker::measurement_exe(&req.worker_exe),
+                exe: crate::catalog::bundled::trial_worker()?,
                 cpu,
                 limits: req.limits,
                 cancel: cancel.clone(),
                 reference_clock_hz: None,
             },
-        }
+        })
     }
 }
 

@@ -154,9 +154,7 @@ fn base_additions(
         abi: inst.abi,
         measurement_cpu: host.cpu(),
         engine_shared_cpu: host.engine_shared_cpu(),
-        worker: crate::worker::measurement_exe(&req.worker_exe)
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        worker: crate::worker::TRIAL_WORKER_NAME.to_string(),
         tui_attached: req.tui_attached,
         host_problems: host.problems(),
         failure: None,

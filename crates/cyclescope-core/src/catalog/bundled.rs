@@ -3,7 +3,8 @@
 //! reads one, it is written once into a content-addressed cache
 //! (`<cache>/bundled/<sha256 prefix>/<file>`), so a copied or installed `cyclescope` measures a real
 //! shared library through dlopen, exactly like a candidate, and every record names a file
-//! whose SHA-256 is the one it reports. Also the built-in catalog of those baselines.
+//! whose SHA-256 is the one it reports. Also the built-in catalog of those baselines, and the
+//! trial worker program (`companion/`), which is placed the same way and runs from there.
 //!
 //! It never loads a library; it never trusts a cached file it did not check: a file at the
 //! content path whose bytes differ (truncated, replaced) is written anew.
@@ -44,6 +45,13 @@ const LIBRARIES: [Embedded; 3] = [
     bundled_library!("pseudoxof"),
 ];
 
+/// The trial worker program `build.rs` compiled (empty where there is none).
+const TRIAL_WORKER: Embedded = Embedded {
+    name: "trial-worker",
+    file: "cyclescope-worker",
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/companion/cyclescope-worker")),
+};
+
 const KAT_MANIFESTS: [Embedded; 1] = [Embedded {
     name: "iccs",
     file: "kat.sha256",
@@ -59,6 +67,11 @@ pub enum BundledError {
         known: String,
     },
     #[error(
+        "this cyclescope was built without a trial worker (no cycle counter for this \
+         architecture), so it cannot measure"
+    )]
+    NoTrialWorker,
+    #[error(
         "cannot write the bundled {file} into a cache folder ({tried}); set {CACHE_ENV} to a writable folder"
     )]
     NoCache { file: String, tried: String },
@@ -72,6 +85,14 @@ pub fn library(name: &str) -> Result<PathBuf, BundledError> {
 /// The cached file of the bundled KAT manifest `name` (`iccs`).
 pub fn kat_manifest(name: &str) -> Result<PathBuf, BundledError> {
     materialize(find(&KAT_MANIFESTS, "KAT manifest", name)?)
+}
+
+/// The cached trial worker program (`cyclescope-worker`), executable by its owner only.
+pub fn trial_worker() -> Result<PathBuf, BundledError> {
+    if TRIAL_WORKER.bytes.is_empty() {
+        return Err(BundledError::NoTrialWorker);
+    }
+    materialize(&TRIAL_WORKER)
 }
 
 /// Whether `name` is a library this binary carries.
@@ -107,7 +128,7 @@ fn materialize(e: &'static Embedded) -> Result<PathBuf, BundledError> {
         // 16 hex digits name the folder (short enough to read in a table); the whole digest is
         // checked on every use.
         let path = root.join("bundled").join(&digest[..16]).join(e.file);
-        match place(&path, e.bytes, &digest) {
+        match place(&path, e.bytes, &digest).and_then(|()| allow_running(&path)) {
             Ok(()) => {
                 done.insert(e.file, path.clone());
                 return Ok(path);
@@ -152,6 +173,17 @@ fn place(path: &Path, bytes: &[u8], digest: &str) -> std::io::Result<()> {
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Files are written owner-only (`0600`); the owner may also run them (`0700`): the trial
+/// worker is executed, the libraries mapped executable by `dlopen`.
+fn allow_running(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    if mode != 0o700 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+    }
     Ok(())
 }
 

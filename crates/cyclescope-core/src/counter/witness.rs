@@ -61,15 +61,6 @@ impl AperfMperf {
     }
 }
 
-/// The pair between two (APERF, MPERF) readings.
-pub(crate) fn aperf_mperf_pair(before: (u64, u64), after: (u64, u64)) -> ClockPair {
-    ClockPair {
-        kind: WitnessKind::AperfMperf,
-        core: after.0.wrapping_sub(before.0),
-        reference: after.1.wrapping_sub(before.1),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,7 +84,5 @@ mod tests {
         std::fs::write(dir.join("msr"), &bytes).unwrap();
         let (aperf, _) = AperfMperf::open(t.path(), 0).unwrap().read().unwrap();
         assert_eq!(aperf, 2_000);
-        let p = aperf_mperf_pair((10, 5), (2_010, 1_005));
-        assert_eq!((p.core, p.reference), (2_000, 1_000));
     }
 }

@@ -16,12 +16,12 @@ use serde_json::{Map, Value};
 use super::plan::TrialPlan;
 use super::stats::Trial;
 use super::trial::verify::{self, Observed, TrialOrder};
-use super::trial::{TrialMessage, TrialSpec};
+use super::trial::{LoadStage, TrialMessage, TrialSpec};
 use super::trial_args::MeasureInvocation;
 use crate::catalog::Instance;
 use crate::counter::CycleSource;
 use crate::counter::witness::ClockPair;
-use crate::plugin::NgccMeta;
+use crate::plugin::{NgccMeta, PluginError};
 use crate::record::ProcessRecord;
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
 use crate::worker::{self, Exit, Limits, WorkerCommand};
@@ -89,59 +89,96 @@ pub(crate) fn run_process(
     let mut waited = Vec::new();
     let mut clock_pairs = Vec::new();
     let mut fault: Option<JobFailure> = None;
+    // The engine's own verdict on what the worker reported (its metadata): the worker is
+    // stopped, and the job fails with this rather than as tampered with.
+    let mut refused: Option<JobFailure> = None;
     let mut done_peak = None;
     let mut order = TrialOrder::new(spec);
-    let result = worker::run(&cmd, |m: TrialMessage| {
-        order.accept(&m)?;
-        match m {
-            TrialMessage::Ready {
-                meta,
-                baseline_rss_bytes,
-                cycle_source,
-                core_cycles,
-                perf_unavailable,
-                per_call_source,
-                timer_overhead_ticks,
-            } => {
-                info = Some(WorkerInfo {
-                    meta: meta.map(|m| *m),
+    // What the parent can check of the file, it checks before anything runs it.
+    let result = match crate::plugin::check_elf(&spec.library) {
+        Err(e) => Err(e.to_string()),
+        Ok(_) => worker::run(&cmd, |m: TrialMessage| {
+            order.accept(&m)?;
+            match m {
+                TrialMessage::Ready {
+                    meta_block,
+                    build_flags,
+                    baseline_rss_bytes,
                     cycle_source,
-                    core_cycles,
                     perf_unavailable,
                     per_call_source,
                     timer_overhead_ticks,
-                    baseline_rss_bytes,
-                })
-            }
-            TrialMessage::Trial {
-                measurements,
-                seconds,
-                cycles,
-                waited_ns,
-                clock,
-            } => {
-                waited.push(waited_ns);
-                clock_pairs.push(clock);
-                let t = Trial {
+                } => match worker_meta(spec, meta_block, build_flags) {
+                    Ok(meta) => {
+                        info = Some(WorkerInfo {
+                            meta,
+                            cycle_source,
+                            core_cycles: cycle_source.counts_core_cycles(),
+                            perf_unavailable: perf_unavailable.map(|p| p.explain()),
+                            per_call_source,
+                            timer_overhead_ticks: timer_overhead_ticks as f64,
+                            baseline_rss_bytes,
+                        })
+                    }
+                    Err(e) => {
+                        let why = e.to_string();
+                        refused = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
+                        return Err(worker::Tampering(why));
+                    }
+                },
+                TrialMessage::Trial {
                     measurements,
-                    seconds,
+                    nanoseconds,
                     cycles,
-                };
-                on_samples(&[], Some(&t));
-                trials.push(t);
+                    waited_ns,
+                    clock,
+                } => {
+                    waited.push(waited_ns);
+                    clock_pairs.push(clock);
+                    let t = Trial {
+                        measurements,
+                        seconds: nanoseconds as f64 / 1e9,
+                        cycles,
+                    };
+                    on_samples(&[], Some(&t));
+                    trials.push(t);
+                }
+                TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                TrialMessage::Cryptofail { rc } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Cryptofail,
+                        format!("CryptHash returned {rc}"),
+                    ))
+                }
+                TrialMessage::Overflow => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Overflow,
+                        format!(
+                            "CryptHash wrote outside its buffers (msg_len={} bits)",
+                            8 * spec.input_bytes
+                        ),
+                    ))
+                }
+                TrialMessage::Error { stage, detail } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Loadfail,
+                        load_error(spec, stage, detail),
+                    ))
+                }
+                TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
             }
-            TrialMessage::Samples { ticks } => on_samples(&ticks, None),
-            TrialMessage::Fault { status, detail } => fault = Some(JobFailure::new(status, detail)),
-            TrialMessage::Error { message } => {
-                fault = Some(JobFailure::new(FailureKind::Loadfail, message))
-            }
-            TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
-        }
-        Ok(())
-    });
+            Ok(())
+        })
+        .map_err(|e| e.to_string()),
+    };
+    if let Err(why) = &result
+        && fault.is_none()
+    {
+        fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
+    }
     let (exit, stderr, wall, cpu) = match result {
         Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu),
-        Err(e) => (Exit::Code(-1), e.to_string(), Duration::ZERO, None),
+        Err(e) => (Exit::Code(-1), e, Duration::ZERO, None),
     };
     // A report that went by the protocol is still checked against what was seen from outside.
     let seen = Observed {
@@ -156,29 +193,30 @@ pub(crate) fn run_process(
         _ => None,
     };
     let wall = wall.as_secs_f64();
-    let outcome = match (&exit, fault, done_peak) {
+    let outcome = match (&exit, fault, done_peak, refused) {
+        (.., Some(r)) => JobOutcome::Failed(r),
         _ if forged.is_some() => JobOutcome::Failed(JobFailure::new(
             FailureKind::Tampered,
             forged.map(|t| t.0).unwrap_or_default(),
         )),
-        (Exit::Tampered(why), _, _) => {
+        (Exit::Tampered(why), _, _, None) => {
             JobOutcome::Failed(JobFailure::new(FailureKind::Tampered, why.clone()))
         }
-        (_, Some(f), _) => JobOutcome::Failed(f),
-        (Exit::Code(0), None, Some(_)) => JobOutcome::Complete,
-        (Exit::Signal { name, number }, None, _) => JobOutcome::Failed(JobFailure::new(
+        (_, Some(f), _, None) => JobOutcome::Failed(f),
+        (Exit::Code(0), None, Some(_), None) => JobOutcome::Complete,
+        (Exit::Signal { name, number }, None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
             format!(
                 "worker killed by {name}{}",
                 crate::worker::sandbox::signal_note(*number)
             ),
         )),
-        (Exit::TimedOut(d), None, _) => JobOutcome::Failed(JobFailure::new(
+        (Exit::TimedOut(d), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Timeout,
             format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
         )),
-        (Exit::Cancelled, None, _) => JobOutcome::Cancelled,
-        (Exit::Code(c), None, _) => JobOutcome::Failed(JobFailure::new(
+        (Exit::Cancelled, None, _, None) => JobOutcome::Cancelled,
+        (Exit::Code(c), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
             format!("worker exited with status {c} before finishing"),
         )),
@@ -226,6 +264,41 @@ pub(crate) fn run_process(
         info,
         outcome,
         peak_rss_bytes: peak,
+    }
+}
+
+/// The library's metadata from the worker's `ready`, decoded and checked here as for any
+/// library the engine loads, and held against the catalog's width.
+fn worker_meta(
+    spec: &TrialSpec,
+    block: Option<String>,
+    build_flags: Option<String>,
+) -> Result<Option<NgccMeta>, PluginError> {
+    let Some(block) = block else {
+        return Ok(None);
+    };
+    let bad_hex = |what: &str| PluginError::BadMetadata {
+        path: spec.library.clone(),
+        detail: format!("the worker sent {what} that is not hex"),
+    };
+    let block = hex::decode(block).map_err(|_| bad_hex("a block"))?;
+    let flags = build_flags
+        .map(hex::decode)
+        .transpose()
+        .map_err(|_| bad_hex("build flags"))?;
+    let meta = crate::plugin::meta_from_block(&spec.library, &block, flags.as_deref())?;
+    crate::plugin::check_digest_bits(&spec.library, Some(&meta), spec.digest_bits)?;
+    Ok(Some(meta))
+}
+
+/// The worker's reason for not measuring, in the loader's words.
+fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
+    let path = spec.library.clone();
+    match stage {
+        LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
+        LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
+        LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
+        LoadStage::Memory => detail,
     }
 }
 

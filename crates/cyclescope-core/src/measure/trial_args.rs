@@ -1,14 +1,10 @@
-//! The one codec between a trial spec and a measurement worker's command line: the engine
-//! writes `measure LIB --digest-bits N --bytes L --iters I --warmups W --trials T --samples S
-//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--abi supercop]` (also stored in each record's
-//! `command`), and both worker entry points (`cyclescope worker measure` and the small
-//! `cyclescope-worker`) read it back with the same parser. Parsed by hand to keep the companion
-//! binary small. Nothing here runs a worker.
-
-use std::path::PathBuf;
+//! A trial spec as a measurement worker's command line: the engine writes `measure LIB
+//! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
+//! [--max-address-space B] [--max-cpu-seconds S] [--abi supercop]` (also stored in each
+//! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
+//! here hold the two sides together. Nothing here runs a worker.
 
 use super::trial::TrialSpec;
-use crate::plugin::Abi;
 use crate::worker::Limits;
 
 /// Everything one measurement worker is told on its command line.
@@ -19,41 +15,6 @@ pub struct MeasureInvocation {
     pub cpu: Option<usize>,
     pub limits: Limits,
 }
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ArgsError {
-    #[error(
-        "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S] [--cpu C] [--max-address-space B] [--max-cpu-seconds S]"
-    )]
-    Usage,
-    #[error("no library given")]
-    NoLibrary,
-    #[error("{0} needs a number")]
-    NotANumber(String),
-    #[error("{0} needs iccs or supercop")]
-    NotAnAbi(String),
-    #[error("unknown option {0}")]
-    Unknown(String),
-    #[error("{0} is given twice")]
-    Twice(String),
-    #[error("--digest-bits, --bytes, --iters and --warmups are required")]
-    Missing,
-    #[error("{0} is out of range")]
-    OutOfRange(&'static str),
-}
-
-/// The numeric options, in the order they are written.
-const OPTIONS: [&str; 9] = [
-    "--digest-bits",
-    "--bytes",
-    "--iters",
-    "--warmups",
-    "--trials",
-    "--samples",
-    "--cpu",
-    "--max-address-space",
-    "--max-cpu-seconds",
-];
 
 impl MeasureInvocation {
     /// The worker's arguments after `worker`, starting with `measure`.
@@ -82,90 +43,16 @@ impl MeasureInvocation {
         }
         args
     }
-
-    /// Reads what [`MeasureInvocation::to_args`] wrote (a leading `worker` is skipped).
-    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Self, ArgsError> {
-        let mut it = args.into_iter().skip_while(|a| a.as_str() == "worker");
-        if it.next().as_deref() != Some("measure") {
-            return Err(ArgsError::Usage);
-        }
-        let library = PathBuf::from(it.next().ok_or(ArgsError::NoLibrary)?);
-        let mut values: [Option<u64>; 9] = [None; 9];
-        let mut abi = None;
-        while let Some(k) = it.next() {
-            if k == "--abi" {
-                let v = it.next().and_then(|v| Abi::from_name(&v));
-                let v = v.ok_or_else(|| ArgsError::NotAnAbi(k.clone()))?;
-                if abi.replace(v).is_some() {
-                    return Err(ArgsError::Twice(k));
-                }
-                continue;
-            }
-            let slot = OPTIONS
-                .iter()
-                .position(|o| *o == k.as_str())
-                .ok_or_else(|| ArgsError::Unknown(k.clone()))?;
-            let v = it
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| ArgsError::NotANumber(k.clone()))?;
-            if values[slot].replace(v).is_some() {
-                return Err(ArgsError::Twice(k));
-            }
-        }
-        let [
-            bits,
-            bytes,
-            iters,
-            warmups,
-            trials,
-            samples,
-            cpu,
-            space,
-            secs,
-        ] = values;
-        let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
-            (bits, bytes, iters, warmups)
-        else {
-            return Err(ArgsError::Missing);
-        };
-        let narrow = |v: u64, what| u32::try_from(v).map_err(|_| ArgsError::OutOfRange(what));
-        Ok(Self {
-            spec: TrialSpec {
-                library,
-                digest_bits: narrow(bits, "--digest-bits")?,
-                input_bytes,
-                iterations,
-                warmups,
-                trials: narrow(trials.unwrap_or(1), "--trials")?,
-                sample_calls: samples.unwrap_or(0),
-                abi: abi.unwrap_or_default(),
-            },
-            cpu: cpu
-                .map(|c| usize::try_from(c).map_err(|_| ArgsError::OutOfRange("--cpu")))
-                .transpose()?,
-            limits: Limits {
-                address_space_bytes: space,
-                cpu_seconds: secs,
-            },
-        })
-    }
-}
-
-/// Entry point of both worker programs for a measurement: parse, then serve the spec.
-pub fn worker_main(args: Vec<String>) -> std::process::ExitCode {
-    match MeasureInvocation::parse(args) {
-        Ok(inv) => super::trial::serve(&inv.spec, inv.cpu, inv.limits),
-        Err(e) => {
-            eprintln!("cyclescope worker: {e}");
-            std::process::ExitCode::from(2)
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::CString;
+    use std::path::PathBuf;
+
     use super::*;
+    use crate::companion::args::{Invocation, parse};
+    use crate::plugin::Abi;
 
     fn invocation(cpu: Option<usize>, limits: Limits) -> MeasureInvocation {
         MeasureInvocation {
@@ -184,8 +71,41 @@ mod tests {
         }
     }
 
+    fn c_args(args: &[String]) -> Vec<CString> {
+        args.iter()
+            .map(|a| CString::new(a.as_str()).unwrap())
+            .collect()
+    }
+
+    /// What the worker read, as the engine's types.
+    fn read_back(args: &[CString]) -> Result<MeasureInvocation, String> {
+        let inv: Invocation<'_> =
+            parse(args.iter().map(|a| a.as_c_str())).map_err(|e| e.to_string())?;
+        Ok(MeasureInvocation {
+            spec: TrialSpec {
+                library: PathBuf::from(inv.library.to_str().unwrap()),
+                digest_bits: inv.digest_bits,
+                input_bytes: inv.input_bytes,
+                iterations: inv.iterations,
+                warmups: inv.warmups,
+                trials: inv.trials,
+                sample_calls: inv.sample_calls,
+                abi: if inv.supercop {
+                    Abi::Supercop
+                } else {
+                    Abi::Iccs
+                },
+            },
+            cpu: inv.cpu,
+            limits: Limits {
+                address_space_bytes: inv.address_space_bytes,
+                cpu_seconds: inv.cpu_seconds,
+            },
+        })
+    }
+
     #[test]
-    fn every_spec_round_trips_through_its_arguments() {
+    fn every_spec_round_trips_through_the_workers_parser() {
         let full = Limits {
             address_space_bytes: Some(8 << 30),
             cpu_seconds: Some(7),
@@ -202,13 +122,13 @@ mod tests {
             ),
         ] {
             let args = inv.to_args();
-            assert_eq!(MeasureInvocation::parse(args.clone()), Ok(inv.clone()));
+            assert_eq!(read_back(&c_args(&args)), Ok(inv.clone()));
             let mut supercop = inv.clone();
             supercop.spec.abi = Abi::Supercop;
-            assert_eq!(MeasureInvocation::parse(supercop.to_args()), Ok(supercop));
+            assert_eq!(read_back(&c_args(&supercop.to_args())), Ok(supercop));
             let mut with_worker = vec!["worker".to_string()];
             with_worker.extend(args);
-            assert_eq!(MeasureInvocation::parse(with_worker), Ok(inv));
+            assert_eq!(read_back(&c_args(&with_worker)), Ok(inv));
         }
     }
 
@@ -224,29 +144,57 @@ mod tests {
 
     #[test]
     fn bad_command_lines_are_refused_with_the_reason() {
-        let parse = |s: &str| MeasureInvocation::parse(s.split(' ').map(String::from));
-        assert_eq!(parse("probe x"), Err(ArgsError::Usage));
-        assert_eq!(parse("measure"), Err(ArgsError::NoLibrary));
-        assert_eq!(
-            parse("measure l --bytes 32"),
-            Err(ArgsError::Missing),
-            "digest bits, iterations and warm-ups are required"
-        );
-        assert_eq!(
-            parse("measure l --bytes x"),
-            Err(ArgsError::NotANumber("--bytes".into()))
-        );
-        assert_eq!(
-            parse("measure l --fast 1"),
-            Err(ArgsError::Unknown("--fast".into()))
-        );
-        assert_eq!(
-            parse("measure l --bytes 1 --bytes 2"),
-            Err(ArgsError::Twice("--bytes".into()))
-        );
-        assert_eq!(
-            parse("measure l --digest-bits 4294967296 --bytes 1 --iters 1 --warmups 0"),
-            Err(ArgsError::OutOfRange("--digest-bits"))
-        );
+        let refusal = |s: &str| {
+            let args: Vec<CString> = s.split(' ').map(|a| CString::new(a).unwrap()).collect();
+            match parse(args.iter().map(|a| a.as_c_str())) {
+                Ok(_) => panic!("{s:?} was accepted"),
+                Err(e) => (format!("{e:?}"), e.to_string()),
+            }
+        };
+        let cases = [
+            ("probe x", "Usage", "usage: measure LIB"),
+            ("measure", "NoLibrary", "no library given"),
+            (
+                "measure l --bytes 32",
+                "Missing",
+                "--digest-bits, --bytes, --iters and --warmups are required",
+            ),
+            (
+                "measure l --bytes x",
+                "NotANumber",
+                "--bytes needs a number",
+            ),
+            (
+                "measure l --bytes -1",
+                "NotANumber",
+                "--bytes needs a number",
+            ),
+            (
+                "measure l --bytes 99999999999999999999",
+                "NotANumber",
+                "--bytes needs a number",
+            ),
+            ("measure l --fast 1", "Unknown", "unknown option --fast"),
+            (
+                "measure l --abi rsa",
+                "NotAnAbi",
+                "--abi needs iccs or supercop",
+            ),
+            (
+                "measure l --bytes 1 --bytes 2",
+                "Twice",
+                "--bytes is given twice",
+            ),
+            (
+                "measure l --digest-bits 4294967296 --bytes 1 --iters 1 --warmups 0",
+                "OutOfRange",
+                "--digest-bits is out of range",
+            ),
+        ];
+        for (line, variant, text) in cases {
+            let (debug, shown) = refusal(line);
+            assert!(debug.starts_with(variant), "{line:?}: {debug}");
+            assert!(shown.starts_with(text), "{line:?}: {shown}");
+        }
     }
 }

@@ -135,7 +135,7 @@ fn worker_footprint(records: &[&TimingRecord]) -> String {
     baselines.sort_unstable();
     let measured = match (baselines.first(), baselines.last()) {
         (Some(lo), Some(hi)) => format!(
-            "trial processes of this run started at {}–{} (median {}), library and buffers loaded",
+            "trial processes of this run (`cyclescope-worker`, which links only the C library) started at {}–{} (median {}), library and buffers loaded",
             lo / 1024,
             format::kib(*hi),
             format::kib(baselines[baselines.len() / 2])

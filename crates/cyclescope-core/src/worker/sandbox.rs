@@ -156,55 +156,12 @@ fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxErro
     Ok((state.to_string(), detail))
 }
 
-/// The system calls that kill the worker.
+/// The system calls that kill the worker (`forbidden.rs`, shared with the trial worker).
 fn forbidden() -> Vec<i64> {
-    vec![
-        // Network (and local daemons): no socket of any family.
-        libc::SYS_socket,
-        // Leaving the worker's process group or session: a descendant that did would outlive
-        // the group kill at the end of the job.
-        libc::SYS_setsid,
-        libc::SYS_setpgid,
-        // Running other programs.
-        libc::SYS_execve,
-        libc::SYS_execveat,
-        // Other processes' memory.
-        libc::SYS_ptrace,
-        libc::SYS_process_vm_readv,
-        libc::SYS_process_vm_writev,
-        // Filesystems and namespaces.
-        libc::SYS_mount,
-        libc::SYS_umount2,
-        libc::SYS_pivot_root,
-        libc::SYS_chroot,
-        libc::SYS_open_tree,
-        libc::SYS_move_mount,
-        libc::SYS_fsopen,
-        libc::SYS_fsconfig,
-        libc::SYS_fsmount,
-        libc::SYS_fspick,
-        libc::SYS_setns,
-        libc::SYS_unshare,
-        // Kernel code, the machine, swap.
-        libc::SYS_init_module,
-        libc::SYS_finit_module,
-        libc::SYS_delete_module,
-        libc::SYS_kexec_load,
-        libc::SYS_kexec_file_load,
-        libc::SYS_reboot,
-        libc::SYS_swapon,
-        libc::SYS_swapoff,
-        libc::SYS_bpf,
-        // io_uring performs I/O without passing through this filter.
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-        // Kernel keyrings.
-        libc::SYS_add_key,
-        libc::SYS_request_key,
-        libc::SYS_keyctl,
-        libc::SYS_userfaultfd,
-    ]
+    super::forbidden::FORBIDDEN
+        .iter()
+        .map(|&(_, nr)| nr)
+        .collect()
 }
 
 fn filter_system_calls() -> Result<(), SandboxError> {
@@ -252,6 +209,142 @@ mod tests {
         .unwrap();
         let program: BpfProgram = filter.try_into().unwrap();
         assert!(program.len() > forbidden().len());
+    }
+
+    /// The forbidden numbers are written out by hand (the trial worker has no `libc` crate):
+    /// each must be the one `libc` gives for its name.
+    #[test]
+    fn the_forbidden_table_matches_libc() {
+        let libc_numbers: BTreeMap<&str, i64> = [
+            ("socket", libc::SYS_socket),
+            ("setsid", libc::SYS_setsid),
+            ("setpgid", libc::SYS_setpgid),
+            ("execve", libc::SYS_execve),
+            ("execveat", libc::SYS_execveat),
+            ("ptrace", libc::SYS_ptrace),
+            ("process_vm_readv", libc::SYS_process_vm_readv),
+            ("process_vm_writev", libc::SYS_process_vm_writev),
+            ("mount", libc::SYS_mount),
+            ("umount2", libc::SYS_umount2),
+            ("pivot_root", libc::SYS_pivot_root),
+            ("chroot", libc::SYS_chroot),
+            ("open_tree", libc::SYS_open_tree),
+            ("move_mount", libc::SYS_move_mount),
+            ("fsopen", libc::SYS_fsopen),
+            ("fsconfig", libc::SYS_fsconfig),
+            ("fsmount", libc::SYS_fsmount),
+            ("fspick", libc::SYS_fspick),
+            ("setns", libc::SYS_setns),
+            ("unshare", libc::SYS_unshare),
+            ("init_module", libc::SYS_init_module),
+            ("finit_module", libc::SYS_finit_module),
+            ("delete_module", libc::SYS_delete_module),
+            ("kexec_load", libc::SYS_kexec_load),
+            ("kexec_file_load", libc::SYS_kexec_file_load),
+            ("reboot", libc::SYS_reboot),
+            ("swapon", libc::SYS_swapon),
+            ("swapoff", libc::SYS_swapoff),
+            ("bpf", libc::SYS_bpf),
+            ("io_uring_setup", libc::SYS_io_uring_setup),
+            ("io_uring_enter", libc::SYS_io_uring_enter),
+            ("io_uring_register", libc::SYS_io_uring_register),
+            ("add_key", libc::SYS_add_key),
+            ("request_key", libc::SYS_request_key),
+            ("keyctl", libc::SYS_keyctl),
+            ("userfaultfd", libc::SYS_userfaultfd),
+        ]
+        .into_iter()
+        .collect();
+        let table = super::super::forbidden::FORBIDDEN;
+        assert_eq!(table.len(), libc_numbers.len());
+        for (name, nr) in table {
+            assert_eq!(Some(&nr), libc_numbers.get(name), "{name}");
+        }
+    }
+
+    /// Runs a classic-BPF seccomp program on a system call of this architecture.
+    fn verdict(program: &[(u16, u8, u8, u32)], arch: u32, nr: u32) -> u32 {
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let (code, jt, jf, k) = program[pc];
+            pc += 1;
+            match code {
+                0x20 => {
+                    acc = if k == 4 {
+                        arch
+                    } else {
+                        assert_eq!(k, 0);
+                        nr
+                    }
+                }
+                0x06 => return k,
+                0x05 => pc += k as usize,
+                0x15 | 0x25 | 0x35 | 0x45 => {
+                    let taken = match code {
+                        0x15 => acc == k,
+                        0x25 => acc > k,
+                        0x35 => acc >= k,
+                        _ => acc & k != 0,
+                    };
+                    pc += usize::from(if taken { jt } else { jf });
+                }
+                other => panic!("instruction {other:#x} not understood by this test"),
+            }
+        }
+    }
+
+    /// The trial worker builds its filter by hand; on every system call number of this
+    /// architecture it must decide as the `seccompiler` filter of the other workers does (and
+    /// it also refuses x32 numbers and other architectures).
+    #[test]
+    fn the_trial_workers_filter_decides_as_seccompiler_does() {
+        use crate::companion::sandbox::{
+            AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS, program,
+        };
+        let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
+        let rules = forbidden().into_iter().map(|nr| (nr, vec![])).collect();
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::KillProcess,
+            arch,
+        )
+        .unwrap();
+        let theirs: BpfProgram = filter.try_into().unwrap();
+        let theirs: Vec<_> = theirs.iter().map(|i| (i.code, i.jt, i.jf, i.k)).collect();
+        let ours: Vec<_> = program()
+            .iter()
+            .map(|i| (i.code, i.jt, i.jf, i.k))
+            .collect();
+        let mut killed = 0;
+        for nr in 0..1024 {
+            let want = verdict(&theirs, AUDIT_ARCH, nr);
+            assert_eq!(verdict(&ours, AUDIT_ARCH, nr), want, "system call {nr}");
+            killed += usize::from(want == SECCOMP_RET_KILL_PROCESS);
+        }
+        assert_eq!(killed, forbidden().len());
+        assert_eq!(
+            verdict(&ours, AUDIT_ARCH, 0x4000_0000 | 41),
+            SECCOMP_RET_KILL_PROCESS
+        );
+        assert_eq!(verdict(&ours, 0x4000_0003, 0), SECCOMP_RET_KILL_PROCESS);
+        assert_eq!(verdict(&ours, AUDIT_ARCH, 0), SECCOMP_RET_ALLOW);
+    }
+
+    /// The trial worker's Landlock write rights per kernel ABI are the `landlock` crate's.
+    #[test]
+    fn the_trial_workers_write_rights_are_the_crates() {
+        for (n, abi) in [ABI::V1, ABI::V2, ABI::V3, ABI::V4, ABI::V5, ABI::V6]
+            .into_iter()
+            .enumerate()
+        {
+            let theirs = AccessFs::from_write(abi).bits();
+            assert_eq!(
+                crate::companion::sandbox::write_rights(n as i64 + 1),
+                theirs,
+                "{abi:?}"
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::counter::CycleSource;
-use crate::vocabulary::FailureKind;
+use crate::measure::trial::LoadStage;
 
 fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
     TrialSpec {
@@ -19,20 +19,20 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
 
 fn ready() -> TrialMessage {
     TrialMessage::Ready {
-        meta: None,
+        meta_block: None,
+        build_flags: None,
         baseline_rss_bytes: 1,
         cycle_source: CycleSource::Tsc,
-        core_cycles: false,
         perf_unavailable: None,
         per_call_source: Some(CycleSource::Tsc),
-        timer_overhead_ticks: 30.0,
+        timer_overhead_ticks: 30,
     }
 }
 
 fn trial(measurements: u64, seconds: f64, cycles: u64) -> TrialMessage {
     TrialMessage::Trial {
         measurements,
-        seconds,
+        nanoseconds: (seconds * 1e9) as u64,
         cycles,
         waited_ns: None,
         clock: None,
@@ -64,13 +64,12 @@ fn the_workers_own_sequence_is_accepted() {
         done(),
     ];
     assert_eq!(first_refusal(&s, &msgs), None);
-    let fault = TrialMessage::Fault {
-        status: FailureKind::Overflow,
-        detail: String::new(),
-    };
+    assert_eq!(first_refusal(&s, &[ready(), TrialMessage::Overflow]), None);
+    let fault = TrialMessage::Cryptofail { rc: -1 };
     assert_eq!(first_refusal(&s, &[ready(), fault]), None);
     let error = TrialMessage::Error {
-        message: "no".into(),
+        stage: LoadStage::Load,
+        detail: "no".into(),
     };
     assert_eq!(first_refusal(&s, &[error]), None);
 }
@@ -91,7 +90,10 @@ fn forged_or_reordered_messages_are_refused() {
             "after done",
             vec![ready(), trial(100, 0.1, 1), done(), done()],
         ),
-        ("nan seconds", vec![ready(), trial(100, f64::NAN, 1)]),
+        (
+            "fault before ready",
+            vec![TrialMessage::Cryptofail { rc: 1 }],
+        ),
         (
             "too many samples",
             vec![

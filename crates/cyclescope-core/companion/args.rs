@@ -1,0 +1,152 @@
+//! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
+//! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
+//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--abi iccs|supercop]`. Parsing
+//! only; a malformed line is refused with the reason, never guessed at.
+
+use core::ffi::CStr;
+use core::fmt;
+
+use super::text::Lossy;
+
+/// Everything one trial worker is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Invocation<'a> {
+    pub(crate) library: &'a CStr,
+    pub(crate) digest_bits: u32,
+    pub(crate) input_bytes: u64,
+    pub(crate) iterations: u64,
+    pub(crate) warmups: u64,
+    pub(crate) trials: u32,
+    pub(crate) sample_calls: u64,
+    pub(crate) cpu: Option<usize>,
+    pub(crate) address_space_bytes: Option<u64>,
+    pub(crate) cpu_seconds: Option<u64>,
+    /// SUPERCOP's `crypto_hash` instead of ICCS `CryptHash`.
+    pub(crate) supercop: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgsError<'a> {
+    Usage,
+    NoLibrary,
+    NotANumber(&'a [u8]),
+    NotAnAbi(&'a [u8]),
+    Unknown(&'a [u8]),
+    Twice(&'a [u8]),
+    Missing,
+    OutOfRange(&'static str),
+}
+
+impl fmt::Display for ArgsError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgsError::Usage => f.write_str(
+                "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
+                 [--samples S] [--cpu C] [--max-address-space B] [--max-cpu-seconds S] \
+                 [--abi iccs|supercop]",
+            ),
+            ArgsError::NoLibrary => f.write_str("no library given"),
+            ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
+            ArgsError::NotAnAbi(k) => write!(f, "{} needs iccs or supercop", Lossy(k)),
+            ArgsError::Unknown(k) => write!(f, "unknown option {}", Lossy(k)),
+            ArgsError::Twice(k) => write!(f, "{} is given twice", Lossy(k)),
+            ArgsError::Missing => {
+                f.write_str("--digest-bits, --bytes, --iters and --warmups are required")
+            }
+            ArgsError::OutOfRange(k) => write!(f, "{k} is out of range"),
+        }
+    }
+}
+
+/// The numeric options, in the order the engine writes them.
+const OPTIONS: [&[u8]; 9] = [
+    b"--digest-bits",
+    b"--bytes",
+    b"--iters",
+    b"--warmups",
+    b"--trials",
+    b"--samples",
+    b"--cpu",
+    b"--max-address-space",
+    b"--max-cpu-seconds",
+];
+
+/// A decimal u64 (no sign, no spaces, no overflow).
+pub(crate) fn number(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        acc.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+/// Reads the arguments after the program name.
+pub(crate) fn parse<'a>(
+    args: impl IntoIterator<Item = &'a CStr>,
+) -> Result<Invocation<'a>, ArgsError<'a>> {
+    let mut it = args.into_iter().skip_while(|a| a.to_bytes() == b"worker");
+    if it.next().map(CStr::to_bytes) != Some(b"measure") {
+        return Err(ArgsError::Usage);
+    }
+    let library = it.next().ok_or(ArgsError::NoLibrary)?;
+    let mut values: [Option<u64>; 9] = [None; 9];
+    let mut abi: Option<bool> = None;
+    while let Some(k) = it.next().map(CStr::to_bytes) {
+        if k == b"--abi" {
+            let supercop = match it.next().map(CStr::to_bytes) {
+                Some(b"iccs") => false,
+                Some(b"supercop") => true,
+                _ => return Err(ArgsError::NotAnAbi(k)),
+            };
+            if abi.replace(supercop).is_some() {
+                return Err(ArgsError::Twice(k));
+            }
+            continue;
+        }
+        let slot = OPTIONS
+            .iter()
+            .position(|o| *o == k)
+            .ok_or(ArgsError::Unknown(k))?;
+        let v = it
+            .next()
+            .and_then(|v| number(v.to_bytes()))
+            .ok_or(ArgsError::NotANumber(k))?;
+        if values[slot].replace(v).is_some() {
+            return Err(ArgsError::Twice(k));
+        }
+    }
+    let [
+        bits,
+        bytes,
+        iters,
+        warmups,
+        trials,
+        samples,
+        cpu,
+        space,
+        secs,
+    ] = values;
+    let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
+        (bits, bytes, iters, warmups)
+    else {
+        return Err(ArgsError::Missing);
+    };
+    let narrow = |v: u64, what| u32::try_from(v).map_err(|_| ArgsError::OutOfRange(what));
+    Ok(Invocation {
+        library,
+        digest_bits: narrow(bits, "--digest-bits")?,
+        input_bytes,
+        iterations,
+        warmups,
+        trials: narrow(trials.unwrap_or(1), "--trials")?,
+        sample_calls: samples.unwrap_or(0),
+        cpu: cpu
+            .map(|c| usize::try_from(c).map_err(|_| ArgsError::OutOfRange("--cpu")))
+            .transpose()?,
+        address_space_bytes: space,
+        cpu_seconds: secs,
+        supercop: abi.unwrap_or(false),
+    })
+}

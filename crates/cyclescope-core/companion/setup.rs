@@ -1,0 +1,121 @@
+//! The trial worker's own setup, before the candidate is loaded, in the order the engine's
+//! other workers use (`worker::child`): die with the parent, take the session token from stdin
+//! and put `/dev/null` there, keep a private copy of stdout for the protocol and send fd 1 to
+//! stderr, close every inherited descriptor, forbid new privileges, set the kernel limits, pin
+//! to the measurement CPU. The sandbox comes last (`sandbox`).
+
+use core::ffi::c_int;
+use core::fmt;
+
+use super::args::Invocation;
+use super::json::Channel;
+use super::sys;
+
+/// The environment variable holding the parent's process id (`worker::PARENT_PID_ENV`).
+const PARENT_PID_ENV: &core::ffi::CStr = c"CYCLESCOPE_WORKER_PARENT";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SetupError {
+    Sys { what: &'static str, errno: c_int },
+    NoToken,
+    Orphaned,
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::Sys { what, errno } => write!(
+                f,
+                "worker setup: {what}: {} (errno {errno})",
+                super::text::Lossy(sys::strerror_text(*errno))
+            ),
+            SetupError::NoToken => f.write_str(
+                "worker setup: no session token on stdin (workers are started by cyclescope)",
+            ),
+            SetupError::Orphaned => {
+                f.write_str("worker setup: the parent process ended before the worker started")
+            }
+        }
+    }
+}
+
+fn sys_err(what: &'static str) -> impl FnOnce(c_int) -> SetupError {
+    move |errno| SetupError::Sys { what, errno }
+}
+
+/// Sets the process up and returns the protocol channel.
+pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
+    die_with_parent()?;
+    let token = take_token()?;
+    let proto = sys::dup_fd(1).map_err(sys_err("dup stdout"))?;
+    // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
+    sys::dup2_fd(2, 1).map_err(sys_err("redirect stdout"))?;
+    close_inherited(proto);
+    sys::prctl_int(sys::PR_SET_NO_NEW_PRIVS, 1).map_err(sys_err("no_new_privs"))?;
+    sys::set_rlimit(sys::RLIMIT_CORE, 0, 0).map_err(sys_err("RLIMIT_CORE"))?;
+    if let Some(bytes) = inv.address_space_bytes {
+        sys::set_rlimit(sys::RLIMIT_AS, bytes, bytes).map_err(sys_err("RLIMIT_AS"))?;
+    }
+    if let Some(secs) = inv.cpu_seconds {
+        // The soft limit sends SIGXCPU, the hard one a second later SIGKILL.
+        sys::set_rlimit(sys::RLIMIT_CPU, secs, secs.saturating_add(1))
+            .map_err(sys_err("RLIMIT_CPU"))?;
+    }
+    if let Some(cpu) = inv.cpu {
+        sys::pin_to(cpu).map_err(sys_err("pin to the measurement CPU"))?;
+    }
+    Ok(Channel::new(proto, token))
+}
+
+/// The kernel kills this process when its parent dies; a parent that died before the request
+/// was made is noticed by the changed parent id.
+fn die_with_parent() -> Result<(), SetupError> {
+    sys::prctl_int(sys::PR_SET_PDEATHSIG, sys::SIGKILL as _)
+        .map_err(sys_err("PR_SET_PDEATHSIG"))?;
+    let expected = sys::env(PARENT_PID_ENV)
+        .and_then(super::args::number)
+        .and_then(|p| c_int::try_from(p).ok());
+    match expected {
+        Some(pid) if sys::parent_pid() != pid => Err(SetupError::Orphaned),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the token (one line, 32 hex digits) from stdin to its end, then puts `/dev/null` on
+/// fd 0 so the candidate finds no trace of it.
+fn take_token() -> Result<[u8; 32], SetupError> {
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    while len < buf.len() {
+        match sys::read_fd(0, &mut buf[len..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => len += n,
+        }
+    }
+    let token = parse_token(&buf[..len]).ok_or(SetupError::NoToken)?;
+    let null = sys::open_read(c"/dev/null").map_err(sys_err("open /dev/null"))?;
+    sys::dup2_fd(null, 0).map_err(sys_err("replace stdin"))?;
+    sys::close_fd(null);
+    Ok(token)
+}
+
+/// The token of a line: 32 hex digits, surrounding white space ignored.
+pub(crate) fn parse_token(line: &[u8]) -> Option<[u8; 32]> {
+    let t = line.trim_ascii();
+    let token: [u8; 32] = t.try_into().ok()?;
+    token.iter().all(u8::is_ascii_hexdigit).then_some(token)
+}
+
+/// Closes every descriptor above stderr except `keep`: `close_range` where the kernel has it,
+/// else each number below the soft descriptor limit.
+fn close_inherited(keep: c_int) {
+    let keep = keep as u32;
+    let ranged = (keep <= 3 || sys::close_range(3, keep - 1).is_ok())
+        && sys::close_range(keep + 1, u32::MAX).is_ok();
+    if !ranged {
+        let limit = sys::soft_rlimit(sys::RLIMIT_NOFILE).map_or(1024, |l| l.min(1 << 20));
+        for fd in (3..limit as c_int).filter(|&fd| fd as u32 != keep) {
+            sys::close_fd(fd);
+        }
+    }
+}

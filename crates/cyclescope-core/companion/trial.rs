@@ -1,0 +1,341 @@
+//! One trial process's measurement, the engine's method (`measure::trial` describes it from
+//! the parent's side): load the library, prepare the harness's message
+//! (`msg[i] = (u8)(131·i + len)`) and the digest buffer inside guard bytes, record baseline
+//! RSS, open the counters, report `ready`; run the warm-ups; then per trial (1) the guide's
+//! bare loop of ITERS calls between the loop counter's readings and CLOCK_MONOTONIC_RAW,
+//! nothing else inside it, and (2) the per-call phase with serialised stamps, sent in batches;
+//! finally `done` with the peak RSS. A non-zero return or a broken guard ends it with a fault.
+
+use core::ffi::c_int;
+
+use super::args::Invocation;
+use super::counter::{self, LoopCounter, PerfRefusal, Witness};
+use super::json::Channel;
+use super::library::{self, Entry, LoadError, MetaBlock};
+use super::procfs;
+use super::sys;
+
+/// Samples per batch message, and the longest a batch waits (ns).
+const BATCH_SAMPLES: usize = 4096;
+const BATCH_INTERVAL_NS: u64 = 25_000_000;
+/// Guard bytes on each side of a buffer, and their value (`plugin::GuardedBuffer`).
+const GUARD_LEN: usize = 64;
+const GUARD_BYTE: u8 = 0xA5;
+
+/// Exit codes: measured to the end, could not measure, the candidate misbehaved.
+const EXIT_DONE: c_int = 0;
+const EXIT_ERROR: c_int = 2;
+const EXIT_FAULT: c_int = 3;
+
+/// A buffer framed by guard bytes that a write outside it breaks.
+struct Guarded {
+    bytes: &'static mut [u8],
+    len: usize,
+}
+
+impl Guarded {
+    fn new(len: usize) -> Option<Self> {
+        let bytes = sys::alloc_filled(len.checked_add(2 * GUARD_LEN)?, 0)?;
+        bytes[..GUARD_LEN].fill(GUARD_BYTE);
+        bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
+        Some(Self { bytes, len })
+    }
+
+    fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[GUARD_LEN..GUARD_LEN + self.len]
+    }
+
+    fn intact(&self) -> bool {
+        self.bytes[..GUARD_LEN].iter().all(|&b| b == GUARD_BYTE)
+            && self.bytes[GUARD_LEN + self.len..]
+                .iter()
+                .all(|&b| b == GUARD_BYTE)
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        self.bytes.as_mut_ptr().wrapping_add(GUARD_LEN)
+    }
+}
+
+/// The candidate's entry point with its arguments fixed, the ABI chosen before any loop.
+pub(crate) struct Call {
+    pub(crate) entry: Entry,
+    pub(crate) digest_bits: c_int,
+    pub(crate) msg: *const u8,
+    pub(crate) msg_bits: u64,
+    pub(crate) digest: *mut u8,
+}
+
+impl Call {
+    /// `n` calls; the last non-zero return, or 0.
+    #[inline(always)]
+    fn call_n(&self, n: u64) -> c_int {
+        let mut failed = 0;
+        match self.entry {
+            Entry::Iccs(f) => {
+                for _ in 0..n {
+                    // SAFETY: both pointers point into live buffers at least as long as the
+                    // API lets the callee touch (the message holds msg_bits, the digest
+                    // digest_bits), inside guard bytes of the same allocations. What the
+                    // candidate does beyond its contract is what this process contains.
+                    let rc = unsafe { f(self.digest_bits, self.msg, self.msg_bits, self.digest) };
+                    if rc != 0 {
+                        failed = rc;
+                    }
+                }
+            }
+            Entry::Supercop(f) => {
+                let len = self.msg_bits / 8;
+                for _ in 0..n {
+                    // SAFETY: as above, for `crypto_hash(out, in, inlen)`.
+                    let rc = unsafe { f(self.digest, self.msg, len) };
+                    if rc != 0 {
+                        failed = rc;
+                    }
+                }
+            }
+        }
+        failed
+    }
+}
+
+/// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
+pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
+    for (i, b) in msg.iter_mut().enumerate() {
+        *b = (i as u64).wrapping_mul(131).wrapping_add(len) as u8;
+    }
+}
+
+/// Runs the invocation and reports on `ch`; the process's exit code.
+pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
+    let lib = match library::open(inv.library, inv.supercop) {
+        Ok(l) => l,
+        Err(LoadError::Dlopen(detail)) => return error(ch, "load", detail),
+        Err(LoadError::Symbol) => return error(ch, "symbol", b""),
+    };
+    let Ok(msg_len) = usize::try_from(inv.input_bytes) else {
+        return error(
+            ch,
+            "memory",
+            b"the message length does not fit this machine",
+        );
+    };
+    let (Some(mut msg), Some(mut digest)) = (
+        Guarded::new(msg_len),
+        Guarded::new((inv.digest_bits as usize).div_ceil(8)),
+    ) else {
+        return error(
+            ch,
+            "memory",
+            b"cannot allocate the message and digest buffers",
+        );
+    };
+    fill_harness_message(msg.data_mut(), inv.input_bytes);
+    let baseline_rss_bytes = procfs::resident_bytes();
+    let (mut loop_counter, refusal) = LoopCounter::open();
+    let witness = Witness::open(&loop_counter, inv.cpu);
+    let overhead = counter::timer_overhead();
+    send_ready(
+        ch,
+        &lib,
+        baseline_rss_bytes,
+        &loop_counter,
+        refusal,
+        overhead,
+    );
+
+    let call = Call {
+        entry: lib.entry,
+        digest_bits: c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX),
+        msg: msg.ptr(),
+        msg_bits: inv.input_bytes.wrapping_mul(8),
+        digest: digest.ptr(),
+    };
+    let check = |rc: c_int, msg: &Guarded, digest: &Guarded| -> Option<c_int> {
+        if !(msg.intact() && digest.intact()) {
+            send_overflow(ch);
+            return Some(EXIT_FAULT);
+        }
+        (rc != 0).then(|| {
+            send_cryptofail(ch, rc);
+            EXIT_FAULT
+        })
+    };
+    for _ in 0..inv.warmups {
+        if let Some(code) = check(call.call_n(1), &msg, &digest) {
+            return code;
+        }
+    }
+    let mut batch: Option<&'static mut [u8]> = None;
+    for _ in 0..inv.trials {
+        // The guide's loop: nothing but the calls between the two readings.
+        let wait0 = procfs::runqueue_wait_ns();
+        let t0 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
+        let outer = witness.outer();
+        loop_counter.start();
+        let inner0 = witness.inner();
+        let failed_rc = call.call_n(inv.iterations);
+        let inner1 = witness.inner();
+        let cycles = loop_counter.stop();
+        let clock = witness.pair(outer, (inner0, inner1), cycles);
+        let t1 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
+        let waited = procfs::runqueue_wait_ns()
+            .zip(wait0)
+            .map(|(b, a)| b.saturating_sub(a));
+        if let Some(code) = check(failed_rc, &msg, &digest) {
+            return code;
+        }
+        send_trial(
+            ch,
+            inv.iterations,
+            t1.saturating_sub(t0),
+            cycles,
+            waited,
+            clock,
+        );
+        if inv.sample_calls > 0 {
+            if batch.is_none() {
+                batch = sys::alloc_filled(BATCH_SAMPLES * 8, 0);
+            }
+            let Some(buf) = batch.as_deref_mut() else {
+                return error(ch, "memory", b"cannot allocate the per-call sample batch");
+            };
+            let rc = sample_calls(ch, inv.sample_calls, overhead.unwrap_or(0), &call, buf);
+            if let Some(code) = check(rc, &msg, &digest) {
+                return code;
+            }
+        }
+    }
+    ch.message("done")
+        .number("peak_rss_bytes", procfs::peak_resident_bytes())
+        .send();
+    EXIT_DONE
+}
+
+/// Lets a message be finished by a closure in the middle of a chain.
+trait Pipe: Sized {
+    fn pipe(self, f: impl FnOnce(Self) -> Self) -> Self {
+        f(self)
+    }
+}
+impl Pipe for super::json::Line {}
+
+/// One trial's figures.
+pub(crate) fn send_trial(
+    ch: &Channel,
+    iterations: u64,
+    nanoseconds: u64,
+    cycles: u64,
+    waited_ns: Option<u64>,
+    clock: Option<(&str, u64, u64)>,
+) {
+    ch.message("trial")
+        .number("measurements", iterations)
+        .number("nanoseconds", nanoseconds)
+        .number("cycles", cycles)
+        .optional("waited_ns", waited_ns)
+        .pipe(|line| match clock {
+            Some((kind, core, reference)) => line.object("clock", |o| {
+                o.name("kind", kind)
+                    .number("core", core)
+                    .number("reference", reference)
+            }),
+            None => line.null("clock"),
+        })
+        .send();
+}
+
+pub(crate) fn send_ready(
+    ch: &Channel,
+    lib: &library::Library,
+    baseline_rss_bytes: u64,
+    loop_counter: &LoopCounter,
+    refusal: Option<PerfRefusal>,
+    overhead: Option<u64>,
+) {
+    ch.message("ready")
+        .pipe(|line| match &lib.meta {
+            MetaBlock::Absent => line.null("meta_block"),
+            MetaBlock::Null => line.hex("meta_block", &[]),
+            MetaBlock::Bytes(bytes, len) => line.hex("meta_block", &bytes[..*len]),
+        })
+        .pipe(|line| match lib.build_flags {
+            Some(flags) => line.hex("build_flags", flags),
+            None => line.null("build_flags"),
+        })
+        .number("baseline_rss_bytes", baseline_rss_bytes)
+        .name("cycle_source", loop_counter.source().name())
+        .pipe(|line| match refusal {
+            None => line.null("perf_unavailable"),
+            Some(PerfRefusal::Errno(e)) => {
+                line.object("perf_unavailable", |o| o.number("errno", e))
+            }
+            Some(PerfRefusal::NoCount) => line.name("perf_unavailable", "no_count"),
+        })
+        .pipe(|line| match (overhead, counter::REFERENCE_SOURCE) {
+            (Some(_), Some(source)) => line.name("per_call_source", source.name()),
+            _ => line.null("per_call_source"),
+        })
+        .number("timer_overhead_ticks", overhead.unwrap_or(0))
+        .send();
+}
+
+/// The per-call phase: a serialised stamp pair around each call, the overhead subtracted,
+/// sent in batches; the last non-zero return, or 0.
+pub(crate) fn sample_calls(
+    ch: &Channel,
+    calls: u64,
+    overhead: u64,
+    call: &Call,
+    buf: &mut [u8],
+) -> c_int {
+    // SAFETY: a u8 buffer viewed as u64 where aligned (malloc's memory is); every bit pattern
+    // is a valid u64.
+    let (_, batch, _) = unsafe { buf.align_to_mut::<u64>() };
+    let mut filled = 0;
+    let mut last_send = sys::clock_ns(sys::CLOCK_MONOTONIC);
+    let mut bad_rc = 0;
+    for _ in 0..calls {
+        let t0 = counter::stamp_start();
+        let rc = call.call_n(1);
+        let t1 = counter::stamp_end();
+        if rc != 0 {
+            bad_rc = rc;
+        }
+        batch[filled] = t1.wrapping_sub(t0).saturating_sub(overhead).max(1);
+        filled += 1;
+        let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        if filled == batch.len() || now.wrapping_sub(last_send) >= BATCH_INTERVAL_NS {
+            ch.message("samples")
+                .numbers("ticks", &batch[..filled])
+                .send();
+            filled = 0;
+            last_send = now;
+        }
+    }
+    if filled > 0 {
+        ch.message("samples")
+            .numbers("ticks", &batch[..filled])
+            .send();
+    }
+    bad_rc
+}
+
+/// A guard byte changed: the candidate wrote outside its buffers.
+pub(crate) fn send_overflow(ch: &Channel) {
+    ch.message("overflow").send();
+}
+
+/// The candidate returned non-zero.
+pub(crate) fn send_cryptofail(ch: &Channel, rc: c_int) {
+    ch.message("cryptofail").number("rc", rc).send();
+}
+
+/// Reports that the process could not measure.
+pub(crate) fn error(ch: &Channel, stage: &str, detail: &[u8]) -> c_int {
+    ch.message("error")
+        .name("stage", stage)
+        .text("detail", super::text::Lossy(detail))
+        .send();
+    EXIT_ERROR
+}

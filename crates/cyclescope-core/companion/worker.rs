@@ -1,0 +1,57 @@
+//! `cyclescope-worker`, the trial process: one candidate library measured by the engine's
+//! method, in a program that links nothing but the C library, so that the resident memory
+//! the pages publish for a trial (baseline and peak RSS) is the candidate's and not the
+//! tool's. No `std`, no allocator, no unwinding: its memory is its stack, the buffers it
+//! `malloc`s for the measurement, and what the candidate brings. It runs only as a child of
+//! the engine, which starts it with the command line of `measure::trial_args`, a session
+//! token on stdin, and reads its protocol lines; everything it reports is checked there.
+//!
+//! Built by `build.rs` with `rustc -C panic=abort` (Cargo cannot give one binary of a
+//! workspace its own panic strategy) and carried inside the engine like the bundled
+//! libraries; the engine's tests compile these modules too (`cfg(test)`).
+
+pub(crate) mod args;
+pub(crate) mod counter;
+pub(crate) mod json;
+pub(crate) mod library;
+pub(crate) mod procfs;
+pub(crate) mod sandbox;
+pub(crate) mod setup;
+pub(crate) mod sys;
+pub(crate) mod text;
+pub(crate) mod trial;
+
+#[path = "../src/worker/forbidden.rs"]
+pub(crate) mod forbidden;
+#[path = "../src/counter/perf_attr.rs"]
+pub(crate) mod perf_attr;
+
+use core::ffi::{CStr, c_char, c_int};
+use core::fmt::Write;
+
+/// The program: parse, set up, sandbox, measure. Returns the exit code.
+///
+/// # Safety
+/// `argv` must hold `argc` pointers to NUL-terminated strings, as `main` receives them.
+pub(crate) unsafe fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // SAFETY: the caller's contract; the C runtime keeps argv alive for the whole process.
+    let args = (1..argc.max(0) as usize).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) });
+    let inv = match args::parse(args) {
+        Ok(inv) => inv,
+        Err(e) => return fail(format_args!("{e}")),
+    };
+    let ch = match setup::enter(&inv).and_then(|ch| sandbox::install().map(|()| ch)) {
+        Ok(ch) => ch,
+        Err(e) => return fail(format_args!("{e}")),
+    };
+    trial::run(&inv, &ch)
+}
+
+/// `cyclescope worker: <why>` on stderr; exit code 2.
+fn fail(why: core::fmt::Arguments<'_>) -> c_int {
+    let mut buf = [0u8; 1024];
+    let mut w = text::ByteWriter::new(&mut buf);
+    let _ = w.write_fmt(format_args!("cyclescope worker: {why}\n"));
+    sys::write_all(2, w.written());
+    2
+}
