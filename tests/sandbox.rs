@@ -143,7 +143,7 @@ fn trial_processes_are_sandboxed_too() {
         ),
     );
     let measure = |lib: &std::path::Path, out: &str| {
-        let o = cyclescope(
+        cyclescope(
             t.path(),
             &[
                 "run",
@@ -161,8 +161,7 @@ fn trial_processes_are_sandboxed_too() {
                 "--out",
                 out,
             ],
-        );
-        o
+        )
     };
     let o = measure(&writer, "w");
     assert!(text(&o).contains("done write256 @ 32 B"), "{}", text(&o));
