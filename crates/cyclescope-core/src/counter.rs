@@ -234,7 +234,9 @@ mod tests {
 
     #[test]
     fn the_trial_workers_timer_overhead_is_measured() {
+        // A coarse reference counter (cntvct_el0 at tens of MHz, as under qemu) can read the
+        // same tick twice: 0 is a valid median there.
         let median = crate::companion::counter::timer_overhead().expect("a buffer");
-        assert!(median > 0 && median < 1_000_000, "{median}");
+        assert!(median < 1_000_000, "{median}");
     }
 }

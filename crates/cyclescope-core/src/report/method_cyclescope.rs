@@ -57,9 +57,9 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         format!("# Performance method and limitations — system {id}"),
         String::new(),
         format!(
-            "Measured with cyclescope {} on system {id}, one {} core. The figures themselves are on the [summary](summary_{id}.md).",
+            "Measured with cyclescope {} on system {id}, {}. The figures themselves are on the [summary](summary_{id}.md).",
             env!("CARGO_PKG_VERSION"),
-            host.cpu_model()
+            measuring_cores(host.cpu_model(), &additions)
         ),
         String::new(),
         "## Measurement".into(),
@@ -124,6 +124,28 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
     l.join("\n")
 }
 
+/// Which cores measured: "one <model> core", or for a run on several CPUs their number, the
+/// CPUs and whether the engine had to share them.
+fn measuring_cores(model: &str, additions: &[&crate::record::Additions]) -> String {
+    let mut cpus: Vec<usize> = additions.iter().map(|a| a.measurement_cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let shared = additions.iter().any(|a| a.engine_shared_cpu);
+    let mut text = match cpus.len() {
+        0 | 1 => format!("one {model} core"),
+        n => format!(
+            "{n} {model} cores measuring side by side (CPUs {}), one trial process per CPU at a time; each record names its CPU",
+            crate::host::format_cpu_list(&cpus.iter().copied().collect())
+        ),
+    };
+    if shared {
+        text.push_str(
+            " (no CPU was left for the engine and the UI: they ran on the measuring CPUs, and the records say so)",
+        );
+    }
+    text
+}
+
 /// The baseline RSS of this run's trial processes (the worker's share of every memory figure)
 /// beside the harness's C driver's, as its published uHash records on arm_1 give it.
 fn worker_footprint(records: &[&TimingRecord]) -> String {
@@ -175,6 +197,31 @@ mod tests {
         assert!(line.contains("C driver starts at 1404–1468 KiB"), "{line}");
         let none = worker_footprint(&[]);
         assert!(none.contains("no complete record"), "{none}");
+    }
+
+    fn additions(cpu: usize, shared: bool) -> crate::record::Additions {
+        serde_json::from_value(serde_json::json!({
+            "version": "0.1.0", "mode": "guide", "cycle_source": "tsc",
+            "reference_cycles": true, "per_call_source": "tsc",
+            "timer_overhead_ticks": 40.0, "per_call": null, "per_call_by_process": [],
+            "trial_spread": null, "preempted_ns_by_trial": [], "histogram_v2_base64": null,
+            "elf_load_bytes": null, "measurement_cpu": cpu, "engine_shared_cpu": shared,
+            "worker": "cyclescope-worker", "tui_attached": false, "host_problems": [],
+            "failure": null
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_run_on_several_cpus_names_them_all() {
+        let (a, b, c) = (additions(1, false), additions(1, false), additions(0, true));
+        assert_eq!(measuring_cores("EPYC", &[&a, &b]), "one EPYC core");
+        let both = measuring_cores("EPYC", &[&a, &c, &b]);
+        assert!(
+            both.starts_with("2 EPYC cores measuring side by side (CPUs 0-1)"),
+            "{both}"
+        );
+        assert!(both.contains("no CPU was left for the engine"), "{both}");
     }
 
     #[test]
