@@ -134,7 +134,7 @@ fn measuring_cores(model: &str, additions: &[&crate::record::Additions]) -> Stri
     let mut text = match cpus.len() {
         0 | 1 => format!("one {model} core"),
         n => format!(
-            "{n} {model} cores measuring side by side (CPUs {}), one trial process per CPU at a time; each record names its CPU",
+            "{n} {model} cores (CPUs {}, one trial process at a time on each); each record names its CPU",
             crate::host::format_cpu_list(&cpus.iter().copied().collect())
         ),
     };
@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(measuring_cores("EPYC", &[&a, &b]), "one EPYC core");
         let both = measuring_cores("EPYC", &[&a, &c, &b]);
         assert!(
-            both.starts_with("2 EPYC cores measuring side by side (CPUs 0-1)"),
+            both.starts_with("2 EPYC cores (CPUs 0-1, one trial process at a time on each)"),
             "{both}"
         );
         assert!(both.contains("no CPU was left for the engine"), "{both}");
