@@ -44,7 +44,8 @@ def loopdrv(exe, label, length, cpu, iters, trials):
     bits = label.split("-")[1]
     out = subprocess.run(["taskset", "-c", str(cpu), str(exe), str(lib), bits, str(length), str(iters), str(trials), "3"],
                          check=True, capture_output=True, text=True).stdout
-    return float(out.strip().splitlines()[-1].split()[1])
+    mean = next(l for l in out.splitlines() if l.startswith("mean "))
+    return float(mean.split()[1])
 
 
 def main():
