@@ -20,7 +20,9 @@ fn both_cpus() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A run of two instances at two lengths, long enough to be watched for a few seconds.
+/// A run of two instances at two lengths, long enough to be watched for a few seconds: each
+/// lane measures for about 3 s, so a watcher redrawing twice a second sees both lanes in a
+/// trial at once even when the host is busy.
 fn start_run(out: &Path, extra: &[&str]) -> Child {
     let mut args = vec![
         "run",
@@ -29,7 +31,7 @@ fn start_run(out: &Path, extra: &[&str]) -> Child {
         "--lengths",
         "32,1024",
         "--trial-target",
-        "0.1",
+        "0.25",
         "--trials",
         "3",
         "--allow-unfixed-host",
