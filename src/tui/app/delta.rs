@@ -5,7 +5,7 @@
 //! the curve to overlay. Derived on demand from the jobs; nothing stored.
 
 use crate::report::compare::{Figure, Verdict, judge};
-use crate::vocabulary::JobSummary;
+use crate::vocabulary::{JobKey, JobSummary};
 
 use super::{App, CurveSeries, JobState, ResultRow};
 
@@ -21,22 +21,19 @@ pub struct Delta {
 }
 
 impl App {
-    /// The finished figure of `label` at `bytes` in `run`.
-    fn done_in(&self, label: &str, bytes: u64, run: usize) -> Option<&JobSummary> {
+    /// The finished figure of `key` (candidate, label, length) in `run`: a label two
+    /// candidates share (`iccs` and `iccs-c`) is never compared across them.
+    fn done_in(&self, key: &JobKey, run: usize) -> Option<&JobSummary> {
         self.jobs.iter().find_map(|j| match &j.state {
-            JobState::Done(s)
-                if j.run == run && j.key.label == label && j.key.input_bytes == bytes =>
-            {
-                Some(&**s)
-            }
+            JobState::Done(s) if j.run == run && &j.key == key => Some(&**s),
             _ => None,
         })
     }
 
-    /// The run whose figure of `label` at `bytes` a figure of run `than` is compared with:
-    /// the pinned baseline when it has one (and is another run), else the newest earlier run.
-    fn earlier_run(&self, label: &str, bytes: u64, than: usize) -> Option<usize> {
-        let has = |run: usize| run != than && self.done_in(label, bytes, run).is_some();
+    /// The run whose figure of `key` a figure of run `than` is compared with: the pinned
+    /// baseline when it has one (and is another run), else the newest earlier run.
+    fn earlier_run(&self, key: &JobKey, than: usize) -> Option<usize> {
+        let has = |run: usize| run != than && self.done_in(key, run).is_some();
         if let Some(b) = self.baseline.filter(|&b| has(b)) {
             return Some(b);
         }
@@ -46,8 +43,8 @@ impl App {
     /// The Δ of a finished row; None for a failed row, one without cycles, or a first figure.
     pub fn delta(&self, r: &ResultRow) -> Option<Delta> {
         let now = Figure::of_summary(r.summary?)?;
-        let run = self.earlier_run(&r.key.label, r.key.input_bytes, r.run)?;
-        let earlier = Figure::of_summary(self.done_in(&r.key.label, r.key.input_bytes, run)?)?;
+        let run = self.earlier_run(r.key, r.run)?;
+        let earlier = Figure::of_summary(self.done_in(r.key, run)?)?;
         Some(Delta {
             earlier_run: run,
             ratio: now.mean_cycles / earlier.mean_cycles,
@@ -63,21 +60,26 @@ impl App {
             .iter()
             .filter(|s| !s.reference && s.earlier.is_none())
             .filter_map(|s| {
+                // The curve's candidate is that of its newest figure.
                 let newest = self
                     .jobs
                     .iter()
                     .filter(|j| j.key.label == s.label && matches!(j.state, JobState::Done(_)))
-                    .map(|j| j.run)
-                    .max()?;
+                    .max_by_key(|j| j.run)?;
+                let key = |bytes: u64| JobKey {
+                    candidate: newest.key.candidate.clone(),
+                    label: s.label.clone(),
+                    input_bytes: bytes,
+                };
                 let run = s
                     .points
                     .iter()
-                    .find_map(|&(bytes, _)| self.earlier_run(&s.label, bytes, newest))?;
+                    .find_map(|&(bytes, _)| self.earlier_run(&key(bytes), newest.run))?;
                 let mut points: Vec<(u64, f64)> = s
                     .points
                     .iter()
                     .filter_map(|&(bytes, _)| {
-                        let c = self.done_in(&s.label, bytes, run)?.mean_cycles?;
+                        let c = self.done_in(&key(bytes), run)?.mean_cycles?;
                         Some((bytes, c / bytes.max(1) as f64))
                     })
                     .collect();
@@ -100,6 +102,48 @@ mod tests {
     use crate::tui::app::JobState;
     use crate::tui::demo;
     use crate::tui::panel::results;
+
+    /// The C baselines (`iccs-c`) share their labels with the bundled ones on purpose: their
+    /// rows name the candidate, and a figure is never compared with the other candidate's.
+    #[test]
+    fn a_label_two_candidates_share_is_named_and_never_compared_across_them() {
+        use crate::vocabulary::{EngineEvent, JobKey};
+        let mut app = demo::rerun();
+        app.apply(EngineEvent::RunStarted {
+            run_dir: "runs/demo-20260101T000200Z".into(),
+            labels: vec!["sm3hash-256".into()],
+            lengths: vec![32],
+            cpus: vec![1],
+        });
+        let key = JobKey {
+            candidate: "iccs-c".into(),
+            label: "sm3hash-256".into(),
+            input_bytes: 32,
+        };
+        app.apply(EngineEvent::JobFinished {
+            job: key.clone(),
+            summary: Box::new(demo::summary(3100.0, 32)),
+            record: "r.json".into(),
+            snapshot: None,
+        });
+        let rows = app.result_rows();
+        let c = rows.iter().find(|r| r.key == &key).unwrap();
+        assert!(c.shared_label);
+        assert_eq!(results::cells(c)[0], "`iccs-c/sm3hash-256`");
+        assert!(
+            app.delta(c).is_none(),
+            "compared with another candidate's figure"
+        );
+        let bundled = rows
+            .iter()
+            .find(|r| r.run == 1 && r.key.input_bytes == 32)
+            .unwrap();
+        assert_eq!(
+            results::cells(bundled)[0],
+            format!("`{}/sm3hash-256`", bundled.key.candidate)
+        );
+        assert_eq!(app.delta(bundled).unwrap().earlier.mean_cycles, 1469.0);
+    }
 
     #[test]
     fn a_second_run_shows_the_earlier_figure_ratio_and_verdict() {

@@ -113,6 +113,9 @@ pub struct ResultRow<'a> {
     pub x_pseudoxof: Option<f64>,
     /// A baseline job a run added for that ratio.
     pub reference: bool,
+    /// Another candidate of the session has a job of the same label (the bundled `iccs` and
+    /// the C `iccs-c` baselines): the row names its candidate.
+    pub shared_label: bool,
 }
 
 /// A row's value in §4 column `column` (1…6) for sorting; None for a failed job's figures.
@@ -175,33 +178,36 @@ impl App {
                 _ => None,
             }),
         );
-        let mut rows: Vec<ResultRow<'_>> = self
-            .jobs
-            .iter()
-            .filter_map(|j| {
-                let (summary, failure, stderr_tail) = match &j.state {
-                    JobState::Done(s) => (Some(&**s), None, None),
-                    JobState::Failed {
-                        reason,
+        let mut rows: Vec<ResultRow<'_>> =
+            self.jobs
+                .iter()
+                .filter_map(|j| {
+                    let (summary, failure, stderr_tail) = match &j.state {
+                        JobState::Done(s) => (Some(&**s), None, None),
+                        JobState::Failed {
+                            reason,
+                            stderr_tail,
+                        } => (None, Some(reason.as_str()), Some(stderr_tail.as_str())),
+                        _ => return None,
+                    };
+                    Some(ResultRow {
+                        key: &j.key,
+                        run: j.run,
+                        summary,
+                        failure,
                         stderr_tail,
-                    } => (None, Some(reason.as_str()), Some(stderr_tail.as_str())),
-                    _ => return None,
-                };
-                Some(ResultRow {
-                    key: &j.key,
-                    run: j.run,
-                    summary,
-                    failure,
-                    stderr_tail,
-                    retries: j.retries,
-                    x_pseudoxof: summary
-                        .zip(self.instance(&j.key.label))
-                        .and_then(|(s, i)| means.ratio_of(i.digest_bits, &j.key, s)),
-                    reference: j.key.candidate == self.xof_baseline.candidate
-                        && self.reference_labels.contains(&j.key.label),
+                        retries: j.retries,
+                        x_pseudoxof: summary
+                            .zip(self.instance(&j.key.label))
+                            .and_then(|(s, i)| means.ratio_of(i.digest_bits, &j.key, s)),
+                        reference: j.key.candidate == self.xof_baseline.candidate
+                            && self.reference_labels.contains(&j.key.label),
+                        shared_label: self.jobs.iter().any(|o| {
+                            o.key.label == j.key.label && o.key.candidate != j.key.candidate
+                        }),
+                    })
                 })
-            })
-            .collect();
+                .collect();
         rows.sort_by_cached_key(|r| {
             (
                 std::cmp::Reverse(r.run),

@@ -84,6 +84,10 @@ fn fit_columns(
 /// its reason last. The mark has its own column here.
 pub fn cells(r: &ResultRow) -> [String; 7] {
     let mut cells = crate::report::perf_cells_unmarked(r.key, r.summary, r.failure);
+    if r.shared_label {
+        // As `run` prints it: the label alone would not say which candidate this is.
+        cells[0] = format!("`{}/{}`", r.key.candidate, r.key.label);
+    }
     // The workbench writes lengths one way everywhere (64 KiB); the printed table keeps the
     // report's bytes.
     cells[1] = crate::format::size(r.key.input_bytes);
