@@ -82,13 +82,20 @@ impl Tmux {
         String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-e"]).stdout).into_owned()
     }
 
-    /// Polls the pane until `ok` holds; fails with the last screen after the deadline.
+    /// Polls the pane until `ok` holds on two captures in a row, and returns the second; fails
+    /// with the last screen after the deadline. One capture can catch a frame half drawn (tmux
+    /// parses the program's output as it arrives, and a full redraw is many kilobytes): its
+    /// top already new, rows below still old, a mix no real frame ever showed.
     pub fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
             if ok(&screen) {
-                return screen;
+                std::thread::sleep(Duration::from_millis(40));
+                let again = self.capture();
+                if ok(&again) {
+                    return again;
+                }
             }
             assert!(
                 start.elapsed() < DEADLINE,
