@@ -47,18 +47,25 @@ fn main() {
     build_trial_worker(&workspace, &manifest_dir);
 
     let iccs = plugins.join("iccs-sm3/src/lib.rs");
-    rustc(&workspace, &out, "iccs_sm3", "rlib", &iccs, &[]);
+    let out_dir = out.display().to_string();
+    let out_args = |extra: &[&str]| -> Vec<String> {
+        ["-C", "opt-level=3", "-L", &out_dir, "--out-dir", &out_dir]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    rustc(&workspace, "iccs_sm3", "rlib", &iccs, &out_args(&[]));
     let rlib = out.join("libiccs_sm3.rlib");
     for name in LIBRARIES {
         let src = plugins.join(name).join("src/lib.rs");
         let extern_arg = format!("iccs_sm3={}", rlib.display());
         rustc(
             &workspace,
-            &out,
             name,
             "cdylib",
             &src,
-            &["--extern", &extern_arg],
+            &out_args(&["--extern", &extern_arg]),
         );
     }
 }
@@ -87,68 +94,38 @@ fn build_trial_worker(workspace: &Path, manifest_dir: &Path) {
         std::fs::write(&exe, b"").expect("writing the empty trial worker");
         return;
     }
-    let mut cmd = Command::new(env("RUSTC"));
-    cmd.args(["--edition", "2024", "--crate-name", "cyclescope_worker"])
-        .args(["--crate-type", "bin", "--target", &env("TARGET")])
-        .args([
-            "-C",
-            "panic=abort",
-            "-C",
-            "opt-level=2",
-            "-C",
-            "codegen-units=1",
-        ])
-        .args(["-C", "debuginfo=0", "-C", "strip=debuginfo"])
-        .arg(format!("--remap-path-prefix={}=.", workspace.display()))
-        .arg("-o")
-        .arg(&exe)
-        .arg(manifest_dir.join("companion/main.rs"));
-    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
-        cmd.arg(format!("-Clinker={linker}"));
-    }
-    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
-        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
-    }
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run rustc for the trial worker: {e}"));
-    assert!(
-        status.success(),
-        "rustc failed building the trial worker ({status})"
-    );
+    let exe = exe.display().to_string();
+    let args = ["-C", "panic=abort", "-C", "opt-level=2", "-o", &exe].map(String::from);
+    let main = manifest_dir.join("companion/main.rs");
+    rustc(workspace, "cyclescope_worker", "bin", &main, &args);
 }
 
 fn env(key: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| panic!("cargo sets {key} for build scripts"))
 }
 
-/// One rustc invocation with the flags every bundled artefact shares.
-fn rustc(workspace: &Path, out: &Path, crate_name: &str, kind: &str, src: &Path, extra: &[&str]) {
+/// One rustc invocation with the flags every artefact built here shares (one codegen unit,
+/// no debug info, source paths remapped, the target's linker and RUSTFLAGS), plus `args`.
+fn rustc(workspace: &Path, crate_name: &str, kind: &str, src: &Path, args: &[String]) {
     let mut cmd = Command::new(env("RUSTC"));
-    cmd.args([
-        "--edition",
-        "2024",
-        "--crate-name",
-        crate_name,
-        "--crate-type",
-        kind,
-    ])
-    .args(["--target", &env("TARGET")])
-    .args(["-C", "opt-level=3", "-C", "codegen-units=1"])
-    .args(["-C", "debuginfo=0", "-C", "strip=debuginfo"])
-    .arg(format!("--remap-path-prefix={}=.", workspace.display()))
-    .arg("-L")
-    .arg(out)
-    .arg("--out-dir")
-    .arg(out)
-    .args(extra)
-    .arg(src);
-    // A cross build names its linker for the target; the libraries must be linked by it too.
+    cmd.args(["--edition", "2024", "--crate-name", crate_name])
+        .args(["--crate-type", kind, "--target", &env("TARGET")])
+        .args([
+            "-C",
+            "codegen-units=1",
+            "-C",
+            "debuginfo=0",
+            "-C",
+            "strip=debuginfo",
+        ])
+        .arg(format!("--remap-path-prefix={}=.", workspace.display()))
+        .args(args)
+        .arg(src);
+    // A cross build names its linker for the target; these artefacts must be linked by it too.
     if let Ok(linker) = std::env::var("RUSTC_LINKER") {
         cmd.arg(format!("-Clinker={linker}"));
     }
-    // RUSTFLAGS (e.g. `-C target-cpu=native`) apply to the bundled libraries as they would to
-    // a Cargo-built cdylib.
+    // RUSTFLAGS (e.g. `-C target-cpu=native`) apply here as they would to a Cargo-built crate.
     if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
         cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
     }

@@ -240,18 +240,18 @@ fn read_meta(library: &libloading::Library, path: &Path) -> Result<Option<NgccMe
     let ptr = unsafe { meta_fn() };
     let mut block = Vec::new();
     if !ptr.is_null() {
-        let common = size_of::<NgccMetaCommon>();
         // SAFETY: a non-NULL pointer from ngcc_meta points at at least the common header,
-        // which every ABI-1 library defines; it is copied as bytes, not trusted.
-        block.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), common) });
-        // SAFETY: as above; `struct_size` is read by value before anything else is.
+        // which every ABI-1 library defines; `struct_size` is read by value before anything
+        // else is trusted.
         let struct_size = unsafe { std::ptr::read_unaligned(ptr) }.struct_size as usize;
-        if struct_size >= size_of::<NgccMetaHash>() {
-            // SAFETY: the library says the block is a whole `ngcc_meta_hash_t`.
-            block =
-                unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size_of::<NgccMetaHash>()) }
-                    .to_vec();
-        }
+        let len = if struct_size >= size_of::<NgccMetaHash>() {
+            size_of::<NgccMetaHash>()
+        } else {
+            size_of::<NgccMetaCommon>()
+        };
+        // SAFETY: the common header is always there, the hash block when `struct_size` says
+        // so; the bytes are copied, and checked by `meta_from_block`.
+        block.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) });
     }
     let mut build_flags = None;
     // SAFETY: optional `const char *ngcc_build_flags(void)` of newer harness builds, returning

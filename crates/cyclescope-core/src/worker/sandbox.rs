@@ -164,7 +164,8 @@ fn forbidden() -> Vec<i64> {
         .collect()
 }
 
-fn filter_system_calls() -> Result<(), SandboxError> {
+/// The filter: the forbidden calls kill the process, everything else is allowed.
+fn filter_program() -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let rules: BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
         forbidden().into_iter().map(|nr| (nr, vec![])).collect();
@@ -174,7 +175,11 @@ fn filter_system_calls() -> Result<(), SandboxError> {
         SeccompAction::KillProcess,
         arch,
     )?;
-    let program: BpfProgram = filter.try_into()?;
+    Ok(filter.try_into()?)
+}
+
+fn filter_system_calls() -> Result<(), SandboxError> {
+    let program = filter_program()?;
     // Every thread: a candidate's constructor may start threads of its own later, and those
     // inherit the filter; threads the worker runtime started already get it too.
     seccompiler::apply_filter_all_threads(&program)?;
@@ -198,16 +203,7 @@ mod tests {
 
     #[test]
     fn the_filter_compiles_for_this_machine() {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        let rules = forbidden().into_iter().map(|nr| (nr, vec![])).collect();
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::KillProcess,
-            arch,
-        )
-        .unwrap();
-        let program: BpfProgram = filter.try_into().unwrap();
+        let program = filter_program().unwrap();
         assert!(program.len() > forbidden().len());
     }
 
@@ -301,16 +297,7 @@ mod tests {
         use crate::companion::sandbox::{
             AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS, program,
         };
-        let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        let rules = forbidden().into_iter().map(|nr| (nr, vec![])).collect();
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::KillProcess,
-            arch,
-        )
-        .unwrap();
-        let theirs: BpfProgram = filter.try_into().unwrap();
+        let theirs = filter_program().unwrap();
         let theirs: Vec<_> = theirs.iter().map(|i| (i.code, i.jt, i.jf, i.k)).collect();
         let ours: Vec<_> = program()
             .iter()
