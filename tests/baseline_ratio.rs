@@ -3,8 +3,10 @@
 //! measured as a reference job, marked in the printed table, the JSON, the records and
 //! campaign.json; `report --csv` carries the same ratio.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const QUICK: [&str; 6] = [
     "--lengths",
@@ -16,7 +18,7 @@ const QUICK: [&str; 6] = [
 ];
 
 fn cyclescope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    common::cyclescope()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .output()

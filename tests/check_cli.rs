@@ -2,8 +2,10 @@
 //! exit codes) and on this machine (honest rows, whatever the machine is). The JSON schema is
 //! the one documented in docs/check-json.md.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cyclescope_core::counter::{CounterError, PerfCycles};
 use serde_json::Value;
@@ -32,7 +34,7 @@ fn fixture(tree: &str) -> PathBuf {
 }
 
 fn check(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    common::cyclescope()
         .arg("check")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -78,7 +78,7 @@ fn compare_names_faster_slower_noise_and_not_comparable() {
         &published("uHash-768__hash_32.json"),
     );
 
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let o = common::cyclescope()
         .arg("compare")
         .args([&a, &b])
         .output()
@@ -103,7 +103,7 @@ fn compare_names_faster_slower_noise_and_not_comparable() {
 #[test]
 fn compare_refuses_a_folder_without_records() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let o = common::cyclescope()
         .arg("compare")
         .arg(common::arm_1())
         .arg(tmp.path())
@@ -118,7 +118,7 @@ fn compare_refuses_a_folder_without_records() {
 }
 
 fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    common::cyclescope()
         .arg("compare")
         .args(args)
         .output()

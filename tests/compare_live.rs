@@ -151,7 +151,7 @@ fn one_source_instance_under_two_flag_sets_is_compared_by_its_builds() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("ab");
     let src = root().join("tests/fixtures/submissions/fixhash");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let o = common::cyclescope()
         .args([
             "compare",
             "--live",

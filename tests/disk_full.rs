@@ -2,11 +2,11 @@
 //! the cause and the way on, and nothing already written is torn. Needs permission to mount
 //! tmpfs (root, as on CI); without it the tests fail with that reason rather than pass untested.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 
 /// A tmpfs of `size` mounted on a fresh folder, unmounted on drop.
 struct TinyFs(PathBuf);
@@ -40,7 +40,7 @@ impl Drop for TinyFs {
 }
 
 fn run_cmd(out: &Path, lengths: &str) -> Command {
-    let mut c = Command::new(EXE);
+    let mut c = common::cyclescope();
     c.args([
         "run",
         "sm3hash-256",

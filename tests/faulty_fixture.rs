@@ -4,7 +4,9 @@
 //! `cyclescope` process itself survives. `hang` is not tested here: timeouts belong to the KAT
 //! and measurement engines.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use cyclescope_core::catalog::bundled_library;
 use iccs_sm3::iccs::pseudo_xof;
@@ -13,7 +15,7 @@ use iccs_sm3::iccs::pseudo_xof;
 fn hash_with(mode: Option<&str>, hex: &str) -> Output {
     let lib = bundled_library("faulty");
     assert!(lib.is_file(), "{} not built", lib.display());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyclescope"));
+    let mut cmd = common::cyclescope();
     cmd.args(["hash", "--lib"])
         .arg(&lib)
         .args(["--digest-bits", "256", "--hex", hex])
@@ -65,7 +67,7 @@ fn fails_with(o: &Output, needle: &str) {
 fn unset_mode_hashes_like_pseudoxof_256() {
     let fixture = digest_of(&hash_with(None, "00"));
     assert_eq!(fixture, expected(&[0]));
-    let out = Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let out = common::cyclescope()
         .args(["hash", "pseudoXOF-256", "--hex", "00"])
         .env_remove("CYCLESCOPE_WORKER_EXE")
         .output()

@@ -6,15 +6,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
 
 /// Runs cyclescope, killing it (and failing) if it takes more than a minute: reading
 /// `/dev/zero` without limit must show up as a failure, not as a hung test.
 fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(EXE)
+    let mut child = common::cyclescope()
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::piped())
@@ -159,7 +157,7 @@ fn a_campaign_linked_to_dev_zero_is_refused_quickly() {
 fn a_run_whose_directory_is_deleted_fails() {
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
-    let mut child = Command::new(EXE)
+    let mut child = common::cyclescope()
         .args([
             "run",
             "pseudoXOF-256",

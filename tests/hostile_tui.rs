@@ -49,7 +49,7 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
+        common::suite_locks(&mut Command::new("tmux"))
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .env_remove("TMUX")

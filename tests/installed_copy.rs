@@ -42,7 +42,7 @@ impl Installed {
 
     /// Runs the copy in `cwd` with nothing of the checkout in its environment.
     fn run(&self, cwd: &Path, args: &[&str]) -> Output {
-        Command::new(self.exe())
+        common::cyclescope_at(self.exe())
             .args(args)
             .current_dir(cwd)
             .env("CYCLESCOPE_CACHE_DIR", self.cache())

@@ -3,6 +3,8 @@
 //! the published layout without absolute paths, `--write-manifest` reproduces the committed
 //! entries, and the `--kat-dir` line-by-line mode tolerates CRLF and blank `X_Len =` lines.
 
+mod common;
+
 #[path = "kat/support.rs"]
 mod support;
 

@@ -4,6 +4,8 @@
 //! exit code of a `cyclescope` process that itself ends normally. Faults are triggered on
 //! short messages (`@N`) so each test stays fast.
 
+mod common;
+
 #[path = "kat/support.rs"]
 mod support;
 

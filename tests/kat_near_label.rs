@@ -1,7 +1,7 @@
 //! A label with no manifest entry is NOKAT (not a failure of the digest), and the KAT detail
 //! suggests the manifest's nearest label: the bundled sm3hash library under a misspelt label.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn a_misspelt_label_is_nokat_with_the_nearest_manifest_label_suggested() {
@@ -16,7 +16,7 @@ fn a_misspelt_label_is_nokat_with_the_nearest_manifest_label_suggested() {
         ),
     )
     .expect("config");
-    let out = Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let out = common::cyclescope()
         .args(["--config", config.to_str().unwrap(), "kat", "sm3hash256"])
         .current_dir(dir.path())
         .output()

@@ -9,7 +9,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use cyclescope_core::report::method_page::MethodFacts;
 use cyclescope_core::report::{Page, ReportOptions, build_pages};
@@ -250,7 +249,7 @@ fn summary_hash_table_lines_are_the_published_ones() {
 }
 
 fn cyclescope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    common::cyclescope()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .output()

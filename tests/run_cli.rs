@@ -6,16 +6,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use cyclescope_core::record::TimingRecord;
 use cyclescope_core::vocabulary::RecordStatus;
 
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
-
 fn cyclescope(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(EXE);
+    let mut c = common::cyclescope();
     c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
     for (k, v) in env {
         c.env(k, v);
@@ -222,7 +220,7 @@ fn a_candidate_that_prints_is_measured_and_its_output_kept_apart() {
 fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
-    let mut child = Command::new(EXE)
+    let mut child = common::cyclescope()
         .args([
             "run",
             "pseudoXOF-256",

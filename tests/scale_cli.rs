@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 use common::output_text;
 use serde_json::Value;
 
-const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
-
 /// The tests measure on this machine's CPUs: one at a time, or each disturbs the others.
 static CPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -24,7 +22,7 @@ fn cpus() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn cyclescope(args: &[&str]) -> Output {
-    Command::new(EXE)
+    common::cyclescope()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -131,7 +129,7 @@ fn two_shard_processes_merge_into_a_dataset_that_validates_and_reports() {
     // Separate processes at once, each on its own CPU, as on two machines.
     let spawn = |out: &Path, shard: &str, cpu: &str| {
         let args = quick_args(out, &["--shard", shard, "--cpu", cpu]);
-        Command::new(EXE)
+        common::cyclescope()
             .args(&args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdout(Stdio::piped())
@@ -298,7 +296,7 @@ fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
     let tmp = tempfile::tempdir().unwrap();
     let (first_dir, second_dir) = (tmp.path().join("first"), tmp.path().join("second"));
     // Long enough to be measuring when the second one starts (it is cancelled then).
-    let mut first = Command::new(EXE)
+    let mut first = common::cyclescope()
         .args([
             "run",
             "pseudohash-1024",
@@ -317,23 +315,31 @@ fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let lock = tmp.path().join(".cpu0.lock");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.contains("run ")) {
+    // The suite's lock folder: the first run may queue there behind another test's run.
+    let lock = common::suite_lock_dir().join(".cpu0.lock");
+    let holder = format!("pid {}\n", first.id());
+    let deadline = Instant::now() + Duration::from_secs(1800);
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.starts_with(&holder)) {
         assert!(Instant::now() < deadline, "the first run never took CPU 0");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let o = cyclescope(&[
-        "run",
-        "sm3hash-256",
-        "--lengths",
-        "32",
-        "--allow-unfixed-host",
-        "--cpus",
-        "0",
-        "--out",
-        second_dir.to_str().unwrap(),
-    ]);
+    // Told not to wait, the second one is refused at once.
+    let o = common::cyclescope()
+        .env_remove(cyclescope_core::cpu::lock::LOCK_WAIT_ENV)
+        .args([
+            "run",
+            "sm3hash-256",
+            "--lengths",
+            "32",
+            "--allow-unfixed-host",
+            "--cpus",
+            "0",
+            "--out",
+            second_dir.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(first.id() as i32),

@@ -4,13 +4,13 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::output_text as text;
 use common::tmux::Tmux;
 
 fn cyclescope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    common::cyclescope()
         .args(args)
         .output()
         .expect("running cyclescope")
@@ -115,7 +115,7 @@ fn no_color_takes_the_colour_out_of_help_and_the_workbench() {
         let t = Tmux::start_in(&format!("help-{name}"), 120, 60, cwd.path(), &help);
         t.wait_for("HELP-DONE");
         let screen = t.capture_escapes();
-        let raw = Command::new(bin)
+        let raw = common::cyclescope()
             .args(["run", "--help"])
             .env("NO_COLOR", "1")
             .output()

@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::output_text as text;
 use common::tmux::Tmux;
@@ -36,7 +35,7 @@ fn the_workbench_opens_on_an_adhoc_library_with_the_baselines_beside_it() {
     t.wait_for("EXIT:0");
 
     // The same flags before a subcommand are the workbench's, and say so.
-    let o = Command::new(bin)
+    let o = common::cyclescope()
         .args(["--lib", lib.to_str().unwrap(), "list"])
         .output()
         .unwrap();

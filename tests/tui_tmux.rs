@@ -295,7 +295,7 @@ fn esc_mid_run_asks_first_and_leaving_says_how_to_resume() {
         .nth(1)
         .and_then(|r| r.strip_suffix('`'))
         .expect("a folder in the hint");
-    let out = Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let out = common::cyclescope()
         .args([
             "--config",
             &format!("{}/config.toml", env!("CARGO_MANIFEST_DIR")),

@@ -62,7 +62,7 @@ fn governor(tree: &Path) -> String {
 
 /// Starts `tune --apply --hold` and returns once it says it holds the tuning.
 fn hold(tree: &Path) -> std::process::Child {
-    let mut child = Command::new(bin())
+    let mut child = common::cyclescope()
         .args(["tune", "--cpu", "3", "--apply", "--hold", "--root"])
         .arg(tree)
         .stdout(Stdio::piped())
@@ -109,7 +109,7 @@ fn a_killed_holder_is_restored_by_the_next_start_byte_for_byte() {
     child.kill().unwrap();
     assert_eq!(governor(&tree), "performance", "nothing restored yet");
     // Any command that reads this root restores it as it starts.
-    let o = Command::new(bin())
+    let o = common::cyclescope()
         .args(["check", "--cpu", "3", "--root"])
         .arg(&tree)
         .output()
@@ -131,7 +131,7 @@ fn a_signal_to_the_holder_restores_and_a_live_holder_is_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = fixture_copy("amd-boost", tmp.path());
     let original = snapshot(&tree);
-    let mut child = Command::new(bin())
+    let mut child = common::cyclescope()
         .args(["tune", "--cpu", "15", "--apply", "--hold", "--root"])
         .arg(&tree)
         .stdout(Stdio::piped())
@@ -144,7 +144,7 @@ fn a_signal_to_the_holder_restores_and_a_live_holder_is_left_alone() {
     );
     assert_ne!(snapshot(&tree), original);
     // Another start sees a live owner: nothing restored, and a second apply is refused.
-    let o = Command::new(bin())
+    let o = common::cyclescope()
         .args(["tune", "--cpu", "15", "--apply", "--root"])
         .arg(&tree)
         .output()
@@ -171,7 +171,7 @@ fn apply_then_restore_by_command() {
     let tree = fixture_copy("untuned-laptop", tmp.path());
     let original = snapshot(&tree);
     let run = |args: &[&str]| {
-        let o = Command::new(bin())
+        let o = common::cyclescope()
             .args(args)
             .arg("--root")
             .arg(&tree)
@@ -189,7 +189,7 @@ fn apply_then_restore_by_command() {
     );
     run(&["tune", "--cpu", "3", "--apply"]);
     // Held until --restore: a later start does not undo it, and the checks see the tuning.
-    let o = Command::new(bin())
+    let o = common::cyclescope()
         .args(["check", "--cpu", "3", "--root"])
         .arg(&tree)
         .output()
@@ -203,7 +203,7 @@ fn apply_then_restore_by_command() {
     let out = run(&["tune", "--restore"]);
     assert!(out.contains("restored 7 setting(s)"), "{out}");
     assert_eq!(snapshot(&tree), original);
-    let o = Command::new(bin())
+    let o = common::cyclescope()
         .args(["tune", "--restore", "--root"])
         .arg(&tree)
         .output()
@@ -217,7 +217,7 @@ fn a_run_that_tuned_restores_at_its_end() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let tree = fixture_copy("untuned-laptop", tmp.path());
     let original = snapshot(&tree);
-    let o = Command::new(bin())
+    let o = common::cyclescope()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["run", "sm3hash-256", "--lengths", "32", "--trials", "1"])
         .args([

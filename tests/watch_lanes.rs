@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use common::tmux::Tmux;
 
@@ -39,7 +39,7 @@ fn start_run(out: &Path, extra: &[&str]) -> Child {
         out.to_str().unwrap(),
     ];
     args.extend(extra);
-    Command::new(EXE)
+    common::cyclescope()
         .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())

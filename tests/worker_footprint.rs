@@ -4,8 +4,9 @@
 //! back: its dynamic dependencies, its symbols, its permissions. The figures themselves are
 //! `bench/worker_rss.py`'s job.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use object::read::elf::{Dyn, ElfFile64, FileHeader};
 use object::{Object, ObjectSymbol};
@@ -14,7 +15,7 @@ use object::{Object, ObjectSymbol};
 /// records and the cache.
 fn measure_once(dir: &Path) -> (Vec<serde_json::Value>, PathBuf) {
     let cache = dir.join("cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let out = common::cyclescope()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CYCLESCOPE_CACHE_DIR", &cache)
         .args(["run", "sm3hash-256", "--lengths", "64", "--trials", "2"])

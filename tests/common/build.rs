@@ -2,7 +2,7 @@
 //! real binary run with its build cache inside the test's own folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// `tests/fixtures/submissions`.
 pub fn submissions() -> PathBuf {
@@ -16,7 +16,7 @@ pub fn iccs_api() -> PathBuf {
 
 /// The binary run in `dir` with `args`, its build cache in `dir/cache` (never the user's).
 pub fn cyclescope(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    super::cyclescope()
         .args(args)
         .current_dir(dir)
         .env("XDG_CACHE_HOME", dir.join("cache"))

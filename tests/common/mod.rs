@@ -35,9 +35,41 @@ pub mod build;
 pub mod cc;
 pub mod tmux;
 
+/// The CPU-lock folder every cyclescope the tests start shares: one for the whole suite, every
+/// test binary and every clone on this machine, so that no two tests measure on one CPU at once
+/// (the tests of one binary run in parallel threads, and each writes its own runs folder).
+pub fn suite_lock_dir() -> PathBuf {
+    std::env::temp_dir().join("cyclescope-test-cpus")
+}
+
+/// How long a test's run queues for a CPU another test measures on (`CYCLESCOPE_LOCK_WAIT`):
+/// longer than any test's measuring, so a busy CPU means a wait, never a refusal.
+pub const SUITE_LOCK_WAIT_S: &str = "1800";
+
+/// `cmd` (a cyclescope, or what starts one: tmux, a shell) with the suite's CPU locks: the
+/// shared folder and the wait.
+pub fn suite_locks(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use cyclescope_core::cpu::lock::{LOCK_DIR_ENV, LOCK_WAIT_ENV};
+    cmd.env(LOCK_DIR_ENV, suite_lock_dir())
+        .env(LOCK_WAIT_ENV, SUITE_LOCK_WAIT_S)
+}
+
+/// The real binary, under the suite's CPU locks: every test starts cyclescope through this
+/// (`tests/suite_locks.rs` holds them to it).
+pub fn cyclescope() -> std::process::Command {
+    cyclescope_at(env!("CARGO_BIN_EXE_cyclescope"))
+}
+
+/// A cyclescope binary at `exe` (an installed copy), under the suite's CPU locks.
+pub fn cyclescope_at(exe: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(exe);
+    suite_locks(&mut cmd);
+    cmd
+}
+
 /// The real binary run in `dir` with `args`, to its end.
 pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    cyclescope()
         .args(args)
         .current_dir(dir)
         .output()

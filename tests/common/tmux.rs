@@ -51,8 +51,10 @@ impl Tmux {
         t
     }
 
+    /// tmux on this test's socket; the server it starts passes the suite's CPU locks on to
+    /// every program of the session.
     pub fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
+        super::suite_locks(&mut Command::new("tmux"))
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .env_remove("TMUX")

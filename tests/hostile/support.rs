@@ -62,7 +62,7 @@ impl Drop for Sweep {
 
 /// `cyclescope <args>` in the package folder with the marker set.
 pub fn command(args: &[&str], marker: &str, env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(EXE);
+    let mut c = crate::common::cyclescope();
     c.args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env(MARKER_VAR, marker)

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The twelve bundled ICCS baseline instances of the default `config.toml`.
 pub const BUNDLED: [&str; 12] = [
@@ -24,7 +24,7 @@ pub const BUNDLED: [&str; 12] = [
 /// `cyclescope kat <args>` in the package folder (so `config.toml` is the default catalog),
 /// with `FAULTY_MODE` set to `mode` (or removed).
 pub fn kat(args: &[&str], faulty_mode: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cyclescope"));
+    let mut cmd = crate::common::cyclescope();
     cmd.arg("kat")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -141,7 +141,7 @@ pub(crate) fn run_with(
     cancel: &AtomicBool,
 ) -> Result<RunOutcome, CampaignError> {
     let started = Instant::now();
-    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit)?;
+    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit, cancel)?;
     let outcome = lanes::run_lanes(req, &mut opened, runners, cancel, &|run: &mut Run<'_>| {
         run.run_lane()
     });
@@ -166,11 +166,12 @@ impl<'e> Opened<'e> {
         runners: &mut [&mut dyn TrialRunner],
         engine_shared_cpu: bool,
         emit: &'e mut dyn FnMut(EngineEvent),
+        cancel: &AtomicBool,
     ) -> Result<Self, CampaignError> {
         // The CPUs first, held until the run ends: a second process on one of them is refused
-        // by name before its host check's clock probe could disturb the trials running there.
-        let lock_dir = crate::cpu::lock::lock_dir(&req.run_dir);
-        let cpu_locks = crate::cpu::lock::lock_all(&lock_dir, &req.cpus, &req.run_dir)?;
+        // by name (or queues, when told to wait) before its host check's clock probe could
+        // disturb the trials running there.
+        let cpu_locks = lock_cpus(req, emit, cancel)?;
         // Then the host gate: a refused run leaves no run folder behind.
         let hosts = HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu)?;
         open::refuse_unfixed(req, &hosts)?;
@@ -224,6 +225,35 @@ impl<'e> Opened<'e> {
         });
         Ok(outcome)
     }
+}
+
+/// Every CPU of the run locked for this process, waiting for busy ones as long as
+/// `CYCLESCOPE_LOCK_WAIT` allows (the frontend told who holds each).
+fn lock_cpus(
+    req: &RunRequest,
+    emit: &mut dyn FnMut(EngineEvent),
+    cancel: &AtomicBool,
+) -> Result<Vec<crate::cpu::lock::CpuLock>, CampaignError> {
+    use crate::cpu::lock;
+    let wait = lock::lock_wait()?;
+    let dir = lock::lock_dir(&req.run_dir);
+    let mut told = |busy: &lock::CpuLockError| {
+        emit(EngineEvent::Warning {
+            message: format!(
+                "{busy}; waiting up to {} s for it ({})",
+                wait.as_secs(),
+                lock::LOCK_WAIT_ENV
+            ),
+        })
+    };
+    Ok(lock::lock_all(
+        &dir,
+        &req.cpus,
+        &req.run_dir,
+        wait,
+        cancel,
+        &mut told,
+    )?)
 }
 
 /// Sends events to the frontend and appends the journal's form of them.

@@ -86,7 +86,7 @@ pub(crate) fn interleave_with(
     };
     let started = std::time::Instant::now();
     let mut runners = vec![runner];
-    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit)?;
+    let mut opened = Opened::open(req, &mut runners, engine_shared_cpu, emit, cancel)?;
     let comparisons = Mutex::new(Vec::new());
     let body = |run: &mut Run<'_>| -> Result<(), CampaignError> {
         let found = run.interleave_all(pairs)?;

@@ -3,16 +3,30 @@
 //! it so a refused process can say who is measuring there. The folder is the runs folder (the
 //! parent of the run directory), where the harness keeps its `.cpu<N>.lock` too, unless
 //! `CYCLESCOPE_LOCK_DIR` names one shared by every runs folder on the machine. The kernel drops
-//! a lock when its holder dies, so a killed run never leaves a CPU locked. Never pins anything.
+//! a lock when its holder dies, so a killed run never leaves a CPU locked. A busy CPU refuses
+//! the run at once, unless `CYCLESCOPE_LOCK_WAIT` gives a bounded time to queue for it (queued
+//! campaigns, the test suite). Never pins anything.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
 /// The environment variable naming a machine-wide lock folder.
 pub const LOCK_DIR_ENV: &str = "CYCLESCOPE_LOCK_DIR";
+
+/// The environment variable giving how many seconds a run waits for a busy CPU before it is
+/// refused (unset or 0: refused at once).
+pub const LOCK_WAIT_ENV: &str = "CYCLESCOPE_LOCK_WAIT";
+
+/// The longest wait `CYCLESCOPE_LOCK_WAIT` may ask for: a day.
+const LONGEST_WAIT_S: u64 = 86_400;
+
+/// How often a waiting run tries the lock again (and looks at its cancel flag).
+const RETRY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, thiserror::Error)]
 pub enum CpuLockError {
@@ -26,6 +40,17 @@ pub enum CpuLockError {
         holder: String,
         path: PathBuf,
     },
+    #[error("{busy} (waited {waited_s} s, the limit {LOCK_WAIT_ENV} sets)")]
+    StillBusy {
+        busy: Box<CpuLockError>,
+        waited_s: u64,
+    },
+    #[error("cancelled while waiting for CPU {cpu}")]
+    Cancelled { cpu: usize },
+    #[error(
+        "{LOCK_WAIT_ENV} must be a whole number of seconds from 0 to {LONGEST_WAIT_S}, not `{value}`"
+    )]
+    BadWait { value: String },
     #[error("cannot lock CPU {cpu} ({}): {source}", .path.display())]
     Io {
         cpu: usize,
@@ -51,10 +76,71 @@ pub fn lock_dir(run_dir: &Path) -> PathBuf {
     }
 }
 
+/// How long a run may wait for a busy CPU: `CYCLESCOPE_LOCK_WAIT` seconds, zero when unset.
+pub fn lock_wait() -> Result<Duration, CpuLockError> {
+    let Some(raw) = std::env::var_os(LOCK_WAIT_ENV).filter(|v| !v.is_empty()) else {
+        return Ok(Duration::ZERO);
+    };
+    let text = raw.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(s) if s <= LONGEST_WAIT_S => Ok(Duration::from_secs(s)),
+        _ => Err(CpuLockError::BadWait {
+            value: text.chars().take(40).collect(),
+        }),
+    }
+}
+
+/// What a run that must wait is told once per busy CPU (the holder named), before it waits.
+pub type OnWait<'a> = &'a mut dyn FnMut(&CpuLockError);
+
 /// Locks every CPU of `cpus` for this process (all or none), naming `run_dir` as what it
-/// measures for.
-pub fn lock_all(dir: &Path, cpus: &[usize], run_dir: &Path) -> Result<Vec<CpuLock>, CpuLockError> {
-    cpus.iter().map(|&c| lock_one(dir, c, run_dir)).collect()
+/// measures for. A busy CPU is waited for up to `wait` (`on_wait` hears of it first), or until
+/// `cancel` is set. CPUs are taken in ascending order, so two waiting runs that want
+/// overlapping sets never hold one CPU each while waiting for the other's.
+pub fn lock_all(
+    dir: &Path,
+    cpus: &[usize],
+    run_dir: &Path,
+    wait: Duration,
+    cancel: &AtomicBool,
+    on_wait: OnWait<'_>,
+) -> Result<Vec<CpuLock>, CpuLockError> {
+    let mut order = cpus.to_vec();
+    order.sort_unstable();
+    order.dedup();
+    let started = Instant::now();
+    order
+        .into_iter()
+        .map(|cpu| {
+            let mut told = false;
+            loop {
+                match lock_one(dir, cpu, run_dir) {
+                    Err(busy @ CpuLockError::Busy { .. }) => {
+                        let waited = started.elapsed();
+                        if waited >= wait {
+                            return Err(if wait.is_zero() {
+                                busy
+                            } else {
+                                CpuLockError::StillBusy {
+                                    busy: Box::new(busy),
+                                    waited_s: waited.as_secs(),
+                                }
+                            });
+                        }
+                        if cancel.load(Ordering::Relaxed) {
+                            return Err(CpuLockError::Cancelled { cpu });
+                        }
+                        if !told {
+                            on_wait(&busy);
+                            told = true;
+                        }
+                        std::thread::sleep(RETRY.min(wait - waited));
+                    }
+                    other => return other,
+                }
+            }
+        })
+        .collect()
 }
 
 fn lock_one(dir: &Path, cpu: usize, run_dir: &Path) -> Result<CpuLock, CpuLockError> {
@@ -128,16 +214,119 @@ mod tests {
     #[test]
     fn a_second_lock_names_the_first_holder_and_a_dropped_lock_frees_the_cpu() {
         let tmp = tempfile::tempdir().unwrap();
-        let held = lock_all(tmp.path(), &[3, 5], Path::new("runs/a")).unwrap();
+        let held = lock_all(
+            tmp.path(),
+            &[3, 5],
+            Path::new("runs/a"),
+            NO_WAIT,
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap();
         // flock locks belong to the open file description: a second open in this process is
         // refused like another process would be.
-        let e = lock_all(tmp.path(), &[4, 5], Path::new("runs/b")).unwrap_err();
+        let e = lock_all(
+            tmp.path(),
+            &[4, 5],
+            Path::new("runs/b"),
+            NO_WAIT,
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap_err();
         let text = e.to_string();
         assert!(matches!(e, CpuLockError::Busy { cpu: 5, .. }), "{text}");
         assert!(text.contains(&std::process::id().to_string()), "{text}");
         assert!(text.contains("writing runs/a"), "{text}");
         drop(held);
-        assert!(lock_all(tmp.path(), &[4, 5], Path::new("runs/b")).is_ok());
+        assert!(
+            lock_all(
+                tmp.path(),
+                &[4, 5],
+                Path::new("runs/b"),
+                NO_WAIT,
+                &GO,
+                &mut |_| {}
+            )
+            .is_ok()
+        );
+    }
+
+    const NO_WAIT: Duration = Duration::ZERO;
+    static GO: AtomicBool = AtomicBool::new(false);
+
+    #[test]
+    fn a_waiting_run_is_told_once_and_gets_the_cpu_when_it_is_freed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let held = lock_all(
+            tmp.path(),
+            &[1],
+            Path::new("runs/a"),
+            NO_WAIT,
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap();
+        let dir = tmp.path().to_path_buf();
+        let (told_tx, told_rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let mut told = Vec::new();
+            let got = lock_all(
+                &dir,
+                &[1, 0],
+                Path::new("runs/b"),
+                Duration::from_secs(600),
+                &GO,
+                &mut |e| {
+                    told.push(e.to_string());
+                    let _ = told_tx.send(());
+                },
+            );
+            (got.map(|l| l.len()), told)
+        });
+        // Released only once the waiter has said it waits: the wait, not a race, is tested.
+        told_rx.recv().unwrap();
+        drop(held);
+        let (got, told) = waiter.join().unwrap();
+        assert_eq!(got.unwrap(), 2, "both CPUs, CPU 0 taken before CPU 1");
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(told[0].contains("CPU 1 is taken"), "{told:?}");
+    }
+
+    #[test]
+    fn a_wait_is_bounded_and_a_cancel_ends_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let _held = lock_all(
+            tmp.path(),
+            &[2],
+            Path::new("runs/a"),
+            NO_WAIT,
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap();
+        let short = lock_all(
+            tmp.path(),
+            &[2],
+            Path::new("runs/b"),
+            Duration::from_millis(120),
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(matches!(short, CpuLockError::StillBusy { .. }), "{short}");
+        assert!(short.to_string().contains(LOCK_WAIT_ENV), "{short}");
+        let cancelled = AtomicBool::new(true);
+        let e = lock_all(
+            tmp.path(),
+            &[2],
+            Path::new("runs/b"),
+            Duration::from_secs(600),
+            &cancelled,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(matches!(e, CpuLockError::Cancelled { cpu: 2 }), "{e}");
     }
 
     #[test]
