@@ -234,7 +234,7 @@ pub fn add_iccs_c(
     }
     let (found, skipped) = crate::catalog::scan_dir(&tree, super::worker_cmd::probe)?;
     for s in skipped {
-        eprintln!("cyclescope: skipped {s}");
+        eprintln!("cyclescope: skipped {}", crate::sanitize::terminal(&s));
     }
     catalog.candidates.extend(found.candidates);
     Ok(())

@@ -100,7 +100,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             ) {
                 let tail: Vec<&str> = report.stderr_tail.lines().rev().take(3).collect();
                 for line in tail.iter().rev() {
-                    eprintln!("  worker stderr: {line}");
+                    eprintln!("  worker stderr: {}", crate::sanitize::terminal(line));
                 }
             }
         }

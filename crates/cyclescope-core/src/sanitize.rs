@@ -4,7 +4,7 @@
 //!
 //! * [`terminal`]: control characters (C0, DEL, C1) and the invisible characters that reorder
 //!   or hide text (bidi overrides and isolates, zero-width marks, line separators) are shown
-//!   escaped (`\x1b`, `\n`, `\u{202e}`), so a value can neither drive the terminal (titles,
+//!   escaped (`\x1b`, `\n`, `\u202e`), so a value can neither drive the terminal (titles,
 //!   clearing, OSC 52 clipboard writes) nor disguise itself;
 //! * [`log_field`]: the same escapes, so a field stays on its one line of a KAT log or a
 //!   journal and cannot begin a line that reads as cyclescope's own `RESULT` or `timing`;
@@ -35,6 +35,9 @@ pub const MAX_SHOWN: usize = 4096;
 /// token): enough to recognise it, short enough to keep the message readable.
 pub const MAX_ECHOED: usize = 200;
 
+/// The most bytes of an error message (all its causes) shown: room for a list of problems.
+pub const MAX_MESSAGE: usize = 16 * 1024;
+
 /// A character that must never reach a terminal, a log line or a page as itself: the
 /// controls, and the format characters that reorder (bidi embeddings, overrides, isolates,
 /// marks), hide (zero-width spaces and joiners, the BOM) or break lines (U+2028/2029, which
@@ -53,7 +56,9 @@ pub(crate) fn is_hostile(c: char) -> bool {
 }
 
 /// Appends the visible escape of a hostile character: `\n`, `\r`, `\t`, `\x1b` below U+0080,
-/// `\u{202e}` above.
+/// `\u202e` above (every hostile character above is in the BMP, and the form is also a valid
+/// escape inside a JSON string, so JSON output can pass through [`terminal_text`] unchanged in
+/// meaning).
 fn push_escaped(out: &mut String, c: char) {
     use std::fmt::Write;
     match c {
@@ -64,7 +69,7 @@ fn push_escaped(out: &mut String, c: char) {
             let _ = write!(out, "\\x{:02x}", u32::from(c));
         }
         c => {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
         }
     }
 }
@@ -118,6 +123,35 @@ pub fn terminal_path(path: &Path) -> String {
 /// by [`MAX_SHOWN`].
 pub fn log_field(s: &str) -> Cow<'_, str> {
     escaped(s, MAX_SHOWN)
+}
+
+/// Whole lines of command output for a terminal (tables, JSON): line feeds and tabs kept,
+/// every other hostile character escaped, nothing cut. The last guard of stdout: fields are
+/// sanitized one by one before this, so this only matters for a path that forgot to.
+pub fn terminal_text(s: &str) -> Cow<'_, str> {
+    lines_within(s, usize::MAX)
+}
+
+/// An error message for a terminal: as [`terminal_text`] (a message may list one problem a
+/// line), bounded by [`MAX_MESSAGE`].
+pub fn terminal_message(s: &str) -> Cow<'_, str> {
+    lines_within(s, MAX_MESSAGE)
+}
+
+fn lines_within(s: &str, max: usize) -> Cow<'_, str> {
+    let hostile = |c: char| is_hostile(c) && !matches!(c, '\n' | '\t');
+    transform(
+        s,
+        max,
+        |_, c| hostile(c),
+        |out, _, c| {
+            if hostile(c) {
+                push_escaped(out, c);
+            } else {
+                out.push(c);
+            }
+        },
+    )
 }
 
 fn escaped(s: &str, max: usize) -> Cow<'_, str> {

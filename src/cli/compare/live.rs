@@ -346,6 +346,7 @@ impl Status {
     }
 
     fn line(&self, text: &str) {
+        let text = crate::sanitize::terminal_text(text);
         let mut e = std::io::stderr();
         let _ = if self.tty {
             write!(e, "\r\x1b[2K{text}\n")

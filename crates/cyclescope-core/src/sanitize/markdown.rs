@@ -44,7 +44,7 @@ fn html_entity(c: char) -> Option<&'static str> {
 
 /// `s` in Markdown text or a table cell: `\ ` * [ ] | ~`, a leading `#` and a `_` that could
 /// make emphasis backslash-escaped; `< > &` as HTML entities; line breaks collapsed into one
-/// space; other hostile characters shown as `\x1b`, `\u{202e}`; bounded by [`MAX_SHOWN`].
+/// space; other hostile characters shown as `\x1b`, `\u202e`; bounded by [`MAX_SHOWN`].
 pub fn markdown(s: &str) -> Cow<'_, str> {
     let mut last_space = false;
     transform(
@@ -63,8 +63,6 @@ pub fn markdown(s: &str) -> Cow<'_, str> {
             if let Some(entity) = html_entity(c) {
                 out.push_str(entity);
             } else if is_hostile(c) {
-                // `\u{…}` would lose its `\` before `{` in Markdown: escape the backslash.
-                out.push('\\');
                 push_escaped(out, c);
             } else {
                 if needs_backslash(s, i, c) {
