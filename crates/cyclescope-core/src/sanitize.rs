@@ -154,7 +154,8 @@ fn lines_within(s: &str, max: usize) -> Cow<'_, str> {
     )
 }
 
-fn escaped(s: &str, max: usize) -> Cow<'_, str> {
+/// As [`terminal`], bounded by `max` bytes of the input.
+pub(crate) fn escaped(s: &str, max: usize) -> Cow<'_, str> {
     transform(
         s,
         max,
