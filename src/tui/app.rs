@@ -403,7 +403,7 @@ impl App {
                 LogLevel::Warn,
                 format!(
                     "resume it with `cyclescope run --resume {}`",
-                    crate::catalog::display_path(dir)
+                    crate::sanitize::shell_path(dir)
                 ),
             );
         }

@@ -86,7 +86,7 @@ pub fn status_line(app: &App) -> String {
             // The way on first: the reason can be long and is cut at the edge.
             Some(dir) => format!(
                 "writer gone · resume with `cyclescope run --resume {}` · {why}",
-                crate::catalog::display_path(dir)
+                crate::sanitize::shell_path(dir)
             ),
             None => format!("the writing process is gone: {why}"),
         },

@@ -96,7 +96,7 @@ pub fn incomplete_line(app: &App) -> Option<String> {
     (unfinished && done < total).then(|| {
         format!(
             "incomplete {done}/{total} — resume with `cyclescope run --resume {}`",
-            crate::catalog::display_path(dir)
+            crate::sanitize::shell_path(dir)
         )
     })
 }
