@@ -58,7 +58,7 @@ pub fn leaving_text(app: &App) -> String {
                 ""
             };
             let folder = dir.map_or_else(String::new, |d| {
-                format!(" {}", crate::catalog::display_path(d))
+                format!(" {}", crate::sanitize::terminal_path(d))
             });
             out += &format!("run #{}{folder}{base}\n\n", run + 1);
         }
