@@ -76,7 +76,11 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
         Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
         Format::Csv => out!("{}", rows_csv(&rows)),
         Format::Markdown => {
-            outln!("A = {}\nB = {}\n", args.a.display(), args.b.display());
+            outln!(
+                "A = {}\nB = {}\n",
+                crate::sanitize::path_as_given(&args.a),
+                crate::sanitize::path_as_given(&args.b)
+            );
             out!("{}", table(&rows));
         }
     }

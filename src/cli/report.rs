@@ -65,7 +65,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         );
         let text = crate::report::export::records_csv(&records, &baseline);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        outln!("wrote {} ({} records)", path.display(), records.len());
+        outln!(
+            "wrote {} ({} records)",
+            crate::sanitize::path_as_given(&path),
+            records.len()
+        );
     }
     let pages = build_pages(&args.dataset_dir, &opts)
         .with_context(|| format!("cannot build pages from {}", args.dataset_dir.display()))?;
@@ -84,7 +88,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         outln!(
             "{} page(s) checked in {}: {}",
             pages.len(),
-            args.out.display(),
+            crate::sanitize::path_as_given(&args.out),
             if diffs.is_empty() {
                 "identical".to_string()
             } else {
@@ -99,7 +103,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     write_pages(&args.out, &pages)?;
     for p in &pages {
-        outln!("wrote {}", args.out.join(&p.path).display());
+        outln!(
+            "wrote {}",
+            crate::sanitize::path_as_given(&args.out.join(&p.path))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

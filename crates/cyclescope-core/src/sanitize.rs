@@ -118,6 +118,12 @@ pub fn terminal_path(path: &Path) -> String {
     terminal(&crate::catalog::display_path(path)).into_owned()
 }
 
+/// A path for a terminal as the user gave it (no `~/` or working-folder shortening),
+/// escaped and bounded like [`terminal`].
+pub fn path_as_given(path: &Path) -> String {
+    terminal(&path.display().to_string()).into_owned()
+}
+
 /// A field of a KAT log or journal line: hostile characters escaped (so no newline, carriage
 /// return or line separator survives and the field cannot start a line of its own), bounded
 /// by [`MAX_SHOWN`].

@@ -128,7 +128,7 @@ impl Progress {
             } => {
                 self.line(&format!(
                     "run {}: {} instance(s) × {} length(s) on CPU {}",
-                    crate::catalog::display_path(run_dir),
+                    crate::sanitize::terminal_path(run_dir),
                     labels.len(),
                     lengths.len(),
                     crate::host::format_cpu_list(&cpus.iter().copied().collect())
