@@ -156,3 +156,22 @@ fn suggested_commands_quote_what_a_shell_would_split() {
     assert_eq!(shell("it's"), "\"it's\"");
     assert_eq!(shell("a\x1bb"), "'a\\x1bb'");
 }
+
+proptest! {
+    /// The journal is JSON lines: serde escapes every C0 control inside a string, so a
+    /// hostile message stays on its one line, and reads back as it was.
+    #[test]
+    fn a_journal_entry_stays_on_its_line(message in hostile_text(), label in hostile_text()) {
+        use crate::record::journal::{JournalEvent, JournalReader, JournalWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = JournalWriter::open(dir.path()).unwrap();
+        w.append(JournalEvent::Warning { message: message.clone() }).unwrap();
+        w.append(JournalEvent::KatStarted { label: label.clone() }).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("journal.jsonl")).unwrap();
+        prop_assert_eq!(text.matches('\n').count(), 2);
+        prop_assert!(!text.contains('\r') && !text.contains('\x1b'), "{text:?}");
+        let entries = JournalReader::new(dir.path()).poll().unwrap();
+        prop_assert_eq!(entries.len(), 2);
+        prop_assert_eq!(&entries[0].event, &JournalEvent::Warning { message });
+    }
+}
