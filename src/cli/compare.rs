@@ -91,7 +91,7 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     for r in &regressed {
         eprintln!(
             "REGRESSION {} @ {} B: slower than A by {:.1} % beyond both confidence intervals (margin {:.1} %)",
-            r.label,
+            crate::sanitize::terminal(&r.label),
             r.input_bytes(),
             100.0 * r.excess_slowdown().unwrap_or(0.0),
             100.0 * m

@@ -152,7 +152,10 @@ fn resolve(
                 None,
             )
             .unwrap_or_else(|_| unprobed_instance(lib, select));
-            eprintln!("cyclescope: {e:#}");
+            eprintln!(
+                "cyclescope: {}",
+                crate::sanitize::terminal_message(&format!("{e:#}"))
+            );
             Ok((settings, vec![inst]))
         }
         (Err(e), None) => Err(e),

@@ -76,14 +76,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if args.check {
         let diffs = check_pages(&args.out, &pages);
         for d in &diffs {
-            outln!(
-                "DIFF {}",
-                d.to_string().replacen(
-                    &d.path.display().to_string(),
-                    &args.out.join(&d.path).display().to_string(),
-                    1,
-                )
+            let named = d.to_string().replacen(
+                &d.path.display().to_string(),
+                &args.out.join(&d.path).display().to_string(),
+                1,
             );
+            // The lines compared come from files in --out: escaped and bounded.
+            outln!("DIFF {}", crate::sanitize::terminal(&named));
         }
         outln!(
             "{} page(s) checked in {}: {}",
