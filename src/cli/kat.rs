@@ -122,7 +122,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         manifest.write(path)?;
         eprintln!(
             "cyclescope: {n} entries written to {}",
-            crate::sanitize::path_as_given(&path)
+            crate::sanitize::path_as_given(path)
         );
     }
     Ok(ExitCode::from(worst.exit_code()))

@@ -67,7 +67,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         outln!(
             "wrote {} ({} records)",
-            crate::sanitize::path_as_given(&path),
+            crate::sanitize::path_as_given(path),
             records.len()
         );
     }

@@ -113,7 +113,7 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
         if followed.is_empty() {
             text = format!(
                 "waiting for runs in {} …\n",
-                crate::sanitize::path_as_given(&path)
+                crate::sanitize::path_as_given(path)
             );
         }
         let done = !followed.is_empty() && followed.iter().all(|f| f.board.ended().is_some());
