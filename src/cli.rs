@@ -175,10 +175,13 @@ pub fn main() -> ExitCode {
 }
 
 /// Writes command output to stdout; on a closed pipe the reader is gone, so stop quietly.
+/// Whatever a field forgot, no control character reaches the terminal as itself.
 pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
+    let text = args.to_string();
+    let text = crate::sanitize::terminal_text(&text);
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
@@ -188,11 +191,13 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
 }
 
 /// An error and its causes, each cause only once: layer errors often embed their source in
-/// their own message already, and `{:#}` would then print it twice.
+/// their own message already, and `{:#}` would then print it twice. Each part is escaped and
+/// bounded for the terminal (errors quote paths, config values and library output).
 fn error_text(e: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in e.chain() {
         let part = cause.to_string();
+        let part = crate::sanitize::terminal_message(&part).into_owned();
         if text.contains(&part) {
             continue;
         }

@@ -122,24 +122,27 @@ fn print_instance(b: &InstanceBuild) {
         "{what} {}/{} ({}, {} bits) {:.2} s{warned}",
         s.candidate,
         s.label,
-        s.source_dir,
+        crate::sanitize::terminal(&s.source_dir),
         s.digest_bits,
         b.seconds
     );
     for line in b.excerpt(EXCERPT_LINES) {
-        outln!("    {line}");
+        outln!("    {}", crate::sanitize::terminal(&line));
     }
 }
 
 fn print_summary(summary: &TreeSummary, seconds: f64) {
     for (folder, error) in &summary.unusable {
-        outln!("FAILED {}", crate::catalog::display_path(folder));
+        outln!("FAILED {}", crate::sanitize::terminal_path(folder));
         for line in error.to_string().lines().take(EXCERPT_LINES) {
-            outln!("    {line}");
+            outln!("    {}", crate::sanitize::terminal(line));
         }
     }
     for (label, status, detail) in &summary.kat {
-        outln!("KAT    {label} {status} {detail}");
+        outln!(
+            "KAT    {label} {status} {}",
+            crate::sanitize::terminal(detail)
+        );
     }
     let count = |st: BuildStatus| summary.builds.iter().filter(|b| b.status == st).count();
     outln!(
@@ -147,7 +150,7 @@ fn print_summary(summary: &TreeSummary, seconds: f64) {
         count(BuildStatus::Built),
         count(BuildStatus::Cached),
         count(BuildStatus::Failed) + summary.unusable.len(),
-        summary.tree.display()
+        crate::sanitize::path_as_given(&summary.tree)
     );
 }
 
@@ -174,12 +177,16 @@ pub fn src_tree(args: &SourceArgs, src: &Path, config: Option<&Path>) -> anyhow:
         if b.status == BuildStatus::Failed {
             eprintln!("cyclescope: {}: not built", b.source.label);
             for line in b.excerpt(EXCERPT_LINES) {
-                eprintln!("    {line}");
+                eprintln!("    {}", crate::sanitize::terminal(&line));
             }
         }
     })?;
     for (folder, error) in &summary.unusable {
-        eprintln!("cyclescope: {}: {error}", folder.display());
+        eprintln!(
+            "cyclescope: {}: {}",
+            crate::sanitize::path_as_given(folder),
+            crate::sanitize::terminal_message(&error.to_string())
+        );
     }
     if summary
         .builds
@@ -222,7 +229,7 @@ pub fn add_iccs_c(
     .with_context(|| {
         format!(
             "building the ICCS API folder {} ([build] iccs_api)",
-            api.display()
+            crate::sanitize::path_as_given(&api)
         )
     })?;
     if summary
@@ -234,7 +241,7 @@ pub fn add_iccs_c(
     }
     let (found, skipped) = crate::catalog::scan_dir(&tree, super::worker_cmd::probe)?;
     for s in skipped {
-        eprintln!("cyclescope: skipped {s}");
+        eprintln!("cyclescope: skipped {}", crate::sanitize::terminal(&s));
     }
     catalog.candidates.extend(found.candidates);
     Ok(())

@@ -131,7 +131,7 @@ fn print_table(
     outln!(
         "host check for CPU {} (root {})",
         report.cpu,
-        report.root.display()
+        crate::sanitize::path_as_given(&report.root)
     );
     let w = report
         .checks

@@ -76,7 +76,11 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
         Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
         Format::Csv => out!("{}", rows_csv(&rows)),
         Format::Markdown => {
-            outln!("A = {}\nB = {}\n", args.a.display(), args.b.display());
+            outln!(
+                "A = {}\nB = {}\n",
+                crate::sanitize::path_as_given(&args.a),
+                crate::sanitize::path_as_given(&args.b)
+            );
             out!("{}", table(&rows));
         }
     }
@@ -87,7 +91,7 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     for r in &regressed {
         eprintln!(
             "REGRESSION {} @ {} B: slower than A by {:.1} % beyond both confidence intervals (margin {:.1} %)",
-            r.label,
+            crate::sanitize::terminal(&r.label),
             r.input_bytes(),
             100.0 * r.excess_slowdown().unwrap_or(0.0),
             100.0 * m

@@ -100,7 +100,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             ) {
                 let tail: Vec<&str> = report.stderr_tail.lines().rev().take(3).collect();
                 for line in tail.iter().rev() {
-                    eprintln!("  worker stderr: {line}");
+                    eprintln!("  worker stderr: {}", crate::sanitize::terminal(line));
                 }
             }
         }
@@ -109,7 +109,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "cyclescope: KAT logs in {}",
-        catalog::display_path(&run_dir.join("kat"))
+        crate::sanitize::terminal_path(&run_dir.join("kat"))
     );
     if let Some(path) = &args.write_manifest {
         let mut manifest = if path.is_file() {
@@ -120,7 +120,10 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         let n = entries.len();
         manifest.merge(entries);
         manifest.write(path)?;
-        eprintln!("cyclescope: {n} entries written to {}", path.display());
+        eprintln!(
+            "cyclescope: {n} entries written to {}",
+            crate::sanitize::path_as_given(path)
+        );
     }
     Ok(ExitCode::from(worst.exit_code()))
 }
@@ -149,7 +152,10 @@ fn resolve(
                 None,
             )
             .unwrap_or_else(|_| unprobed_instance(lib, select));
-            eprintln!("cyclescope: {e:#}");
+            eprintln!(
+                "cyclescope: {}",
+                crate::sanitize::terminal_message(&format!("{e:#}"))
+            );
             Ok((settings, vec![inst]))
         }
         (Err(e), None) => Err(e),

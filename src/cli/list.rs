@@ -11,6 +11,7 @@ use super::InstanceArgs;
 use crate::catalog::display_path;
 use crate::cli::worker_cmd;
 use crate::plugin::NgccMeta;
+use crate::sanitize::terminal;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -109,16 +110,16 @@ fn print_table(rows: &[Row]) {
         let loads = if r.loads { "yes" } else { "NO" };
         outln!(
             "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<28}  {}",
-            r.candidate,
-            r.label,
+            terminal(&r.candidate),
+            terminal(&r.label),
             r.digest_bits,
             r.abi.name(),
             loads,
-            meta,
-            r.library
+            terminal(&meta),
+            terminal(&r.library)
         );
         if let Some(e) = &r.error {
-            outln!("{:<c$}  {:<w$}  ↳ {e}", "", "");
+            outln!("{:<c$}  {:<w$}  ↳ {}", "", "", terminal(e));
         }
     }
 }

@@ -36,7 +36,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     outln!(
         "merged {} run(s) into {}: {} record(s), {} KAT log(s){}",
         args.runs.len(),
-        crate::catalog::display_path(&args.out),
+        crate::sanitize::terminal_path(&args.out),
         m.records,
         m.kat_logs,
         if m.duplicates > 0 {

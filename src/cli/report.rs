@@ -65,26 +65,29 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         );
         let text = crate::report::export::records_csv(&records, &baseline);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        outln!("wrote {} ({} records)", path.display(), records.len());
+        outln!(
+            "wrote {} ({} records)",
+            crate::sanitize::path_as_given(path),
+            records.len()
+        );
     }
     let pages = build_pages(&args.dataset_dir, &opts)
         .with_context(|| format!("cannot build pages from {}", args.dataset_dir.display()))?;
     if args.check {
         let diffs = check_pages(&args.out, &pages);
         for d in &diffs {
-            outln!(
-                "DIFF {}",
-                d.to_string().replacen(
-                    &d.path.display().to_string(),
-                    &args.out.join(&d.path).display().to_string(),
-                    1,
-                )
+            let named = d.to_string().replacen(
+                &d.path.display().to_string(),
+                &args.out.join(&d.path).display().to_string(),
+                1,
             );
+            // The lines compared come from files in --out: escaped and bounded.
+            outln!("DIFF {}", crate::sanitize::terminal(&named));
         }
         outln!(
             "{} page(s) checked in {}: {}",
             pages.len(),
-            args.out.display(),
+            crate::sanitize::path_as_given(&args.out),
             if diffs.is_empty() {
                 "identical".to_string()
             } else {
@@ -99,7 +102,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     write_pages(&args.out, &pages)?;
     for p in &pages {
-        outln!("wrote {}", args.out.join(&p.path).display());
+        outln!(
+            "wrote {}",
+            crate::sanitize::path_as_given(&args.out.join(&p.path))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

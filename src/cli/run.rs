@@ -144,7 +144,7 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "run directory: {}  ({} measured, {} failed, {} not measured for their KAT, {} already complete)",
-        crate::catalog::display_path(&req.run_dir),
+        crate::sanitize::terminal_path(&req.run_dir),
         outcome.finished,
         outcome.failed,
         outcome.kat_blocked,
@@ -153,7 +153,7 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if outcome.cancelled {
         eprintln!(
             "cancelled: `cyclescope run --resume {}` continues it",
-            crate::catalog::display_path(&req.run_dir)
+            crate::sanitize::shell_path(&req.run_dir)
         );
     }
     Ok(
@@ -221,9 +221,9 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
                 .unwrap_or_else(|| default_run_dir(&catalog.settings.runs_dir));
             if out.join("campaign.json").exists() {
                 anyhow::bail!(
-                    "{} already holds a run; use --resume {} to continue it",
-                    out.display(),
-                    out.display()
+                    "{} already holds a run; `cyclescope run --resume {}` continues it",
+                    crate::sanitize::terminal_path(&out),
+                    crate::sanitize::shell_path(&out)
                 );
             }
             let o = RequestOverrides {

@@ -156,7 +156,7 @@ impl SourceArgs {
             let (mut found, skipped) = catalog::scan_dir(&dir, worker_cmd::probe)
                 .with_context(|| format!("scanning {}", dir.display()))?;
             for s in skipped {
-                eprintln!("cyclescope: skipped {s}");
+                eprintln!("cyclescope: skipped {}", crate::sanitize::terminal(&s));
             }
             if let Ok(base) = load_own(config) {
                 found.settings = base.settings;

@@ -38,7 +38,10 @@ pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             clap_mangen::generate_to(cmd, dir)
                 .with_context(|| format!("writing manual pages into {}", dir.display()))?;
-            eprintln!("cyclescope: manual pages written to {}", dir.display());
+            eprintln!(
+                "cyclescope: manual pages written to {}",
+                crate::sanitize::path_as_given(dir)
+            );
         }
         None => {
             let mut page = Vec::new();

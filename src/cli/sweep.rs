@@ -130,7 +130,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
     show(&outcome.file, args.json)?;
     eprintln!(
         "run directory: {} (points in records/, the fit in {})",
-        crate::catalog::display_path(&req.run_dir),
+        crate::sanitize::terminal_path(&req.run_dir),
         sweep::FILE_NAME
     );
     Ok(exit_code(&outcome.file, outcome.cancelled, outcome.failed))

@@ -17,7 +17,7 @@ pub struct ValidateArgs {
 pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let v = validate(&args.run_dir)?;
     for f in &v.findings {
-        outln!("FAIL {f}");
+        outln!("FAIL {}", crate::sanitize::terminal(&f.to_string()));
     }
     outln!(
         "{} record(s) ({} complete), {} KAT log(s), {} file(s) scanned for absolute paths: {}",

@@ -383,11 +383,12 @@ impl App {
             .filter(|l| !GUIDE_LENGTHS.contains(l))
     }
 
+    /// Adds a log line. Log lines quote workers' stderr, paths and library metadata, so they
+    /// are escaped and bounded here, once, by the sanitizer every frontend uses.
     pub fn push_log(&mut self, level: LogLevel, text: impl Into<String>) {
-        self.log.push(LogLine {
-            level,
-            text: text.into(),
-        });
+        let text: String = text.into();
+        let text = crate::sanitize::terminal(&text).into_owned();
+        self.log.push(LogLine { level, text });
         if self.log.len() > LOG_CAPACITY {
             let extra = self.log.len() - LOG_CAPACITY;
             self.log.drain(..extra);
@@ -403,7 +404,7 @@ impl App {
                 LogLevel::Warn,
                 format!(
                     "resume it with `cyclescope run --resume {}`",
-                    crate::catalog::display_path(dir)
+                    crate::sanitize::shell_path(dir)
                 ),
             );
         }

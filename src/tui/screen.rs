@@ -132,7 +132,7 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     }
     if let Some(dir) = &app.run_dir {
         spans.push(Span::styled(
-            format!(" │ {}", dir.display()),
+            format!(" │ {}", crate::sanitize::path_as_given(dir)),
             Style::new().fg(DIM),
         ));
     }

@@ -59,8 +59,9 @@ pub enum CampaignError {
     CpuLock(#[from] crate::cpu::lock::CpuLockError),
     #[error(
         "stopped: {needed} needed in {run_dir} for {what}, but only {free} are free on its disk; \
-         the records written so far are intact: free some space and `cyclescope run --resume {run_dir}`",
-        needed = crate::format::bytes(*.needed), free = crate::format::bytes(*.free), run_dir = .run_dir.display()
+         the records written so far are intact: free some space and `cyclescope run --resume {resume}`",
+        needed = crate::format::bytes(*.needed), free = crate::format::bytes(*.free), run_dir = .run_dir.display(),
+        resume = crate::sanitize::shell_path(.run_dir)
     )]
     DiskFull {
         run_dir: PathBuf,
@@ -71,7 +72,7 @@ pub enum CampaignError {
     #[error(
         "stopped: cannot write {what} in {}: {source}; the records written so far are intact: \
          fix the cause and `cyclescope run --resume {}`",
-        .run_dir.display(), .run_dir.display()
+        .run_dir.display(), crate::sanitize::shell_path(.run_dir)
     )]
     RecordWrite {
         run_dir: PathBuf,

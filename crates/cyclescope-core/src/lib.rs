@@ -19,6 +19,7 @@ pub mod name;
 pub mod plugin;
 pub mod record;
 pub mod report;
+pub mod sanitize;
 pub mod supercop;
 pub mod sweep;
 pub mod tune;

@@ -162,6 +162,7 @@ pub fn measured_by(
         .get("cpu_model")
         .and_then(serde_json::Value::as_str)
         .unwrap_or("unknown CPU");
+    let model = crate::sanitize::markdown(model);
     let mut text = format!("cycles: {cycle_source} ({kind})");
     if let Some(cpu) = cpu {
         text += &format!(", CPU {cpu} ({model})");

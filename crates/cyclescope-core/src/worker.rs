@@ -218,18 +218,10 @@ fn parse_line<M: DeserializeOwned>(
     })
 }
 
-/// The start of a foreign line, printable, for the record.
+/// The start of a foreign line, escaped and quoted, for the record.
 fn shown_line(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&line[..line.len().min(80)]);
-    let text: String = text
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if line.len() > 80 {
-        format!("{text:?}…")
-    } else {
-        format!("{text:?}")
-    }
+    let text = String::from_utf8_lossy(line);
+    format!("\"{}\"", crate::sanitize::escaped(&text, 80))
 }
 
 fn classify(status: Option<std::process::ExitStatus>) -> Exit {

@@ -168,7 +168,7 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     }
     eprintln!(
         "run directory: {}  (each side's trials are its record there)",
-        crate::catalog::display_path(&req.run_dir)
+        crate::sanitize::terminal_path(&req.run_dir)
     );
     let complete = !result.run.cancelled
         && result
@@ -251,10 +251,10 @@ fn table(req: &RunRequest, pairs: u32, rows: &[LiveComparison]) -> String {
          each trial a fresh worker process\n\n",
         a.candidate,
         a.label,
-        crate::catalog::display_path(&a.library),
+        crate::sanitize::terminal_path(&a.library),
         b.candidate,
         b.label,
-        crate::catalog::display_path(&b.library),
+        crate::sanitize::terminal_path(&b.library),
         req.cpu()
     );
     out += "| message | A mean cycles | B mean cycles | B / A | 95 % CI | pairs | verdict |\n\
@@ -346,6 +346,7 @@ impl Status {
     }
 
     fn line(&self, text: &str) {
+        let text = crate::sanitize::terminal_text(text);
         let mut e = std::io::stderr();
         let _ = if self.tty {
             write!(e, "\r\x1b[2K{text}\n")

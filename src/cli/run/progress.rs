@@ -56,6 +56,7 @@ impl Progress {
     }
 
     fn line(&mut self, text: &str) {
+        let text = crate::sanitize::terminal_text(text);
         let mut e = std::io::stderr();
         if self.tty {
             let _ = write!(e, "\r\x1b[2K{text}\n");
@@ -65,6 +66,7 @@ impl Progress {
     }
 
     fn status(&mut self, text: &str) {
+        let text = crate::sanitize::terminal_text(text);
         if self.tty {
             let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
         } else if self.last_line.elapsed() >= Duration::from_secs(5) {
@@ -126,7 +128,7 @@ impl Progress {
             } => {
                 self.line(&format!(
                     "run {}: {} instance(s) × {} length(s) on CPU {}",
-                    crate::catalog::display_path(run_dir),
+                    crate::sanitize::terminal_path(run_dir),
                     labels.len(),
                     lengths.len(),
                     crate::host::format_cpu_list(&cpus.iter().copied().collect())
@@ -232,7 +234,8 @@ impl Progress {
                 let tail = if tail.is_empty() {
                     String::new()
                 } else {
-                    format!(" — stderr: {}", tail.lines().last().unwrap_or(""))
+                    let last = tail.lines().last().unwrap_or("");
+                    format!(" — stderr: {}", crate::sanitize::terminal(last))
                 };
                 self.line(&format!("FAILED {job}: {reason}{tail}"));
             }

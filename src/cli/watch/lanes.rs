@@ -83,7 +83,7 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
                 .shard
                 .map_or(String::new(), |s| format!(" (shard {s})"));
             followed.push(Followed {
-                title: format!("{}{shard}", crate::catalog::display_path(&dir)),
+                title: format!("{}{shard}", crate::sanitize::terminal_path(&dir)),
                 reader: JournalReader::new(&dir),
                 board: Board::default(),
                 dir,
@@ -111,7 +111,10 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
             }
         }
         if followed.is_empty() {
-            text = format!("waiting for runs in {} …\n", path.display());
+            text = format!(
+                "waiting for runs in {} …\n",
+                crate::sanitize::path_as_given(path)
+            );
         }
         let done = !followed.is_empty() && followed.iter().all(|f| f.board.ended().is_some());
         let mut out = std::io::stdout().lock();

@@ -393,3 +393,42 @@ fn the_load_average_row_takes_a_fresh_reading() {
     assert!(app.host[1].hint.is_some());
     assert_eq!(app.host[0].value, "randomize_va_space=2");
 }
+
+/// A worker's stderr and a KAT detail are the candidate's words: the log shows them escaped,
+/// one line each, so they cannot drive the terminal the workbench draws on.
+#[test]
+fn candidate_words_reach_the_log_escaped() {
+    let cat = demo::catalog();
+    let mut app = App::new(cat.candidates, &cat.settings, 4);
+    app.apply(EngineEvent::KatFinished {
+        label: "pseudoXOF-512".into(),
+        status: crate::kat::KatStatus::Cryptofail,
+        detail: "exit\x1b]0;HACKED\x07\nRESULT x y PASS".into(),
+        log: None,
+    });
+    app.apply(EngineEvent::JobFailed {
+        job: job("sm3hash-256", 1024),
+        reason: crate::vocabulary::JobFailure::new(
+            crate::vocabulary::FailureKind::Crash,
+            "worker killed by SIGSEGV",
+        ),
+        stderr_tail: "\x1b[2J\x1b[H\x1b]52;c;aGk=\x07 boom\u{202e}\n".into(),
+        record: None,
+    });
+    let shown: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    for l in &shown {
+        assert!(!l.contains(['\x1b', '\x07', '\n', '\u{202e}']), "{shown:?}");
+    }
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains("stderr│ \\x1b[2J\\x1b[H\\x1b]52;c;aGk=\\x07 boom\\u202e")),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains("\\x1b]0;HACKED\\x07\\nRESULT")),
+        "{shown:?}"
+    );
+}

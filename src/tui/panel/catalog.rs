@@ -89,7 +89,10 @@ fn tree_line(app: &App, row: TreeRow, width: usize, kat_w: usize) -> Line<'stati
                     Style::new().add_modifier(Modifier::BOLD),
                 ),
                 Span::styled(
-                    fit(&c.algorithm, width.saturating_sub(c.id.len() + 3)),
+                    fit(
+                        &crate::sanitize::terminal(&c.algorithm),
+                        width.saturating_sub(c.id.len() + 3),
+                    ),
                     Style::new().fg(DIM),
                 ),
             ])

@@ -83,12 +83,17 @@ pub fn status_line(app: &App) -> String {
             )
         }
         RunState::Lost(why) => match &app.run_dir {
-            // The way on first: the reason can be long and is cut at the edge.
+            // The way on first: the reason can be long and is cut at the edge; it can quote a
+            // journal or a path, so it is shown escaped.
             Some(dir) => format!(
-                "writer gone · resume with `cyclescope run --resume {}` · {why}",
-                crate::catalog::display_path(dir)
+                "writer gone · resume with `cyclescope run --resume {}` · {}",
+                crate::sanitize::shell_path(dir),
+                crate::sanitize::terminal(why)
             ),
-            None => format!("the writing process is gone: {why}"),
+            None => format!(
+                "the writing process is gone: {}",
+                crate::sanitize::terminal(why)
+            ),
         },
     }
 }

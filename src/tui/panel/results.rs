@@ -124,7 +124,7 @@ pub fn detail(app: &App, r: &ResultRow) -> Vec<(String, ratatui::style::Color)> 
     let folder = app
         .runs
         .get(r.run)
-        .map(|d| crate::catalog::display_path(d))
+        .map(|d| crate::sanitize::terminal_path(d))
         .unwrap_or_default();
     let retries = if r.retries > 0 {
         format!(" · {} disturbed trial(s) re-run", r.retries)
@@ -137,12 +137,15 @@ pub fn detail(app: &App, r: &ResultRow) -> Vec<(String, ratatui::style::Color)> 
     ));
     out.extend(delta::detail(app, r));
     if let Some(why) = r.failure {
-        out.push((format!("✗ {why}"), BAD));
+        out.push((format!("✗ {}", crate::sanitize::terminal(why)), BAD));
         if let Some(line) = r
             .stderr_tail
             .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
         {
-            out.push((format!("  stderr│ {line}"), BAD));
+            out.push((
+                format!("  stderr│ {}", crate::sanitize::terminal(line)),
+                BAD,
+            ));
         }
     } else if doubts(r).is_empty() {
         out.push(("✓ no doubt about this figure".into(), GOOD));

@@ -141,7 +141,8 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
             path: path.to_path_buf(),
             line,
             column,
-            message: e.message().trim_end().to_string(),
+            // toml quotes the offending key or value, which may be megabytes long.
+            message: crate::sanitize::terminal(e.message().trim_end()).into_owned(),
         }
     })?;
     let invalid = |message: String| ConfigError::Invalid {

@@ -1,13 +1,16 @@
 //! The KAT log in the published layout (spec §2.5, `performance/data/<sys>/kat/…/<label>.log`):
 //! the `%-12s= %s` metadata block, `timing`/`wrote`/`manifest`/`compare` lines per file, and the
 //! final `RESULT <id> <instance> <STATUS> <detail>` line (with its trailing space on a pass).
-//! Paths are shown relative; this module never prints an absolute home or temp path.
+//! Paths are shown relative; this module never prints an absolute home or temp path. Every
+//! field goes through `sanitize::log_field`, so whatever a library or a path carries, each
+//! field stays on its line and the `RESULT` line cyclescope writes is the log's only one.
 
 use std::path::{Component, Path};
 
 use super::KatStatus;
 use crate::catalog::Instance;
 use crate::plugin::NgccMeta;
+use crate::sanitize::log_field;
 
 /// A path as a log shows it: relative to `base` (the run directory) when below it, else
 /// relative paths as given, else relative to the working folder when below it, else only the
@@ -48,8 +51,9 @@ pub(crate) fn candidate_id(meta: Option<&NgccMeta>, inst: &Instance) -> String {
         .map_or_else(|| inst.candidate.clone(), |m| m.id.clone())
 }
 
-fn field(key: &str, value: &str) -> String {
-    format!("{key:<12}= {value}")
+/// `key         = value`, the metadata block's layout.
+pub(crate) fn field(key: &str, value: &str) -> String {
+    format!("{key:<12}= {}", log_field(value))
 }
 
 /// The metadata block. A library without `ngcc_meta` is described by the catalog; one whose
@@ -92,22 +96,32 @@ pub(crate) fn metadata_block(
 
 /// `RESULT <id> <instance> <STATUS> <detail>`; the space before the detail is always there.
 pub fn result_line(id: &str, instance: &str, status: KatStatus, detail: &str) -> String {
-    format!("RESULT {id} {instance} {status} {detail}")
+    format!(
+        "RESULT {} {} {status} {}",
+        log_field(id),
+        log_field(instance),
+        log_field(detail)
+    )
 }
 
 /// `wrote  <path> (<n> bytes)`.
 pub(crate) fn wrote_line(path: &str, bytes: u64) -> String {
-    format!("wrote  {path} ({bytes} bytes)")
+    format!("wrote  {} ({bytes} bytes)", log_field(path))
 }
 
 /// `manifest <reference digest> <mode> <file>`.
 pub(crate) fn manifest_line(sha256_hex: &str, mode: &str, file: &str) -> String {
-    format!("manifest {sha256_hex} {mode} {file}")
+    format!(
+        "manifest {} {} {}",
+        log_field(sha256_hex),
+        log_field(mode),
+        log_field(file)
+    )
 }
 
 /// `compare <reference path> (<n> bytes)`.
 pub(crate) fn compare_line(path: &str, bytes: u64) -> String {
-    format!("compare {path} ({bytes} bytes)")
+    format!("compare {} ({bytes} bytes)", log_field(path))
 }
 
 #[cfg(test)]
@@ -181,6 +195,31 @@ mod tests {
             result_line("hash-05", "uHash-512", KatStatus::Pass, ""),
             "RESULT hash-05 uHash-512 PASS "
         );
+    }
+
+    #[test]
+    fn a_field_cannot_open_a_line_of_its_own() {
+        let mut m = meta("FL-256", 256);
+        m.source_dir = "x\nRESULT hash-80 FL-256 PASS \ntiming 0.1 s".into();
+        m.build_flags = "-O2\r\nRESULT hash-80 FL-256 PASS ".into();
+        let mut log = metadata_block("lib/libx\n.so", Some(&m), &inst()).join("\n");
+        log += "\n";
+        log += &result_line(
+            "hash-80",
+            "FL-256",
+            KatStatus::Cryptofail,
+            "exit\nRESULT x y PASS ",
+        );
+        let starts: Vec<&str> = log
+            .lines()
+            .filter(|l| l.starts_with("RESULT") || l.starts_with("timing"))
+            .collect();
+        assert_eq!(starts.len(), 1, "{log}");
+        assert!(
+            starts[0].starts_with("RESULT hash-80 FL-256 CRYPTOFAIL "),
+            "{log}"
+        );
+        assert_eq!(log.lines().count(), 12, "{log}");
     }
 
     #[test]

@@ -76,22 +76,28 @@ pub struct Manifest {
 }
 
 /// Refuses names that are absolute or climb out (`..`), or are not plain relative paths.
+/// A token of the manifest quoted in an error: escaped and bounded (a line may be megabytes).
+fn quoted(token: &str) -> String {
+    format!("\"{}\"", crate::sanitize::echo(token))
+}
+
 fn check_entry_name(name: &str) -> Result<(), String> {
+    let shown = quoted(name);
     if name.is_empty() {
         return Err("missing file name".into());
     }
     if name.contains('\\') || name.contains('\0') {
-        return Err(format!("file name {name:?} contains a backslash or NUL"));
+        return Err(format!("file name {shown} contains a backslash or NUL"));
     }
     let path = Path::new(name);
     for c in path.components() {
         match c {
             Component::Normal(_) => {}
-            Component::ParentDir => return Err(format!("file name {name:?} escapes with '..'")),
+            Component::ParentDir => return Err(format!("file name {shown} escapes with '..'")),
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("file name {name:?} is absolute"));
+                return Err(format!("file name {shown} is absolute"));
             }
-            Component::CurDir => return Err(format!("file name {name:?} contains '.'")),
+            Component::CurDir => return Err(format!("file name {shown} contains '.'")),
         }
     }
     Ok(())
@@ -101,7 +107,11 @@ fn parse_mode(word: &str) -> Result<(CanonicalMode, Option<u64>), String> {
     let (mode, count) = match word.split_once(':') {
         Some((m, n)) => {
             let n: u64 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                format!("record count {n:?} in {word:?} is not a positive number")
+                format!(
+                    "record count {} in {} is not a positive number",
+                    quoted(n),
+                    quoted(word)
+                )
             })?;
             (m, Some(n))
         }
@@ -110,7 +120,12 @@ fn parse_mode(word: &str) -> Result<(CanonicalMode, Option<u64>), String> {
     let mode = match mode {
         "strict" => CanonicalMode::Strict,
         "nolen" => CanonicalMode::NoLen,
-        other => return Err(format!("mode {other:?} is neither strict nor nolen")),
+        other => {
+            return Err(format!(
+                "mode {} is neither strict nor nolen",
+                quoted(other)
+            ));
+        }
     };
     Ok((mode, count))
 }
@@ -122,7 +137,7 @@ fn parse_line(line: &str) -> Result<ManifestEntry, String> {
     };
     let mut sha256 = [0u8; 32];
     if sha.len() != 64 || hex::decode_to_slice(sha, &mut sha256).is_err() {
-        return Err(format!("{sha:?} is not a SHA-256 (64 hex digits)"));
+        return Err(format!("{} is not a SHA-256 (64 hex digits)", quoted(sha)));
     }
     let (mode, count) = parse_mode(mode)?;
     let name = name.trim();

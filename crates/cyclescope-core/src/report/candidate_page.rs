@@ -7,6 +7,7 @@ use super::dataset::InstanceEvidence;
 use super::host_view::HostView;
 use super::side_files::{CandidateInfo, LabelNote};
 use crate::format;
+use crate::sanitize::{markdown, markdown_code};
 use crate::vocabulary::JobKey;
 
 const HARNESS: &str = "https://github.com/ngcc-dev/ngcc-harness";
@@ -21,7 +22,7 @@ pub(crate) fn render(
     kat_issues: &[LabelNote],
 ) -> String {
     let id = &host.system_id;
-    let algorithm = info.map_or(algorithm, |i| i.algorithm.as_str());
+    let algorithm = markdown(info.map_or(algorithm, |i| i.algorithm.as_str()));
     let mut l: Vec<String> = Vec::new();
     l.push(format!(
         "# {candidate} {algorithm} — performance on {} (system {id})",
@@ -46,7 +47,7 @@ pub(crate) fn render(
         host.guide()
     ));
     l.push(String::new());
-    basic_information(&mut l, algorithm, instances);
+    basic_information(&mut l, &algorithm, instances);
     l.push("## 2. Assessment environment".into());
     l.push(String::new());
     l.push("| item | value |".into());
@@ -108,12 +109,16 @@ fn kat_section(
     l.push("|---|---|---|".into());
     let mut footnotes: Vec<String> = Vec::new();
     for i in instances {
-        let mut kat = i.kat.to_string();
+        let mut kat = markdown(&i.kat.to_string()).into_owned();
         if let Some(note) = kat_issues.iter().find(|n| n.applies(candidate, &i.label)) {
             footnotes.push(note.text.clone());
             kat += &format!(" [^{}]", footnotes.len());
         }
-        l.push(format!("| `{}` | {} | {kat} |", i.label, i.flags));
+        l.push(format!(
+            "| `{}` | {} | {kat} |",
+            i.label,
+            markdown(&i.flags)
+        ));
     }
     l.push(String::new());
     for (n, text) in footnotes.iter().enumerate() {
@@ -123,7 +128,7 @@ fn kat_section(
     let unchecked: Vec<String> = instances
         .iter()
         .filter(|i| !i.kat.is_pass())
-        .map(|i| format!("`{}` ({})", i.label, i.kat))
+        .map(|i| format!("`{}` ({})", i.label, markdown(&i.kat.to_string())))
         .collect();
     if !unchecked.is_empty() {
         l.push(format!(
@@ -217,8 +222,10 @@ fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]
                 .take(16)
                 .collect();
             l.push(format!(
-                "| `{}` | KAT log (sha256 `{sha}…`) | `{log}` |",
-                i.label
+                "| `{}` | KAT log (sha256 {}) | {} |",
+                i.label,
+                markdown_code(&format!("{sha}…")),
+                markdown_code(log)
             ));
         }
         let mut ops: Vec<(String, String)> = i
@@ -233,7 +240,11 @@ fn evidence(l: &mut Vec<String>, host: &HostView, instances: &[InstanceEvidence]
             .collect();
         ops.sort();
         for (op, path) in ops {
-            l.push(format!("| `{}` | timing {op} | `{path}` |", i.label));
+            l.push(format!(
+                "| `{}` | timing {op} | {} |",
+                i.label,
+                markdown_code(&path)
+            ));
         }
     }
     l.push(String::new());

@@ -235,8 +235,8 @@ pub fn table(rows: &[Comparison]) -> String {
     );
     for r in rows {
         out += &format!(
-            "| `{}` | {} B | {} | {} | {} | {} |\n",
-            r.label,
+            "| {} | {} B | {} | {} | {} | {} |\n",
+            crate::sanitize::markdown_code(&r.label),
             r.input_bytes,
             format::int(r.a),
             format::int(r.b),

@@ -1,6 +1,7 @@
 //! The measured system as every page names it: system ID, architecture, CPU, clock text and
 //! the environment table rows, from the dataset's environment and `systems.csv`. Owns the
-//! choice of which environment and CPU a page shows. Never reads files.
+//! choice of which environment and CPU a page shows. Never reads files. The record's
+//! environment strings are the host's (or a forger's) and are escaped for Markdown here, once.
 
 use serde_json::{Map, Value};
 
@@ -25,7 +26,12 @@ pub(crate) struct HostView {
 
 impl HostView {
     pub fn new(ds: &Dataset, system_id: &str, system: Option<&System>) -> Self {
-        let env = ds.environment();
+        let mut env = ds.environment();
+        for value in env.values_mut() {
+            if let Value::String(s) = value {
+                *s = crate::sanitize::markdown(s).into_owned();
+            }
+        }
         let arch = system
             .map(|s| s.arch.clone())
             .or_else(|| text(&env, "architecture").map(str::to_string))
@@ -35,7 +41,8 @@ impl HostView {
                 .get(k)
                 .and_then(Value::as_str)
                 .map_or(format::MISSING.to_string(), |s| {
-                    s.chars().take(19).collect()
+                    let stamp: String = s.chars().take(19).collect();
+                    crate::sanitize::markdown(&stamp).into_owned()
                 })
         };
         Self {

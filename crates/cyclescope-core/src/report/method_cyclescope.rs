@@ -48,7 +48,8 @@ pub(crate) fn render(host: &HostView, ds: &Dataset) -> String {
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .filter_map(|p| p.as_str().map(str::to_string))
+                .filter_map(|p| p.as_str())
+                .map(|p| crate::sanitize::markdown(p).into_owned())
                 .collect()
         })
         .unwrap_or_default();

@@ -181,7 +181,10 @@ fn measurement(host: &HostView, ds: &Dataset, facts: &MethodFacts) -> Vec<String
 pub(crate) fn kat_statuses(ds: &Dataset) -> String {
     let mut by_instance: BTreeMap<(&str, &str), String> = BTreeMap::new();
     for (_, r) in &ds.records {
-        by_instance.insert((&r.candidate, &r.label), r.kat.to_string());
+        by_instance.insert(
+            (&r.candidate, &r.label),
+            crate::sanitize::markdown(&r.kat.to_string()).into_owned(),
+        );
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for kat in by_instance.values() {

@@ -87,9 +87,9 @@ pub(crate) fn iccs_section(iccs: &[InstanceEvidence]) -> Vec<String> {
         Some((r, _)) => format!(
             "Cycles per call of the ICCS helpers as bundled with cyclescope: Rust implementations of `sm3hash`, `pseudohash` and `pseudoXOF` from `api/auxfunc.c` that reproduce its published self-test values (build: {}), run like any hash instance over the guide's eight lengths S1–S8. These are not the harness's C builds, so compare candidates with them only within runs of this system. {WIDTHS}",
             if r.build_flags.is_empty() {
-                "unknown"
+                "unknown".into()
             } else {
-                r.build_flags.as_str()
+                crate::sanitize::markdown(&r.build_flags)
             }
         ),
     };

@@ -58,7 +58,7 @@ pub fn leaving_text(app: &App) -> String {
                 ""
             };
             let folder = dir.map_or_else(String::new, |d| {
-                format!(" {}", crate::catalog::display_path(d))
+                format!(" {}", crate::sanitize::terminal_path(d))
             });
             out += &format!("run #{}{folder}{base}\n\n", run + 1);
         }
@@ -96,7 +96,7 @@ pub fn incomplete_line(app: &App) -> Option<String> {
     (unfinished && done < total).then(|| {
         format!(
             "incomplete {done}/{total} — resume with `cyclescope run --resume {}`",
-            crate::catalog::display_path(dir)
+            crate::sanitize::shell_path(dir)
         )
     })
 }

@@ -222,13 +222,12 @@ impl<'a> JobState<'a> {
                 self.kat_name = Some(kat_name);
             }
             KatMessage::LoadFailed { detail } => {
-                self.log
-                    .push(format!("{:<12}= {}", "library", self.library_shown));
+                self.log.push(log::field("library", &self.library_shown));
                 // Loader errors name the library by its full path; logs must not.
                 let full = self.inst.library.display().to_string();
                 self.load_failed = Some(detail.replace(&full, &self.library_shown));
             }
-            KatMessage::Log { line } => self.log.push(line),
+            KatMessage::Log { line } => self.log.push(crate::sanitize::log_field(&line).into()),
             KatMessage::Progress { file, done, total } => {
                 self.current = Some(file);
                 on_event(&KatEvent::Progress { file, done, total });
