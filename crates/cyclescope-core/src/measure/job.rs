@@ -211,6 +211,10 @@ pub(crate) fn run_process(
                 crate::worker::sandbox::signal_note(*number)
             ),
         )),
+        (Exit::Stopped(stopped), None, _, None) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Crash,
+            format!("{stopped}; worker killed"),
+        )),
         (Exit::TimedOut(d), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Timeout,
             format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
@@ -224,7 +228,7 @@ pub(crate) fn run_process(
     let exit_code = match &exit {
         Exit::Code(c) => *c,
         Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
+        Exit::TimedOut(_) | Exit::Stopped(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
