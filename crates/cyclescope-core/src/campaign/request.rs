@@ -40,8 +40,9 @@ pub struct RunRequest {
     pub host_root: PathBuf,
     /// The adaptive mode instead of the guide's fixed number of trials.
     pub adaptive: Option<Adaptive>,
-    /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
-    /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
+    /// An upper bound on every worker's timeout (the plan's is ten times what it expects, at
+    /// least 5 s; the calibration's 6 h): for tests and impatient operators; the record keeps
+    /// the plan's.
     pub timeout_cap: Option<Duration>,
     /// The candidate "× pseudoXOF" divides by.
     pub baseline: Baseline,
