@@ -140,7 +140,7 @@ pub fn run<M: DeserializeOwned>(
     cmd: &WorkerCommand,
     on_message: impl FnMut(M) -> Result<(), Tampering>,
 ) -> Result<Outcome, WorkerError> {
-    run_watched(cmd, on_message, &mut |_| {})
+    run_watched(cmd, &mut |_| {}, on_message)
 }
 
 /// [`run`], also calling `on_wait` with the time since the start at every poll while the
@@ -148,8 +148,8 @@ pub fn run<M: DeserializeOwned>(
 /// the operator about a worker running far past what was expected of it.
 pub(crate) fn run_watched<M: DeserializeOwned>(
     cmd: &WorkerCommand,
-    mut on_message: impl FnMut(M) -> Result<(), Tampering>,
     on_wait: &mut dyn FnMut(Duration),
+    mut on_message: impl FnMut(M) -> Result<(), Tampering>,
 ) -> Result<Outcome, WorkerError> {
     let started = Instant::now();
     let token = SessionToken::generate().map_err(WorkerError::Token)?;

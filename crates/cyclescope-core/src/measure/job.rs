@@ -99,82 +99,78 @@ pub(crate) fn run_process(
     // What the parent can check of the file, it checks before anything runs it.
     let result = match crate::plugin::check_elf(&spec.library) {
         Err(e) => Err(e.to_string()),
-        Ok(_) => worker::run_watched(
-            &cmd,
-            |m: TrialMessage| {
-                order.accept(&m)?;
-                match m {
-                    TrialMessage::Ready {
-                        meta_block,
-                        build_flags,
-                        baseline_rss_bytes,
-                        cycle_source,
-                        perf_unavailable,
-                        per_call_source,
-                        timer_overhead_ticks,
-                    } => match worker_meta(spec, meta_block, build_flags) {
-                        Ok(meta) => {
-                            info = Some(WorkerInfo {
-                                meta,
-                                cycle_source,
-                                core_cycles: cycle_source.counts_core_cycles(),
-                                perf_unavailable: perf_unavailable.map(|p| p.explain()),
-                                per_call_source,
-                                timer_overhead_ticks: timer_overhead_ticks as f64,
-                                baseline_rss_bytes,
-                            })
-                        }
-                        Err(e) => {
-                            let why = e.to_string();
-                            refused = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
-                            return Err(worker::Tampering(why));
-                        }
-                    },
-                    TrialMessage::Trial {
+        Ok(_) => worker::run_watched(&cmd, on_wait, |m: TrialMessage| {
+            order.accept(&m)?;
+            match m {
+                TrialMessage::Ready {
+                    meta_block,
+                    build_flags,
+                    baseline_rss_bytes,
+                    cycle_source,
+                    perf_unavailable,
+                    per_call_source,
+                    timer_overhead_ticks,
+                } => match worker_meta(spec, meta_block, build_flags) {
+                    Ok(meta) => {
+                        info = Some(WorkerInfo {
+                            meta,
+                            cycle_source,
+                            core_cycles: cycle_source.counts_core_cycles(),
+                            perf_unavailable: perf_unavailable.map(|p| p.explain()),
+                            per_call_source,
+                            timer_overhead_ticks: timer_overhead_ticks as f64,
+                            baseline_rss_bytes,
+                        })
+                    }
+                    Err(e) => {
+                        let why = e.to_string();
+                        refused = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
+                        return Err(worker::Tampering(why));
+                    }
+                },
+                TrialMessage::Trial {
+                    measurements,
+                    nanoseconds,
+                    cycles,
+                    waited_ns,
+                    clock,
+                } => {
+                    waited.push(waited_ns);
+                    clock_pairs.push(clock);
+                    let t = Trial {
                         measurements,
-                        nanoseconds,
+                        seconds: nanoseconds as f64 / 1e9,
                         cycles,
-                        waited_ns,
-                        clock,
-                    } => {
-                        waited.push(waited_ns);
-                        clock_pairs.push(clock);
-                        let t = Trial {
-                            measurements,
-                            seconds: nanoseconds as f64 / 1e9,
-                            cycles,
-                        };
-                        on_samples(&[], Some(&t));
-                        trials.push(t);
-                    }
-                    TrialMessage::Samples { ticks } => on_samples(&ticks, None),
-                    TrialMessage::Cryptofail { rc } => {
-                        fault = Some(JobFailure::new(
-                            FailureKind::Cryptofail,
-                            format!("CryptHash returned {rc}"),
-                        ))
-                    }
-                    TrialMessage::Overflow => {
-                        fault = Some(JobFailure::new(
-                            FailureKind::Overflow,
-                            format!(
-                                "CryptHash wrote outside its buffers (msg_len={} bits)",
-                                8 * spec.input_bytes
-                            ),
-                        ))
-                    }
-                    TrialMessage::Error { stage, detail } => {
-                        fault = Some(JobFailure::new(
-                            FailureKind::Loadfail,
-                            load_error(spec, stage, detail),
-                        ))
-                    }
-                    TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+                    };
+                    on_samples(&[], Some(&t));
+                    trials.push(t);
                 }
-                Ok(())
-            },
-            on_wait,
-        )
+                TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                TrialMessage::Cryptofail { rc } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Cryptofail,
+                        format!("CryptHash returned {rc}"),
+                    ))
+                }
+                TrialMessage::Overflow => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Overflow,
+                        format!(
+                            "CryptHash wrote outside its buffers (msg_len={} bits)",
+                            8 * spec.input_bytes
+                        ),
+                    ))
+                }
+                TrialMessage::Error { stage, detail } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Loadfail,
+                        load_error(spec, stage, detail),
+                    ))
+                }
+                TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
+            }
+            Ok(())
+        })
         .map_err(|e| e.to_string()),
     };
     if let Err(why) = &result
