@@ -73,6 +73,10 @@ pub struct RunArgs {
     /// Time instances whose KAT did not pass (records are flagged kat_not_passed).
     #[arg(long)]
     pub allow_kat_fail: bool,
+    /// Run a plan out of proportion: more than 1000 jobs (instances × lengths), or a message
+    /// longer than 1 MiB
+    #[arg(long)]
+    pub allow_large_plan: bool,
     /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["out", "lengths"])]
     pub resume: Option<PathBuf>,
@@ -270,6 +274,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         host_root: args.host_root.clone(),
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
+        allow_large_plan: args.allow_large_plan,
         tui_attached: false,
         kat_passed: Default::default(),
         baseline: args.baseline.clone(),

@@ -54,6 +54,10 @@ pub struct SweepArgs {
     /// Time instances whose KAT did not pass.
     #[arg(long)]
     pub allow_kat_fail: bool,
+    /// Sweep a plan out of proportion: more than 1000 points (instances × lengths), or a
+    /// message longer than 1 MiB
+    #[arg(long)]
+    pub allow_large_plan: bool,
     /// What each point is: `low` (per-call 1st percentile, robust on a busy host), `median`
     /// (per-call), `mean` (the guide's loop mean).
     #[arg(long, value_enum, default_value_t = Statistic::Low)]
@@ -103,18 +107,6 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
     if out.join("campaign.json").exists() {
         anyhow::bail!("{} already holds a run; give a new --out", out.display());
     }
-    let o = RequestOverrides {
-        cpu: args.cpu,
-        trial_target_s: Some(args.trial_target),
-        adaptive: Some((args.precision, args.max_trials)),
-        timeout_cap_s: args.timeout_cap,
-        allow_unfixed_host: args.allow_unfixed_host,
-        allow_kat_fail: args.allow_kat_fail,
-        ..RequestOverrides::default()
-    };
-    let req = RunRequest::build(&catalog.settings, instances, out, o)?;
-    std::fs::create_dir_all(&req.run_dir)
-        .with_context(|| format!("creating {}", req.run_dir.display()))?;
     let lengths = SweepLengths {
         step: args.step,
         max_bytes: args.max_bytes,
@@ -122,6 +114,21 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         refine: !args.no_refine,
         statistic: args.statistic.into(),
     };
+    let o = RequestOverrides {
+        // The coarse lengths, so that the one builder judges the sweep's size too.
+        lengths: Some(lengths.coarse()),
+        cpu: args.cpu,
+        trial_target_s: Some(args.trial_target),
+        adaptive: Some((args.precision, args.max_trials)),
+        timeout_cap_s: args.timeout_cap,
+        allow_unfixed_host: args.allow_unfixed_host,
+        allow_kat_fail: args.allow_kat_fail,
+        allow_large_plan: args.allow_large_plan,
+        ..RequestOverrides::default()
+    };
+    let req = RunRequest::build(&catalog.settings, instances, out, o)?;
+    std::fs::create_dir_all(&req.run_dir)
+        .with_context(|| format!("creating {}", req.run_dir.display()))?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     let mut progress = Progress::new(&req);

@@ -34,6 +34,9 @@ pub struct TuiArgs {
     /// Measure instances whose KAT did not pass (their records are flagged).
     #[arg(long)]
     pub allow_kat_fail: bool,
+    /// Start runs out of proportion: more than 1000 jobs, or a message longer than 1 MiB
+    #[arg(long)]
+    pub allow_large_plan: bool,
     /// Read sysfs/procfs below DIR for the host checks (fixture trees, tests).
     #[arg(long, hide = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
@@ -77,6 +80,7 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         cpu: args.cpu,
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
+        allow_large_plan: args.allow_large_plan,
         host_root: args.host_root.clone(),
         sources,
     })

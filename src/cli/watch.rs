@@ -50,6 +50,7 @@ pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> 
         cpu: None,
         allow_unfixed_host: false,
         allow_kat_fail: false,
+        allow_large_plan: false,
         host_root: None,
         sources: None,
     })

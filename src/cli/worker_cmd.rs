@@ -234,6 +234,11 @@ fn one_shot(lib: &Path, args: Vec<String>, timeout: Duration) -> Result<Reply, S
             d.as_secs_f64(),
             tail_suffix(&outcome.stderr_tail)
         )),
+        (None, Exit::Stopped(stopped)) => Err(format!(
+            "library {}: {stopped}; the worker's process group was killed{}",
+            lib.display(),
+            tail_suffix(&outcome.stderr_tail)
+        )),
         (None, Exit::Signal { name, number }) => Err(format!(
             "library {} crashed ({name}) in its worker{}{}",
             lib.display(),

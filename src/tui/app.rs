@@ -13,7 +13,7 @@ mod tree;
 mod tune;
 
 pub use delta::Delta;
-pub use jobs::{CurveSeries, Job, JobState, ResultRow};
+pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
 pub use tree::TreeRow;
 pub use tune::Sources;
 

@@ -89,6 +89,7 @@ pub struct LinkOptions {
     pub runs_dir: PathBuf,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    pub allow_large_plan: bool,
     /// The catalog's settings: what the request builder starts from.
     pub settings: Settings,
     /// Host checks read below this folder instead of `/` (fixture trees).
@@ -432,6 +433,7 @@ pub fn request(
         op_budget_s: Some(spec.planning.op_budget_s),
         allow_unfixed_host: options.allow_unfixed_host || spec.allow_unfixed_host,
         allow_kat_fail: options.allow_kat_fail || spec.allow_kat_fail,
+        allow_large_plan: options.allow_large_plan,
         tui_attached: true,
         kat_passed: spec.kat_passed,
         host_root: options.host_root.clone(),

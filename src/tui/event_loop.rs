@@ -49,6 +49,8 @@ pub struct Options {
     pub cpu: Option<usize>,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// Runs out of proportion are started rather than refused (`--allow-large-plan`).
+    pub allow_large_plan: bool,
     /// Host checks read below this folder instead of `/` (fixture trees).
     pub host_root: Option<PathBuf>,
     /// `--src DIR`: the submission tree the catalog was built from, and how to rebuild it.
@@ -112,6 +114,7 @@ pub fn run(opts: Options) -> io::Result<String> {
         runs_dir: opts.catalog.settings.runs_dir.clone(),
         allow_unfixed_host: opts.allow_unfixed_host,
         allow_kat_fail: opts.allow_kat_fail,
+        allow_large_plan: opts.allow_large_plan,
         settings: opts.catalog.settings.clone(),
         host_root: opts.host_root.clone(),
     });

@@ -131,6 +131,21 @@ pub fn duration(d: std::time::Duration) -> String {
     }
 }
 
+/// A trial process running far past its plan, as both frontends show it:
+/// `trial 2/5: 12 s, expected 42 ms`.
+pub fn overdue(
+    trial: u32,
+    trials: u32,
+    elapsed: std::time::Duration,
+    expected: std::time::Duration,
+) -> String {
+    format!(
+        "trial {trial}/{trials}: {}, expected {}",
+        duration(elapsed),
+        time(expected.as_secs_f64())
+    )
+}
+
 /// `bytes//1024 KiB`, as the report's RSS columns (truncating, unlike `size`).
 pub(crate) fn kib(bytes: u64) -> String {
     format!("{} KiB", bytes / 1024)

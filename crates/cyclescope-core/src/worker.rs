@@ -3,8 +3,9 @@
 //! it a session token on stdin, reads its typed messages (token-marked JSON lines on the
 //! child's stdout, which the child reserves for the protocol), keeps the tail of its stderr
 //! (where the child sends the candidate's own stdout and stderr), enforces one deadline over
-//! the whole exchange and cancellation, reads the worker's CPU time from outside, then kills
-//! the whole group and classifies how it ended. A line that is not the worker's own (no
+//! the whole exchange and cancellation, ends at once a worker found stopped (by itself or a
+//! process it started: it would only wait out the deadline), reads the worker's CPU time from
+//! outside, then kills the whole group and classifies how it ended. A line that is not the worker's own (no
 //! token, not JSON, out of order by the caller's rules) ends it as tampered with. The child
 //! side (`child`) sets the process up. It knows nothing of KAT or measurement: messages are a
 //! type parameter.
@@ -16,6 +17,7 @@ pub(crate) mod group;
 pub mod sandbox;
 mod session;
 
+pub use group::Stopped;
 pub use session::SessionToken;
 
 use std::io::Write;
@@ -36,6 +38,10 @@ pub(crate) const PARENT_PID_ENV: &str = "CYCLESCOPE_WORKER_PARENT";
 
 /// How often the exchange looks at the cancel flag and the worker's state.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often the exchange scans `/proc` for a stopped process of the worker's group (the
+/// leader itself is looked at every poll).
+const GROUP_SCAN_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Bytes of the child's stderr kept for records and error messages (the harness keeps 2000).
 pub(crate) const STDERR_TAIL_BYTES: usize = 2000;
@@ -58,6 +64,9 @@ pub enum Exit {
         name: String,
     },
     TimedOut(Duration),
+    /// A process of the worker was found stopped (`SIGSTOP`, `SIGTSTP`, …); the parent killed
+    /// the group rather than wait for a continue that never comes.
+    Stopped(Stopped),
     Cancelled,
     /// The parent stopped the worker: its protocol stream held something the worker does not
     /// write (a line without the session token, garbage, a message out of order).
@@ -70,6 +79,7 @@ impl std::fmt::Display for Exit {
             Exit::Code(c) => write!(f, "exit={c}"),
             Exit::Signal { name, .. } => write!(f, "signal={name}"),
             Exit::TimedOut(d) => write!(f, "timeout after {:.1} s", d.as_secs_f64()),
+            Exit::Stopped(s) => write!(f, "stopped: {s}"),
             Exit::Cancelled => write!(f, "cancelled"),
             Exit::Tampered(why) => write!(f, "tampered: {why}"),
         }
@@ -128,6 +138,17 @@ pub(crate) const TRIAL_WORKER_NAME: &str = "cyclescope-worker";
 /// that rejects a message (out of the protocol's order) ends the worker as tampered with.
 pub fn run<M: DeserializeOwned>(
     cmd: &WorkerCommand,
+    on_message: impl FnMut(M) -> Result<(), Tampering>,
+) -> Result<Outcome, WorkerError> {
+    run_watched(cmd, &mut |_| {}, on_message)
+}
+
+/// [`run`], also calling `on_wait` with the time since the start at every poll while the
+/// worker runs (at most every `POLL_INTERVAL` apart when it is quiet): how a caller tells
+/// the operator about a worker running far past what was expected of it.
+pub(crate) fn run_watched<M: DeserializeOwned>(
+    cmd: &WorkerCommand,
+    on_wait: &mut dyn FnMut(Duration),
     mut on_message: impl FnMut(M) -> Result<(), Tampering>,
 ) -> Result<Outcome, WorkerError> {
     let started = Instant::now();
@@ -155,6 +176,7 @@ pub fn run<M: DeserializeOwned>(
         on_message(m)
     };
     let deadline = started + cmd.timeout;
+    let mut next_group_scan = started;
     let ended_by = loop {
         if cmd
             .cancel
@@ -171,6 +193,20 @@ pub fn run<M: DeserializeOwned>(
             // What it wrote is in the pipes; descendants still holding them are not waited for.
             break pipes.drain(&mut on_line).err().map(|t| Exit::Tampered(t.0));
         }
+        let stopped = if now >= next_group_scan {
+            next_group_scan = now + GROUP_SCAN_INTERVAL;
+            group.stopped()
+        } else {
+            group.leader_stopped()
+        };
+        if let Some(s) = stopped {
+            // What it wrote before it stopped is in the pipes: it tells where it stopped.
+            break Some(match pipes.drain(&mut on_line) {
+                Err(t) => Exit::Tampered(t.0),
+                Ok(()) => Exit::Stopped(s),
+            });
+        }
+        on_wait(now - started);
         if let Err(t) = pipes.pump((deadline - now).min(POLL_INTERVAL), &mut on_line) {
             break Some(Exit::Tampered(t.0));
         }

@@ -92,6 +92,10 @@ pub struct LiveArgs {
     /// Time instances whose KAT did not pass.
     #[arg(long, requires = "live")]
     pub allow_kat_fail: bool,
+    /// Compare over a plan out of proportion: more than 1000 jobs, or a message longer
+    /// than 1 MiB
+    #[arg(long, requires = "live")]
+    pub allow_large_plan: bool,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
     #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap, requires = "live")]
     pub timeout_cap: Option<f64>,
@@ -239,6 +243,7 @@ fn overrides(o: &LiveArgs) -> RequestOverrides {
         host_root: o.host_root.clone(),
         allow_unfixed_host: o.allow_unfixed_host,
         allow_kat_fail: o.allow_kat_fail,
+        allow_large_plan: o.allow_large_plan,
         ..RequestOverrides::default()
     }
 }

@@ -27,6 +27,8 @@ pub(in crate::cli) struct Progress {
     clock: Option<f64>,
     /// The lanes of a run on several CPUs (their status replaces the single job's).
     board: Board,
+    /// The overdue trial last given a line of its own, and how long it had run then.
+    overdue_line: Option<(JobKey, u32, Duration)>,
 }
 
 impl Progress {
@@ -43,6 +45,7 @@ impl Progress {
             last_line: Instant::now() - Duration::from_secs(10),
             clock: None,
             board: Board::default(),
+            overdue_line: None,
         }
     }
 
@@ -212,6 +215,29 @@ impl Progress {
             }
             EngineEvent::TrialRetried { job, trial, reason } => {
                 self.line(&format!("{job}: trial {trial} re-run ({reason})"))
+            }
+            EngineEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                elapsed,
+                expected,
+            } => {
+                let text = format!(
+                    "{job}: {} — far past its plan",
+                    crate::format::overdue(*trial, *trials, *elapsed, *expected)
+                );
+                // A line of its own when the wait has doubled since the last one (a handful
+                // of lines however long it runs), the status line in between.
+                let again = self.overdue_line.as_ref().is_some_and(|(j, t, at)| {
+                    j == job && t == trial && *elapsed < at.saturating_mul(2)
+                });
+                if again {
+                    self.status(&text);
+                } else {
+                    self.overdue_line = Some((job.clone(), *trial, *elapsed));
+                    self.line(&text);
+                }
             }
             EngineEvent::JobFinished { job, summary, .. } => {
                 self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);

@@ -39,6 +39,17 @@ pub struct Job {
     pub took_s: Option<f64>,
     /// Effective core clock of its last witnessed trial (Hz), and whether it was in band.
     pub clock_hz: Option<(f64, bool)>,
+    /// Its trial process running far past the plan, as the engine last said.
+    pub overdue: Option<Overdue>,
+}
+
+/// A trial process running far past what its plan expects (`EngineEvent::TrialOverdue`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overdue {
+    pub trial: u32,
+    pub trials: u32,
+    pub elapsed: std::time::Duration,
+    pub expected: std::time::Duration,
 }
 
 impl Job {
@@ -53,6 +64,7 @@ impl Job {
             started_at: None,
             took_s: None,
             clock_hz: None,
+            overdue: None,
         }
     }
 

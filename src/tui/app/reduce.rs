@@ -5,7 +5,7 @@
 use crate::format;
 use crate::vocabulary::EngineEvent;
 
-use super::{App, HistView, HostRow, JobState, KatState, LogLevel, RunState};
+use super::{App, HistView, HostRow, JobState, KatState, LogLevel, Overdue, RunState};
 use crate::host::Status as HostStatus;
 
 /// Lines of a worker's stderr tail copied into the log on a fault.
@@ -103,6 +103,7 @@ impl App {
                     calls_total: 0,
                 };
                 j.snapshot = None;
+                j.overdue = None;
                 j.started_at = Some(clock);
                 self.current = Some(job);
             }
@@ -122,6 +123,10 @@ impl App {
                     calls_total,
                 };
                 j.snapshot = Some(snapshot);
+                // A later trial is running: the overdue one has ended.
+                if j.overdue.is_some_and(|o| o.trial != trial) {
+                    j.overdue = None;
+                }
                 self.current = Some(job);
             }
             EngineEvent::TrialClock {
@@ -130,8 +135,37 @@ impl App {
                 in_band,
                 ..
             } => self.job_mut(&job).clock_hz = Some((effective_hz, in_band)),
+            EngineEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                elapsed,
+                expected,
+            } => {
+                let o = Overdue {
+                    trial,
+                    trials,
+                    elapsed,
+                    expected,
+                };
+                let j = self.job_mut(&job);
+                let first = j.overdue.is_none_or(|p| p.trial != trial);
+                j.overdue = Some(o);
+                self.current = Some(job.clone());
+                if first {
+                    self.push_log(
+                        LogLevel::Warn,
+                        format!(
+                            "{job}: {} — far past its plan",
+                            format::overdue(trial, trials, elapsed, expected)
+                        ),
+                    );
+                }
+            }
             EngineEvent::TrialRetried { job, trial, reason } => {
-                self.job_mut(&job).retries += 1;
+                let j = self.job_mut(&job);
+                j.retries += 1;
+                j.overdue = None;
                 self.push_log(
                     LogLevel::Warn,
                     format!("{job}: trial {trial} disturbed, re-run ({reason})"),

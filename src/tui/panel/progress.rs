@@ -15,6 +15,13 @@ use crate::tui::app::{App, JobState, KatState, Panel, RunState};
 /// What the engine is doing right now, in one line.
 pub fn status_line(app: &App) -> String {
     if let Some(j) = app.current.as_ref().and_then(|k| app.job(k)) {
+        if let (Some(o), JobState::Running { .. }) = (&j.overdue, &j.state) {
+            return format!(
+                "▶ {} · {} ⚠",
+                j.key,
+                format::overdue(o.trial, o.trials, o.elapsed, o.expected)
+            );
+        }
         if let JobState::Running {
             trial,
             trials,
@@ -178,6 +185,48 @@ mod tests {
         });
         assert!(text.contains("jobs 1/4 · ETA"), "{text}");
         assert!(text.contains("trial 2 disturbed, re-run"), "{text}");
+    }
+
+    #[test]
+    fn a_trial_far_past_its_plan_shows_how_long_against_what_was_expected() {
+        use crate::vocabulary::EngineEvent;
+        use std::time::Duration;
+        let mut app = demo::measuring();
+        let job = app.current.clone().unwrap();
+        let overdue = |elapsed| EngineEvent::TrialOverdue {
+            job: job.clone(),
+            trial: 3,
+            trials: 5,
+            elapsed: Duration::from_secs(elapsed),
+            expected: Duration::from_millis(42),
+        };
+        app.apply(overdue(2));
+        app.apply(overdue(12));
+        assert_eq!(
+            status_line(&app),
+            "▶ sm3hash-256 @ 32 B · trial 3/5: 12 s, expected 42 ms ⚠"
+        );
+        let text = demo::draw_text(90, 8, |f| {
+            render(f, f.area(), &app);
+        });
+        // One log line for the trial, from its first notice; the status line keeps counting.
+        assert_eq!(text.matches("far past its plan").count(), 1, "{text}");
+        assert!(text.contains("trial 3/5: 2 s, expected 42 ms"), "{text}");
+        // The next trial's progress ends the notice.
+        let snapshot = app.job(&job).and_then(|j| j.snapshot.clone()).unwrap();
+        app.apply(EngineEvent::TrialProgress {
+            job: job.clone(),
+            trial: 4,
+            trials: 5,
+            calls_done: 60_000,
+            calls_total: 100_000,
+            snapshot,
+        });
+        assert!(
+            status_line(&app).contains("trial 4/5 · calls"),
+            "{}",
+            status_line(&app)
+        );
     }
 
     #[test]

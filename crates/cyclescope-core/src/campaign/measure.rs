@@ -1,9 +1,10 @@
 //! Measuring one planned job through the runner: its trial processes (one per trial when
 //! set-up is cheap, as the guide's method wants; as many as the adaptive mode needs), each
 //! re-run while a trial of it was disturbed (at most `MAX_ATTEMPTS`), the per-call histogram
-//! of the job and of each process, and progress events at a bounded rate. Stops at the next
-//! process on cancel. Writes nothing.
+//! of the job and of each process, and progress events at a bounded rate (also while a process
+//! runs far past what its plan expects). Stops at the next process on cancel. Writes nothing.
 
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,11 +52,20 @@ pub(super) enum Measured {
     Cancelled,
 }
 
+/// A process counts as overdue once it has run this many times what its plan expects...
+const OVERDUE_FACTOR: f64 = 3.0;
+/// ... and at least this long (start-up alone can take a good part of a second on a busy host).
+const OVERDUE_AFTER: Duration = Duration::from_secs(1);
+/// Spacing of the events of an overdue process.
+const OVERDUE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// How a job's trials are laid out over processes.
 struct Layout {
     spec: TrialSpec,
     processes: u32,
     timeout: Duration,
+    /// What the plan expects of one process (its share of the job's estimate).
+    expected: Duration,
     total_trials: u32,
     calls_total: u64,
 }
@@ -86,6 +96,14 @@ impl Layout {
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
+            expected: Duration::from_secs_f64(
+                p.estimated_s
+                    / if p.separate_processes {
+                        p.trials.max(1)
+                    } else {
+                        1
+                    } as f64,
+            ),
             total_trials,
             calls_total: u64::from(total_trials) * p.iterations_per_trial,
         }
@@ -223,7 +241,8 @@ impl Measuring<'_> {
     }
 
     /// One attempt of one process, its samples folded into `h` (the job's so far plus this
-    /// process's) and `h_process`, progress sent at most every `PROGRESS_INTERVAL`.
+    /// process's) and `h_process`, progress sent at most every `PROGRESS_INTERVAL`, and about
+    /// once a second once it runs far past what the plan expects (`TrialOverdue`).
     fn run_one(
         &mut self,
         h: &mut hdrhistogram::Histogram<u64>,
@@ -231,8 +250,16 @@ impl Measuring<'_> {
     ) -> ProcessRun {
         let (j, layout) = (self.job, &self.layout);
         let (done_trials, last_progress) = (&self.done_trials, &mut self.last_progress);
-        let (overhead, source, send) = (self.overhead, &self.source, &mut *self.send);
-        let mut trials_here: Vec<Trial> = Vec::new();
+        let (overhead, source) = (self.overhead, &self.source);
+        // Both callbacks send: the samples' progress, and the waits' overdue notices.
+        let send = RefCell::new(&mut *self.send);
+        let trials_here: RefCell<Vec<Trial>> = RefCell::new(Vec::new());
+        let trial_number = || {
+            let n = done_trials.len() + trials_here.borrow().len() + 1;
+            n.min(layout.total_trials as usize) as u32
+        };
+        let overdue_after = OVERDUE_AFTER.max(layout.expected.mul_f64(OVERDUE_FACTOR));
+        let last_overdue: Cell<Option<Duration>> = Cell::new(None);
         self.runner.trial(
             &j.inst,
             &layout.spec,
@@ -241,16 +268,20 @@ impl Measuring<'_> {
                 job::record_samples(h, ticks);
                 job::record_samples(h_process, ticks);
                 if let Some(t) = trial {
-                    trials_here.push(*t);
+                    trials_here.borrow_mut().push(*t);
                 }
                 if last_progress.elapsed() < PROGRESS_INTERVAL {
                     return;
                 }
                 *last_progress = Instant::now();
-                let all: Vec<Trial> = done_trials.iter().chain(&trials_here).copied().collect();
-                send(EngineEvent::TrialProgress {
+                let all: Vec<Trial> = done_trials
+                    .iter()
+                    .chain(trials_here.borrow().iter())
+                    .copied()
+                    .collect();
+                (send.borrow_mut())(EngineEvent::TrialProgress {
                     job: j.key.clone(),
-                    trial: (all.len() + 1).min(layout.total_trials as usize) as u32,
+                    trial: trial_number(),
                     trials: layout.total_trials,
                     calls_done: all.iter().map(|t| t.measurements).sum(),
                     calls_total: layout.calls_total,
@@ -262,6 +293,22 @@ impl Measuring<'_> {
                         timer_overhead_ticks: overhead,
                         per_call_source: source.clone(),
                     },
+                });
+            },
+            &mut |elapsed| {
+                let due = last_overdue
+                    .get()
+                    .map_or(overdue_after, |last| last + OVERDUE_INTERVAL);
+                if elapsed < due {
+                    return;
+                }
+                last_overdue.set(Some(elapsed));
+                (send.borrow_mut())(EngineEvent::TrialOverdue {
+                    job: j.key.clone(),
+                    trial: trial_number(),
+                    trials: layout.total_trials,
+                    elapsed,
+                    expected: layout.expected,
                 });
             },
         )

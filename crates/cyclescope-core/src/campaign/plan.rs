@@ -125,7 +125,9 @@ impl Run<'_> {
             abi: inst.abi,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
-        let run = self.runner.trial(inst, &spec, timeout, &mut |_, _| {});
+        let run = self
+            .runner
+            .trial(inst, &spec, timeout, &mut |_, _| {}, &mut |_| {});
         let t1 = run.record.trials.first().map_or(0.0, |t| t.seconds);
         let setup_s = (run.record.wall_s - t1).max(0.0);
         let reason = match &run.outcome {

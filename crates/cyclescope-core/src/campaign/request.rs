@@ -2,6 +2,12 @@
 //! what a frontend overrides (CLI flags, the TUI's choices), checked once. The CLI and the TUI
 //! both build their requests here, so a setting cannot be honoured by one and ignored by the
 //! other. A resumed run takes what its `campaign.json` stored and only the rest from here.
+//! A new run whose plan is out of proportion (`proportion`) is refused here, before anything
+//! of it is opened.
+
+mod proportion;
+
+pub use proportion::LargePlan;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -40,8 +46,9 @@ pub struct RunRequest {
     pub host_root: PathBuf,
     /// The adaptive mode instead of the guide's fixed number of trials.
     pub adaptive: Option<Adaptive>,
-    /// An upper bound on every worker's timeout (the plan's is at least 300 s, the
-    /// calibration's 6 h): for tests and impatient operators; the record keeps the plan's.
+    /// An upper bound on every worker's timeout (the plan's is ten times what it expects, at
+    /// least 5 s; the calibration's 6 h): for tests and impatient operators; the record keeps
+    /// the plan's.
     pub timeout_cap: Option<Duration>,
     /// The candidate "× pseudoXOF" divides by.
     pub baseline: Baseline,
@@ -73,6 +80,8 @@ pub struct RequestOverrides {
     pub host_root: Option<PathBuf>,
     pub allow_unfixed_host: bool,
     pub allow_kat_fail: bool,
+    /// Run a plan of thousands of jobs or of messages past 1 MiB (`--allow-large-plan`).
+    pub allow_large_plan: bool,
     pub tui_attached: bool,
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// The baseline candidate (default: the setting).
@@ -101,6 +110,8 @@ pub enum RequestError {
     Precision(f64),
     #[error("nothing to measure: no instance selected")]
     NoInstances,
+    #[error("{0}")]
+    LargePlan(LargePlan),
 }
 
 /// Address-space limit of a trial process unless told otherwise (RLIMIT_AS).
@@ -143,10 +154,20 @@ impl RunRequest {
         let mut req = Self::bare(instances, lengths, cpus, run_dir, planning);
         req.shard = o.shard;
         let pool = std::mem::take(&mut o.reference_pool);
+        let allow_large_plan = o.allow_large_plan;
         req.apply(settings, o)?;
         let (add, _) = req.baseline.missing(&req.instances, &pool);
         req.reference_jobs = add.iter().map(|i| i.label.clone()).collect();
         req.instances.extend(add);
+        if !allow_large_plan {
+            proportion::check(
+                req.instances.len(),
+                &req.lengths,
+                &req.planning,
+                req.adaptive,
+            )
+            .map_err(RequestError::LargePlan)?;
+        }
         Ok(req)
     }
 

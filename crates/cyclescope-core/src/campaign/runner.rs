@@ -36,13 +36,15 @@ pub(crate) trait TrialRunner: Send {
     ) -> Option<KatRun>;
 
     /// Runs one worker process for `spec`; `on_samples` sees each batch of per-call ticks and
-    /// each finished trial as they arrive.
+    /// each finished trial as they arrive, `on_wait` the time since the process started,
+    /// again and again while it runs.
     fn trial(
         &mut self,
         inst: &Instance,
         spec: &TrialSpec,
         timeout: Duration,
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+        on_wait: &mut dyn FnMut(Duration),
     ) -> ProcessRun;
 
     /// The reference counter's rate the host probe measured: a real runner checks trials
@@ -105,8 +107,9 @@ impl TrialRunner for WorkerRunner {
         spec: &TrialSpec,
         timeout: Duration,
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+        on_wait: &mut dyn FnMut(Duration),
     ) -> ProcessRun {
-        run_process(&self.setup, inst, spec, timeout, on_samples)
+        run_process(&self.setup, inst, spec, timeout, on_samples, on_wait)
     }
 
     fn use_reference_clock(&mut self, hz: Option<f64>) {

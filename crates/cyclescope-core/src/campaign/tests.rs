@@ -4,6 +4,7 @@
 
 mod interleave;
 mod lanes;
+mod overdue;
 mod script;
 
 use std::path::{Path, PathBuf};

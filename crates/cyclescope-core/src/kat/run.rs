@@ -1,8 +1,8 @@
 //! The engine side of a KAT job: runs it for one `Instance` in a worker process
 //! (`cyclescope worker kat …`), follows its messages, compares every finished file with its
 //! reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT), classifies
-//! how the worker ended (signal → CRASH, timeout → TIMEOUT, load error → LOADFAIL, no result →
-//! CRASH `exit=<rc>`, a message out of order or a file on disk unlike its report → TAMPERED),
+//! how the worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT, load
+//! error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on disk unlike its report → TAMPERED),
 //! and writes the KAT log. The calling process survives whatever the candidate does; this
 //! module never loads a candidate library itself.
 
@@ -252,6 +252,11 @@ pub fn run_kat(
                 state.during(&files),
                 worker::sandbox::signal_note(*number)
             ),
+        ),
+        // A stopped worker would only wait out the job's limit: it is a crash, named.
+        (Exit::Stopped(stopped), None) => (
+            KatStatus::Crash,
+            format!("{stopped}{}", state.during(&files)),
         ),
         (Exit::TimedOut(d), None) => (
             KatStatus::Timeout,

@@ -64,13 +64,15 @@ pub(crate) struct ProcessRun {
     pub(crate) peak_rss_bytes: u64,
 }
 
-/// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives.
+/// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,
+/// `on_wait` the time since its start while it runs (see `worker::run_watched`).
 pub(crate) fn run_process(
     setup: &WorkerSetup,
     inst: &Instance,
     spec: &TrialSpec,
     timeout: Duration,
     on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+    on_wait: &mut dyn FnMut(Duration),
 ) -> ProcessRun {
     let args = MeasureInvocation {
         spec: spec.clone(),
@@ -97,7 +99,7 @@ pub(crate) fn run_process(
     // What the parent can check of the file, it checks before anything runs it.
     let result = match crate::plugin::check_elf(&spec.library) {
         Err(e) => Err(e.to_string()),
-        Ok(_) => worker::run(&cmd, |m: TrialMessage| {
+        Ok(_) => worker::run_watched(&cmd, on_wait, |m: TrialMessage| {
             order.accept(&m)?;
             match m {
                 TrialMessage::Ready {
@@ -211,6 +213,10 @@ pub(crate) fn run_process(
                 crate::worker::sandbox::signal_note(*number)
             ),
         )),
+        (Exit::Stopped(stopped), None, _, None) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Crash,
+            format!("{stopped}; worker killed"),
+        )),
         (Exit::TimedOut(d), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Timeout,
             format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
@@ -224,7 +230,7 @@ pub(crate) fn run_process(
     let exit_code = match &exit {
         Exit::Code(c) => *c,
         Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
+        Exit::TimedOut(_) | Exit::Stopped(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);

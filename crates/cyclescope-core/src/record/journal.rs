@@ -90,6 +90,13 @@ pub enum JournalEvent {
         trial: u32,
         reason: String,
     },
+    TrialOverdue {
+        job: JobKey,
+        trial: u32,
+        trials: u32,
+        elapsed_s: f64,
+        expected_s: f64,
+    },
     JobFinished {
         job: JobKey,
         summary: JobSummary,
@@ -171,6 +178,19 @@ impl JournalEvent {
             EngineEvent::TrialRetried { job, trial, reason } => {
                 JournalEvent::TrialRetried { job, trial, reason }
             }
+            EngineEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                elapsed,
+                expected,
+            } => JournalEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                elapsed_s: elapsed.as_secs_f64(),
+                expected_s: expected.as_secs_f64(),
+            },
             EngineEvent::JobFinished {
                 job,
                 summary,
@@ -272,6 +292,20 @@ impl JournalEvent {
             JournalEvent::TrialRetried { job, trial, reason } => {
                 EngineEvent::TrialRetried { job, trial, reason }
             }
+            JournalEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                elapsed_s,
+                expected_s,
+            } => EngineEvent::TrialOverdue {
+                job,
+                trial,
+                trials,
+                // A journal is read back as written; a foreign one gets no panic from a value.
+                elapsed: Duration::try_from_secs_f64(elapsed_s).unwrap_or_default(),
+                expected: Duration::try_from_secs_f64(expected_s).unwrap_or_default(),
+            },
             JournalEvent::JobFinished {
                 job,
                 summary,

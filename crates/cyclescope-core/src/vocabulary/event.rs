@@ -85,6 +85,18 @@ pub enum EngineEvent {
         /// False when the clock left the host's band (the trial is run again).
         in_band: bool,
     },
+    /// A trial process still running far past what its plan expects of it, sent about once a
+    /// second while it runs (until it ends or its deadline kills it).
+    TrialOverdue {
+        job: JobKey,
+        /// 1-based trial number.
+        trial: u32,
+        trials: u32,
+        /// Since the process started.
+        elapsed: Duration,
+        /// What the plan expects of the whole process.
+        expected: Duration,
+    },
     /// A trial re-run because the clock was slow during it (disturbance).
     TrialRetried {
         job: JobKey,

@@ -2,7 +2,9 @@
 //! whatever the candidate forks stays in it and goes with it. The group notices the leader's
 //! end without reaping it (the zombie pins the group id against reuse and keeps its CPU times
 //! readable), reads those times from outside, then kills the whole group and reaps the leader
-//! — also when dropped early. It never reads the worker's pipes.
+//! — also when dropped early. It also notices a stopped worker (the leader, or a process it
+//! started, in state `T`/`t`), which would otherwise wait out its whole deadline. It never
+//! reads the worker's pipes.
 
 use std::io;
 use std::process::{Child, Command, ExitStatus};
@@ -46,6 +48,32 @@ impl Group {
         )
     }
 
+    /// Whether the leader is stopped, and by which signal (`waitid(WSTOPPED)`, one system
+    /// call: cheap enough for every poll). A stopped process never continues by itself, so
+    /// the job would only wait out its deadline.
+    pub(crate) fn leader_stopped(&self) -> Option<Stopped> {
+        let flags = WaitPidFlag::WSTOPPED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        match waitid(Id::Pid(self.pgid), flags) {
+            Ok(WaitStatus::Stopped(_, signal)) => Some(Stopped::Worker {
+                signal: signal.as_str().to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// A stopped process of the group, the leader first: [`Group::leader_stopped`], then a
+    /// scan of `/proc` for the group's processes (a walk over every process: done less often).
+    pub(crate) fn stopped(&self) -> Option<Stopped> {
+        self.leader_stopped().or_else(|| {
+            // `/proc` shows the stop a moment before `waitid` reports it: asked again, the
+            // leader's stop then has its signal.
+            match stopped_in_group(self.pgid.as_raw())? {
+                s @ Stopped::Worker { .. } => self.leader_stopped().or(Some(s)),
+                s => Some(s),
+            }
+        })
+    }
+
     /// The leader's user + system CPU time, read from `/proc` while it is a zombie (its own
     /// threads included; the candidate's forked children are not).
     pub(super) fn leader_cpu_time(&self) -> Option<Duration> {
@@ -73,6 +101,74 @@ impl Drop for Group {
     fn drop(&mut self) {
         self.kill_and_reap();
     }
+}
+
+/// Which process of a worker was found stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// The worker itself, by this signal (`SIGSTOP`, `SIGTSTP`, `SIGTTIN`, `SIGTTOU`).
+    Worker { signal: String },
+    /// A process the candidate started (the kernel keeps no signal for the parent to read).
+    Descendant { pid: i32, state: char },
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stopped::Worker { signal } => {
+                write!(
+                    f,
+                    "the worker stopped itself ({signal}) inside the candidate"
+                )
+            }
+            Stopped::Descendant { pid, state } => write!(
+                f,
+                "a process the candidate started (pid {pid}) is stopped (state {state})"
+            ),
+        }
+    }
+}
+
+/// The first process of the group `pgid` in `/proc` whose state is stopped (`T`) or stopped by
+/// a tracer (`t`): the group holds the worker and whatever the candidate started (the kernel
+/// here keeps no per-thread `children` lists, and a reparented process stays in the group).
+fn stopped_in_group(pgid: i32) -> Option<Stopped> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((state, group)) = state_and_group(&stat) else {
+            continue;
+        };
+        match state {
+            _ if group != pgid => {}
+            // The leader in `T` is seen by `waitid`; in `t` a tracer holds it.
+            'T' | 't' if pid == pgid => {
+                return Some(Stopped::Worker {
+                    signal: format!("state {state}"),
+                });
+            }
+            'T' | 't' => return Some(Stopped::Descendant { pid, state }),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The state letter and process group (fields 3 and 5) of a `/proc/<pid>/stat` line.
+fn state_and_group(stat: &str) -> Option<(char, i32)> {
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let group = fields.nth(1)?.parse().ok()?;
+    Some((state, group))
 }
 
 fn clock_ticks_per_second() -> Option<u64> {
@@ -138,5 +234,58 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("the group's sleeper {sleeper} survived (state {state:?})");
+    }
+
+    /// Spawns `sh -c script` as a group and waits (bounded) until `stopped` sees something.
+    fn stopped_of(script: &str) -> Stopped {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]);
+        let g = Group::spawn(&mut cmd).unwrap();
+        for _ in 0..2000 {
+            // A leader seen in `/proc` before `waitid` has its signal is looked at again.
+            match g.stopped() {
+                Some(Stopped::Worker { signal }) if signal.starts_with("state") => {}
+                Some(s) => return s,
+                None => {}
+            }
+            assert!(!g.leader_ended(), "the shell ended without stopping");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("no stopped process seen in `{script}`");
+    }
+
+    #[test]
+    fn a_stopped_leader_is_seen_with_its_signal() {
+        for signal in ["STOP", "TSTP", "TTIN", "TTOU"] {
+            let seen = stopped_of(&format!("kill -{signal} $$; sleep 300"));
+            let signal = format!("SIG{signal}");
+            assert_eq!(seen, Stopped::Worker { signal });
+        }
+    }
+
+    #[test]
+    fn a_stopped_descendant_is_seen_in_proc() {
+        let seen = stopped_of("sleep 300 & kill -STOP $!; wait");
+        assert!(
+            matches!(seen, Stopped::Descendant { state: 'T', .. }),
+            "{seen:?}"
+        );
+        assert!(seen.to_string().contains("is stopped (state T)"), "{seen}");
+    }
+
+    #[test]
+    fn a_running_group_is_not_stopped() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 300 & sleep 300"]);
+        let g = Group::spawn(&mut cmd).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(g.stopped(), None);
+    }
+
+    #[test]
+    fn state_and_group_follow_the_command_name() {
+        let stat = "4242 (a (b) c) T 1 4240 4240 0 -1";
+        assert_eq!(state_and_group(stat), Some(('T', 4240)));
+        assert_eq!(state_and_group("4242 (x) R 1"), None);
     }
 }

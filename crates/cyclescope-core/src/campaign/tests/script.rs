@@ -132,6 +132,7 @@ impl TrialRunner for Scripted {
         spec: &TrialSpec,
         timeout: Duration,
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
+        on_wait: &mut dyn FnMut(Duration),
     ) -> ProcessRun {
         let step = if is_calibration(spec) {
             self.calibrations += 1;
@@ -169,13 +170,17 @@ impl TrialRunner for Scripted {
                 FailureKind::Crash,
                 "worker killed by SIGSEGV",
             )),
-            Step::Timeout => JobOutcome::Failed(JobFailure::new(
-                FailureKind::Timeout,
-                format!(
-                    "no result after {:.1} s; worker killed",
-                    timeout.as_secs_f64()
-                ),
-            )),
+            Step::Timeout => {
+                // It was waited for up to its deadline.
+                on_wait(timeout);
+                JobOutcome::Failed(JobFailure::new(
+                    FailureKind::Timeout,
+                    format!(
+                        "no result after {:.1} s; worker killed",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
             Step::Cancel => {
                 self.cancel.store(true, Ordering::SeqCst);
                 JobOutcome::Cancelled
