@@ -1,8 +1,9 @@
 //! `cyclescope compare RUN_A RUN_B`: job by job, mean cycles of two runs (or datasets), their
 //! ratio and whether the difference exceeds both runs' confidence intervals, as Markdown, JSON
-//! or CSV. `--fail-above 2%` makes it a CI gate: exit 1 when a job of B is slower than A
-//! beyond both intervals by more than the margin; else exit 0. `compare --live A B` measures
-//! two instances now, interleaved (`live`).
+//! or CSV; a record that `validate` rejects is named (stderr) and its job gets no verdict.
+//! `--fail-above 2%` makes it a CI gate: exit 1 when a job of B is slower than A beyond both
+//! intervals by more than the margin, or when a compared record is invalid; else exit 0.
+//! `compare --live A B` measures two instances now, interleaved (`live`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,8 +11,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::output::{Format, OutputFormat};
-use crate::report::Dataset;
-use crate::report::compare::{compare, rows_csv, rows_json, table};
+use crate::report::compare::{RunRecords, compare_runs, rows_csv, rows_json, table};
 
 mod live;
 
@@ -29,7 +29,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub output: OutputFormat,
     /// Exit 1 when some job of B is slower than A beyond both 95 % confidence intervals by
-    /// more than this share of A's mean: `2%` or `0.02`.
+    /// more than this share of A's mean (`2%` or `0.02`), or when a record of either run is
+    /// invalid (what `validate` rejects).
     #[arg(long, value_name = "MARGIN", value_parser = margin)]
     pub fail_above: Option<f64>,
 }
@@ -58,19 +59,18 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     if args.live_opts != live::LiveArgs::default() {
         anyhow::bail!("those options belong to `compare --live`; comparing two runs takes none");
     }
-    // The same reading as the report's: a folder that is not a run is refused, and a record
-    // that cannot be read is named, never taken for a job "only in A".
-    let load = |dir: &PathBuf| -> anyhow::Result<Vec<crate::record::TimingRecord>> {
-        Ok(Dataset::open(dir)?
-            .into_records()
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect())
-    };
-    let (a, b) = (load(&args.a)?, load(&args.b)?);
-    let rows = compare(&a, &b);
+    // The same reading and record check as the report's: a folder that is not a run is
+    // refused, a record that cannot be placed is named, never taken for a job "only in A", and
+    // a record the check rejects is named and given no verdict.
+    let (a, b) = (RunRecords::read(&args.a)?, RunRecords::read(&args.b)?);
+    let rows = compare_runs(&a, &b);
     if rows.is_empty() {
         anyhow::bail!("neither run has a complete record");
+    }
+    for (dir, run) in [(&args.a, &a), (&args.b, &b)] {
+        for f in run.rejected.iter().flat_map(|c| &c.findings) {
+            eprintln!("INVALID {}: {}", dir.join(f.path()).display(), f.message());
+        }
     }
     match args.output.format() {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
@@ -103,7 +103,13 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
             "{not_comparable} job(s) not comparable (see the verdicts): not counted by the gate"
         );
     }
-    Ok(if regressed.is_empty() {
+    let invalid = rows.iter().filter(|r| r.is_invalid()).count();
+    if invalid > 0 {
+        eprintln!(
+            "{invalid} job(s) with an invalid record (`cyclescope validate` lists why): the gate fails"
+        );
+    }
+    Ok(if regressed.is_empty() && invalid == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

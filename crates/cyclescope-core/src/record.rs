@@ -1,8 +1,9 @@
 //! Evidence on disk: run directories (`campaign.json`, `build.json`, `records/`, `kat/`, the
-//! journal), timing records in the harness's schema 2, atomic writes, and the validator that
-//! applies the harness's own rules. Never measures anything and never touches a record once
+//! journal), timing records in the harness's schema 2, atomic writes, the one record check every tool
+//! applies, and the validator that adds the harness's dataset rules. Never measures anything and never touches a record once
 //! it is written (a re-run writes a new file atomically over it).
 
+pub mod check;
 pub mod histogram;
 pub mod journal;
 pub mod merge;

@@ -3,14 +3,16 @@
 //! united. Refused before anything is written: runs planned differently, runs whose fixed host
 //! facts differ (FIXED_ENV without the two that name the place: `hostname`, `cpu_number`),
 //! the same job measured twice with different results (unless one run is preferred), and two
-//! runs' differing KAT evidence for one instance (likewise). Reads the runs, writes only the
-//! new dataset folder.
+//! runs' differing KAT evidence for one instance (likewise), and any record the record check
+//! (`check`, the rules `validate`, `report` and `compare` apply too) rejects, named with its
+//! finding. Reads the runs, writes only the new dataset folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::check::{Finding, check_record};
 use super::read::{JSON_LIMIT, LOG_LIMIT, read_inside, record_files};
 use super::run_dir::{MergedRun, read_campaign};
 use super::{Campaign, RunDir, RunDirError};
@@ -25,6 +27,11 @@ pub enum MergeError {
     RunDir(#[from] RunDirError),
     #[error("{0}: {1}")]
     Read(PathBuf, String),
+    #[error(
+        "{run}: {finding}; merge joins only records the record check accepts \
+         (`cyclescope validate {run}` lists every finding)"
+    )]
+    InvalidRecord { run: PathBuf, finding: Finding },
     #[error("nothing to merge: give at least one run directory")]
     NoRuns,
     #[error("{out} already exists; merge writes a new dataset folder")]
@@ -88,6 +95,14 @@ fn load(dir: &Path) -> Result<Source, MergeError> {
     let (records, unreadable) = record_files(dir);
     if let Some(u) = unreadable.first() {
         return Err(MergeError::Read(dir.join(&u.path), u.reason.clone()));
+    }
+    for (rel, bytes) in &records {
+        if let Some(finding) = check_record(rel, bytes).findings.into_iter().next() {
+            return Err(MergeError::InvalidRecord {
+                run: dir.to_path_buf(),
+                finding,
+            });
+        }
     }
     Ok(Source {
         dir: dir.to_path_buf(),

@@ -1,30 +1,19 @@
 //! `cyclescope validate`: the harness's `validate.py` rules (spec §5.5) applied to a run
-//! directory or a published dataset — recompute every statistic from the raw trials (exact
-//! counts, `rel_tol = 1e-9`), cross-check records against `build.json` and the KAT logs, and
-//! refuse absolute home/tmp paths. Reads only; never repairs anything.
+//! directory or a published dataset — every record through the one record check (`check`:
+//! statistics recomputed from the raw trials, exact counts, `rel_tol = 1e-9`, the typed
+//! schema), then the dataset's rules: records cross-checked against `build.json` and the KAT
+//! logs, absolute home/tmp paths refused. Reads only; never repairs anything.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use super::check::Finding;
+use super::check::check_records;
 use super::read::{
-    EntryKind, JOURNAL_LIMIT, JSON_LIMIT, LOG_LIMIT, list_dir, read_inside, reason_of, record_files,
+    EntryKind, JOURNAL_LIMIT, JSON_LIMIT, LOG_LIMIT, list_dir, read_inside, reason_of,
 };
 use super::safe_path::PathError;
-use crate::measure::stats::{Trial, loop_stats};
-
-/// One broken rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub(crate) path: PathBuf,
-    pub(crate) message: String,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
 
 #[derive(Debug, Default)]
 pub struct Validation {
@@ -40,16 +29,8 @@ impl Validation {
         self.findings.is_empty()
     }
     fn fail(&mut self, path: &Path, message: impl Into<String>) {
-        self.findings.push(Finding {
-            path: path.to_path_buf(),
-            message: message.into(),
-        });
+        self.findings.push(Finding::new(path, message));
     }
-}
-
-/// `math.isclose(a, b, rel_tol=1e-9)`.
-pub(crate) fn isclose(a: f64, b: f64) -> bool {
-    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
 }
 
 /// `(?<![\w.])/(home|tmp|root|Users)/` — an absolute path into a home or temp folder.
@@ -113,21 +94,17 @@ pub fn validate(root: &Path) -> Result<Validation, ValidateError> {
             None
         }
     };
-    let (record_files, unreadable) = record_files(root);
-    for u in unreadable {
-        v.fail(&u.path, u.reason);
-    }
     let mut checked_logs = std::collections::BTreeSet::new();
-    for (rel, bytes) in record_files {
-        let rec = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(r) => r,
-            Err(e) => {
-                v.fail(&rel, format!("not readable JSON: {e}"));
-                continue;
-            }
+    for checked in check_records(root) {
+        v.findings.extend(checked.findings);
+        // What is JSON counts as a record; the build.json rules read it as JSON, as the
+        // harness does, whether the schema accepts it or not.
+        let Some(rec) = checked.value else {
+            continue;
         };
+        let rel = checked.path;
         v.records += 1;
-        check_record(&rel, &rec, &mut v);
+        v.complete += usize::from(checked.complete);
         let cand = rec["candidate"].as_str().unwrap_or_default();
         let label = rec["label"].as_str().unwrap_or_default();
         let key = format!("{cand}/{label}");
@@ -153,53 +130,6 @@ pub fn validate(root: &Path) -> Result<Validation, ValidateError> {
         }
     }
     Ok(v)
-}
-
-fn check_record(rel: &Path, r: &Value, v: &mut Validation) {
-    if r["environment"].as_object().is_none_or(|e| e.is_empty()) {
-        v.fail(rel, "environment missing");
-    }
-    let status = serde_json::from_value::<crate::vocabulary::RecordStatus>(r["status"].clone());
-    if !status.is_ok_and(|s| s.is_complete()) {
-        return;
-    }
-    v.complete += 1;
-    let trials: Vec<Trial> = match serde_json::from_value(r["trials"].clone()) {
-        Ok(t) => t,
-        Err(e) => return v.fail(rel, format!("trials unreadable: {e}")),
-    };
-    let planned = r["plan"]["trials"].as_u64().unwrap_or(0);
-    if trials.len() as u64 != planned {
-        v.fail(rel, format!("{} trials, plan says {planned}", trials.len()));
-    }
-    let n: u64 = trials.iter().map(|t| t.measurements).sum();
-    if r["measurements"].as_u64() != Some(n) {
-        v.fail(
-            rel,
-            format!("measurements {} != Σ trials {n}", r["measurements"]),
-        );
-    }
-    if r["guide_100_measurements_met"].as_bool() != Some(n >= 100) {
-        v.fail(rel, "guide_100_measurements_met disagrees with the count");
-    }
-    let bytes = r["input_bytes"].as_u64().unwrap_or(0);
-    let Some(s) = loop_stats(&trials, bytes) else {
-        return v.fail(rel, "complete record without measurements");
-    };
-    let expect = [
-        ("mean_seconds", Some(s.mean_seconds)),
-        ("median_trial_seconds", Some(s.median_trial_seconds)),
-        ("mean_cycles", s.mean_cycles),
-        ("operations_per_second", Some(s.operations_per_second)),
-        ("throughput_MB_per_second", Some(s.throughput_mb_per_second)),
-    ];
-    for (field, want) in expect {
-        match (r[field].as_f64(), want) {
-            (Some(got), Some(want)) if isclose(got, want) => {}
-            (None, None) if r[field].is_null() => {}
-            (got, want) => v.fail(rel, format!("{field} = {got:?}, recomputed {want:?}")),
-        }
-    }
 }
 
 fn check_kat_log(root: &Path, key: &str, entry: &Value, v: &mut Validation) {
@@ -289,11 +219,5 @@ mod tests {
         assert!(absolute_home_path("performance/home/x").is_none());
         assert!(absolute_home_path("a./tmp/x").is_none());
         assert!(absolute_home_path("runs/tmp/x").is_none());
-    }
-
-    #[test]
-    fn isclose_is_relative() {
-        assert!(isclose(6.6309994799999995e-06, 6.63099948e-06));
-        assert!(!isclose(1.0, 1.000001));
     }
 }

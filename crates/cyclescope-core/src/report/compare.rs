@@ -1,15 +1,20 @@
 //! Comparing two runs job by job (the evaluator's "did my change help?"): mean cycles of each,
 //! their ratio, and a verdict that counts a difference only when it exceeds both runs' 95 %
 //! confidence intervals of the mean (from the trial means); a job without an interval (one
-//! trial) is not comparable, never faster. Also the regression gate of `--fail-above` and
-//! the rows in every export format. Pure: it gets the records (or, for the workbench's Δ, the
-//! finished jobs' summaries through `Figure::of_summary`).
+//! trial) is not comparable, never faster, and a job whose record the record check rejects
+//! (the check `validate`, `report` and `merge` apply) gets no verdict at all but `invalid`,
+//! naming the record and its finding. Also the regression gate of `--fail-above` and the rows
+//! in every export format. Pure once the runs are read (`RunRecords::read`): it gets the
+//! records (or, for the workbench's Δ, the finished jobs' summaries through
+//! `Figure::of_summary`).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::format;
 use crate::measure::stats::trial_spread;
 use crate::record::TimingRecord;
+use crate::record::check::CheckedRecord;
 
 /// How B compares with A for one job.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +25,25 @@ pub enum Verdict {
     OnlyInA,
     OnlyInB,
     NotComparable(String),
+    /// The record of this job in one run breaks a rule of the record check: the record and
+    /// its first finding.
+    Invalid(Side, String),
+}
+
+/// Which of the two runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::A => "A",
+            Side::B => "B",
+        })
+    }
 }
 
 impl Verdict {
@@ -32,6 +56,7 @@ impl Verdict {
             Verdict::OnlyInA => "only_in_a",
             Verdict::OnlyInB => "only_in_b",
             Verdict::NotComparable(_) => "not_comparable",
+            Verdict::Invalid(..) => "invalid",
         }
     }
 }
@@ -45,6 +70,7 @@ impl std::fmt::Display for Verdict {
             Verdict::OnlyInA => f.write_str("only in A"),
             Verdict::OnlyInB => f.write_str("only in B"),
             Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
+            Verdict::Invalid(side, finding) => write!(f, "invalid ({side}): {finding}"),
         }
     }
 }
@@ -82,6 +108,11 @@ impl Comparison {
         !matches!(self.verdict, Verdict::NotComparable(_))
     }
 
+    /// True when a record of this job breaks a rule of the record check (no verdict then).
+    pub fn is_invalid(&self) -> bool {
+        matches!(self.verdict, Verdict::Invalid(..))
+    }
+
     /// Whether B is slower than A beyond both intervals by more than `margin` of A's mean
     /// (`compare --fail-above`).
     pub fn regressed(&self, margin: f64) -> bool {
@@ -91,9 +122,8 @@ impl Comparison {
 
 type Key = (String, u64);
 
-fn by_job(records: &[TimingRecord]) -> BTreeMap<Key, &TimingRecord> {
+fn by_job<'a>(records: impl Iterator<Item = &'a TimingRecord>) -> BTreeMap<Key, &'a TimingRecord> {
     records
-        .iter()
         .filter(|r| r.status.is_complete())
         .map(|r| ((r.label.clone(), r.input_bytes), r))
         .collect()
@@ -146,8 +176,95 @@ pub fn judge(a: &Figure, b: &Figure) -> Verdict {
     }
 }
 
+/// One run as `compare` reads it: the records the record check accepts, and those it rejects.
+#[derive(Debug, Default)]
+pub struct RunRecords {
+    pub valid: Vec<TimingRecord>,
+    pub rejected: Vec<CheckedRecord>,
+}
+
+impl RunRecords {
+    /// Reads the run directory or dataset at `root` as the report does. A rejected record
+    /// that does not even say which job it is (not JSON, a link) cannot be given a row, so
+    /// it is an error naming it, never a job "only in" the other run.
+    pub fn read(root: &Path) -> Result<Self, super::ReportError> {
+        let (dataset, rejected) = super::Dataset::read(root)?;
+        let (rejected, unplaced): (Vec<_>, Vec<_>) =
+            rejected.into_iter().partition(|c| c.job().is_some());
+        if !unplaced.is_empty() {
+            return Err(super::dataset::rejected_records(root, unplaced));
+        }
+        Ok(Self {
+            valid: dataset.into_records().into_iter().map(|(_, r)| r).collect(),
+            rejected,
+        })
+    }
+}
+
+/// Compares two runs: their valid records job by job as [`compare`] does, and every job whose
+/// record either run's check rejected marked `invalid` (naming that record and its first
+/// finding), with no figure from that run and no verdict.
+pub fn compare_runs(a: &RunRecords, b: &RunRecords) -> Vec<Comparison> {
+    let mut rows = compare_records(a.valid.iter(), b.valid.iter());
+    for (side, run) in [(Side::A, a), (Side::B, b)] {
+        for c in &run.rejected {
+            let Some(job) = c.job() else { continue };
+            mark_invalid(&mut rows, side, job, c);
+        }
+    }
+    rows
+}
+
+fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRecord) {
+    let at = match rows
+        .binary_search_by(|r| (r.label.as_str(), r.input_bytes).cmp(&(job.0.as_str(), job.1)))
+    {
+        Ok(i) => i,
+        Err(i) => {
+            rows.insert(
+                i,
+                Comparison {
+                    label: job.0,
+                    input_bytes: job.1,
+                    a: None,
+                    b: None,
+                    ci_a: None,
+                    ci_b: None,
+                    verdict: Verdict::OnlyInA,
+                },
+            );
+            i
+        }
+    };
+    let row = &mut rows[at];
+    match side {
+        Side::A => (row.a, row.ci_a) = (None, None),
+        Side::B => (row.b, row.ci_b) = (None, None),
+    }
+    if row.is_invalid() {
+        return;
+    }
+    let first = c
+        .findings
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let text = match c.findings.len() {
+        0 | 1 => first,
+        n => format!("{first} (and {} more)", n - 1),
+    };
+    row.verdict = Verdict::Invalid(side, text);
+}
+
 /// Compares the complete records of two runs, job by job, in label and length order.
 pub fn compare(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Comparison> {
+    compare_records(a.iter(), b.iter())
+}
+
+fn compare_records<'a>(
+    a: impl Iterator<Item = &'a TimingRecord>,
+    b: impl Iterator<Item = &'a TimingRecord>,
+) -> Vec<Comparison> {
     let (ma, mb) = (by_job(a), by_job(b));
     let keys: std::collections::BTreeSet<&Key> = ma.keys().chain(mb.keys()).collect();
     keys.into_iter()
@@ -221,7 +338,11 @@ pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
             "b_ci95_cycles": r.ci_b,
             "b_over_a": crate::baseline::ratio(r.b, r.a),
             "verdict": r.verdict.word(),
-            "why": match &r.verdict { Verdict::NotComparable(w) => Some(w.as_str()), _ => None },
+            "why": match &r.verdict {
+                Verdict::NotComparable(w) => Some(w.clone()),
+                Verdict::Invalid(side, finding) => Some(format!("{side}: {finding}")),
+                _ => None,
+            },
             "excess_slowdown": r.excess_slowdown(),
         })
     };
@@ -248,207 +369,4 @@ pub fn table(rows: &[Comparison]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::measure::stats::Trial;
-
-    pub(super) fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
-        let trials: Vec<Trial> = per_call
-            .iter()
-            .map(|&c| Trial {
-                measurements: 1000,
-                seconds: 0.001,
-                cycles: (c * 1000.0) as u64,
-            })
-            .collect();
-        let n = 1000 * trials.len() as u64;
-        let mean = trials.iter().map(|t| t.cycles).sum::<u64>() as f64 / n as f64;
-        let json = serde_json::json!({
-            "schema": 2, "status": "complete", "candidate": "c", "label": label, "instance": label,
-            "variant": "reference", "flags": "guide", "operation": "hash", "input_bytes": bytes,
-            "plan": {"iterations_per_trial": 1000, "warmups": 3, "trials": trials.len(),
-                     "separate_processes": true, "estimated_s": 0.0, "timeout_per_process_s": 1.0},
-            "kat": "PASS", "kat_not_passed": false, "disturbed_retries": 0, "library": "l",
-            "library_sha256": "", "kat_log": null, "kat_log_sha256": null,
-            "started_utc": "", "ended_utc": "", "load_average_start": [0.0, 0.0, 0.0],
-            "load_average_end": [0.0, 0.0, 0.0], "environment": {}, "processes": [],
-            "trials": trials, "measurements": n, "guide_100_measurements_met": true,
-            "mean_seconds": 1e-6, "median_trial_seconds": 1e-6, "min_trial_seconds": 1e-6,
-            "max_trial_seconds": 1e-6, "mean_cycles": mean, "median_trial_cycles": mean,
-            "operations_per_second": 1.0, "throughput_MB_per_second": 1.0, "sizes": {}, "kex": {},
-            "build_flags": "", "baseline_rss_bytes": 0, "peak_rss_bytes": 0, "timing_scope": "loop"
-        });
-        serde_json::from_value(json).unwrap()
-    }
-
-    #[test]
-    fn verdicts_respect_the_confidence_intervals() {
-        let a = [
-            rec("x", 32, &[100.0, 101.0, 99.0]),
-            rec("x", 64, &[100.0, 100.5, 99.5]),
-            rec("y", 32, &[1.0, 1.0]),
-        ];
-        let b = [
-            rec("x", 32, &[150.0, 151.0, 149.0]),
-            rec("x", 64, &[100.4, 100.9, 99.9]),
-            rec("z", 32, &[1.0, 1.0]),
-        ];
-        let rows = compare(&a, &b);
-        let v: Vec<(&str, u64, &Verdict)> = rows
-            .iter()
-            .map(|r| (r.label.as_str(), r.input_bytes, &r.verdict))
-            .collect();
-        assert_eq!(
-            v,
-            [
-                ("x", 32, &Verdict::Slower),
-                ("x", 64, &Verdict::WithinNoise),
-                ("y", 32, &Verdict::OnlyInA),
-                ("z", 32, &Verdict::OnlyInB),
-            ]
-        );
-        let t = table(&rows);
-        assert!(
-            t.contains("| `x` | 32 B | 100 | 150 | 1.50× | slower (beyond both 95 % CIs) |"),
-            "{t}"
-        );
-        assert!(
-            t.contains("| `y` | 32 B | 1 | – | (ratio –) | only in A |"),
-            "{t}"
-        );
-    }
-
-    /// `rec` as cyclescope would write it: with its additions naming the loop counter.
-    fn counted_by(mut r: TimingRecord, source: &str) -> TimingRecord {
-        r.cyclescope = Some(
-            serde_json::from_value(serde_json::json!({
-                "version": "0.1.0", "mode": "guide", "cycle_source": source,
-                "reference_cycles": source == "tsc", "per_call_source": source,
-                "timer_overhead_ticks": 40.0, "per_call": null, "per_call_by_process": [],
-                "trial_spread": null, "preempted_ns_by_trial": [], "histogram_v2_base64": null,
-                "elf_load_bytes": null, "measurement_cpu": 1, "worker": "cyclescope-worker",
-                "tui_attached": false, "host_problems": [], "failure": null
-            }))
-            .unwrap(),
-        );
-        r
-    }
-
-    fn verdicts(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Verdict> {
-        compare(a, b).into_iter().map(|c| c.verdict).collect()
-    }
-
-    #[test]
-    fn a_drop_beyond_both_intervals_is_faster() {
-        let a = [rec("x", 1024, &[20_000.0, 20_100.0, 19_900.0])];
-        let b = [rec("x", 1024, &[15_000.0, 15_050.0, 14_950.0])];
-        let rows = compare(&a, &b);
-        assert_eq!(rows[0].verdict, Verdict::Faster);
-        assert!(
-            table(&rows).contains(
-                "| `x` | 1024 B | 20.0 k | 15.0 k | 0.75× | faster (beyond both 95 % CIs) |"
-            ),
-            "{}",
-            table(&rows)
-        );
-    }
-
-    #[test]
-    fn a_difference_inside_a_wide_interval_is_noise_either_way() {
-        // B is 5 % slower on average but its trials scatter by ±20 %: no verdict.
-        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-        let b = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
-        assert_eq!(verdicts(&a, &b), [Verdict::WithinNoise]);
-        // The same means with tight trials are a real slowdown.
-        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
-        assert_eq!(verdicts(&a, &b), [Verdict::Slower]);
-    }
-
-    #[test]
-    fn different_counters_or_missing_cycles_are_not_comparable() {
-        let a = [counted_by(rec("x", 32, &[100.0, 100.0]), "tsc")];
-        let b = [counted_by(
-            rec("x", 32, &[50.0, 50.0]),
-            "perf_event:cpu-cycles:u",
-        )];
-        let rows = compare(&a, &b);
-        assert_eq!(
-            rows[0].verdict,
-            Verdict::NotComparable("different cycle counters".into())
-        );
-        assert!(
-            table(&rows).contains("| 0.50× | not comparable: different cycle counters |"),
-            "{}",
-            table(&rows)
-        );
-        // The same counter on both sides compares again.
-        let b = [counted_by(rec("x", 32, &[50.0, 50.0]), "tsc")];
-        assert_eq!(verdicts(&a, &b), [Verdict::Faster]);
-
-        let mut timed_only = rec("x", 32, &[100.0, 100.0]);
-        timed_only.mean_cycles = None;
-        assert_eq!(
-            verdicts(&[rec("x", 32, &[100.0, 100.0])], &[timed_only]),
-            [Verdict::NotComparable("no cycle counts".into())]
-        );
-    }
-
-    #[test]
-    fn records_that_are_not_complete_are_left_out() {
-        // Through JSON, as a failed record is read from disk.
-        let mut failed = serde_json::to_value(rec("x", 32, &[50.0, 50.0])).unwrap();
-        failed["status"] = "failed_or_partial".into();
-        let failed: TimingRecord = serde_json::from_value(failed).unwrap();
-        assert_eq!(
-            verdicts(&[rec("x", 32, &[100.0, 100.0])], &[failed]),
-            [Verdict::OnlyInA]
-        );
-    }
-}
-
-#[cfg(test)]
-mod gate_tests {
-    use super::tests::rec;
-    use super::*;
-
-    #[test]
-    fn one_trial_is_not_comparable_never_faster() {
-        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-        let b = [rec("x", 32, &[500.0])];
-        let rows = compare(&a, &b);
-        assert_eq!(rows[0].verdict.word(), "not_comparable");
-        assert!(!rows[0].regressed(0.0));
-    }
-
-    #[test]
-    fn the_gate_counts_only_what_lies_beyond_both_intervals_and_the_margin() {
-        // A: 1000 ± ~2.5; B: 1050 ± ~2.5: 5 % slower, about 4.5 % beyond both intervals.
-        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
-        let rows = compare(&a, &b);
-        let excess = rows[0].excess_slowdown().unwrap();
-        assert!((0.04..0.05).contains(&excess), "{excess}");
-        assert!(rows[0].regressed(0.02));
-        assert!(!rows[0].regressed(0.05));
-        // Faster or within noise never trips the gate.
-        assert!(!compare(&b, &a)[0].regressed(0.0));
-        let noisy = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
-        assert!(!compare(&a, &noisy)[0].regressed(0.0));
-    }
-
-    #[test]
-    fn csv_and_json_carry_the_same_rows() {
-        let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-        let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
-        let rows = compare(&a, &b);
-        let text = rows_csv(&rows);
-        let mut r = csv::Reader::from_reader(text.as_bytes());
-        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS);
-        let line = r.records().next().unwrap().unwrap();
-        assert_eq!((&line[0], &line[1], &line[7]), ("x", "32", "slower"));
-        assert_eq!(line[2].parse::<f64>().unwrap(), 1000.0);
-        let json = rows_json(&rows);
-        assert_eq!(json[0]["verdict"], "slower");
-        assert_eq!(json[0]["b_over_a"], 1.05);
-    }
-}
+mod tests;

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::name::SafeName;
 use crate::record::TimingRecord;
-use crate::record::read::{JSON_LIMIT, Unreadable, read_inside, scan_records};
+use crate::record::check::{CheckedRecord, Finding, check_records};
+use crate::record::read::{JSON_LIMIT, read_inside};
 use crate::record::safe_path::PathError;
 
 /// Why pages cannot be built.
@@ -24,14 +25,14 @@ pub enum ReportError {
     #[error("{path} is not a run directory or harness dataset (no campaign.json)")]
     NotADataset { path: PathBuf },
     #[error(
-        "{root}: {} file(s) under records/ cannot be used, so pages from it would be \
-         incomplete:\n  {}",
-        .files.len(),
-        .files.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  ")
+        "{root}: {files} file(s) under records/ cannot be used (`cyclescope validate` names the \
+         same), so what is made of it would be wrong or incomplete:\n  {}",
+        .findings.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  ")
     )]
     UnreadableRecords {
         root: PathBuf,
-        files: Vec<Unreadable>,
+        files: usize,
+        findings: Vec<Finding>,
     },
     #[error("{0}")]
     Unsafe(#[from] PathError),
@@ -44,6 +45,15 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// The error naming the records of `root` that the record check rejected, every finding.
+pub(crate) fn rejected_records(root: &Path, rejected: Vec<CheckedRecord>) -> ReportError {
+    ReportError::UnreadableRecords {
+        root: root.to_path_buf(),
+        files: rejected.len(),
+        findings: rejected.into_iter().flat_map(|c| c.findings).collect(),
+    }
 }
 
 /// One instance's evidence: its build entry (or what its records say) and its records,
@@ -82,9 +92,21 @@ pub struct Dataset {
 
 impl Dataset {
     /// Reads `campaign.json`, `build.json` (optional) and every record under `records/`.
-    /// A record that cannot be read (a link, truncated, not a record, too large) is an error
-    /// naming every such file: pages silently missing a row would misreport the run.
+    /// A record the record check rejects (a link, truncated, not a record, figures that do
+    /// not follow from its trials, a name unfit for a file) is an error naming every such
+    /// file and finding: pages silently missing a row, or showing a false one, would
+    /// misreport the run.
     pub fn open(root: &Path) -> Result<Self, ReportError> {
+        let (dataset, rejected) = Self::read(root)?;
+        if !rejected.is_empty() {
+            return Err(rejected_records(root, rejected));
+        }
+        Ok(dataset)
+    }
+
+    /// Like [`Dataset::open`], but the records the check rejects are handed back beside the
+    /// dataset (which holds only the valid ones), for a caller that names them itself.
+    pub fn read(root: &Path) -> Result<(Self, Vec<CheckedRecord>), ReportError> {
         let campaign_path = root.join("campaign.json");
         let bytes = match read_inside(root, Path::new("campaign.json"), JSON_LIMIT) {
             Ok(b) => b,
@@ -106,39 +128,27 @@ impl Dataset {
             Err(PathError::Missing { .. }) => Map::new(),
             Err(e) => return Err(e.into()),
         };
-        let mut scan = scan_records(root);
-        // Candidate ids and labels name the pages' files: a record naming a path is unusable.
-        scan.records.retain(|(path, r)| {
-            let names = SafeName::new("candidate id", &r.candidate)
-                .and_then(|_| SafeName::new("label", &r.label));
-            match names {
-                Ok(_) => true,
-                Err(e) => {
-                    scan.unreadable.push(Unreadable {
-                        path: path.clone(),
-                        reason: e.to_string(),
-                    });
-                    false
-                }
-            }
-        });
         if let Some(id) = campaign.get("system_id").and_then(Value::as_str) {
             SafeName::new("system_id", id).map_err(|e| ReportError::Malformed {
                 path: campaign_path.clone(),
                 detail: e.to_string(),
             })?;
         }
-        if !scan.unreadable.is_empty() {
-            return Err(ReportError::UnreadableRecords {
-                root: root.to_path_buf(),
-                files: scan.unreadable,
-            });
-        }
-        Ok(Self {
-            campaign,
-            build,
-            records: scan.records,
-        })
+        let (valid, rejected): (Vec<_>, Vec<_>) = check_records(root)
+            .into_iter()
+            .partition(|c| c.valid().is_some());
+        let records = valid
+            .into_iter()
+            .filter_map(|c| Some((c.path.clone(), c.into_valid()?)))
+            .collect();
+        Ok((
+            Self {
+                campaign,
+                build,
+                records,
+            },
+            rejected,
+        ))
     }
 
     /// Every record, with its path relative to the dataset.

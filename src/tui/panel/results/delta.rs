@@ -18,7 +18,9 @@ pub fn word(v: &Verdict) -> (&'static str, Color) {
         Verdict::Faster => ("faster", GOOD),
         Verdict::Slower => ("slower", BAD),
         Verdict::WithinNoise => ("≈ noise", DIM),
-        Verdict::NotComparable(_) | Verdict::OnlyInA | Verdict::OnlyInB => ("n/c", WARN),
+        Verdict::NotComparable(_) | Verdict::Invalid(..) | Verdict::OnlyInA | Verdict::OnlyInB => {
+            ("n/c", WARN)
+        }
     }
 }
 
