@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use common::output_text as text;
 use cyclescope_core::record::pyjson::to_py_json;
+use cyclescope_core::sanitize::markdown;
 
 fn cyclescope(dir: &Path, args: &[&str]) -> Output {
     common::cyclescope_in(dir, args)
@@ -121,18 +122,17 @@ fn validate_report_and_compare_reject_the_same_records_in_the_same_words() {
             .unwrap_or_else(|| panic!("no row {label} @ {bytes}: {out}"))
             .to_string()
     };
+    // The table cell is Markdown: the finding as validate words it, escaped for a page.
+    let cell = |finding: &str| markdown(&format!("invalid (B): {finding}")).into_owned();
     let m = row("uHash-512", 32);
-    assert!(
-        m.ends_with(&format!("| invalid (B): {} |", malformed[0])),
-        "{m}"
-    );
+    assert!(m.ends_with(&format!("| {} |", cell(&malformed[0]))), "{m}");
     // No figure from the invalid record (B's mean and the ratio are blank), and no verdict.
     let n = row("uHash-512", 1024);
     assert_eq!(
         n,
         format!(
-            "| `uHash-512` | 1024 B | 671.7 k | – | (ratio –) | invalid (B): {} |",
-            negative[0]
+            "| `uHash-512` | 1024 B | 671.7 k | – | (ratio –) | {} |",
+            cell(&negative[0])
         )
     );
     assert!(

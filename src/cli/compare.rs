@@ -69,7 +69,8 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     }
     for (dir, run) in [(&args.a, &a), (&args.b, &b)] {
         for f in run.rejected.iter().flat_map(|c| &c.findings) {
-            eprintln!("INVALID {}: {}", dir.join(f.path()).display(), f.message());
+            let line = format!("{}: {}", dir.join(f.path()).display(), f.message());
+            eprintln!("INVALID {}", crate::sanitize::terminal(&line));
         }
     }
     match args.output.format() {

@@ -362,7 +362,8 @@ pub fn table(rows: &[Comparison]) -> String {
             format::int(r.a),
             format::int(r.b),
             format::ratio(r.b, r.a),
-            r.verdict
+            // An invalid record's finding quotes what the file holds.
+            crate::sanitize::markdown(&r.verdict.to_string())
         );
     }
     out
