@@ -1,12 +1,13 @@
 //! The system calls a worker sandbox forbids: a hash function has no business opening
-//! sockets, running programs, reaching into other processes, mounting, loading kernel code or
-//! doing I/O through io_uring (which would bypass the filter). One table per architecture, by
+//! sockets, running programs, reaching into other processes, mounting, loading kernel code,
+//! doing I/O through io_uring (which would bypass the filter) or moving itself off the CPU,
+//! the scheduling policy and the priority the worker set before loading it. One table per architecture, by
 //! name and number, written out here rather than taken from the `libc` crate because the trial
 //! worker companion (`companion/`, no `std`, no dependencies) includes this file too; a test
 //! compares every number with `libc`'s. Nothing here installs a filter.
 
 /// How many system calls are forbidden.
-pub(crate) const FORBIDDEN_COUNT: usize = 36;
+pub(crate) const FORBIDDEN_COUNT: usize = 41;
 
 /// x86-64 numbers (`asm/unistd_64.h`).
 #[cfg(target_arch = "x86_64")]
@@ -56,6 +57,14 @@ pub(crate) const FORBIDDEN: [(&str, i64); FORBIDDEN_COUNT] = [
     ("request_key", 249),
     ("keyctl", 250),
     ("userfaultfd", 323),
+    // Its place: the CPU it was pinned to, its policy, its priority. A candidate that moved
+    // would be measured somewhere its record does not name, or make itself unpreemptable.
+    // (`nice(3)` is `setpriority` here; threads inherit the filter.)
+    ("sched_setaffinity", 203),
+    ("sched_setscheduler", 144),
+    ("sched_setparam", 142),
+    ("sched_setattr", 314),
+    ("setpriority", 141),
 ];
 
 /// AArch64 numbers (the generic `asm-generic/unistd.h` table).
@@ -106,6 +115,14 @@ pub(crate) const FORBIDDEN: [(&str, i64); FORBIDDEN_COUNT] = [
     ("request_key", 218),
     ("keyctl", 219),
     ("userfaultfd", 282),
+    // Its place: the CPU it was pinned to, its policy, its priority. A candidate that moved
+    // would be measured somewhere its record does not name, or make itself unpreemptable.
+    // (`nice(3)` is `setpriority` here; threads inherit the filter.)
+    ("sched_setaffinity", 122),
+    ("sched_setscheduler", 119),
+    ("sched_setparam", 118),
+    ("sched_setattr", 274),
+    ("setpriority", 140),
 ];
 
 /// Other architectures: no table, so no filter (the sandbox reports it as not in force).

@@ -9,7 +9,8 @@
 //!   reach too.
 //! * seccomp: system calls a hash function has no business making — opening sockets, running
 //!   programs, tracing or writing other processes, mounting, namespaces, loading kernel code,
-//!   io_uring (which would bypass the filter) — kill the worker (`SIGSYS`). The parent
+//!   io_uring (which would bypass the filter), changing the CPU affinity, scheduling policy or
+//!   priority the worker set — kill the worker (`SIGSYS`). The parent
 //!   reports such a death as the sandbox stopping the candidate ([`signal_note`]).
 //!
 //! It never loosens anything the child set before (rlimits, `no_new_privs`) and never decides
@@ -191,7 +192,7 @@ fn filter_system_calls() -> Result<(), SandboxError> {
 pub fn signal_note(signal: i32) -> &'static str {
     if signal == libc::SIGSYS {
         " (stopped by the worker sandbox: a forbidden system call such as a socket, exec, \
-         ptrace or mount)"
+         ptrace, mount, or a change of its CPU affinity, scheduling policy or priority)"
     } else {
         ""
     }
@@ -248,6 +249,11 @@ mod tests {
             ("request_key", libc::SYS_request_key),
             ("keyctl", libc::SYS_keyctl),
             ("userfaultfd", libc::SYS_userfaultfd),
+            ("sched_setaffinity", libc::SYS_sched_setaffinity),
+            ("sched_setscheduler", libc::SYS_sched_setscheduler),
+            ("sched_setparam", libc::SYS_sched_setparam),
+            ("sched_setattr", libc::SYS_sched_setattr),
+            ("setpriority", libc::SYS_setpriority),
         ]
         .into_iter()
         .collect();

@@ -1,0 +1,106 @@
+//! Candidates that try to leave the place the worker put them: one moves itself to CPU 0
+//! during its first call, one raises its priority with `nice(-20)` from a thread of its own,
+//! one makes itself real-time (`SCHED_FIFO` 99). The tests run as root, where all three
+//! calls succeed unless the worker's sandbox forbids them: each must end its job as stopped
+//! by the sandbox (SIGSYS), never as a measured figure or a KAT verdict.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{cyclescope_in as cyclescope, output_text as text};
+
+const SANDBOX_NOTE: &str = "stopped by the worker sandbox: a forbidden system call";
+
+/// A library whose first `CryptHash` call runs `first_call` (C statements).
+fn library(dir: &Path, name: &str, first_call: &str, prelude: &str) -> PathBuf {
+    let body = format!("static int done; if (!done) {{ done = 1; {first_call} }}");
+    let source = common::cc::candidate_source("hash-94", name, 256, &body, prelude);
+    common::cc::build_library(dir, name, &source)
+}
+
+/// Two short trials at 32 B of `lib`, into `out`.
+fn measure(dir: &Path, lib: &Path, out: &str) -> std::process::Output {
+    cyclescope(
+        dir,
+        &[
+            "run",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
+            "--out",
+            out,
+        ],
+    )
+}
+
+fn assert_stopped_in_trial(o: &std::process::Output) {
+    assert!(text(o).contains(" measured, 1 failed"), "{}", text(o));
+    assert!(text(o).contains("SIGSYS"), "{}", text(o));
+    assert!(text(o).contains(SANDBOX_NOTE), "{}", text(o));
+}
+
+#[test]
+fn a_candidate_moving_itself_to_another_cpu_is_stopped() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = library(
+        t.path(),
+        "affine256",
+        "unsigned long cpu0 = 1; \
+         if (syscall(SYS_sched_setaffinity, 0, sizeof cpu0, &cpu0) != 0) \
+         perror(\"fixture affinity\");",
+        "#include <stdio.h>\n#include <sys/syscall.h>\n#include <unistd.h>",
+    );
+    assert_stopped_in_trial(&measure(t.path(), &lib, "a"));
+}
+
+#[test]
+fn a_candidate_raising_its_priority_from_a_thread_is_stopped() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = library(
+        t.path(),
+        "nice256",
+        "pthread_t th; if (pthread_create(&th, 0, raise_priority, 0) == 0) pthread_join(th, 0);",
+        "#include <pthread.h>\n#include <stdio.h>\n#include <unistd.h>\n#include <errno.h>\n\
+         static void *raise_priority(void *arg) {\n\
+             errno = 0; if (nice(-20) == -1 && errno) perror(\"fixture nice\");\n\
+             return arg;\n}",
+    );
+    // The KAT worker (`cyclescope worker kat`): CRASH by SIGSYS, exit code 7.
+    let o = cyclescope(
+        t.path(),
+        &["kat", "--lib", lib.to_str().unwrap(), "--out", "k"],
+    );
+    assert_eq!(o.status.code(), Some(7), "CRASH: {}", text(&o));
+    assert!(text(&o).contains("CRASH signal=SIGSYS"), "{}", text(&o));
+    assert!(text(&o).contains(SANDBOX_NOTE), "{}", text(&o));
+    // The trial worker (`cyclescope-worker`).
+    assert_stopped_in_trial(&measure(t.path(), &lib, "n"));
+}
+
+#[test]
+fn a_candidate_making_itself_real_time_is_stopped() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = library(
+        t.path(),
+        "fifo256",
+        "struct sched_param p = { .sched_priority = 99 }; \
+         if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) perror(\"fixture fifo\");",
+        "#include <sched.h>\n#include <stdio.h>",
+    );
+    assert_stopped_in_trial(&measure(t.path(), &lib, "f"));
+    let o = cyclescope(
+        t.path(),
+        &["kat", "--lib", lib.to_str().unwrap(), "--out", "k"],
+    );
+    assert_eq!(o.status.code(), Some(7), "CRASH: {}", text(&o));
+    assert!(text(&o).contains(SANDBOX_NOTE), "{}", text(&o));
+}
