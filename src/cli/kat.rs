@@ -45,6 +45,10 @@ pub struct KatArgs {
     /// Seconds before a job's worker is killed (default: settings.kat_timeout_s, 900).
     #[arg(long, value_name = "SECONDS", value_parser = super::arg_value::kat_timeout)]
     pub timeout: Option<f64>,
+    /// Address-space limit of the KAT worker, MiB (RLIMIT_AS; default:
+    /// $CYCLESCOPE_MAX_ADDRESS_SPACE_MIB, else settings max_address_space_mib, else 2048).
+    #[arg(long, value_name = "MIB", value_parser = super::arg_value::address_space_mib)]
+    pub max_address_space_mib: Option<u64>,
     /// Run directory for logs and generated KAT text (default: a fresh runs/kat-<UTC time>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -72,6 +76,12 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     opts.manifest = args.manifest.clone();
     opts.kat_dir = args.kat_dir.clone();
     opts.kat_name = args.kat_name.clone();
+    let mib = crate::worker::limits::address_space_mib(
+        args.max_address_space_mib,
+        settings.max_address_space_mib,
+    )
+    .map_err(anyhow::Error::msg)?;
+    opts.limits.address_space_bytes = Some(mib << 20);
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     opts.cancel = Some(cancel);

@@ -91,7 +91,8 @@ pub struct RunArgs {
     /// stays empty).
     #[arg(long)]
     pub no_reference_jobs: bool,
-    /// Address-space limit of each trial process, MiB (RLIMIT_AS; default 8192).
+    /// Address-space limit of each worker, MiB (RLIMIT_AS; default:
+    /// $CYCLESCOPE_MAX_ADDRESS_SPACE_MIB, else settings max_address_space_mib, else 2048).
     #[arg(long, value_name = "MIB", value_parser = arg_value::address_space_mib)]
     pub max_address_space_mib: Option<u64>,
     /// CPU-time limit of each trial process, seconds (RLIMIT_CPU; default none).

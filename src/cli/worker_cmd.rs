@@ -24,6 +24,18 @@ const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
+    /// RLIMIT_AS in bytes (the parent passes every limit it wants; none is set otherwise).
+    #[arg(long, value_name = "BYTES")]
+    max_address_space: Option<u64>,
+    /// RLIMIT_CPU in seconds.
+    #[arg(long, value_name = "S")]
+    max_cpu_seconds: Option<u64>,
+    /// RLIMIT_FSIZE in bytes.
+    #[arg(long, value_name = "BYTES")]
+    max_file_size: Option<u64>,
+    /// RLIMIT_NOFILE.
+    #[arg(long, value_name = "N")]
+    max_open_files: Option<u64>,
     #[command(subcommand)]
     job: Job,
 }
@@ -110,7 +122,13 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         Job::Kat { out_dir, .. } => vec![out_dir.clone()],
         _ => vec![],
     };
-    let mut ch = child::enter_writing(None, Limits::default(), &writable)?;
+    let limits = Limits {
+        address_space_bytes: args.max_address_space,
+        cpu_seconds: args.max_cpu_seconds,
+        file_size_bytes: args.max_file_size,
+        open_files: args.max_open_files,
+    };
+    let mut ch = child::enter_writing(None, limits, &writable)?;
     let reply = match args.job {
         Job::Kat {
             lib,
@@ -206,12 +224,17 @@ fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path
 
 /// Runs a one-shot job on `lib` that answers with exactly one reply; its failures name the
 /// library (the party to blame).
-fn one_shot(lib: &Path, args: Vec<String>, timeout: Duration) -> Result<Reply, String> {
+fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, String> {
+    let limits = Limits::from_env()?;
+    let mut args = limits.to_args();
+    args.extend(job);
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,
         timeout,
         cancel: None,
+        limits,
+        pinned_cpu: None,
     };
     let mut reply = None;
     let outcome = worker::run(&cmd, |r: Reply| match reply {
@@ -225,6 +248,10 @@ fn one_shot(lib: &Path, args: Vec<String>, timeout: Duration) -> Result<Reply, S
     match (reply, &outcome.exit) {
         (_, Exit::Tampered(why)) => Err(format!(
             "TAMPERED: the library wrote to the worker's protocol channel ({why})"
+        )),
+        (_, Exit::Moved(why)) => Err(format!(
+            "TAMPERED: library {} left its place in the worker: {why}",
+            lib.display()
         )),
         (Some(r), _) => Ok(r),
         (None, Exit::TimedOut(d)) => Err(format!(
@@ -240,14 +267,16 @@ fn one_shot(lib: &Path, args: Vec<String>, timeout: Duration) -> Result<Reply, S
             tail_suffix(&outcome.stderr_tail)
         )),
         (None, Exit::Signal { name, number }) => Err(format!(
-            "library {} crashed ({name}) in its worker{}{}",
+            "library {} crashed ({name}) in its worker{}{}{}",
             lib.display(),
             crate::worker::sandbox::signal_note(*number),
+            outcome.limit_note,
             tail_suffix(&outcome.stderr_tail)
         )),
         (None, exit) => Err(format!(
-            "the worker that loaded library {} ended without an answer ({exit}){}",
+            "the worker that loaded library {} ended without an answer ({exit}){}{}",
             lib.display(),
+            outcome.limit_note,
             tail_suffix(&outcome.stderr_tail)
         )),
     }

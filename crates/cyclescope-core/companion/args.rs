@@ -1,6 +1,7 @@
 //! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
-//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--abi iccs|supercop]`. Parsing
+//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
+//! [--abi iccs|supercop]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -21,6 +22,8 @@ pub(crate) struct Invocation<'a> {
     pub(crate) cpu: Option<usize>,
     pub(crate) address_space_bytes: Option<u64>,
     pub(crate) cpu_seconds: Option<u64>,
+    pub(crate) file_size_bytes: Option<u64>,
+    pub(crate) open_files: Option<u64>,
     /// SUPERCOP's `crypto_hash` instead of ICCS `CryptHash`.
     pub(crate) supercop: bool,
 }
@@ -43,7 +46,7 @@ impl fmt::Display for ArgsError<'_> {
             ArgsError::Usage => f.write_str(
                 "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
                  [--samples S] [--cpu C] [--max-address-space B] [--max-cpu-seconds S] \
-                 [--abi iccs|supercop]",
+                 [--max-file-size B] [--max-open-files N] [--abi iccs|supercop]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -59,7 +62,7 @@ impl fmt::Display for ArgsError<'_> {
 }
 
 /// The numeric options, in the order the engine writes them.
-const OPTIONS: [&[u8]; 9] = [
+const OPTIONS: [&[u8]; 11] = [
     b"--digest-bits",
     b"--bytes",
     b"--iters",
@@ -69,6 +72,8 @@ const OPTIONS: [&[u8]; 9] = [
     b"--cpu",
     b"--max-address-space",
     b"--max-cpu-seconds",
+    b"--max-file-size",
+    b"--max-open-files",
 ];
 
 /// A decimal u64 (no sign, no spaces, no overflow).
@@ -91,7 +96,7 @@ pub(crate) fn parse<'a>(
         return Err(ArgsError::Usage);
     }
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
-    let mut values: [Option<u64>; 9] = [None; 9];
+    let mut values: [Option<u64>; 11] = [None; 11];
     let mut abi: Option<bool> = None;
     while let Some(k) = it.next().map(CStr::to_bytes) {
         if k == b"--abi" {
@@ -127,6 +132,8 @@ pub(crate) fn parse<'a>(
         cpu,
         space,
         secs,
+        file_size,
+        open_files,
     ] = values;
     let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
         (bits, bytes, iters, warmups)
@@ -147,6 +154,8 @@ pub(crate) fn parse<'a>(
             .transpose()?,
         address_space_bytes: space,
         cpu_seconds: secs,
+        file_size_bytes: file_size,
+        open_files,
         supercop: abi.unwrap_or(false),
     })
 }

@@ -1,7 +1,8 @@
 //! The trial worker's own setup, before the candidate is loaded, in the order the engine's
 //! other workers use (`worker::child`): die with the parent, take the session token from stdin
 //! and put `/dev/null` there, keep a private copy of stdout for the protocol and send fd 1 to
-//! stderr, close every inherited descriptor, forbid new privileges, set the kernel limits, pin
+//! stderr, close every inherited descriptor, forbid new privileges, set the kernel limits (address
+//! space, CPU time, file size, open descriptors), pin
 //! to the measurement CPU. The sandbox comes last (`sandbox`).
 
 use core::ffi::c_int;
@@ -60,6 +61,13 @@ pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
         // The soft limit sends SIGXCPU, the hard one a second later SIGKILL.
         sys::set_rlimit(sys::RLIMIT_CPU, secs, secs.saturating_add(1))
             .map_err(sys_err("RLIMIT_CPU"))?;
+    }
+    if let Some(bytes) = inv.file_size_bytes {
+        // A write beyond it fails and sends SIGXFSZ, which kills the worker by default.
+        sys::set_rlimit(sys::RLIMIT_FSIZE, bytes, bytes).map_err(sys_err("RLIMIT_FSIZE"))?;
+    }
+    if let Some(n) = inv.open_files {
+        sys::set_rlimit(sys::RLIMIT_NOFILE, n, n).map_err(sys_err("RLIMIT_NOFILE"))?;
     }
     if let Some(cpu) = inv.cpu {
         sys::pin_to(cpu).map_err(sys_err("pin to the measurement CPU"))?;

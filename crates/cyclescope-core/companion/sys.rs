@@ -16,6 +16,7 @@ pub(crate) const PR_SET_PDEATHSIG: c_int = 1;
 pub(crate) const PR_SET_NO_NEW_PRIVS: c_int = 38;
 pub(crate) const SIGKILL: c_int = 9;
 pub(crate) const RLIMIT_CPU: c_int = 0;
+pub(crate) const RLIMIT_FSIZE: c_int = 1;
 pub(crate) const RLIMIT_CORE: c_int = 4;
 pub(crate) const RLIMIT_NOFILE: c_int = 7;
 pub(crate) const RLIMIT_AS: c_int = 9;

@@ -14,10 +14,13 @@ pub mod child;
 mod exchange;
 pub(crate) mod forbidden;
 pub(crate) mod group;
+pub mod limits;
+pub(crate) mod place;
 pub mod sandbox;
 mod session;
 
 pub use group::Stopped;
+pub use limits::Limits;
 pub use session::SessionToken;
 
 use std::io::Write;
@@ -46,15 +49,6 @@ const GROUP_SCAN_INTERVAL: Duration = Duration::from_millis(250);
 /// Bytes of the child's stderr kept for records and error messages (the harness keeps 2000).
 pub(crate) const STDERR_TAIL_BYTES: usize = 2000;
 
-/// Kernel-enforced limits set by the child on itself before the candidate is loaded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// RLIMIT_AS in bytes.
-    pub address_space_bytes: Option<u64>,
-    /// RLIMIT_CPU in seconds.
-    pub cpu_seconds: Option<u64>,
-}
-
 /// How a worker ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
@@ -71,6 +65,8 @@ pub enum Exit {
     /// The parent stopped the worker: its protocol stream held something the worker does not
     /// write (a line without the session token, garbage, a message out of order).
     Tampered(String),
+    /// The parent saw a task of the worker off the CPU, policy or priority it was given.
+    Moved(String),
 }
 
 impl std::fmt::Display for Exit {
@@ -82,6 +78,7 @@ impl std::fmt::Display for Exit {
             Exit::Stopped(s) => write!(f, "stopped: {s}"),
             Exit::Cancelled => write!(f, "cancelled"),
             Exit::Tampered(why) => write!(f, "tampered: {why}"),
+            Exit::Moved(why) => write!(f, "moved: {why}"),
         }
     }
 }
@@ -95,6 +92,8 @@ pub struct Outcome {
     pub stderr_tail: String,
     pub(crate) wall: Duration,
     pub(crate) cpu: Option<Duration>,
+    /// The limit the worker ran into, in words (` (exceeded …)`), or "".
+    pub limit_note: String,
 }
 
 /// Why a message breaks the protocol (returned by a caller's message handler).
@@ -120,6 +119,10 @@ pub struct WorkerCommand {
     pub args: Vec<String>,
     pub timeout: Duration,
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The limits the arguments give the worker (to name the one it dies of).
+    pub limits: Limits,
+    /// The CPU the arguments pin the worker to: the parent checks it stays there.
+    pub pinned_cpu: Option<usize>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable.
@@ -153,6 +156,8 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
 ) -> Result<Outcome, WorkerError> {
     let started = Instant::now();
     let token = SessionToken::generate().map_err(WorkerError::Token)?;
+    // The worker inherits this thread's scheduling: what it must still have at the end.
+    let expected = place::Expected::of_this_thread(cmd.pinned_cpu);
     let mut command = Command::new(&cmd.exe);
     command
         .arg("worker")
@@ -171,10 +176,15 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         let _ = writeln!(stdin, "{}", token.as_str());
     }
     let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
+    // The worker speaks only once its setup (pinning included) is done: from its first line
+    // on, the parent watches where it runs.
+    let set_up = std::cell::Cell::new(false);
     let mut on_line = |line: Result<&[u8], Framing>| -> Result<(), Tampering> {
+        set_up.set(true);
         let m = parse_line::<M>(line, &token)?;
         on_message(m)
     };
+    let mut watch = Watch::new(expected, group.pid());
     let deadline = started + cmd.timeout;
     let mut next_group_scan = started;
     let ended_by = loop {
@@ -191,7 +201,9 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         }
         if group.leader_ended() {
             // What it wrote is in the pipes; descendants still holding them are not waited for.
-            break pipes.drain(&mut on_line).err().map(|t| Exit::Tampered(t.0));
+            let drained = pipes.drain(&mut on_line).err().map(|t| Exit::Tampered(t.0));
+            // The zombie keeps its last CPU, affinity and scheduling until it is reaped.
+            break drained.or_else(|| set_up.get().then(|| watch.look()).flatten());
         }
         let stopped = if now >= next_group_scan {
             next_group_scan = now + GROUP_SCAN_INTERVAL;
@@ -210,6 +222,11 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         if let Err(t) = pipes.pump((deadline - now).min(POLL_INTERVAL), &mut on_line) {
             break Some(Exit::Tampered(t.0));
         }
+        if set_up.get()
+            && let Some(moved) = watch.look_now_and_then()
+        {
+            break Some(moved);
+        }
     };
     let cpu = group
         .leader_ended()
@@ -218,12 +235,51 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let stderr_tail = pipes.stderr_tail();
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
+    let limit_note = cmd.limits.note(&exit, &stderr_tail, watch.vm_peak_bytes);
     Ok(Outcome {
         exit,
         stderr_tail,
         wall: started.elapsed(),
         cpu,
+        limit_note,
     })
+}
+
+/// The parent's looks at a running worker: where its tasks are (against what it was given)
+/// and the largest address space it has had.
+struct Watch {
+    expected: Option<place::Expected>,
+    pid: u32,
+    last: Option<Instant>,
+    vm_peak_bytes: Option<u64>,
+}
+
+impl Watch {
+    fn new(expected: Option<place::Expected>, pid: u32) -> Self {
+        Self {
+            expected,
+            pid,
+            last: None,
+            vm_peak_bytes: None,
+        }
+    }
+
+    /// A look, at most once per poll interval (messages may arrive far more often).
+    fn look_now_and_then(&mut self) -> Option<Exit> {
+        if self.last.is_some_and(|t| t.elapsed() < POLL_INTERVAL) {
+            return None;
+        }
+        self.look()
+    }
+
+    /// The worker as it is now; `Moved` when a task of it left its place.
+    fn look(&mut self) -> Option<Exit> {
+        self.last = Some(Instant::now());
+        let expected = self.expected.as_ref()?;
+        let seen = place::look(self.pid, expected);
+        self.vm_peak_bytes = self.vm_peak_bytes.max(seen.vm_peak_bytes);
+        seen.breach.map(Exit::Moved)
+    }
 }
 
 /// One protocol line: the session token, a space, a JSON message.

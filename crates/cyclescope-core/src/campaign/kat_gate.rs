@@ -97,6 +97,7 @@ fn run_fresh(
     let mut opts = KatOptions::new(dir.root());
     opts.timeout = req.kat_timeout;
     opts.worker_exe = req.worker_exe.clone();
+    opts.limits.address_space_bytes = req.limits.address_space_bytes;
     let label = inst.label.clone();
     let Some(run) = runner.kat(inst, &opts, &mut |ev| {
         if let KatEvent::Progress { file, done, total } = ev {

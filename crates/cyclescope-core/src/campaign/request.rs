@@ -112,10 +112,9 @@ pub enum RequestError {
     NoInstances,
     #[error("{0}")]
     LargePlan(LargePlan),
+    #[error("address-space limit: {0}")]
+    AddressSpace(String),
 }
-
-/// Address-space limit of a trial process unless told otherwise (RLIMIT_AS).
-const DEFAULT_ADDRESS_SPACE: u64 = 8 << 30;
 
 impl RunRequest {
     /// A new run of `instances` into `run_dir`.
@@ -229,10 +228,7 @@ impl RunRequest {
             kat_passed: BTreeMap::new(),
             kat_timeout: Duration::from_secs(900),
             worker_exe: crate::worker::default_exe(),
-            limits: Limits {
-                address_space_bytes: Some(DEFAULT_ADDRESS_SPACE),
-                cpu_seconds: None,
-            },
+            limits: Limits::standard(crate::worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
             host_root: PathBuf::from("/"),
             timeout_cap: None,
             adaptive: None,
@@ -274,9 +270,12 @@ impl RunRequest {
         self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);
         self.kat_timeout = Duration::from_secs_f64(kat_timeout_s.max(0.1));
-        if let Some(mib) = o.max_address_space_mib {
-            self.limits.address_space_bytes = Some(mib << 20);
-        }
+        let mib = crate::worker::limits::address_space_mib(
+            o.max_address_space_mib,
+            settings.max_address_space_mib,
+        )
+        .map_err(RequestError::AddressSpace)?;
+        self.limits.address_space_bytes = Some(mib << 20);
         if let Some(s) = o.max_cpu_seconds {
             self.limits.cpu_seconds = Some(s);
         }
@@ -337,6 +336,7 @@ mod tests {
             runs_dir: PathBuf::from("elsewhere"),
             bundled_baselines: true,
             baseline: "iccs".into(),
+            max_address_space_mib: Some(1024),
         }
     }
 
@@ -353,7 +353,7 @@ mod tests {
         assert_eq!(r.planning, Planning::new(7, 0.25, 60.0));
         assert_eq!(r.cpus, [1]);
         assert_eq!(r.kat_timeout, Duration::from_secs(42));
-        assert_eq!(r.limits.address_space_bytes, Some(8 << 30));
+        assert_eq!(r.limits.address_space_bytes, Some(1 << 30), "the setting");
         let o = RequestOverrides {
             lengths: Some(vec![32]),
             cpu: Some(0),
@@ -381,7 +381,8 @@ mod tests {
             r.limits,
             Limits {
                 address_space_bytes: Some(512 << 20),
-                cpu_seconds: Some(9)
+                cpu_seconds: Some(9),
+                ..Limits::standard(512)
             }
         );
         assert_eq!(r.timeout_cap, Some(Duration::from_secs(2)));

@@ -32,6 +32,9 @@ pub struct Settings {
     /// The candidate whose `pseudoXOF-<bits>` instances "× pseudoXOF" divides by (`iccs`, the
     /// bundled Rust helpers; `iccs-c`, the official C ones).
     pub baseline: String,
+    /// Address-space limit of every worker, MiB (RLIMIT_AS; a flag and
+    /// `CYCLESCOPE_MAX_ADDRESS_SPACE_MIB` win over it); None: 2048.
+    pub max_address_space_mib: Option<u64>,
 }
 
 impl Default for Settings {
@@ -46,6 +49,7 @@ impl Default for Settings {
             runs_dir: PathBuf::from("runs"),
             bundled_baselines: true,
             baseline: crate::baseline::DEFAULT_CANDIDATE.to_string(),
+            max_address_space_mib: None,
         }
     }
 }
@@ -223,6 +227,11 @@ fn validate_settings(s: &Settings) -> Result<(), String> {
         .check(s.kat_timeout_s)
         .map_err(key("kat_timeout_s"))?;
     SafeName::new("candidate id", &s.baseline).map_err(|e| key("baseline")(e.to_string()))?;
+    if let Some(mib) = s.max_address_space_mib {
+        bounds::ADDRESS_SPACE_MIB
+            .check(mib)
+            .map_err(key("max_address_space_mib"))?;
+    }
     Ok(())
 }
 

@@ -80,6 +80,26 @@ impl KatFile {
         }
     }
 
+    /// The bytes the generator writes for this file at `digest_bits` (the text's length does
+    /// not depend on the digests' values): what the parent allows a KAT folder to hold.
+    pub(crate) fn expected_bytes(self, digest_bits: u32) -> u64 {
+        let digest = records::digest_bytes(digest_bits);
+        let partial = |bits: u64| {
+            let seed = self.seed().len() as u64;
+            2 * records::partial_message_bytes(bits, 0)
+                + records::partial_message_bytes(bits, seed)
+                + 3 * digest
+        };
+        match self {
+            KatFile::Kat2_12 => (0..self.total_steps())
+                .map(|bits| records::full_message_bytes(bits) + digest)
+                .sum(),
+            KatFile::Kat2_23 => partial(MSG_LEN_BITS_2_23),
+            KatFile::Kat2_33 => partial(MSG_LEN_BITS_2_33),
+            KatFile::Loop => records::full_message_bytes(8192) + digest,
+        }
+    }
+
     /// The suffix of the log's `timing` line.
     pub(crate) fn timing_note(self) -> &'static str {
         match self {

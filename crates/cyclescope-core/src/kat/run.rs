@@ -7,6 +7,7 @@
 //! module never loads a candidate library itself.
 
 mod check;
+mod folder;
 mod on_disk;
 mod order;
 
@@ -22,7 +23,7 @@ use super::log;
 use super::manifest::{CanonicalMode, ManifestEntry, ManifestError};
 use crate::catalog::Instance;
 use crate::name::SafeName;
-use crate::worker::{self, Exit, WorkerCommand, WorkerError};
+use crate::worker::{self, Exit, Limits, WorkerCommand, WorkerError};
 
 pub use check::Reference;
 
@@ -66,6 +67,8 @@ pub struct KatOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// The executable that hosts workers.
     pub(crate) worker_exe: PathBuf,
+    /// The worker's limits; its file-size limit is set per job from the files it generates.
+    pub limits: Limits,
 }
 
 impl KatOptions {
@@ -80,6 +83,7 @@ impl KatOptions {
             run_dir: run_dir.into(),
             cancel: None,
             worker_exe: worker::default_exe(),
+            limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
         }
     }
 
@@ -225,11 +229,22 @@ pub fn run_kat(
         out_dir: gen_dir.clone(),
         abi: inst.abi,
     };
+    // The folder's budget: the files this job generates, each no larger than its text.
+    let budget = folder::Budget::new(&files, inst.digest_bits);
+    let before = folder::Listing::of(&gen_dir);
+    let limits = Limits {
+        file_size_bytes: Some(budget.file_size_limit()),
+        ..opts.limits
+    };
+    let mut args = limits.to_args();
+    args.extend(spec.worker_args());
     let cmd = WorkerCommand {
         exe: opts.worker_exe.clone(),
-        args: spec.worker_args(),
+        args,
         timeout: opts.timeout,
         cancel: opts.cancel.clone(),
+        limits,
+        pinned_cpu: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
@@ -243,14 +258,22 @@ pub fn run_kat(
             KatStatus::Tampered,
             format!("{why}{}", state.during(&files)),
         ),
+        (Exit::Moved(why), _) => (
+            KatStatus::Tampered,
+            format!(
+                "the candidate left its place: {why}{}",
+                state.during(&files)
+            ),
+        ),
         (_, Some(v)) => v,
         (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
         (Exit::Signal { name, number }, None) => (
             KatStatus::Crash,
             format!(
-                "signal={name}{}{}",
+                "signal={name}{}{}{}",
                 state.during(&files),
-                worker::sandbox::signal_note(*number)
+                worker::sandbox::signal_note(*number),
+                outcome.limit_note
             ),
         ),
         // A stopped worker would only wait out the job's limit: it is a crash, named.
@@ -268,8 +291,17 @@ pub fn run_kat(
         ),
         (Exit::Code(rc), None) => (
             KatStatus::Crash,
-            format!("exit={rc}{}", state.during(&files)),
+            format!("exit={rc}{}{}", state.during(&files), outcome.limit_note),
         ),
+    };
+    // Whatever the worker said, the folder must hold only what the generator wrote.
+    let after = folder::Listing::of(&gen_dir);
+    let (status, detail) = match budget.breach(&before, &after, state.kat_name()) {
+        None => (status, detail),
+        // A verdict resting on the files is void; a fault already stopping the job keeps its
+        // word, and the file is named beside it.
+        Some(why) if status <= KatStatus::Nokat => (KatStatus::Tampered, why),
+        Some(why) => (status, format!("{detail}; {why}")),
     };
     if let Some(detail) = state
         .internal_error()

@@ -85,6 +85,8 @@ pub(crate) fn run_process(
         args: args.clone(),
         timeout,
         cancel: Some(setup.cancel.clone()),
+        limits: setup.limits,
+        pinned_cpu: Some(setup.cpu),
     };
     let mut info = None;
     let mut trials = Vec::new();
@@ -178,9 +180,9 @@ pub(crate) fn run_process(
     {
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
-    let (exit, stderr, wall, cpu) = match result {
-        Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu),
-        Err(e) => (Exit::Code(-1), e, Duration::ZERO, None),
+    let (exit, stderr, wall, cpu, limit_note) = match result {
+        Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu, o.limit_note),
+        Err(e) => (Exit::Code(-1), e, Duration::ZERO, None, String::new()),
     };
     // A report that went by the protocol is still checked against what was seen from outside.
     let seen = Observed {
@@ -204,12 +206,17 @@ pub(crate) fn run_process(
         (Exit::Tampered(why), _, _, None) => {
             JobOutcome::Failed(JobFailure::new(FailureKind::Tampered, why.clone()))
         }
+        // Its figures are not where the record says they are: never a figure.
+        (Exit::Moved(why), _, _, None) => JobOutcome::Failed(JobFailure::new(
+            FailureKind::Tampered,
+            format!("the candidate left its place: {why}"),
+        )),
         (_, Some(f), _, None) => JobOutcome::Failed(f),
         (Exit::Code(0), None, Some(_), None) => JobOutcome::Complete,
         (Exit::Signal { name, number }, None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
             format!(
-                "worker killed by {name}{}",
+                "worker killed by {name}{}{limit_note}",
                 crate::worker::sandbox::signal_note(*number)
             ),
         )),
@@ -224,13 +231,17 @@ pub(crate) fn run_process(
         (Exit::Cancelled, None, _, None) => JobOutcome::Cancelled,
         (Exit::Code(c), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
-            format!("worker exited with status {c} before finishing"),
+            format!("worker exited with status {c} before finishing{limit_note}"),
         )),
     };
     let exit_code = match &exit {
         Exit::Code(c) => *c,
         Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_) | Exit::Stopped(_) | Exit::Cancelled | Exit::Tampered(_) => -9,
+        Exit::TimedOut(_)
+        | Exit::Stopped(_)
+        | Exit::Cancelled
+        | Exit::Tampered(_)
+        | Exit::Moved(_) => -9,
     };
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);

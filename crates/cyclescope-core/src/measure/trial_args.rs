@@ -1,6 +1,7 @@
 //! A trial spec as a measurement worker's command line: the engine writes `measure LIB
 //! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
-//! [--max-address-space B] [--max-cpu-seconds S] [--abi supercop]` (also stored in each
+//! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
+//! [--abi supercop]` (also stored in each
 //! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
 
@@ -31,12 +32,7 @@ impl MeasureInvocation {
         if let Some(cpu) = self.cpu {
             put("--cpu", cpu as u64);
         }
-        if let Some(b) = self.limits.address_space_bytes {
-            put("--max-address-space", b);
-        }
-        if let Some(c) = self.limits.cpu_seconds {
-            put("--max-cpu-seconds", c);
-        }
+        args.extend(self.limits.to_args());
         // Only a SUPERCOP library says so: ICCS commands stay as the records always had them.
         if !s.abi.is_iccs() {
             args.extend(["--abi".to_string(), s.abi.name().to_string()]);
@@ -100,6 +96,8 @@ mod tests {
             limits: Limits {
                 address_space_bytes: inv.address_space_bytes,
                 cpu_seconds: inv.cpu_seconds,
+                file_size_bytes: inv.file_size_bytes,
+                open_files: inv.open_files,
             },
         })
     }
@@ -107,8 +105,8 @@ mod tests {
     #[test]
     fn every_spec_round_trips_through_the_workers_parser() {
         let full = Limits {
-            address_space_bytes: Some(8 << 30),
             cpu_seconds: Some(7),
+            ..Limits::standard(8 << 10)
         };
         for inv in [
             invocation(Some(1), full),
@@ -116,8 +114,9 @@ mod tests {
             invocation(
                 Some(0),
                 Limits {
-                    address_space_bytes: None,
                     cpu_seconds: Some(1),
+                    open_files: Some(3),
+                    ..Limits::default()
                 },
             ),
         ] {

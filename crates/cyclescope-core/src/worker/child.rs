@@ -83,6 +83,13 @@ pub fn enter_writing(
         // Soft limit sends SIGXCPU, the hard one a second later SIGKILL.
         setrlimit(Resource::RLIMIT_CPU, secs, secs + 1).map_err(sys("RLIMIT_CPU"))?;
     }
+    if let Some(bytes) = limits.file_size_bytes {
+        // A write beyond it fails and sends SIGXFSZ, which kills the worker by default.
+        setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes).map_err(sys("RLIMIT_FSIZE"))?;
+    }
+    if let Some(n) = limits.open_files {
+        setrlimit(Resource::RLIMIT_NOFILE, n, n).map_err(sys("RLIMIT_NOFILE"))?;
+    }
     if let Some(cpu) = cpu {
         crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
     }

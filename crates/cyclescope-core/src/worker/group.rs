@@ -38,6 +38,11 @@ impl Group {
         &mut self.child
     }
 
+    /// The leader's process id (= the group's id).
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the leader has ended (it stays a zombie until `finish`).
     pub(crate) fn leader_ended(&self) -> bool {
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;

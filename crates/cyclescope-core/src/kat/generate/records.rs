@@ -53,9 +53,50 @@ pub(crate) fn digest(out: &mut Vec<u8>, digest: &[u8], digest_bits: u32) {
     out.extend_from_slice(b"\n\n");
 }
 
+/// Decimal digits of `n`.
+fn digits(n: u64) -> u64 {
+    n.checked_ilog10().map_or(1, |d| u64::from(d) + 1)
+}
+
+/// Bytes [`full_message`] appends for a message of `bits` bits.
+pub(crate) fn full_message_bytes(bits: u64) -> u64 {
+    "Msg_Len = \nMsg = \n".len() as u64 + digits(bits) + 2 * bits.div_ceil(8)
+}
+
+/// Bytes [`partial_message`] appends for `bits` bits and a seed of `seed_bytes` bytes.
+pub(crate) fn partial_message_bytes(bits: u64, seed_bytes: u64) -> u64 {
+    "Msg_Len = \nMsg_Seed = \nMsg_Exp =  .... \n".len() as u64 + digits(bits) + 2 * seed_bytes + 32
+}
+
+/// Bytes [`digest`] appends for a `digest_bits` digest.
+pub(crate) fn digest_bytes(digest_bits: u32) -> u64 {
+    let bits = u64::from(digest_bits);
+    "Dst_Len = \nDst = \n\n".len() as u64 + digits(bits) + 2 * bits.div_ceil(8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_byte_counts_are_the_printed_lengths() {
+        for bits in [0u64, 1, 7, 8, 9, 99, 100, 4096, 8192] {
+            let mut out = Vec::new();
+            full_message(&mut out, &vec![0xA5; bits.div_ceil(8) as usize], bits);
+            assert_eq!(out.len() as u64, full_message_bytes(bits), "{bits}");
+        }
+        for (bits, seed) in [(128u64, None), (1 << 23, Some(&[7u8; 64][..]))] {
+            let mut out = Vec::new();
+            partial_message(&mut out, &vec![0; (bits / 8) as usize], bits, seed);
+            let seed_bytes = seed.map_or(0, |s| s.len() as u64);
+            assert_eq!(out.len() as u64, partial_message_bytes(bits, seed_bytes));
+        }
+        for bits in [8u32, 256, 2048, 8] {
+            let mut out = Vec::new();
+            digest(&mut out, &vec![1; (bits / 8) as usize], bits);
+            assert_eq!(out.len() as u64, digest_bytes(bits), "{bits}");
+        }
+    }
 
     #[test]
     fn records_print_like_the_official_generator() {

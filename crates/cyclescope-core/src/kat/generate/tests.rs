@@ -36,6 +36,7 @@ fn kat_2_12_sizes_match_the_published_logs() {
     for (bits, size) in WIDTHS.into_iter().zip(sizes) {
         let (text, written) = run(KatFile::Kat2_12, bits);
         assert_eq!((text.len() as u64, written.bytes), (size, size), "{bits}");
+        assert_eq!(KatFile::Kat2_12.expected_bytes(bits), size, "{bits}");
         assert_eq!(
             written.sha256_strict,
             canonical_sha256(&text, CanonicalMode::Strict)
@@ -53,6 +54,9 @@ fn kat_2_23_sizes_match_the_published_logs() {
     for (bits, size) in WIDTHS.into_iter().zip(sizes) {
         let (text, written) = run(KatFile::Kat2_23, bits);
         assert_eq!((text.len() as u64, written.bytes), (size, size), "{bits}");
+        assert_eq!(KatFile::Kat2_23.expected_bytes(bits), size, "{bits}");
+        // Three records whose `Msg_Len` has 10 digits instead of 7.
+        assert_eq!(KatFile::Kat2_33.expected_bytes(bits), size + 9, "{bits}");
     }
 }
 
@@ -131,6 +135,7 @@ fn kat_loop_size_and_shape() {
     let (text, _) = run(KatFile::Loop, 512);
     let text = String::from_utf8(text).unwrap();
     assert_eq!(text.len(), 15 + 6 + 2048 + 1 + 14 + 6 + 128 + 1 + 1);
+    assert_eq!(KatFile::Loop.expected_bytes(512), text.len() as u64);
     assert!(text.starts_with("Msg_Len = 8192\nMsg = 2D911820A8ED0879"));
 }
 

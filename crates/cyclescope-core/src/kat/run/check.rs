@@ -329,6 +329,11 @@ impl<'a> JobState<'a> {
             .unwrap_or_default()
     }
 
+    /// The name the worker said it generates under (None before `loaded`).
+    pub(super) fn kat_name(&self) -> Option<&str> {
+        self.kat_name.as_deref()
+    }
+
     pub(super) fn log_lines(&self) -> &[String] {
         &self.log
     }
