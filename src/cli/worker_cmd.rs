@@ -24,17 +24,18 @@ const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// RLIMIT_AS in bytes (the parent passes every limit it wants; none is set otherwise).
-    #[arg(long, value_name = "BYTES")]
+    /// RLIMIT_AS in bytes (the parent passes every limit it wants, after the job's name;
+    /// none is set otherwise).
+    #[arg(long, global = true, value_name = "BYTES")]
     max_address_space: Option<u64>,
     /// RLIMIT_CPU in seconds.
-    #[arg(long, value_name = "S")]
+    #[arg(long, global = true, value_name = "S")]
     max_cpu_seconds: Option<u64>,
     /// RLIMIT_FSIZE in bytes.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, global = true, value_name = "BYTES")]
     max_file_size: Option<u64>,
     /// RLIMIT_NOFILE.
-    #[arg(long, value_name = "N")]
+    #[arg(long, global = true, value_name = "N")]
     max_open_files: Option<u64>,
     #[command(subcommand)]
     job: Job,
@@ -226,8 +227,9 @@ fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path
 /// library (the party to blame).
 fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, String> {
     let limits = Limits::from_env()?;
-    let mut args = limits.to_args();
-    args.extend(job);
+    // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
+    let mut args = job;
+    args.splice(1..1, limits.to_args());
     let cmd = WorkerCommand {
         exe: worker::default_exe(),
         args,

@@ -236,8 +236,9 @@ pub fn run_kat(
         file_size_bytes: Some(budget.file_size_limit()),
         ..opts.limits
     };
-    let mut args = limits.to_args();
-    args.extend(spec.worker_args());
+    // `worker kat <limits> …`: the job's name stays first, where process listings show it.
+    let mut args = spec.worker_args();
+    args.splice(1..1, limits.to_args());
     let cmd = WorkerCommand {
         exe: opts.worker_exe.clone(),
         args,
