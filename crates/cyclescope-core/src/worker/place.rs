@@ -240,6 +240,59 @@ mod tests {
         assert!(unpinned.breach("7", &task(0, 0, 0, 0, &[0])).is_some());
     }
 
+    /// A real process moved from outside, as a candidate without a seccomp filter could move
+    /// itself: each move shows in the parent's look.
+    #[test]
+    fn a_process_moved_from_outside_is_seen_moved() {
+        use nix::sched::{CpuSet, sched_setaffinity};
+        use nix::unistd::Pid;
+        let cpu = crate::cpu::last_allowed();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_raw(child.id() as i32);
+        let mut only = CpuSet::new();
+        only.set(cpu).unwrap();
+        sched_setaffinity(pid, &only).unwrap();
+        let me = Expected::of_this_thread(Some(cpu)).unwrap();
+        // Until it has run on its CPU once, its last CPU may still be another.
+        let mut seen = look(child.id(), &me);
+        for _ in 0..100 {
+            if seen.breach.is_none() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            seen = look(child.id(), &me);
+        }
+        assert_eq!(seen.breach, None);
+        let renice = std::process::Command::new("renice")
+            .args([
+                "-n",
+                &(me.nice + 1).to_string(),
+                "-p",
+                &child.id().to_string(),
+            ])
+            .output()
+            .expect("this test moves a process with renice(1)");
+        assert!(renice.status.success(), "{renice:?}");
+        let why = look(child.id(), &me).breach.unwrap_or_default();
+        assert!(
+            why.contains(&format!("runs at nice {}", me.nice + 1)),
+            "{why}"
+        );
+        let mut any = CpuSet::new();
+        for c in 0..CpuSet::count() {
+            let _ = any.set(c);
+        }
+        if crate::cpu::last_allowed() > 0 && sched_setaffinity(pid, &any).is_ok() {
+            let why = look(child.id(), &me).breach.unwrap_or_default();
+            assert!(why.contains("may run on CPUs"), "{why}");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     #[test]
     fn this_process_is_where_it_is() {
         let me = Expected::of_this_thread(None).expect("/proc/thread-self/stat is readable");
