@@ -14,7 +14,7 @@ mod order;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::KatStatus;
 use super::generate::{KatFile, Written};
@@ -26,6 +26,9 @@ use crate::name::SafeName;
 use crate::worker::{self, Exit, Limits, WorkerCommand, WorkerError};
 
 pub use check::Reference;
+
+/// How often the parent looks into a running KAT job's output folder (at a message).
+const FOLDER_LOOK_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Which files a job generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -250,9 +253,20 @@ pub fn run_kat(
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
     let mut order = order::KatOrder::new(&files);
+    let mut looked = Instant::now();
     let outcome = worker::run(&cmd, |m: KatMessage| {
         order.accept(&m)?;
-        state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)
+        state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)?;
+        // A candidate filling the folder with files of its own is stopped while it runs, not
+        // only judged after the job (each file is capped by RLIMIT_FSIZE, their number is not).
+        if looked.elapsed() >= FOLDER_LOOK_INTERVAL {
+            looked = Instant::now();
+            let now = folder::Listing::of(&gen_dir);
+            if let Some(why) = budget.breach(&before, &now, state.kat_name()) {
+                return Err(worker::Tampering(why));
+            }
+        }
+        Ok(())
     })?;
     let (status, detail) = match (&outcome.exit, state.verdict()) {
         (Exit::Tampered(why), _) => (
