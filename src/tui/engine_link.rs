@@ -187,6 +187,12 @@ impl EngineLink {
         self.cancel = Some(cancel.clone());
         let run_dir = self.next_run_dir();
         let tx = self.tx.clone();
+        // The settings' limit, as a run's workers get it (a bad variable is refused there).
+        let address_space_mib = crate::worker::limits::address_space_mib(
+            None,
+            self.options.settings.max_address_space_mib,
+        )
+        .unwrap_or(crate::worker::limits::DEFAULT_ADDRESS_SPACE_MIB);
         self.engine = Some(std::thread::spawn(move || {
             let send = |ev: EngineEvent| {
                 let _ = tx.send(Msg::Engine(Box::new(ev)));
@@ -198,7 +204,8 @@ impl EngineLink {
                 send(EngineEvent::KatStarted {
                     label: inst.label.clone(),
                 });
-                let opts = crate::kat::KatOptions::new(&run_dir).with_cancel(cancel.clone());
+                let mut opts = crate::kat::KatOptions::new(&run_dir).with_cancel(cancel.clone());
+                opts.limits.address_space_bytes = Some(address_space_mib << 20);
                 let label = inst.label.clone();
                 let report = crate::kat::run_kat(inst, &opts, &mut |ev| {
                     if let crate::kat::KatEvent::Progress { file, done, total } = ev {

@@ -75,7 +75,8 @@ pub struct KatOptions {
 }
 
 impl KatOptions {
-    /// Default scope, the harness's 900 s timeout, this executable as the worker.
+    /// Default scope, the harness's 900 s timeout, this executable as the worker, the
+    /// default limits (2 GiB of address space).
     pub fn new(run_dir: impl Into<PathBuf>) -> Self {
         Self {
             scope: KatScope::Default,
