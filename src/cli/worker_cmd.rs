@@ -268,11 +268,10 @@ fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, St
             lib.display(),
             tail_suffix(&outcome.stderr_tail)
         )),
-        (None, Exit::Signal { name, number }) => Err(format!(
-            "library {} crashed ({name}) in its worker{}{}{}",
+        (None, Exit::Signal { name, .. }) => Err(format!(
+            "library {} crashed ({name}) in its worker{}{}",
             lib.display(),
-            crate::worker::sandbox::signal_note(*number),
-            outcome.limit_note,
+            outcome.death_note(),
             tail_suffix(&outcome.stderr_tail)
         )),
         (None, exit) => Err(format!(

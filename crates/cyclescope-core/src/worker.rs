@@ -10,6 +10,7 @@
 //! side (`child`) sets the process up. It knows nothing of KAT or measurement: messages are a
 //! type parameter.
 
+mod audit;
 pub mod child;
 mod exchange;
 pub(crate) mod forbidden;
@@ -94,6 +95,20 @@ pub struct Outcome {
     pub(crate) cpu: Option<Duration>,
     /// The limit the worker ran into, in words (` (exceeded …)`), or "".
     pub limit_note: String,
+    /// The forbidden system call the sandbox killed it on, when the kernel's log names it.
+    pub sandbox_call: Option<&'static str>,
+}
+
+impl Outcome {
+    /// What is known of why the worker died, beyond its signal: the sandbox (and the call it
+    /// stopped), or the limit it ran into; "" when nothing is.
+    pub fn death_note(&self) -> String {
+        let sandbox = match &self.exit {
+            Exit::Signal { number, .. } => sandbox::signal_note(*number, self.sandbox_call),
+            _ => String::new(),
+        };
+        sandbox + &self.limit_note
+    }
 }
 
 /// Why a message breaks the protocol (returned by a caller's message handler).
@@ -236,12 +251,19 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
     let limit_note = cmd.limits.note(&exit, &stderr_tail, watch.vm_peak_bytes);
+    let sandbox_call = match exit {
+        Exit::Signal { number, .. } if number == libc::SIGSYS => {
+            audit::forbidden_call(watch.pid, started)
+        }
+        _ => None,
+    };
     Ok(Outcome {
         exit,
         stderr_tail,
         wall: started.elapsed(),
         cpu,
         limit_note,
+        sandbox_call,
     })
 }
 

@@ -283,13 +283,12 @@ pub fn run_kat(
         ),
         (_, Some(v)) => v,
         (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
-        (Exit::Signal { name, number }, None) => (
+        (Exit::Signal { name, .. }, None) => (
             KatStatus::Crash,
             format!(
-                "signal={name}{}{}{}",
+                "signal={name}{}{}",
                 state.during(&files),
-                worker::sandbox::signal_note(*number),
-                outcome.limit_note
+                outcome.death_note()
             ),
         ),
         // A stopped worker would only wait out the job's limit: it is a crash, named.

@@ -180,9 +180,9 @@ pub(crate) fn run_process(
     {
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
-    let (exit, stderr, wall, cpu, limit_note) = match result {
-        Ok(o) => (o.exit, o.stderr_tail, o.wall, o.cpu, o.limit_note),
-        Err(e) => (Exit::Code(-1), e, Duration::ZERO, None, String::new()),
+    let (note, exit, stderr, wall, cpu) = match result {
+        Ok(o) => (o.death_note(), o.exit, o.stderr_tail, o.wall, o.cpu),
+        Err(e) => (String::new(), Exit::Code(-1), e, Duration::ZERO, None),
     };
     // A report that went by the protocol is still checked against what was seen from outside.
     let seen = Observed {
@@ -213,12 +213,9 @@ pub(crate) fn run_process(
         )),
         (_, Some(f), _, None) => JobOutcome::Failed(f),
         (Exit::Code(0), None, Some(_), None) => JobOutcome::Complete,
-        (Exit::Signal { name, number }, None, _, None) => JobOutcome::Failed(JobFailure::new(
+        (Exit::Signal { name, .. }, None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
-            format!(
-                "worker killed by {name}{}{limit_note}",
-                crate::worker::sandbox::signal_note(*number)
-            ),
+            format!("worker killed by {name}{note}"),
         )),
         (Exit::Stopped(stopped), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
@@ -231,7 +228,7 @@ pub(crate) fn run_process(
         (Exit::Cancelled, None, _, None) => JobOutcome::Cancelled,
         (Exit::Code(c), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Crash,
-            format!("worker exited with status {c} before finishing{limit_note}"),
+            format!("worker exited with status {c} before finishing{note}"),
         )),
     };
     let exit_code = match &exit {

@@ -11,7 +11,8 @@
 //!   programs, tracing or writing other processes, mounting, namespaces, loading kernel code,
 //!   io_uring (which would bypass the filter), changing the CPU affinity, scheduling policy or
 //!   priority the worker set — kill the worker (`SIGSYS`). The parent
-//!   reports such a death as the sandbox stopping the candidate ([`signal_note`]).
+//!   reports such a death as the sandbox stopping the candidate ([`signal_note`]), naming
+//!   the call where the kernel's log says which (`audit`).
 //!
 //! It never loosens anything the child set before (rlimits, `no_new_privs`) and never decides
 //! a job's verdict.
@@ -188,13 +189,15 @@ fn filter_system_calls() -> Result<(), SandboxError> {
 }
 
 /// What a signal says about a worker's death, for the messages that report it: `SIGSYS` is
-/// the seccomp filter stopping a forbidden system call.
-pub fn signal_note(signal: i32) -> &'static str {
-    if signal == libc::SIGSYS {
-        " (stopped by the worker sandbox: a forbidden system call such as a socket, exec, \
-         ptrace, mount, or a change of its CPU affinity, scheduling policy or priority)"
-    } else {
-        ""
+/// the seccomp filter stopping a forbidden system call — `call`, when the kernel's log named it.
+pub fn signal_note(signal: i32, call: Option<&str>) -> String {
+    match call {
+        _ if signal != libc::SIGSYS => String::new(),
+        Some(call) => format!(" (stopped by the worker sandbox: a forbidden system call, {call})"),
+        None => " (stopped by the worker sandbox: a forbidden system call such as a socket, \
+                 exec, ptrace, mount, or a change of its CPU affinity, scheduling policy or \
+                 priority)"
+            .to_string(),
     }
 }
 
@@ -342,7 +345,8 @@ mod tests {
 
     #[test]
     fn only_sigsys_is_blamed_on_the_sandbox() {
-        assert!(signal_note(libc::SIGSYS).contains("sandbox"));
-        assert_eq!(signal_note(libc::SIGSEGV), "");
+        assert!(signal_note(libc::SIGSYS, None).contains("sandbox"));
+        assert!(signal_note(libc::SIGSYS, Some("setpriority")).ends_with(", setpriority)"));
+        assert_eq!(signal_note(libc::SIGSEGV, Some("setpriority")), "");
     }
 }
