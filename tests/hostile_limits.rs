@@ -73,18 +73,49 @@ fn a_reservation_beyond_the_address_space_limit_is_refused_and_named() {
 #[test]
 fn a_file_the_generator_did_not_write_voids_the_kat() {
     let t = tempfile::tempdir().unwrap();
-    // The worker runs in the test's folder: the KAT folder is k/katgen/<id>/<label>.
+    // The worker runs in the test's folder: the KAT folder is <out>/katgen/<id>/<label>, for
+    // `kat --out k` and `run --out r`.
     let lib = library(
         t.path(),
         "stash256",
-        "int fd = open(\"k/katgen/hash-93/stash256/stash.bin\", O_WRONLY | O_CREAT | O_TRUNC, 0644); \
-         static char block[100 * 1024]; \
-         if (fd >= 0) { write(fd, block, sizeof block); close(fd); } else perror(\"fixture open\");",
+        "static char block[100 * 1024]; \
+         const char *where[] = { \"k/katgen/hash-93/stash256/stash.bin\", \
+                                 \"r/katgen/hash-93/stash256/stash.bin\" }; \
+         for (int i = 0; i < 2; i++) { \
+             int fd = open(where[i], O_WRONLY | O_CREAT | O_TRUNC, 0644); \
+             if (fd >= 0) { write(fd, block, sizeof block); close(fd); } }",
     );
     let o = kat(t.path(), &lib);
     assert_eq!(o.status.code(), Some(8), "TAMPERED: {}", text(&o));
     assert!(
         text(&o).contains("stash.bin (100 KiB), which the generator did not write"),
+        "{}",
+        text(&o)
+    );
+    // A run's KAT gate says the same, and `validate` names the file afterwards.
+    let o = cyclescope(
+        t.path(),
+        &[
+            "run",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--out",
+            "r",
+        ],
+    );
+    assert!(text(&o).contains("TAMPERED"), "{}", text(&o));
+    let o = cyclescope(t.path(), &["validate", "r"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("stash.bin: a file the KAT generator does not write (100 KiB)"),
         "{}",
         text(&o)
     );

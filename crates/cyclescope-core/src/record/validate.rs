@@ -2,7 +2,10 @@
 //! directory or a published dataset — every record through the one record check (`check`:
 //! statistics recomputed from the raw trials, exact counts, `rel_tol = 1e-9`, the typed
 //! schema), then the dataset's rules: records cross-checked against `build.json` and the KAT
-//! logs, absolute home/tmp paths refused. Reads only; never repairs anything.
+//! logs, absolute home/tmp paths refused, and (beyond the harness) files in the generated KAT
+//! text that the generator does not write named (`katgen`). Reads only; never repairs anything.
+
+mod katgen;
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +83,7 @@ pub fn validate(root: &Path) -> Result<Validation, ValidateError> {
     }
     let mut v = Validation::default();
     scan_paths(root, Path::new(""), &mut v);
+    katgen::check(root, &mut v);
     let build = match read_inside(root, Path::new("build.json"), JSON_LIMIT) {
         Ok(b) => match serde_json::from_slice::<Value>(&b) {
             Ok(b) => Some(b),
