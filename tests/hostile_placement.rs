@@ -2,7 +2,9 @@
 //! during its first call, one raises its priority with `nice(-20)` from a thread of its own,
 //! one makes itself real-time (`SCHED_FIFO` 99). The tests run as root, where all three
 //! calls succeed unless the worker's sandbox forbids them: each must end its job as stopped
-//! by the sandbox (SIGSYS), never as a measured figure or a KAT verdict.
+//! by the sandbox (SIGSYS), never as a measured figure or a KAT verdict. A fourth trial worker
+//! is moved from outside while its candidate sleeps, as a candidate could move itself where no
+//! seccomp filter runs: the parent's own look at `/proc` refuses the trial.
 
 mod common;
 
@@ -115,4 +117,87 @@ fn a_candidate_making_itself_real_time_is_stopped() {
     );
     assert_eq!(o.status.code(), Some(7), "CRASH: {}", text(&o));
     assert_stopped_by_sandbox(&o, "sched_setscheduler");
+}
+
+/// The process id of a running process whose command line holds every one of `words`.
+fn find_process(words: &[&str]) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        words.iter().all(|w| cmdline.contains(w)).then_some(pid)
+    })
+}
+
+/// Where no seccomp filter stops the call (qemu-user), the parent's own look must: here the
+/// test moves the trial worker from outside (`renice` on its measuring thread) while the
+/// candidate sleeps in its first call, and the trial ends TAMPERED, never as a figure.
+#[test]
+fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = library(
+        t.path(),
+        "sleepy256",
+        "struct timespec ts = { 1, 500000000 }; nanosleep(&ts, 0);",
+        "#include <time.h>",
+    );
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+        .args([
+            "run",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "1",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
+            "--out",
+            "m",
+        ])
+        .current_dir(t.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The KAT worker sleeps too (`worker kat`); the trial worker is `cyclescope-worker measure`.
+    let lib_text = lib.to_str().unwrap();
+    let mut worker = None;
+    for _ in 0..2000 {
+        worker = find_process(&["cyclescope-worker", "measure", lib_text]);
+        if worker.is_some() || run.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let worker = worker.expect("the trial worker appeared while the candidate slept");
+    // A nice value other than the one the worker inherited from this test's process.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .collect();
+    let own: i32 = fields[19 - 3].parse().unwrap();
+    let moved = if own < 19 { own + 1 } else { 18 };
+    let renice = std::process::Command::new("renice")
+        .args(["-n", &moved.to_string(), "-p", &worker.to_string()])
+        .output()
+        .expect("this test moves the worker with renice(1)");
+    assert!(renice.status.success(), "{renice:?}");
+    let o = run.wait_with_output().unwrap();
+    assert!(text(&o).contains(" measured, 1 failed"), "{}", text(&o));
+    assert!(
+        text(&o).contains("TAMPERED: the candidate left its place"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains(&format!(
+            "runs at nice {moved}, but it was started at nice {own}"
+        )),
+        "{}",
+        text(&o)
+    );
 }
