@@ -87,6 +87,8 @@ impl Limits {
                     format!(" (exceeded the {s} s CPU-time limit)")
                 })
             }
+            // The sandbox's kill is named by the sandbox.
+            Exit::Signal { number, .. } if *number == libc::SIGSYS => String::new(),
             Exit::Signal { .. } | Exit::Code(_) => {
                 let Some(limit) = self.address_space_bytes else {
                     return String::new();
@@ -181,6 +183,10 @@ mod tests {
         // A crash far from the limit is not blamed on it.
         assert_eq!(l.note(&segv, "", Some(3 << 20)), "");
         assert_eq!(l.note(&Exit::Cancelled, "Cannot allocate memory", None), "");
+        assert_eq!(
+            l.note(&signal(libc::SIGSYS), "Cannot allocate memory", None),
+            ""
+        );
         assert_eq!(
             Limits::default().note(&segv, "Cannot allocate memory", None),
             ""

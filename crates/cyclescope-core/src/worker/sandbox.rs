@@ -48,7 +48,8 @@ impl SandboxState {
     /// One line for `check`.
     pub fn summary(&self) -> String {
         let seccomp = if self.seccomp {
-            "seccomp filter on (no sockets, exec, ptrace, mount …)".to_string()
+            "seccomp filter on (no sockets, exec, ptrace, mount, CPU or priority changes …)"
+                .to_string()
         } else {
             format!(
                 "seccomp NOT available ({}): candidates may open sockets and run programs",
