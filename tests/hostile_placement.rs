@@ -141,7 +141,7 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
         "struct timespec ts = { 1, 500000000 }; nanosleep(&ts, 0);",
         "#include <time.h>",
     );
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_cyclescope"))
+    let mut run = common::cyclescope()
         .args([
             "run",
             "--lib",
