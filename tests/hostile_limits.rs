@@ -3,7 +3,8 @@
 //! write), one writes a file larger than any KAT text. Every worker kind runs under an
 //! address-space limit (64 MiB here, set through `config.toml`), a file-size limit and a
 //! budget for its KAT folder; each death is named for the limit, and a foreign file voids the
-//! KAT. Nothing here touches more than a few MiB.
+//! KAT. The KAT worker's own 1 GiB message is refused under a 512 MiB limit, by name too.
+//! Nothing here touches more than a few MiB.
 
 mod common;
 
@@ -145,4 +146,37 @@ fn a_file_over_the_size_limit_kills_the_worker_by_name() {
     let size = std::fs::metadata(&big).unwrap().len();
     assert!(size < 3 << 20, "the file grew to {size} bytes");
     assert!(text(&o).contains("big.bin (2.5 MiB)"), "{}", text(&o));
+}
+
+/// The KAT worker's own 1 GiB message of KAT_2_33 under a 512 MiB limit: the allocation is
+/// refused before any page is touched, and the crash is named for the limit even when a
+/// backtrace (RUST_BACKTRACE) pushes the allocator's words out of the stderr tail.
+#[test]
+fn the_kat_workers_own_allocation_refused_at_the_limit_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let o = common::cyclescope()
+        .args([
+            "kat",
+            "pseudoXOF-256",
+            "--full",
+            "--max-address-space-mib",
+            "512",
+            "--out",
+            "k",
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(7), "CRASH: {}", text(&o));
+    assert!(
+        text(&o).contains("CRASH signal=SIGABRT in KAT_2_33_pseudoXOF-256.txt"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("exceeded the 512.0 MiB address-space limit"),
+        "{}",
+        text(&o)
+    );
 }

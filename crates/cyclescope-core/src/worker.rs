@@ -250,7 +250,9 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let stderr_tail = pipes.stderr_tail();
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
-    let limit_note = cmd.limits.note(&exit, &stderr_tail, watch.vm_peak_bytes);
+    let limit_note = cmd
+        .limits
+        .note(&exit, pipes.allocation_refused(), watch.vm_peak_bytes);
     let sandbox_call = match exit {
         Exit::Signal { number, .. } if number == libc::SIGSYS => {
             audit::forbidden_call(watch.pid, started)

@@ -35,6 +35,9 @@ pub(super) struct Exchange {
     stderr: Option<ChildStderr>,
     pending: Vec<u8>,
     tail: Vec<u8>,
+    /// An allocator said memory was refused somewhere in stderr (the tail may have lost it
+    /// behind a backtrace): evidence for the address-space limit.
+    allocation_refused: bool,
 }
 
 impl Exchange {
@@ -44,6 +47,7 @@ impl Exchange {
             stderr,
             pending: Vec::new(),
             tail: Vec::new(),
+            allocation_refused: false,
         }
     }
 
@@ -86,7 +90,12 @@ impl Exchange {
                 Ok(0) | Err(_) => self.stderr = None,
                 Ok(n) => {
                     total += n;
+                    // Looked for across the chunk's start too: a phrase may be split.
+                    let from = self.tail.len().saturating_sub(64);
                     self.tail.extend_from_slice(&buf[..n]);
+                    self.allocation_refused |= super::limits::ALLOCATION_REFUSED
+                        .iter()
+                        .any(|w| contains(&self.tail[from..], w.as_bytes()));
                     if self.tail.len() > 4 * STDERR_TAIL_BYTES {
                         self.tail.drain(..self.tail.len() - STDERR_TAIL_BYTES);
                     }
@@ -152,9 +161,35 @@ impl Exchange {
         Ok(())
     }
 
+    /// Whether an allocator's refusal appeared anywhere in stderr.
+    pub(super) fn allocation_refused(&self) -> bool {
+        self.allocation_refused
+    }
+
     /// The last `STDERR_TAIL_BYTES` bytes of stderr, as text.
     pub(super) fn stderr_tail(&self) -> String {
         let keep = &self.tail[self.tail.len().saturating_sub(STDERR_TAIL_BYTES)..];
         String::from_utf8_lossy(keep).into_owned()
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_allocators_refusal_is_found_even_when_split_across_reads() {
+        let text = b"Cannot allocate memory";
+        assert!(contains(b"mmap: Cannot allocate memory\n", text));
+        assert!(!contains(b"Cannot alloc", text));
+        // Two reads that cut the phrase: the second is searched with the first's end.
+        let mut tail = b"x: Cannot al".to_vec();
+        let from = tail.len().saturating_sub(64);
+        tail.extend_from_slice(b"locate memory\n");
+        assert!(contains(&tail[from..], text));
     }
 }
