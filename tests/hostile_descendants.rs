@@ -174,29 +174,12 @@ fn run_measures_a_library_that_forks_and_fails_one_that_closes_and_hangs() {
         let m = marker(fixture);
         let _sweep = Sweep(m.clone());
         let cmd = command(
-            &[
-                "run",
-                "--lib",
+            &labelled_run(
                 path_str(&lib),
-                "--label",
                 "hostile-256",
-                "--digest-bits",
-                "256",
-                "--lengths",
-                "64",
-                "--trials",
-                "2",
-                "--trial-target",
-                "0.01",
-                "--out",
                 path_str(&run),
-                "--allow-unfixed-host",
-                "--allow-kat-fail",
-                "--kat-timeout",
-                "3",
-                "--timeout-cap",
-                "3",
-            ],
+                &["--kat-timeout", "3", "--timeout-cap", "3"],
+            ),
             &m,
             &[],
         );

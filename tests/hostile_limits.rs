@@ -50,22 +50,7 @@ fn a_reservation_beyond_the_address_space_limit_is_refused_and_named() {
     assert!(text(&o).contains(named), "{}", text(&o));
     let o = cyclescope(
         t.path(),
-        &[
-            "run",
-            "--lib",
-            lib.to_str().unwrap(),
-            "--no-baselines",
-            "--lengths",
-            "32",
-            "--trials",
-            "2",
-            "--trial-target",
-            "0.01",
-            "--allow-unfixed-host",
-            "--allow-kat-fail",
-            "--out",
-            "r",
-        ],
+        &common::quick_run(lib.to_str().unwrap(), "r", true),
     );
     assert!(text(&o).contains(" measured, 1 failed"), "{}", text(&o));
     assert!(text(&o).contains(named), "{}", text(&o));
@@ -96,21 +81,7 @@ fn a_file_the_generator_did_not_write_voids_the_kat() {
     // A run's KAT gate says the same, and `validate` names the file afterwards.
     let o = cyclescope(
         t.path(),
-        &[
-            "run",
-            "--lib",
-            lib.to_str().unwrap(),
-            "--no-baselines",
-            "--lengths",
-            "32",
-            "--trials",
-            "2",
-            "--trial-target",
-            "0.01",
-            "--allow-unfixed-host",
-            "--out",
-            "r",
-        ],
+        &common::quick_run(lib.to_str().unwrap(), "r", false),
     );
     assert!(text(&o).contains("TAMPERED"), "{}", text(&o));
     let o = cyclescope(t.path(), &["validate", "r"]);

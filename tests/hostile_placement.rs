@@ -23,25 +23,7 @@ fn library(dir: &Path, name: &str, first_call: &str, prelude: &str) -> PathBuf {
 
 /// Two short trials at 32 B of `lib`, into `out`.
 fn measure(dir: &Path, lib: &Path, out: &str) -> std::process::Output {
-    cyclescope(
-        dir,
-        &[
-            "run",
-            "--lib",
-            lib.to_str().unwrap(),
-            "--no-baselines",
-            "--lengths",
-            "32",
-            "--trials",
-            "2",
-            "--trial-target",
-            "0.01",
-            "--allow-unfixed-host",
-            "--allow-kat-fail",
-            "--out",
-            out,
-        ],
-    )
+    cyclescope(dir, &common::quick_run(lib.to_str().unwrap(), out, true))
 }
 
 /// Stopped by the sandbox; where the kernel's log let the parent name the call, it is `call`.

@@ -124,25 +124,7 @@ fn run_of_a_candidate_that_stops_itself_fails_its_job_as_a_crash() {
     let run = tmp.path().join("run");
     let m = marker("stop-run");
     let _sweep = Sweep(m.clone());
-    let args = [
-        "run",
-        "--lib",
-        path_str(&lib),
-        "--label",
-        "stopper-256",
-        "--digest-bits",
-        "256",
-        "--lengths",
-        "64",
-        "--trials",
-        "2",
-        "--trial-target",
-        "0.01",
-        "--out",
-        path_str(&run),
-        "--allow-unfixed-host",
-        "--allow-kat-fail",
-    ];
+    let args = labelled_run(path_str(&lib), "stopper-256", path_str(&run), &[]);
     let (o, _) = run_bounded(command(&args, &m, &[]), BOUND);
     assert!(!o.status.success(), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);

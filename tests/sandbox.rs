@@ -145,22 +145,7 @@ fn trial_processes_are_sandboxed_too() {
     let measure = |lib: &std::path::Path, out: &str| {
         cyclescope(
             t.path(),
-            &[
-                "run",
-                "--lib",
-                lib.to_str().unwrap(),
-                "--no-baselines",
-                "--lengths",
-                "32",
-                "--trials",
-                "2",
-                "--trial-target",
-                "0.01",
-                "--allow-unfixed-host",
-                "--allow-kat-fail",
-                "--out",
-                out,
-            ],
+            &common::quick_run(lib.to_str().unwrap(), out, true),
         )
     };
     let o = measure(&writer, "w");

@@ -27,29 +27,9 @@ fn a_trial_slower_than_its_plan_is_shown_and_killed_at_the_plans_deadline() {
     let run = tmp.path().join("run");
     let m = marker("slow-after-first");
     let _sweep = Sweep(m.clone());
-    let args = [
-        "run",
-        "--lib",
-        path_str(&lib),
-        "--label",
-        "slow-256",
-        "--digest-bits",
-        "256",
-        "--lengths",
-        "64",
-        "--trials",
-        "2",
-        "--trial-target",
-        "0.01",
-        "--out",
-        path_str(&run),
-        "--allow-unfixed-host",
-        // Its KAT would take minutes at 50 ms a call: cut short, and measured regardless.
-        "--kat-timeout",
-        "2",
-        "--allow-kat-fail",
-        "--no-reference-jobs",
-    ];
+    // Its KAT would take minutes at 50 ms a call: cut short, and measured regardless.
+    let extra = ["--kat-timeout", "2", "--no-reference-jobs"];
+    let args = labelled_run(path_str(&lib), "slow-256", path_str(&run), &extra);
     let (o, _) = run_bounded(command(&args, &m, &[]), BOUND);
     assert!(!o.status.success(), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);

@@ -67,6 +67,31 @@ pub fn cyclescope_at(exe: impl AsRef<std::ffi::OsStr>) -> std::process::Command 
     cmd
 }
 
+/// The arguments of a quick `run` of one ad-hoc library alone (`--no-baselines`): two 10 ms
+/// trials at 32 B into `out`, measured whatever the host says and, with `allow_kat_fail`,
+/// whatever its KAT says.
+pub fn quick_run<'a>(lib: &'a str, out: &'a str, allow_kat_fail: bool) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--lib",
+        lib,
+        "--no-baselines",
+        "--lengths",
+        "32",
+        "--trials",
+        "2",
+        "--trial-target",
+        "0.01",
+        "--allow-unfixed-host",
+        "--out",
+        out,
+    ];
+    if allow_kat_fail {
+        args.push("--allow-kat-fail");
+    }
+    args
+}
+
 /// The real binary run in `dir` with `args`, to its end.
 pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
     cyclescope()

@@ -60,6 +60,37 @@ impl Drop for Sweep {
     }
 }
 
+/// The arguments of a quick `run` of the fixture `lib` as instance `label` (256 bits): two
+/// 10 ms trials at 64 B into `out`, measured whatever the host and its KAT say; `extra` last.
+pub fn labelled_run<'a>(
+    lib: &'a str,
+    label: &'a str,
+    out: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--lib",
+        lib,
+        "--label",
+        label,
+        "--digest-bits",
+        "256",
+        "--lengths",
+        "64",
+        "--trials",
+        "2",
+        "--trial-target",
+        "0.01",
+        "--out",
+        out,
+        "--allow-unfixed-host",
+        "--allow-kat-fail",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// `cyclescope <args>` in the package folder with the marker set.
 pub fn command(args: &[&str], marker: &str, env: &[(&str, &str)]) -> Command {
     let mut c = crate::common::cyclescope();
