@@ -181,10 +181,11 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut group = Group::spawn(&mut command).map_err(|source| WorkerError::Spawn {
-        exe: cmd.exe.clone(),
-        source,
-    })?;
+    let mut group =
+        Group::spawn(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
+            exe: cmd.exe.clone(),
+            source,
+        })?;
     let child = group.child_mut();
     if let Some(mut stdin) = child.stdin.take() {
         // A worker that died at once cannot take it: its end tells why.

@@ -200,7 +200,7 @@ pub(crate) fn run_bounded(
         .open(log)?;
     let err = out.try_clone()?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    let group = Group::spawn(cmd)?;
+    let group = Group::spawn(cmd, None)?;
     let start = Instant::now();
     let mut pause = Duration::from_millis(2);
     while !group.leader_ended() {

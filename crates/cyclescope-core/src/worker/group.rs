@@ -22,9 +22,24 @@ pub(crate) struct Group {
 }
 
 impl Group {
-    /// Spawns `cmd` as the leader of a new process group.
-    pub(crate) fn spawn(cmd: &mut Command) -> io::Result<Self> {
+    /// Spawns `cmd` as the leader of a new process group, on `cpu` from its first
+    /// instruction when one is given: every thread the process ever has (an emulator's own,
+    /// under qemu-user, made before the worker's code pins itself) inherits that mask, so the
+    /// parent's look at where each task may run finds none the worker did not put there.
+    pub(crate) fn spawn(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
+        if let Some(cpu) = cpu {
+            let mut set = nix::sched::CpuSet::new();
+            set.set(cpu).map_err(io::Error::from)?;
+            // SAFETY: the hook runs in the forked child before exec, where only
+            // async-signal-safe calls are allowed; it makes one system call
+            // (sched_setaffinity) on a set built before the fork, and allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    nix::sched::sched_setaffinity(Pid::from_raw(0), &set).map_err(io::Error::from)
+                });
+            }
+        }
         let child = cmd.process_group(0).spawn()?;
         let pgid = Pid::from_raw(child.id() as i32);
         Ok(Self {
@@ -212,12 +227,30 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_given_a_cpu_runs_there_from_its_start_and_so_do_its_threads() {
+        let cpu = crate::cpu::last_allowed();
+        // A shell that starts a child (a second task of the group) and then reports both masks.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "sleep 1 & grep Cpus_allowed_list /proc/$$/status /proc/$!/status; kill $!",
+        ])
+        .stdout(std::process::Stdio::piped());
+        let mut g = Group::spawn(&mut cmd, Some(cpu)).unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
+        g.finish();
+        let masks: Vec<&str> = out.lines().filter_map(|l| l.split('\t').nth(1)).collect();
+        assert_eq!(masks, [cpu.to_string(), cpu.to_string()], "{out}");
+    }
+
+    #[test]
     fn a_group_is_killed_whole_and_its_leader_reaped() {
         // A shell that leaves a sleeping child behind in its group, then exits.
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "sleep 300 >/dev/null 2>&1 & echo $!"])
             .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn(&mut cmd).unwrap();
+        let mut g = Group::spawn(&mut cmd, None).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let sleeper: i32 = out.trim().parse().unwrap();
@@ -245,7 +278,7 @@ mod tests {
     fn stopped_of(script: &str) -> Stopped {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]);
-        let g = Group::spawn(&mut cmd).unwrap();
+        let g = Group::spawn(&mut cmd, None).unwrap();
         for _ in 0..2000 {
             // A leader seen in `/proc` before `waitid` has its signal is looked at again.
             match g.stopped() {
@@ -282,7 +315,7 @@ mod tests {
     fn a_running_group_is_not_stopped() {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "sleep 300 & sleep 300"]);
-        let g = Group::spawn(&mut cmd).unwrap();
+        let g = Group::spawn(&mut cmd, None).unwrap();
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(g.stopped(), None);
     }
