@@ -268,23 +268,7 @@ fn huge_config_values_and_manifest_tokens_are_cut_in_errors() {
     let key = "v".repeat(20 << 20);
     std::fs::write(&cfg, format!("[settings]\n{key} = 1\n")).unwrap();
     let o = run(&["--config", path_str(&cfg), "list"], &m);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        &text(&o)[..2000.min(text(&o).len())]
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.stderr.len() < 8 << 10,
-        "{} bytes of error",
-        o.stderr.len()
-    );
-    assert!(
-        err.contains("(20.0 MiB value cut)"),
-        "{}",
-        &err[..err.len().min(2000)]
-    );
+    assert_refused_and_cut(&o, 8 << 10, "(20.0 MiB value cut)");
 
     let manifest = t.path().join("kat.sha256");
     let token = "f".repeat(10 << 20);
@@ -304,20 +288,17 @@ fn huge_config_values_and_manifest_tokens_are_cut_in_errors() {
         ],
         &m,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        &text(&o)[..2000.min(text(&o).len())]
-    );
+    assert_refused_and_cut(&o, 32 << 10, "value cut)");
+}
+
+/// A usage error (exit 2) whose stderr stays under `max` bytes and says what it cut.
+fn assert_refused_and_cut(o: &std::process::Output, max: usize, cut: &str) {
+    let all = text(o);
+    assert_eq!(o.status.code(), Some(2), "{}", &all[..2000.min(all.len())]);
     let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.stderr.len() < max, "{} bytes of error", o.stderr.len());
     assert!(
-        o.stderr.len() < 32 << 10,
-        "{} bytes of error",
-        o.stderr.len()
-    );
-    assert!(
-        err.contains("value cut)"),
+        err.contains(cut),
         "the cut says so: {}",
         &err[..err.len().min(2000)]
     );
