@@ -7,6 +7,7 @@
 //! imports ratatui or crossterm.
 
 mod advisory;
+mod allocation;
 mod check;
 mod environment;
 mod fixture;
