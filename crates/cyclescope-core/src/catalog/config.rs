@@ -68,6 +68,9 @@ struct ConfigFile {
     _profiles: Option<serde::de::IgnoredAny>,
     #[serde(default, rename = "submission")]
     _submission: Option<serde::de::IgnoredAny>,
+    // `[slurm]` belongs to `campaign::slurm`, which reads it.
+    #[serde(default, rename = "slurm")]
+    _slurm: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
