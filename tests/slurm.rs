@@ -155,3 +155,63 @@ fn a_two_task_array_is_measured_merged_validated_and_reported_and_a_failed_task_
         started.elapsed().as_secs_f64()
     );
 }
+
+/// `cyclescope slurm` where no Slurm is installed (no sbatch on PATH).
+fn without_slurm(folder: &Path, extra: &[&str]) -> Output {
+    common::cyclescope()
+        .env("PATH", "/nonexistent")
+        .args(["slurm", "--shards", "2", "--out"])
+        .arg(folder)
+        .args(extra)
+        .args(["--", "sm3hash-256", "--lengths", "32"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running cyclescope slurm")
+}
+
+#[test]
+fn without_slurm_the_scripts_are_written_and_how_to_submit_them_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("campaign");
+    let o = without_slurm(&folder, &[]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "sbatch is not on PATH (no Slurm here); on a machine that submits to the cluster: sh "
+        ) && out.contains("submit.sh"),
+        "{out}"
+    );
+    for f in ["shards.sh", "merge.sh", "submit.sh", "slurm.json"] {
+        assert!(folder.join(f).is_file(), "{f}");
+    }
+    let again = tmp.path().join("again");
+    let o = without_slurm(&again, &["--submit"]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("sbatch is not on PATH (no Slurm here): the scripts are written; on a machine that submits to the cluster run `sh "),
+        "{err}"
+    );
+    assert!(again.join("shards.sh").is_file());
+    let typo = common::cyclescope()
+        .args(["slurm", "--shards", "2", "--out"])
+        .arg(tmp.path().join("typo"))
+        .args(["--", "sm3hash-256", "--lenghts", "32"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        typo.status.code(),
+        Some(2),
+        "{}",
+        common::output_text(&typo)
+    );
+    assert!(
+        String::from_utf8_lossy(&typo.stderr)
+            .contains("the run's arguments (after --) are not ones `cyclescope run` takes"),
+        "{}",
+        common::output_text(&typo)
+    );
+    assert!(!tmp.path().join("typo").exists(), "nothing written");
+}

@@ -112,3 +112,27 @@ fn set_executable(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_go_only_into_a_new_or_empty_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = SlurmCampaign {
+            folder: dir.path().join("campaign"),
+            workdir: dir.path().to_path_buf(),
+            exe: PathBuf::from("/usr/bin/cyclescope"),
+            config: None,
+            shards: 2,
+            run_args: vec!["sm3hash-256".into()],
+            site: SlurmSite::default(),
+            export: Vec::new(),
+        };
+        let written = c.write().unwrap();
+        assert_eq!(written.len(), 4);
+        assert_eq!(Layout::read(&c.folder).map(|l| l.shards), Some(2));
+        assert!(matches!(c.write(), Err(SlurmError::FolderTaken(_))));
+    }
+}

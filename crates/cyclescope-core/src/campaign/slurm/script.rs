@@ -249,3 +249,131 @@ pub(crate) fn render(c: &SlurmCampaign) -> Result<Vec<(&'static str, String)>, S
         (LAYOUT_FILE, layout),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::slurm::SlurmSite;
+    use std::path::PathBuf;
+
+    fn campaign(run_args: &[&str]) -> SlurmCampaign {
+        SlurmCampaign {
+            folder: PathBuf::from("/data/campaign"),
+            workdir: PathBuf::from("/home/eval"),
+            exe: PathBuf::from("/opt/cyclescope/bin/cyclescope"),
+            config: Some(PathBuf::from("/home/eval/my config.toml")),
+            shards: 3,
+            run_args: run_args.iter().map(|s| s.to_string()).collect(),
+            site: SlurmSite {
+                partition: Some("bench".into()),
+                sbatch: vec!["--qos=long".into()],
+                ..SlurmSite::default()
+            },
+            export: vec![("CYCLESCOPE_LOCK_DIR".into(), "/shared/locks".into())],
+        }
+    }
+
+    fn script(c: &SlurmCampaign, name: &str) -> String {
+        render(c)
+            .unwrap()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn the_array_carries_the_defaults_the_site_and_one_quoted_shard_command() {
+        let c = campaign(&["sm3hash-256", "x'; rm -rf ~ #", "--lengths", "32,1024"]);
+        let s = script(&c, SHARDS_SCRIPT);
+        for line in [
+            "#SBATCH --array=1-3\n",
+            "#SBATCH --cpus-per-task=2\n",
+            "#SBATCH --hint=nomultithread\n",
+            "#SBATCH --exclusive\n",
+            "#SBATCH --partition=bench\n",
+            "#SBATCH --qos=long\n",
+            "#SBATCH --output=/data/campaign/shard-%a.log\n",
+            "#SBATCH --export=ALL,CYCLESCOPE_LOCK_DIR=/shared/locks\n",
+            "srun --ntasks=1 --cpus-per-task=2 --cpu-bind=cores /opt/cyclescope/bin/cyclescope \
+             \"$@\" --config '/home/eval/my config.toml'\n",
+        ] {
+            assert!(s.contains(line), "{line:?} in\n{s}");
+        }
+        // What the shell makes of the `set --` line is exactly the arguments given.
+        let set_line = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("set -- run sm3hash-256"))
+            .unwrap();
+        let hostile = [
+            "x'; rm -rf ~ #",
+            "$(id)`id`\\\"$HOME",
+            "--lengths",
+            "32,1024",
+        ];
+        let c2 = campaign(&hostile);
+        let line2 = script(&c2, SHARDS_SCRIPT)
+            .lines()
+            .find(|l| l.trim_start().starts_with("set -- run") && !l.contains("--resume"))
+            .unwrap()
+            .to_string();
+        let words = line2.trim_start().trim_start_matches("set -- run ");
+        let words = words.split(" --shard").next().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\n' {words}"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            hostile.iter().map(|a| format!("{a}\n")).collect::<String>(),
+            "{line2}"
+        );
+        assert!(
+            set_line.ends_with("--shard \"$k/3\" --out \"$run\""),
+            "{set_line}"
+        );
+        let m = script(&c, MERGE_SCRIPT);
+        assert!(m.contains(
+            "cyclescope merge /data/campaign/shard-1 /data/campaign/shard-2 \
+             /data/campaign/shard-3 --out /data/campaign/dataset\n"
+        ));
+        assert!(!m.contains("--exclusive"), "the merge needs no whole node");
+        let sub = script(&c, SUBMIT_SCRIPT);
+        assert!(sub.contains("--dependency=afterok:\"$array\" --kill-on-invalid-dep=yes"));
+    }
+
+    #[test]
+    fn what_a_script_cannot_carry_is_refused_by_name() {
+        let err = |c: SlurmCampaign| render(&c).unwrap_err().to_string();
+        assert!(err(campaign(&["--shard", "1/2"])).contains("`--shard` is set by"));
+        assert!(err(campaign(&["--out=x"])).contains("`--out` is set by"));
+        assert!(err(campaign(&["--cpu", "3"])).contains("`--cpu` is set by"));
+        assert!(err(campaign(&["a\nb"])).contains("control character"));
+        let mut c = campaign(&[]);
+        c.folder = PathBuf::from("/data/my campaign");
+        assert!(err(c).contains("cannot be carried by an #SBATCH line"));
+        let mut c = campaign(&[]);
+        c.export = vec![("CYCLESCOPE_LOCK_DIR".into(), "/a,b".into())];
+        assert!(err(c).contains("CYCLESCOPE_LOCK_DIR \"/a,b\""));
+        let mut c = campaign(&[]);
+        c.shards = 0;
+        assert!(err(c).contains("--shards must be from 1"));
+    }
+
+    #[test]
+    fn exit_files_and_the_layout_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("shard-2.exit"), "2\n").unwrap();
+        std::fs::write(dir.path().join("shard-1.exit"), "0\n").unwrap();
+        std::fs::write(dir.path().join("shard-x.exit"), "0\n").unwrap();
+        assert_eq!(
+            ShardExit::read_all(dir.path()),
+            [
+                ShardExit { shard: 1, code: 0 },
+                ShardExit { shard: 2, code: 2 }
+            ]
+        );
+        assert_eq!(Layout::read(dir.path()), None);
+    }
+}
