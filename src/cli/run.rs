@@ -30,7 +30,8 @@ pub struct RunArgs {
     /// Message lengths in bytes (default: the config's, the guide's 32…65536).
     #[arg(long, value_delimiter = ',', value_name = "BYTES", value_parser = arg_value::length)]
     pub lengths: Option<Vec<u64>>,
-    /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
+    /// Measurement CPU (default: the config's, else the highest-numbered CPU this process may
+    /// use).
     #[arg(long, value_parser = arg_value::cpu, conflicts_with = "cpus")]
     pub cpu: Option<usize>,
     /// Several measurement CPUs (`2-7`, `0,2,4`): one worker each, jobs of whole instances

@@ -21,7 +21,7 @@ pub struct Settings {
     pub trial_target_s: f64,
     /// Upper bound of measured time per instance × length.
     pub op_budget_s: f64,
-    /// The measurement CPU; None = the highest-numbered online CPU.
+    /// The measurement CPU; None = the highest-numbered CPU this process may use.
     pub cpu: Option<usize>,
     /// Seconds before a KAT worker is killed.
     pub kat_timeout_s: f64,

@@ -1,5 +1,6 @@
 //! The job scripts, as text: `shards.sh` (the array, one `run --shard K/N` per task, bound to
-//! its CPUs with `srun`, its exit status left in `shard-K.exit`), `merge.sh` (every shard's
+//! its CPUs with `srun`, CPU locks kept on the node, its exit status — 143 when Slurm ends it
+//! — left in `shard-K.exit`), `merge.sh` (every shard's
 //! run present, then `merge`, `validate`, `report`) and `submit.sh` (both, the merge after the
 //! array). Values reach the shell as single quoted words (`sanitize::shell`) and `#SBATCH`
 //! lines only when they need no quoting; control characters are refused outright. Also reads
@@ -163,8 +164,14 @@ fn shards_script(c: &SlurmCampaign) -> Result<String, SlurmError> {
         "#!/bin/sh\n\
          # One shard of the campaign per array task, written by `cyclescope slurm`.\n\
          {sbatch}\
+         # CPU locks are the node's own: in the shared campaign folder, CPU N of every node\n\
+         # would be one lock.\n\
+         export CYCLESCOPE_LOCK_DIR=\"${{CYCLESCOPE_LOCK_DIR:-/tmp/cyclescope-cpus}}\"\n\
          k=\"$SLURM_ARRAY_TASK_ID\"\n\
          run={folder}/shard-\"$k\"\n\
+         # Slurm ends a task (time limit, scancel) with SIGTERM first: say so before it kills.\n\
+         exit_file={folder}/shard-\"$k\".exit\n\
+         trap 'echo 143 > \"$exit_file\"; exit 143' TERM\n\
          # A requeued task finds its run and resumes it.\n\
          if [ -f \"$run/campaign.json\" ]; then\n\
          \x20   set -- run --resume \"$run\"\n\
@@ -174,7 +181,7 @@ fn shards_script(c: &SlurmCampaign) -> Result<String, SlurmError> {
          # The step is bound to its CPUs; cyclescope measures on the last and runs itself on the rest.\n\
          srun --ntasks=1 --cpus-per-task={cpt} --cpu-bind=cores {exe} \"$@\"{config}\n\
          status=$?\n\
-         echo \"$status\" > {folder}/shard-\"$k\".exit\n\
+         echo \"$status\" > \"$exit_file\"\n\
          exit \"$status\"\n",
         sbatch = sbatch_block(&lines),
         args = run_args.join(" "),
@@ -295,6 +302,7 @@ mod tests {
             "#SBATCH --qos=long\n",
             "#SBATCH --output=/data/campaign/shard-%a.log\n",
             "#SBATCH --export=ALL,CYCLESCOPE_LOCK_DIR=/shared/locks\n",
+            "export CYCLESCOPE_LOCK_DIR=\"${CYCLESCOPE_LOCK_DIR:-/tmp/cyclescope-cpus}\"\n",
             "srun --ntasks=1 --cpus-per-task=2 --cpu-bind=cores /opt/cyclescope/bin/cyclescope \
              \"$@\" --config '/home/eval/my config.toml'\n",
         ] {
