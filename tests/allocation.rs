@@ -163,3 +163,17 @@ fn check_reports_the_allowed_cpus_and_where_the_siblings_are() {
         "{both}"
     );
 }
+
+#[test]
+fn lanes_from_the_allocation_leave_its_first_core_to_the_engine() {
+    two_cpus();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let args = quick(&run, &["--cpus", "allowed"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = under_taskset("0-1", &args);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let c = json(&run.join("campaign.json"));
+    assert_eq!(c["cyclescope"]["cpus"], serde_json::json!([1]), "{c}");
+    assert_eq!(c["cyclescope"]["engine_shared_cpu"], false, "{c}");
+}

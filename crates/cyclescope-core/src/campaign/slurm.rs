@@ -36,7 +36,8 @@ pub enum SlurmError {
     Shards(u32),
     #[error(
         "`{0}` is set by `cyclescope slurm` for every shard (its slice, its run folder, its CPUs \
-         from the task's allocation); leave it out of the run's arguments"
+         from the task's allocation; `--cpus allowed` takes lanes from it); leave it out of the \
+         run's arguments"
     )]
     RunArgument(String),
     #[error("{0} already exists and is not empty; give a new folder for the campaign")]

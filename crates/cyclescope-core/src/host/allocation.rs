@@ -72,6 +72,34 @@ pub(crate) fn allocation(
     CheckResult::warn(c, value, fix)
 }
 
+/// The measurement CPUs `--cpus allowed` takes from an allocation: one CPU per core (its
+/// highest-numbered allowed thread), every core but the one holding the lowest allowed CPU,
+/// which is left to cyclescope itself; with a single core, that core's CPU (shared then).
+/// A CPU without topology counts as a core of its own.
+pub fn allocation_lanes(root: &HostRoot, allowed: &BTreeSet<usize>) -> Vec<usize> {
+    let mut cores: Vec<BTreeSet<usize>> = Vec::new();
+    for &cpu in allowed {
+        let core: BTreeSet<usize> = root
+            .thread_siblings(cpu)
+            .unwrap_or_else(|| [cpu].into())
+            .into_iter()
+            .filter(|c| allowed.contains(c))
+            .chain([cpu])
+            .collect();
+        if !cores.contains(&core) {
+            cores.push(core);
+        }
+    }
+    // Ordered by their lowest CPU; the first is the engine's when another is left.
+    cores.sort_by_key(|c| c.first().copied());
+    let skip = usize::from(cores.len() > 1);
+    cores
+        .iter()
+        .skip(skip)
+        .filter_map(|c| c.last().copied())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +148,19 @@ mod tests {
         );
         let alone = allocation(&root, 1, Some(&set(&[1])));
         assert!(alone.value.contains("allowed CPUs 1 "), "{}", alone.value);
+    }
+
+    #[test]
+    fn lanes_take_one_cpu_per_core_and_leave_the_first_core_to_the_engine() {
+        let tree = smt_tree();
+        let root = HostRoot::new(tree.path());
+        assert_eq!(allocation_lanes(&root, &set(&[0, 1, 2, 3])), [3]);
+        assert_eq!(allocation_lanes(&root, &set(&[1, 3])), [3]);
+        assert_eq!(allocation_lanes(&root, &set(&[0, 1])), [1]);
+        assert_eq!(allocation_lanes(&root, &set(&[2])), [2]);
+        let flat = tempfile::tempdir().unwrap();
+        let flat = HostRoot::new(flat.path());
+        assert_eq!(allocation_lanes(&flat, &set(&[4, 5, 6, 7])), [5, 6, 7]);
     }
 
     #[test]

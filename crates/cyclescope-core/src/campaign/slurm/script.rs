@@ -151,10 +151,13 @@ fn shards_script(c: &SlurmCampaign) -> Result<String, SlurmError> {
     }
     lines.extend(common_lines(c, "shard-%a.log")?);
     lines.extend(c.site.sbatch.iter().cloned());
-    for a in &c.run_args {
+    for (i, a) in c.run_args.iter().enumerate() {
         no_control("a run argument", a)?;
         let name = a.split('=').next().unwrap_or(a);
-        if OWN_RUN_ARGS.contains(&name) {
+        // Lanes from each task's own allocation are the one CPU choice a shard may make.
+        let from_allocation = a == "--cpus=allowed"
+            || (a == "--cpus" && c.run_args.get(i + 1).is_some_and(|v| v == "allowed"));
+        if OWN_RUN_ARGS.contains(&name) && !from_allocation {
             return Err(SlurmError::RunArgument(name.to_string()));
         }
     }
@@ -357,6 +360,8 @@ mod tests {
         assert!(err(campaign(&["--shard", "1/2"])).contains("`--shard` is set by"));
         assert!(err(campaign(&["--out=x"])).contains("`--out` is set by"));
         assert!(err(campaign(&["--cpu", "3"])).contains("`--cpu` is set by"));
+        assert!(err(campaign(&["--cpus", "0-3"])).contains("`--cpus` is set by"));
+        assert!(render(&campaign(&["--cpus", "allowed"])).is_ok());
         assert!(err(campaign(&["a\nb"])).contains("control character"));
         let mut c = campaign(&[]);
         c.folder = PathBuf::from("/data/my campaign");
