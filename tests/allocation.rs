@@ -154,6 +154,12 @@ fn check_reports_the_allowed_cpus_and_where_the_siblings_are() {
             "{row}"
         );
     }
+    let o = under_taskset("0", &["check", "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        doc["cpu"], 0,
+        "check's default CPU is the allocation's last"
+    );
     let both = allocation_row("0-1", "1");
     assert!(
         both["value"]
