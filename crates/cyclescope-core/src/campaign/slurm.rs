@@ -136,4 +136,36 @@ mod tests {
         assert_eq!(Layout::read(&c.folder).map(|l| l.shards), Some(2));
         assert!(matches!(c.write(), Err(SlurmError::FolderTaken(_))));
     }
+
+    #[test]
+    fn the_merge_job_names_a_shard_without_its_run_and_merges_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = SlurmCampaign {
+            folder: dir.path().join("campaign"),
+            workdir: dir.path().to_path_buf(),
+            // Whatever merge would run, it must not be reached.
+            exe: PathBuf::from("/bin/false"),
+            config: None,
+            shards: 2,
+            run_args: Vec::new(),
+            site: SlurmSite::default(),
+            export: Vec::new(),
+        };
+        c.write().unwrap();
+        std::fs::create_dir(c.shard_dir(1)).unwrap();
+        std::fs::write(c.shard_dir(1).join("campaign.json"), "{}").unwrap();
+        let o = std::process::Command::new("sh")
+            .arg(c.folder.join(MERGE_SCRIPT))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(
+            err.trim(),
+            format!(
+                "cyclescope slurm: shard 2/2 has no run in {}/shard-2 (see shard-2.log)",
+                c.folder.display()
+            )
+        );
+    }
 }
