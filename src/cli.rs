@@ -31,6 +31,7 @@ mod run;
 mod screenshots;
 pub(crate) mod select;
 mod shell;
+mod slurm;
 mod supercop_cmd;
 mod sweep;
 mod tui_cmd;
@@ -120,6 +121,9 @@ pub enum Command {
     Tune(tune::TuneArgs),
     /// Join run directories (shards) into one dataset that `validate` and `report` accept.
     Merge(merge::MergeArgs),
+    /// Write (and with --submit, submit) a Slurm job array of shards plus a merge job that
+    /// merges, validates and reports once every shard succeeded.
+    Slurm(slurm::SlurmArgs),
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
@@ -161,6 +165,7 @@ pub fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
         Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),
         Some(Command::Merge(a)) => merge::run(&a),
+        Some(Command::Slurm(a)) => slurm::run(config.as_deref(), &a),
         Some(Command::Worker(a)) => worker_cmd::run(a),
         Some(Command::Completions(a)) => shell::completions(&a),
         Some(Command::Man(a)) => shell::man(&a),

@@ -14,5 +14,7 @@ use cyclescope_core::{
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The CPUs this process was given, read before any thread steps off a measurement CPU.
+    cpu::allowed();
     cli::main()
 }

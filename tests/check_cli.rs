@@ -10,7 +10,7 @@ use std::process::Output;
 use cyclescope_core::counter::{CounterError, PerfCycles};
 use serde_json::Value;
 
-const IDS: [&str; 14] = [
+const IDS: [&str; 15] = [
     "architecture",
     "cycle_counter",
     "turbo",
@@ -25,6 +25,7 @@ const IDS: [&str; 14] = [
     "load_average",
     "busy_cpu",
     "hypervisor",
+    "allocation",
 ];
 
 fn fixture(tree: &str) -> PathBuf {
@@ -152,7 +153,7 @@ fn tuned_fixture_json_is_ready() {
     assert_eq!(doc["cpu"], 2);
     assert_eq!(doc["ready"], true);
     let statuses: Vec<&str> = IDS.iter().map(|id| status(&doc, id)).collect();
-    let mut want = ["pass"; 14];
+    let mut want = ["pass"; 15];
     want[8] = "skip"; // clock_steady: cpufreq controls the clock
     assert_eq!(statuses, want);
 }

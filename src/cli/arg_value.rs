@@ -97,8 +97,18 @@ pub fn cpu(s: &str) -> Result<usize, String> {
 }
 
 /// Several measurement CPUs, as the kernel writes lists (`2-7`, `0,2,4-5`): each one this
-/// process may run on, at least one.
+/// process may run on, at least one. `allowed` takes them from the allocation (the affinity
+/// mask): one CPU per core, the first core left to cyclescope itself.
 pub fn cpus(s: &str) -> Result<CpuList, String> {
+    if s.trim() == "allowed" {
+        let allowed = crate::cpu::allowed().iter().copied().collect();
+        let lanes = crate::host::allocation_lanes(&crate::host::HostRoot::new("/"), &allowed);
+        return if lanes.is_empty() {
+            Err("this process's affinity mask is unreadable: give the CPUs as a list".into())
+        } else {
+            Ok(CpuList(lanes))
+        };
+    }
     let set = crate::host::parse_cpu_list(s)
         .filter(|c| !c.is_empty())
         .ok_or_else(|| format!("{s:?} is not a CPU list (e.g. 2-7 or 0,2,4-5)"))?;

@@ -16,7 +16,7 @@ use crate::host::{self, HostError, HostReport, HostRoot, Probes, Status};
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Measurement CPU (default: `cpu` in the config's [settings], else the highest-numbered
-    /// online CPU).
+    /// online CPU this process may use).
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Print JSON instead of a table (schema: docs/check-json.md).

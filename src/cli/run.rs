@@ -30,11 +30,13 @@ pub struct RunArgs {
     /// Message lengths in bytes (default: the config's, the guide's 32…65536).
     #[arg(long, value_delimiter = ',', value_name = "BYTES", value_parser = arg_value::length)]
     pub lengths: Option<Vec<u64>>,
-    /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
+    /// Measurement CPU (default: the config's, else the highest-numbered CPU this process may
+    /// use).
     #[arg(long, value_parser = arg_value::cpu, conflicts_with = "cpus")]
     pub cpu: Option<usize>,
     /// Several measurement CPUs (`2-7`, `0,2,4`): one worker each, jobs of whole instances
-    /// dealt out to them; SMT siblings are refused.
+    /// dealt out to them; SMT siblings are refused. `allowed`: one CPU per core of the CPUs
+    /// this process may use (a taskset, a Slurm allocation), the first core left to cyclescope.
     #[arg(long, value_name = "LIST", value_parser = arg_value::cpus)]
     pub cpus: Option<arg_value::CpuList>,
     /// Measure only slice K of N of the instances (1-based), for one of N machines or

@@ -42,7 +42,8 @@ pub struct SweepArgs {
     /// Seconds one trial aims at.
     #[arg(long, value_name = "S", default_value_t = 0.002, value_parser = arg_value::trial_target)]
     pub trial_target: f64,
-    /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
+    /// Measurement CPU (default: the config's, else the highest-numbered CPU this process may
+    /// use).
     #[arg(long, value_parser = arg_value::cpu)]
     pub cpu: Option<usize>,
     /// Run directory to create (default: <runs_dir>/<hostname>-sweep-<UTC time>).

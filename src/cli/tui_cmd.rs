@@ -25,7 +25,8 @@ pub struct TuiArgs {
     /// Seconds each trial aims at (the guide's 1.0; e.g. 0.05 for quick rough numbers).
     #[arg(long, value_name = "SECS", value_parser = super::arg_value::trial_target)]
     pub trial_target: Option<f64>,
-    /// The measurement CPU (default: settings, else the highest-numbered online CPU).
+    /// The measurement CPU (default: settings, else the highest-numbered CPU this process may
+    /// use).
     #[arg(long, value_name = "N", value_parser = super::arg_value::cpu)]
     pub cpu: Option<usize>,
     /// Measure even when host checks fail (the problems are stored with the run).

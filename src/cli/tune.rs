@@ -19,7 +19,7 @@ use crate::tune::{self, Owner, TunePlan};
 #[derive(Debug, Args)]
 pub struct TuneArgs {
     /// Measurement CPU (default: `cpu` in the config's [settings], else the highest-numbered
-    /// online CPU).
+    /// online CPU this process may use).
     #[arg(long)]
     pub cpu: Option<usize>,
     /// Apply the plan (root only). The previous values go to the restore file first.

@@ -13,6 +13,7 @@ use super::tui_cmd::require_terminal;
 use crate::tui::event_loop::{self, Options};
 
 mod lanes;
+mod shards;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {

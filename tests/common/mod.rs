@@ -33,6 +33,7 @@ pub fn arm_1() -> PathBuf {
 #[allow(dead_code)]
 pub mod build;
 pub mod cc;
+pub mod slurm;
 pub mod tmux;
 
 /// The CPU-lock folder every cyclescope the tests start shares: one for the whole suite, every

@@ -13,7 +13,7 @@
 //! [`write_tree`]; [`build_tree`] does all of it for `cyclescope build` and `--src`.
 
 mod cache;
-mod compile;
+pub(crate) mod compile;
 pub mod config;
 mod discover;
 mod header;

@@ -18,6 +18,7 @@ mod open;
 mod plan;
 mod request;
 mod runner;
+pub mod slurm;
 mod write;
 
 #[cfg(test)]

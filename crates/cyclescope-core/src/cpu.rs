@@ -21,49 +21,45 @@ pub(crate) fn pin_current_thread(cpu: usize) -> nix::Result<()> {
     sched_setaffinity(this_thread(), &set)
 }
 
+/// The CPUs this process may use: its affinity mask as it started (`sched_getaffinity`), which
+/// is what `taskset`, a container's cpuset or a Slurm allocation (its cgroup cpuset, or the
+/// binding `task/affinity` sets) gives it. Taken once, the first time it is asked — the binary
+/// asks before anything steps off a CPU — so a thread that has since stepped off the
+/// measurement CPU still sees the whole allocation. Never wider than the process was given:
+/// widening a mask is refused by a cpuset but silently allowed under a plain binding, so
+/// cyclescope never assumes a CPU it was not handed.
+pub fn allowed() -> &'static [usize] {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(|| {
+        CpuMask::of_this_thread()
+            .map(|m| m.cpus())
+            .unwrap_or_default()
+    })
+}
+
 /// The highest-numbered CPU this process may use (the default measurement CPU: CPU 0 takes
 /// most interrupts).
 pub fn last_allowed() -> usize {
-    sched_getaffinity(this_thread())
-        .ok()
-        .and_then(|set| {
-            (0..CpuSet::count())
-                .rev()
-                .find(|&c| set.is_set(c).unwrap_or(false))
-        })
-        .unwrap_or(0)
+    allowed().last().copied().unwrap_or(0)
 }
 
 /// `Ok` when a thread of this process may be pinned to `cpu`, else why not, naming the CPUs it
-/// may use. Asked of a short-lived thread that widens its own mask to every CPU: the kernel
-/// keeps only those the process's cpuset allows and that are online. The caller's own mask
-/// (stepped off the measurement CPU, perhaps) is neither read nor changed.
+/// may use (`allowed`).
 pub fn check_usable(cpu: usize) -> Result<usize, String> {
-    let allowed = std::thread::scope(|s| s.spawn(allowed_cpus).join().unwrap_or_default());
+    let allowed = allowed();
     if allowed.contains(&cpu) {
         Ok(cpu)
     } else {
         Err(format!(
-            "CPU {cpu} is not one this process may run on (allowed: {})",
-            cpu_list(&allowed)
+            "CPU {cpu} is not one this process may run on (allowed: {}, its affinity mask: \
+             a taskset, cpuset or Slurm allocation); choose one of those",
+            cpu_list(allowed)
         ))
     }
 }
 
-/// The CPUs the calling thread could be moved to (it is moved to all of them).
-fn allowed_cpus() -> Vec<usize> {
-    let mut all = CpuSet::new();
-    for c in 0..CpuSet::count() {
-        let _ = all.set(c);
-    }
-    let _ = sched_setaffinity(this_thread(), &all);
-    CpuMask::of_this_thread()
-        .map(|m| (0..CpuSet::count()).filter(|&c| m.contains(c)).collect())
-        .unwrap_or_default()
-}
-
 /// `0-3,6` for a sorted list of CPUs.
-fn cpu_list(cpus: &[usize]) -> String {
+pub fn cpu_list(cpus: &[usize]) -> String {
     let mut parts = Vec::new();
     let mut i = 0;
     while i < cpus.len() {
@@ -99,6 +95,11 @@ impl CpuMask {
     /// Whether `cpu` is in this mask.
     pub fn contains(&self, cpu: usize) -> bool {
         self.0.is_set(cpu).unwrap_or(false)
+    }
+
+    /// The CPUs in this mask, ascending.
+    fn cpus(&self) -> Vec<usize> {
+        (0..CpuSet::count()).filter(|&c| self.contains(c)).collect()
     }
 
     /// How many CPUs this mask holds.

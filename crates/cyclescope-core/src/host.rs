@@ -7,6 +7,7 @@
 //! imports ratatui or crossterm.
 
 mod advisory;
+mod allocation;
 mod check;
 mod environment;
 mod fixture;
@@ -17,6 +18,7 @@ mod root;
 mod steady;
 
 pub use advisory::load_average;
+pub use allocation::allocation_lanes;
 pub use check::{CheckResult, HostCheck, Status};
 pub use environment::{EnvChange, FIXED_ENV, environment, fixed_clock_hz, fixed_env_diff};
 pub use fixture::PROBES_FILE;

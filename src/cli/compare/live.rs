@@ -29,7 +29,8 @@ pub struct LiveArgs {
     /// Pairs of trials per length (one trial of A and one of B each).
     #[arg(long, value_name = "N", value_parser = arg_value::pairs, requires = "live")]
     pub pairs: Option<u32>,
-    /// Measurement CPU (default: the config's, else the highest-numbered online CPU).
+    /// Measurement CPU (default: the config's, else the highest-numbered CPU this process may
+    /// use).
     #[arg(long, value_parser = arg_value::cpu, requires = "live")]
     pub cpu: Option<usize>,
     /// Run directory to create for both sides' records (default: <runs_dir>/<host>-campaign-<UTC>).

@@ -68,7 +68,7 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
     // The measurement CPUs of the runs found so far (campaign.json is read once per run).
     let mut cpus: Vec<usize> = Vec::new();
     let mut off_count = 0;
-    loop {
+    let failed = loop {
         // Shards may start after the watcher: look for new runs each round.
         for dir in runs_in(path) {
             if followed.iter().any(|f| f.dir == dir) {
@@ -110,13 +110,21 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
                 text += &format!("  {l}\n");
             }
         }
-        if followed.is_empty() {
+        let shards = super::shards::Shards::read(path);
+        text += &shards
+            .as_ref()
+            .map_or(String::new(), super::shards::Shards::lines);
+        if followed.is_empty() && shards.is_none() {
             text = format!(
                 "waiting for runs in {} …\n",
                 crate::sanitize::path_as_given(path)
             );
         }
-        let done = !followed.is_empty() && followed.iter().all(|f| f.board.ended().is_some());
+        let done = match &shards {
+            // A Slurm campaign ends when every task has left its exit status.
+            Some(s) => s.all_ended(),
+            None => !followed.is_empty() && followed.iter().all(|f| f.board.ended().is_some()),
+        };
         let mut out = std::io::stdout().lock();
         if tty {
             let _ = write!(out, "\x1b[H\x1b[2J{text}");
@@ -126,10 +134,10 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
         }
         let _ = out.flush();
         if done {
-            break;
+            break shards.is_some_and(|s| s.any_failed());
         }
         std::thread::sleep(POLL);
-    }
+    };
     let wall = started.elapsed().as_secs_f64();
     let cpu = own_cpu_seconds();
     println!(
@@ -138,5 +146,9 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
         wall,
         100.0 * cpu / wall.max(1e-9)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

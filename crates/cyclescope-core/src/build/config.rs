@@ -87,6 +87,8 @@ struct BuildFile {
     _settings: Option<IgnoredAny>,
     #[serde(default, rename = "candidate")]
     _candidate: Option<IgnoredAny>,
+    #[serde(default, rename = "slurm")]
+    _slurm: Option<IgnoredAny>,
 }
 
 /// Reads the build sections of `path` (None: no config file, defaults only).

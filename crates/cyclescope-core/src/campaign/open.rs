@@ -118,8 +118,11 @@ pub(super) fn announce(req: &RunRequest, hosts: &[HostGate], events: &mut Events
         events.send(EngineEvent::Warning {
             message: format!(
                 "no CPU is left for cyclescope itself: it shares CPU(s) {} with the trials \
-                 (the records say engine_shared_cpu); leave one CPU out of --cpus to avoid it",
-                crate::host::format_cpu_list(&req.cpus.iter().copied().collect())
+                 (the records say engine_shared_cpu); this process may use CPU(s) {}: leave \
+                 one of them out of --cpus, or give it one more CPU (taskset, or sbatch \
+                 --cpus-per-task) to avoid it",
+                crate::host::format_cpu_list(&req.cpus.iter().copied().collect()),
+                crate::cpu::cpu_list(crate::cpu::allowed())
             ),
         });
     }

@@ -21,7 +21,7 @@ pub struct Settings {
     pub trial_target_s: f64,
     /// Upper bound of measured time per instance × length.
     pub op_budget_s: f64,
-    /// The measurement CPU; None = the highest-numbered online CPU.
+    /// The measurement CPU; None = the highest-numbered CPU this process may use.
     pub cpu: Option<usize>,
     /// Seconds before a KAT worker is killed.
     pub kat_timeout_s: f64,
@@ -68,6 +68,9 @@ struct ConfigFile {
     _profiles: Option<serde::de::IgnoredAny>,
     #[serde(default, rename = "submission")]
     _submission: Option<serde::de::IgnoredAny>,
+    // `[slurm]` belongs to `campaign::slurm`, which reads it.
+    #[serde(default, rename = "slurm")]
+    _slurm: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -27,6 +27,7 @@ pub enum HostCheck {
     LoadAverage,
     BusyCpu,
     Hypervisor,
+    Allocation,
 }
 
 impl HostCheck {
@@ -52,6 +53,7 @@ impl HostCheck {
             HostCheck::LoadAverage => "load_average",
             HostCheck::BusyCpu => "busy_cpu",
             HostCheck::Hypervisor => "hypervisor",
+            HostCheck::Allocation => "allocation",
         }
     }
 
@@ -72,6 +74,7 @@ impl HostCheck {
             HostCheck::LoadAverage => "load average",
             HostCheck::BusyCpu => "busy CPU",
             HostCheck::Hypervisor => "hypervisor",
+            HostCheck::Allocation => "allocation",
         }
     }
 
@@ -218,7 +221,7 @@ mod tests {
                 format!("\"{}\"", c.id())
             );
         }
-        assert_eq!(HostCheck::all().count(), 14);
+        assert_eq!(HostCheck::all().count(), 15);
         let harness: Vec<&str> = HostCheck::all()
             .filter(|c| c.is_harness_condition())
             .map(HostCheck::id)

@@ -60,7 +60,8 @@ impl Probes {
 /// Whether this process may run on a CPU (the harness runs `taskset -c N true`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CpuAccess {
-    /// Try `sched_setaffinity` from a scratch thread (the caller's affinity is untouched).
+    /// The CPUs this process was given (`crate::cpu::allowed`), then `sched_setaffinity`
+    /// from a scratch thread (the caller's affinity is untouched).
     Live,
     /// A fixture's cpuset.
     Allowed(BTreeSet<usize>),
@@ -69,17 +70,29 @@ pub enum CpuAccess {
 impl CpuAccess {
     pub(crate) fn try_pin(&self, cpu: usize) -> Result<(), String> {
         match self {
-            CpuAccess::Live => std::thread::scope(|s| {
-                s.spawn(|| crate::cpu::pin_current_thread(cpu))
-                    .join()
-                    .map_err(|_| "the pinning thread panicked".to_string())?
-                    .map_err(|e| format!("sched_setaffinity({cpu}): {e}"))
+            CpuAccess::Live => crate::cpu::check_usable(cpu).and_then(|cpu| {
+                std::thread::scope(|s| {
+                    s.spawn(|| crate::cpu::pin_current_thread(cpu))
+                        .join()
+                        .map_err(|_| "the pinning thread panicked".to_string())?
+                        .map_err(|e| format!("sched_setaffinity({cpu}): {e}"))
+                })
             }),
             CpuAccess::Allowed(set) if set.contains(&cpu) => Ok(()),
             CpuAccess::Allowed(set) => Err(format!(
                 "sched_setaffinity({cpu}): EINVAL (the cpuset allows {})",
                 super::root::format_cpu_list(set)
             )),
+        }
+    }
+}
+
+impl CpuAccess {
+    /// The CPUs this process may use (the allocation), when known.
+    pub(crate) fn allowed(&self) -> Option<BTreeSet<usize>> {
+        match self {
+            CpuAccess::Live => Some(crate::cpu::allowed().iter().copied().collect()),
+            CpuAccess::Allowed(set) => Some(set.clone()),
         }
     }
 }

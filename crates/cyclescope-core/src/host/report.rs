@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::check::{CheckResult, HostCheck, Status};
 use super::probes::Probes;
 use super::root::HostRoot;
-use super::{HostError, advisory, harness, steady};
+use super::{HostError, advisory, allocation, harness, steady};
 
 /// The checks of one CPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +43,7 @@ pub fn check_host(root: &HostRoot, cpu: usize, probes: &mut Probes) -> HostRepor
         advisory::load_average(root),
         advisory::busy_cpu(root, cpu, probes.self_pid),
         advisory::hypervisor(root),
+        allocation::allocation(root, cpu, probes.cpu_access.allowed().as_ref()),
     ]);
     debug_assert!(checks.iter().map(|c| c.check).eq(HostCheck::all()));
     HostReport {

@@ -106,9 +106,15 @@ impl HostRoot {
     }
 
     /// The highest-numbered online CPU: the default measurement CPU (CPU 0 takes most
-    /// housekeeping interrupts).
+    /// housekeeping interrupts). On the live system, only the CPUs this process may use
+    /// count (its allocation), as for `run`.
     pub fn default_cpu(&self) -> Option<usize> {
-        self.online_cpus()?.last().copied()
+        let online = self.online_cpus()?;
+        if self.is_system() {
+            let allowed = crate::cpu::allowed();
+            return online.into_iter().rev().find(|c| allowed.contains(c));
+        }
+        online.last().copied()
     }
 }
 
