@@ -84,6 +84,26 @@ fn hold(tree: &Path) -> std::process::Child {
     panic!("tune --hold ended without holding:\n{said}");
 }
 
+/// Waits (at most 30 s) until a killed, unreaped child is a zombie.
+fn wait_until_zombie(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the parenthesised name, which may itself hold ") ".
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        if state == Some('Z') {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pid {pid} not a zombie after 30 s: {stat}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn a_killed_holder_is_restored_by_the_next_start_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
@@ -107,6 +127,9 @@ fn a_killed_holder_is_restored_by_the_next_start_byte_for_byte() {
     assert_eq!(changed.len(), 7, "{changed:?}");
     // SIGKILL: no chance to restore. Not reaped yet: the holder is a zombie, which is gone too.
     child.kill().unwrap();
+    // The kill is delivered before it is done: on a loaded machine the holder can still be
+    // running when the next start looks, and a live holder is rightly left alone.
+    wait_until_zombie(child.id());
     assert_eq!(governor(&tree), "performance", "nothing restored yet");
     // Any command that reads this root restores it as it starts.
     let o = common::cyclescope()
