@@ -72,6 +72,8 @@ pub struct KatOptions {
     pub(crate) worker_exe: PathBuf,
     /// The worker's limits; its file-size limit is set per job from the files it generates.
     pub limits: Limits,
+    /// The second implementation the `differential` check compares with, if any.
+    pub oracle: Option<crate::conform::OracleSpec>,
 }
 
 impl KatOptions {
@@ -88,6 +90,7 @@ impl KatOptions {
             cancel: None,
             worker_exe: worker::default_exe(),
             limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
+            oracle: None,
         }
     }
 
@@ -136,6 +139,8 @@ pub struct KatReport {
     pub status: KatStatus,
     pub(crate) detail: String,
     pub(crate) files: Vec<FileReport>,
+    /// The conformance checks' outcomes (empty when the worker never got to them).
+    pub conformance: Vec<crate::conform::CheckResult>,
     pub(crate) log_path: PathBuf,
     /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
     pub stderr_tail: String,
@@ -232,6 +237,10 @@ pub fn run_kat(
         files: files.clone(),
         out_dir: gen_dir.clone(),
         abi: inst.abi,
+        conform: crate::conform::ConformPlan {
+            oracle: opts.oracle.clone(),
+            long_message: opts.scope == KatScope::Full,
+        },
     };
     // The folder's budget: the files this job generates, each no larger than its text.
     let budget = folder::Budget::new(&files, inst.digest_bits);
@@ -269,7 +278,18 @@ pub fn run_kat(
         }
         Ok(())
     })?;
-    let (status, detail) = match (&outcome.exit, state.verdict()) {
+    // A worker that ended inside a conformance check (its KAT files all written) fails that
+    // check; the files keep their verdict.
+    let verdict = state.verdict().or_else(|| match &outcome.exit {
+        Exit::Signal { name, .. } => state.died_in_check(&format!("signal={name}")),
+        Exit::Stopped(stopped) => state.died_in_check(&stopped.to_string()),
+        Exit::TimedOut(d) => {
+            state.died_in_check(&format!("timeout after {:.0} s", d.as_secs_f64()))
+        }
+        Exit::Code(rc) => state.died_in_check(&format!("exit={rc}")),
+        _ => None,
+    });
+    let (status, detail) = match (&outcome.exit, verdict) {
         (Exit::Tampered(why), _) => (
             KatStatus::Tampered,
             format!("{why}{}", state.during(&files)),
@@ -315,7 +335,7 @@ pub fn run_kat(
         None => (status, detail),
         // A verdict resting on the files is void; a fault already stopping the job keeps its
         // word, and the file is named beside it.
-        Some(why) if status <= KatStatus::Nokat => (KatStatus::Tampered, why),
+        Some(why) if status <= KatStatus::Nonconform => (KatStatus::Tampered, why),
         Some(why) => (status, format!("{detail}; {why}")),
     };
     if let Some(detail) = state
