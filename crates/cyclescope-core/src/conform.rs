@@ -12,9 +12,11 @@ mod calls;
 mod noise;
 mod oracle;
 mod over_read;
+mod pairing;
 mod probe;
 pub mod run;
 
+pub use pairing::oracle_for;
 pub use run::{ConformPlan, OracleSpec};
 
 use serde::{Deserialize, Serialize};

@@ -98,6 +98,7 @@ fn run_fresh(
     opts.timeout = req.kat_timeout;
     opts.worker_exe = req.worker_exe.clone();
     opts.limits.address_space_bytes = req.limits.address_space_bytes;
+    opts.peers = req.instances.clone();
     let label = inst.label.clone();
     let Some(run) = runner.kat(inst, &opts, &mut |ev| {
         if let KatEvent::Progress { file, done, total } = ev {

@@ -103,6 +103,9 @@ struct InstanceEntry {
     /// `"iccs"` (default: `CryptHash`) or `"supercop"` (`crypto_hash`).
     #[serde(default)]
     abi: crate::plugin::Abi,
+    /// Label of a second implementation of the instance (the `differential` check's oracle).
+    #[serde(default)]
+    oracle: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -164,6 +167,9 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
             if let Some(k) = &i.kat_name {
                 SafeName::new("kat_name", k).map_err(|e| invalid(e.to_string()))?;
             }
+            if let Some(o) = &i.oracle {
+                SafeName::new("oracle", o).map_err(|e| invalid(e.to_string()))?;
+            }
             if !seen.insert(i.label.clone()) {
                 return Err(invalid(format!(
                     "instance label {:?} appears twice",
@@ -196,6 +202,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                 kat_name: i.kat_name,
                 label: i.label,
                 abi: i.abi,
+                oracle: i.oracle,
             });
         }
         candidates.push(Candidate {

@@ -72,8 +72,9 @@ pub struct KatOptions {
     pub(crate) worker_exe: PathBuf,
     /// The worker's limits; its file-size limit is set per job from the files it generates.
     pub limits: Limits,
-    /// The second implementation the `differential` check compares with, if any.
-    pub oracle: Option<crate::conform::OracleSpec>,
+    /// The other instances at hand: the `differential` check's oracle is looked for among
+    /// them (`conform::oracle_for`).
+    pub peers: Vec<Instance>,
 }
 
 impl KatOptions {
@@ -90,7 +91,7 @@ impl KatOptions {
             cancel: None,
             worker_exe: worker::default_exe(),
             limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
-            oracle: None,
+            peers: Vec::new(),
         }
     }
 
@@ -150,6 +151,11 @@ impl KatReport {
     /// What the checker said (the first difference, the missing reference, …).
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+
+    /// The KAT log this job wrote.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
     }
 
     /// `RESULT <id> <instance> <STATUS> <detail>`.
@@ -238,7 +244,7 @@ pub fn run_kat(
         out_dir: gen_dir.clone(),
         abi: inst.abi,
         conform: crate::conform::ConformPlan {
-            oracle: opts.oracle.clone(),
+            oracle: crate::conform::oracle_for(inst, &opts.peers),
             long_message: opts.scope == KatScope::Full,
         },
     };

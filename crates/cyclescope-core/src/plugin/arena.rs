@@ -162,8 +162,9 @@ mod tests {
         assert_eq!(a.len() % page_size(), 0);
         assert!(a.len() >= 10);
         assert!(a.bytes().iter().all(|&b| b == 0));
-        a.bytes_mut()[a.len() - 1] = 7;
-        assert_eq!(a.bytes()[a.len() - 1], 7);
+        let last = a.len() - 1;
+        a.bytes_mut()[last] = 7;
+        assert_eq!(a.bytes()[last], 7);
         assert_eq!(a.start() as usize % page_size(), 0);
     }
 }
