@@ -23,6 +23,15 @@ pub(crate) struct KatResult {
     /// The log, relative to the run directory.
     pub(crate) log: Option<String>,
     pub(crate) log_sha256: Option<String>,
+    /// The conformance checks' outcomes (empty for a KAT carried over or never run).
+    pub(crate) conformance: Vec<crate::conform::CheckResult>,
+}
+
+impl KatResult {
+    /// The check that failed, which every table names beside NONCONFORM.
+    pub(crate) fn failed_check(&self) -> Option<crate::conform::Check> {
+        crate::conform::first_failure(&self.conformance).map(|r| r.check)
+    }
 }
 
 /// Runs (or, for a KAT passed earlier this session, carries over) the KAT of `inst`, records
@@ -69,6 +78,7 @@ fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> 
         detail: "passed earlier in this session; log carried over".into(),
         log: Some(rel.display().to_string()),
         log_sha256: crate::record::sha256_file(&log_path).ok(),
+        conformance: Vec::new(),
     })
 }
 
@@ -121,6 +131,7 @@ fn run_fresh(
             .logged
             .then(|| crate::record::sha256_file(&log_path).ok())
             .flatten(),
+        conformance: run.conformance,
     }))
 }
 

@@ -27,7 +27,7 @@ fn random_lengths(noise: &mut Noise, whole_bytes: bool) -> Vec<u64> {
 
 /// `differential`: the library (through `probe`, so its buffers are watched too) against the
 /// oracle at random lengths.
-pub(crate) fn differential(probe: &mut Probe, oracle: &HashLibrary) -> Outcome {
+pub(crate) fn differential(probe: &mut Probe, oracle: &HashLibrary, label: &str) -> Outcome {
     let mut other = match Probe::new(oracle, probe.digest_bits) {
         Ok(p) => p,
         Err(e) => {
@@ -51,7 +51,7 @@ pub(crate) fn differential(probe: &mut Probe, oracle: &HashLibrary) -> Outcome {
             Ok(d) => d,
             Err(evidence) => return Outcome::Fail { evidence },
         };
-        let what = "the digest, against the oracle's,".to_string();
+        let what = format!("the digest, against the oracle {label}'s,");
         if let Some(evidence) = digest_difference(&want, &got, bits, what) {
             return Outcome::Fail { evidence };
         }
@@ -61,7 +61,7 @@ pub(crate) fn differential(probe: &mut Probe, oracle: &HashLibrary) -> Outcome {
 
 /// `long_message`: 2^32 bits and one 512-bit block on either side, one random message in
 /// one arena for both libraries (512 MiB; two copies would not fit the usual limit).
-pub(crate) fn long_message(probe: &mut Probe, oracle: &HashLibrary) -> Outcome {
+pub(crate) fn long_message(probe: &mut Probe, oracle: &HashLibrary, label: &str) -> Outcome {
     const WRAP: u64 = 1 << 32;
     let lengths = [WRAP - 512, WRAP, WRAP + 512];
     let bytes = (WRAP + 512) as usize / 8;
@@ -102,7 +102,7 @@ pub(crate) fn long_message(probe: &mut Probe, oracle: &HashLibrary) -> Outcome {
             }
             digests.push(out.bytes()[AROUND..AROUND + d].to_vec());
         }
-        let what = "the digest, against the oracle's,".to_string();
+        let what = format!("the digest, against the oracle {label}'s,");
         if let Some(evidence) = digest_difference(&digests[0], &digests[1], bits, what) {
             return Outcome::Fail { evidence };
         }

@@ -1,11 +1,12 @@
 //! `over_read`: each length of the sample with its message ending flush against an
 //! inaccessible page, then starting right after one. A read past either end kills the
 //! worker with SIGSEGV; the step announced before each call lets the parent name the length
-//! and the side. Runs last, since a failure ends the process.
+//! and the side. Runs last, since a failure ends the process. The digests are not compared
+//! here (such a message is rarely aligned: that is `alignment`'s question).
 
 use super::Outcome;
 use super::buffers::Sample;
-use super::probe::{AROUND, Probe, digest_difference, io_failed};
+use super::probe::{AROUND, Probe, io_failed};
 use crate::plugin::{Arena, Placement};
 
 /// Which end of the message touches the inaccessible page.
@@ -56,11 +57,6 @@ pub(crate) fn over_read(
             if rc != 0 {
                 let what = format!("CryptHash returned {rc} with {}", flush.note());
                 let evidence = super::Evidence { bits: s.bits, offset: None, byte: None, what };
-                return Outcome::Fail { evidence };
-            }
-            let got = &out.bytes()[AROUND..AROUND + d];
-            let what = format!("the digest with {}", flush.note());
-            if let Some(evidence) = digest_difference(&s.digest, got, s.bits, what) {
                 return Outcome::Fail { evidence };
             }
         }

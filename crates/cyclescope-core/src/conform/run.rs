@@ -11,13 +11,14 @@ use super::probe::Probe;
 use super::{Check, CheckResult, Outcome, buffers, calls, oracle, over_read};
 use crate::plugin::{Abi, HashLibrary};
 
-/// The order the worker reports outcomes in (the parent holds it to it).
+/// The order the worker reports outcomes in (the parent holds it to it). `determinism` runs right after the sample is taken, so that a library that changes after
+/// a number of calls changes inside it, not in a check that compares with the sample.
 pub(crate) const RUN_ORDER: [Check; 11] = [
     Check::OutsideBytes,
+    Check::Determinism,
     Check::Alignment,
     Check::UnusedBits,
     Check::DigestLength,
-    Check::Determinism,
     Check::Reentrancy,
     Check::Differential,
     Check::LongMessage,
@@ -72,6 +73,7 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
         HashLibrary::open_abi(&o.library, o.abi)
             .map_err(|e| format!("the oracle {} did not load: {e}", o.label))
     });
+    let oracle_label = plan.oracle.as_ref().map(|o| o.label.clone()).unwrap_or_default();
     let mut samples = Vec::new();
     for check in RUN_ORDER {
         send(Report::Step {
@@ -94,7 +96,7 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
             Check::Differential => match &oracle_lib {
                 None => no_oracle(),
                 Some(Err(why)) => Outcome::Skipped { why: why.clone() },
-                Some(Ok(o)) => oracle::differential(&mut probe, o),
+                Some(Ok(o)) => oracle::differential(&mut probe, o, &oracle_label),
             },
             Check::LongMessage => match (&oracle_lib, plan.long_message) {
                 (_, false) => Outcome::Skipped {
@@ -102,7 +104,7 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
                 },
                 (None, true) => no_oracle(),
                 (Some(Err(why)), true) => Outcome::Skipped { why: why.clone() },
-                (Some(Ok(o)), true) => oracle::long_message(&mut probe, o),
+                (Some(Ok(o)), true) => oracle::long_message(&mut probe, o, &oracle_label),
             },
             Check::InputUnchanged => seen(probe.input.take()),
             Check::OutputBounds => seen(probe.output.take()),
