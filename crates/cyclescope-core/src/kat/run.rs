@@ -341,7 +341,7 @@ pub fn run_kat(
         None => (status, detail),
         // A verdict resting on the files is void; a fault already stopping the job keeps its
         // word, and the file is named beside it.
-        Some(why) if status <= KatStatus::Nonconform => (KatStatus::Tampered, why),
+        Some(why) if status <= KatStatus::Nokat => (KatStatus::Tampered, why),
         Some(why) => (status, format!("{detail}; {why}")),
     };
     if let Some(detail) = state

@@ -1,6 +1,6 @@
 //! The verdict of a KAT job, as the harness's `ngcc_kat` reports it: eight statuses ordered by
-//! severity, and cyclescope's own two: TAMPERED, the most severe, and NONCONFORM (a
-//! conformance check failed; ranked after NOKAT, exit code 9). The exit code is the index, the
+//! severity, and cyclescope's own two: TAMPERED, the most severe, and NONCONFORM (the files
+//! pass but a conformance check failed; the least severe failure, exit code 9). The exit code is the index, the
 //! overall status of several files is the worst,
 //! each carrying the hint that tells an operator what to do. The TUI, the CLI and the report
 //! render these same values; this module never decides a status itself.
@@ -43,21 +43,21 @@ pub enum KatStatus {
     /// not write, or a file on disk is not what it reported (cyclescope's own status, beyond
     /// the harness's eight).
     Tampered = 8,
-    /// The KAT files may match, but a conformance check failed (`conform`): the library
+    /// The KAT files match, but a conformance check failed (`conform`): the library
     /// changes its input, writes or reads outside its buffers, depends on where they are, on
     /// how often or from how many threads it is called, or disagrees with its oracle.
     Nonconform = 9,
 }
 
 impl KatStatus {
-    /// Severity: the harness's order, NONCONFORM right after NOKAT (its files may match; a
-    /// library that cannot even return or finish is worse), TAMPERED last.
+    /// Severity: the harness's order, NONCONFORM right after PASS (its files match: any
+    /// status of the files themselves says more), TAMPERED last.
     fn severity(self) -> u8 {
         match self {
             KatStatus::Pass => 0,
-            KatStatus::Mismatch => 1,
-            KatStatus::Nokat => 2,
-            KatStatus::Nonconform => 3,
+            KatStatus::Nonconform => 1,
+            KatStatus::Mismatch => 2,
+            KatStatus::Nokat => 3,
             KatStatus::Cryptofail => 4,
             KatStatus::Overflow => 5,
             KatStatus::Loadfail => 6,
@@ -232,8 +232,8 @@ mod tests {
             KatStatus::Crash.worst(KatStatus::Mismatch),
             KatStatus::Crash
         );
-        assert_eq!(KatStatus::Nokat.worst(KatStatus::Nonconform), KatStatus::Nonconform);
-        assert_eq!(KatStatus::Nonconform.worst(KatStatus::Cryptofail), KatStatus::Cryptofail);
+        assert_eq!(KatStatus::Pass.worst(KatStatus::Nonconform), KatStatus::Nonconform);
+        assert_eq!(KatStatus::Nonconform.worst(KatStatus::Mismatch), KatStatus::Mismatch);
         assert_eq!(KatStatus::Nonconform.worst(KatStatus::Tampered), KatStatus::Tampered);
         for s in KatStatus::iter() {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));

@@ -312,7 +312,8 @@ impl<'a> JobState<'a> {
         Some(self.files_and_checks())
     }
 
-    /// The worst of the files' statuses and, when a check failed, NONCONFORM naming it.
+    /// The worst of the files' statuses; when they all pass and a check failed, NONCONFORM
+    /// naming it.
     fn files_and_checks(&self) -> (KatStatus, String) {
         let worst = self
             .files
@@ -327,7 +328,7 @@ impl<'a> JobState<'a> {
             .map(|f| f.detail.clone())
             .unwrap_or_default();
         match crate::conform::first_failure(&self.conformance) {
-            Some(failed) if worst < KatStatus::Nonconform => {
+            Some(failed) if worst.is_pass() => {
                 (KatStatus::Nonconform, failed.failure_detail())
             }
             _ => (worst, detail),
