@@ -210,6 +210,23 @@ impl CheckResult {
     }
 }
 
+/// The checks as a record or `build.json` stores them: the rules' version and every outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedChecks {
+    pub version: u32,
+    pub checks: Vec<CheckResult>,
+}
+
+impl RecordedChecks {
+    /// None for an empty list (a KAT carried over, or one that never got to the checks).
+    pub(crate) fn of(results: &[CheckResult]) -> Option<Self> {
+        (!results.is_empty()).then(|| Self {
+            version: CHECKS_VERSION,
+            checks: results.to_vec(),
+        })
+    }
+}
+
 /// The failing check that ran first, if any: the one the KAT detail and tables name (a
 /// library wrong after 5000 calls fails everything after `determinism`, which names it best).
 pub fn first_failure(results: &[CheckResult]) -> Option<&CheckResult> {

@@ -59,6 +59,7 @@ pub(super) fn kat_gate(
         status: result.status,
         detail: result.detail.clone(),
         log: result.log.as_ref().map(|l| dir.root().join(l)),
+        check: result.failed_check(),
     });
     dir.update_build(&inst.key(), build_entry(inst, &result))
         .map_err(|source| CampaignError::RecordWrite {

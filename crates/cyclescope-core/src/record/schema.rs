@@ -130,6 +130,10 @@ pub struct Additions {
     /// Effective core clock of each kept trial, Hz (null where no witness measured it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_hz_by_trial: Vec<Option<f64>>,
+    /// The KAT gate's conformance checks (`conform`), with the version of their rules; absent
+    /// in records of earlier versions and where the KAT was carried over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conformance: Option<crate::conform::RecordedChecks>,
 }
 
 impl Additions {
