@@ -322,3 +322,95 @@ fn the_fixture_submissions_pass_every_check_and_their_pairs_agree() {
         }
     }
 }
+
+#[test]
+fn a_nonconforming_library_timed_anyway_says_so_in_its_record_table_and_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), "unaligned");
+    let runs = tmp.path().join("runs");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "run",
+            "--scan",
+            tree.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
+            "--out",
+            runs.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert!(text.contains("done unaligned @ 32 B"), "timed with consent:\n{text}");
+    let record = walk(&runs.join("records"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("unaligned"))
+        .unwrap_or_else(|| panic!("no record of the fixture:\n{text}"));
+    let rec: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(rec["kat"], "NONCONFORM");
+    assert_eq!(rec["kat_not_passed"], true);
+    let checks = rec["cyclescope"]["conformance"]["checks"].as_array().unwrap();
+    let alignment = checks.iter().find(|c| c["check"] == "alignment").unwrap();
+    assert_eq!(alignment["outcome"], "fail", "{alignment}");
+    assert!(
+        alignment["evidence"]["what"]
+            .as_str()
+            .unwrap()
+            .contains("offset"),
+        "{alignment}"
+    );
+
+    let pages = tmp.path().join("pages");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "report",
+            runs.to_str().unwrap(),
+            "--out",
+            pages.to_str().unwrap(),
+            "--no-figures",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let page = walk(&pages)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("hash-90") && p.extension().is_some_and(|e| e == "md"))
+        .unwrap_or_else(|| panic!("no candidate page in {}", pages.display()));
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("| `unaligned` | ") && page.contains("| NONCONFORM (alignment) |"),
+        "§3's KAT column names the check:\n{page}"
+    );
+    assert!(
+        page.contains("- `unaligned`: ") && page.contains("alignment failed: "),
+        "§3 summarises the checks:\n{page}"
+    );
+    assert!(
+        page.contains("Timed without a passing KAT: `unaligned` (NONCONFORM (alignment))"),
+        "the warning under the table names the check:\n{page}"
+    );
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
