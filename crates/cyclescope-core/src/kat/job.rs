@@ -182,11 +182,20 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
         }
     }
     // In the same process, after the KAT's calls: `determinism` counts on them.
+    let started = Instant::now();
     crate::conform::run::run(&lib, bits, &spec.conform, &mut |r| {
         send(&match r {
             Report::Step { check, bits, note } => KatMessage::CheckStep { check, bits, note },
             Report::Done(result) => KatMessage::CheckDone { result },
         })
+    });
+    // What the checks add to the gate, in the log beside the files' own times.
+    send(&KatMessage::Log {
+        line: format!(
+            "timing  conformance {:.3} s ({} checks)",
+            started.elapsed().as_secs_f64(),
+            crate::conform::Check::all().len()
+        ),
     });
     send(&KatMessage::Done);
 }
