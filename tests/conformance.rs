@@ -27,7 +27,11 @@ fn harness_tree(root: &Path, name: &str) -> PathBuf {
     let tree = root.join("tree");
     let lib_dir = tree.join("hash-90/lib");
     std::fs::create_dir_all(&lib_dir).unwrap();
-    std::fs::copy(fixtures().join("kat.sha256"), tree.join("hash-90/kat.sha256")).unwrap();
+    std::fs::copy(
+        fixtures().join("kat.sha256"),
+        tree.join("hash-90/kat.sha256"),
+    )
+    .unwrap();
     let out = std::process::Command::new("cc")
         .args(["-shared", "-fPIC", "-O1", "-o"])
         .arg(lib_dir.join(format!("lib{name}.so")))
@@ -348,7 +352,16 @@ fn a_nonconforming_library_timed_anyway_says_so_in_its_record_table_and_page() {
         ],
     );
     let text = common::output_text(&o);
-    assert!(text.contains("done unaligned @ 32 B"), "timed with consent:\n{text}");
+    assert!(
+        text.contains("done unaligned @ 32 B"),
+        "timed with consent:\n{text}"
+    );
+    assert!(
+        text.contains(
+            "⚠ `unaligned`: KAT NONCONFORM (alignment): the figure is of unverified output"
+        ),
+        "the printed table's notes name the check:\n{text}"
+    );
     let record = walk(&runs.join("records"))
         .into_iter()
         .find(|p| p.to_string_lossy().contains("unaligned"))
@@ -356,7 +369,9 @@ fn a_nonconforming_library_timed_anyway_says_so_in_its_record_table_and_page() {
     let rec: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     assert_eq!(rec["kat"], "NONCONFORM");
     assert_eq!(rec["kat_not_passed"], true);
-    let checks = rec["cyclescope"]["conformance"]["checks"].as_array().unwrap();
+    let checks = rec["cyclescope"]["conformance"]["checks"]
+        .as_array()
+        .unwrap();
     let alignment = checks.iter().find(|c| c["check"] == "alignment").unwrap();
     assert_eq!(alignment["outcome"], "fail", "{alignment}");
     assert!(
@@ -381,7 +396,9 @@ fn a_nonconforming_library_timed_anyway_says_so_in_its_record_table_and_page() {
     assert!(o.status.success(), "{}", common::output_text(&o));
     let page = walk(&pages)
         .into_iter()
-        .find(|p| p.to_string_lossy().contains("hash-90") && p.extension().is_some_and(|e| e == "md"))
+        .find(|p| {
+            p.to_string_lossy().contains("hash-90") && p.extension().is_some_and(|e| e == "md")
+        })
         .unwrap_or_else(|| panic!("no candidate page in {}", pages.display()));
     let page = std::fs::read_to_string(page).unwrap();
     assert!(

@@ -112,7 +112,11 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         } else {
             outln!("{}", report.result_line());
         }
-        for r in report.conformance.iter().filter(|r| r.outcome.word() == "finding") {
+        for r in report
+            .conformance
+            .iter()
+            .filter(|r| r.outcome.word() == "finding")
+        {
             eprintln!(
                 "  finding {}: {}",
                 r.check,

@@ -138,11 +138,17 @@ impl std::fmt::Display for Evidence {
 pub enum Outcome {
     Pass,
     /// The library broke the property: it is not measured without consent.
-    Fail { evidence: Evidence },
+    Fail {
+        evidence: Evidence,
+    },
     /// A behaviour the API leaves open, worth knowing; it does not block.
-    Finding { evidence: Evidence },
+    Finding {
+        evidence: Evidence,
+    },
     /// Not run, and why.
-    Skipped { why: String },
+    Skipped {
+        why: String,
+    },
 }
 
 impl Outcome {
@@ -316,7 +322,14 @@ mod tests {
         );
         assert_eq!(first_failure(&rs).unwrap().check, Check::Alignment);
         let mut later = rs.clone();
-        later.insert(0, CheckResult::new(Check::OverRead, Outcome::Fail { evidence: ev() }));
-        assert_eq!(first_failure(&later).unwrap().check, Check::Alignment, "in run order");
+        later.insert(
+            0,
+            CheckResult::new(Check::OverRead, Outcome::Fail { evidence: ev() }),
+        );
+        assert_eq!(
+            first_failure(&later).unwrap().check,
+            Check::Alignment,
+            "in run order"
+        );
     }
 }

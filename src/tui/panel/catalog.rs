@@ -259,7 +259,10 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(text.contains("256 ✗ alignment┃"), "{text}");
-        assert!(text.contains("KAT NONCONFORM: alignment: the digest"), "{text}");
+        assert!(
+            text.contains("KAT NONCONFORM: alignment: the digest"),
+            "{text}"
+        );
     }
 
     #[test]

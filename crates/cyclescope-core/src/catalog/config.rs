@@ -379,11 +379,22 @@ mod tests {
             ("x", "a/b", "", "contains '/'"),
             ("x", long.as_str(), "", "300 characters long (at most 64)"),
             ("x", "a", "kat_name=\"../../k\"", "kat_name \"../../k\""),
+            ("x", "a", "oracle=\"a b\"", "oracle \"a b\""),
         ] {
             let text = one_instance(id, label, &format!("digest_bits=256\n{extra}"));
             let err = parse(&text).unwrap_err().to_string();
             assert!(err.contains(needle), "{id:?}/{label:?}: {err}");
         }
+    }
+
+    #[test]
+    fn an_instance_may_name_its_oracle() {
+        let text = one_instance("x", "a", "digest_bits=256\noracle=\"a-ref\"");
+        let cat = parse(&text).unwrap();
+        assert_eq!(
+            cat.instances().next().unwrap().oracle.as_deref(),
+            Some("a-ref")
+        );
     }
 
     #[test]

@@ -3,13 +3,13 @@
 //! message and the digest at offsets 0…63 past a 64-byte boundary give the digest of offset 0).
 //! The first also yields the sample the later checks compare against.
 
-use super::probe::{Offsets, Probe, digest_difference};
 use super::Outcome;
+use super::probe::{Offsets, Probe, digest_difference};
 
 /// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
 const LENGTHS: &[u64] = &[
-    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 440, 447, 504, 511, 512, 513, 1000, 1023, 1024,
-    1025, 2047, 2048, 4096, 8191, 8192, 12_000, 32_768,
+    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 440, 447, 504, 511, 512, 513, 1000, 1023, 1024, 1025,
+    2047, 2048, 4096, 8191, 8192, 12_000, 32_768,
 ];
 
 /// (message offset, digest offset) pairs past a 64-byte boundary, besides (0, 0).
@@ -114,4 +114,3 @@ pub(crate) fn no_sample() -> Outcome {
         why: "outside_bytes did not complete, so there is no sample to compare with".into(),
     }
 }
-

@@ -83,7 +83,11 @@ pub(crate) fn long_message(probe: &mut Probe, oracle: &HashLibrary, label: &str)
         for lib in [oracle, probe.lib] {
             let mut out = match Arena::new(d + 2 * AROUND) {
                 Ok(o) => o,
-                Err(e) => return Outcome::Skipped { why: io_failed(bits, &e).to_string() },
+                Err(e) => {
+                    return Outcome::Skipped {
+                        why: io_failed(bits, &e).to_string(),
+                    };
+                }
             };
             let at = Placement {
                 msg_at: 0,
@@ -94,9 +98,16 @@ pub(crate) fn long_message(probe: &mut Probe, oracle: &HashLibrary, label: &str)
             let rc = lib.crypt_hash_in(probe.digest_bits, &msg, &mut out, at);
             if rc != 0 {
                 let what = format!("CryptHash returned {rc}");
-                let evidence = Evidence { bits, offset: None, byte: None, what };
+                let evidence = Evidence {
+                    bits,
+                    offset: None,
+                    byte: None,
+                    what,
+                };
                 if std::ptr::eq(lib, oracle) {
-                    return Outcome::Skipped { why: format!("the oracle failed: {evidence}") };
+                    return Outcome::Skipped {
+                        why: format!("the oracle failed: {evidence}"),
+                    };
                 }
                 return Outcome::Fail { evidence };
             }

@@ -38,7 +38,9 @@ pub(crate) fn over_read(
             let (mut msg, mut out) = match (Arena::new(n), Arena::new(d + 2 * AROUND)) {
                 (Ok(m), Ok(o)) => (m, o),
                 (Err(e), _) | (_, Err(e)) => {
-                    return Outcome::Skipped { why: io_failed(s.bits, &e).to_string() };
+                    return Outcome::Skipped {
+                        why: io_failed(s.bits, &e).to_string(),
+                    };
                 }
             };
             let msg_at = match flush {
@@ -53,10 +55,17 @@ pub(crate) fn over_read(
                 out_at: AROUND,
                 out_bytes: d,
             };
-            let rc = probe.lib.crypt_hash_in(probe.digest_bits, &msg, &mut out, at);
+            let rc = probe
+                .lib
+                .crypt_hash_in(probe.digest_bits, &msg, &mut out, at);
             if rc != 0 {
                 let what = format!("CryptHash returned {rc} with {}", flush.note());
-                let evidence = super::Evidence { bits: s.bits, offset: None, byte: None, what };
+                let evidence = super::Evidence {
+                    bits: s.bits,
+                    offset: None,
+                    byte: None,
+                    what,
+                };
                 return Outcome::Fail { evidence };
             }
         }

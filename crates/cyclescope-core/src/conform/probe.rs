@@ -67,7 +67,12 @@ impl<'a> Probe<'a> {
     }
 
     /// Hashes `msg` at `at` with fresh random bytes around it.
-    pub(crate) fn hash(&mut self, msg: &[u8], bits: u64, at: Offsets) -> Result<Vec<u8>, CallFailed> {
+    pub(crate) fn hash(
+        &mut self,
+        msg: &[u8],
+        bits: u64,
+        at: Offsets,
+    ) -> Result<Vec<u8>, CallFailed> {
         let mut around = [0u8; 2 * AROUND];
         self.noise.fill(&mut around);
         self.hash_around(msg, bits, at, &around)
@@ -153,7 +158,13 @@ pub(crate) fn clear_unused(m: &mut [u8], bits: u64) {
 
 /// The first byte where `seen` differs from `expected`: `expected` is `AROUND` bytes, the
 /// `len` bytes of the named buffer, `AROUND` bytes; offsets are relative to the buffer.
-fn first_change(expected: &[u8], seen: &[u8], len: usize, bits: u64, buffer: &str) -> Option<Evidence> {
+fn first_change(
+    expected: &[u8],
+    seen: &[u8],
+    len: usize,
+    bits: u64,
+    buffer: &str,
+) -> Option<Evidence> {
     let i = expected.iter().zip(seen).position(|(a, b)| a != b)?;
     let offset = i as i64 - AROUND as i64;
     let what = if offset < 0 {
@@ -176,7 +187,12 @@ fn first_change(expected: &[u8], seen: &[u8], len: usize, bits: u64, buffer: &st
 }
 
 /// The first byte where two digests differ, as evidence.
-pub(crate) fn digest_difference(want: &[u8], got: &[u8], bits: u64, what: String) -> Option<Evidence> {
+pub(crate) fn digest_difference(
+    want: &[u8],
+    got: &[u8],
+    bits: u64,
+    what: String,
+) -> Option<Evidence> {
     let i = want.iter().zip(got).position(|(a, b)| a != b)?;
     Some(Evidence {
         bits,

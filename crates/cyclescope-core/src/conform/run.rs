@@ -64,7 +64,10 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
         Err(e) => {
             let why = format!("the worker could not map memory for the checks ({e})");
             for check in RUN_ORDER {
-                send(Report::Done(CheckResult::new(check, Outcome::Skipped { why: why.clone() })));
+                send(Report::Done(CheckResult::new(
+                    check,
+                    Outcome::Skipped { why: why.clone() },
+                )));
             }
             return;
         }
@@ -73,7 +76,11 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
         HashLibrary::open_abi(&o.library, o.abi)
             .map_err(|e| format!("the oracle {} did not load: {e}", o.label))
     });
-    let oracle_label = plan.oracle.as_ref().map(|o| o.label.clone()).unwrap_or_default();
+    let oracle_label = plan
+        .oracle
+        .as_ref()
+        .map(|o| o.label.clone())
+        .unwrap_or_default();
     let mut samples = Vec::new();
     for check in RUN_ORDER {
         send(Report::Step {
@@ -143,5 +150,57 @@ fn seen(change: Option<super::Evidence>) -> Outcome {
     match change {
         None => Outcome::Pass,
         Some(evidence) => Outcome::Fail { evidence },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checks on the bundled pseudoXOF in this process: every one reports, in order, and
+    /// an honest library passes all but the two that need an oracle or `--full`.
+    #[test]
+    fn an_honest_library_passes_and_every_check_reports_in_turn() {
+        let lib = HashLibrary::open(&crate::catalog::bundled_library("pseudoxof")).unwrap();
+        let mut steps = Vec::new();
+        let mut done = Vec::new();
+        run(&lib, 512, &ConformPlan::default(), &mut |r| match r {
+            Report::Step { check, .. } => steps.push(check),
+            Report::Done(result) => done.push(result),
+        });
+        let order: Vec<Check> = done.iter().map(|r| r.check).collect();
+        assert_eq!(order, RUN_ORDER);
+        assert!(steps.iter().filter(|&&c| c == Check::OverRead).count() > 2);
+        for r in &done {
+            let skipped = matches!(r.check, Check::Differential | Check::LongMessage);
+            match &r.outcome {
+                Outcome::Pass => assert!(!skipped, "{r:?}"),
+                Outcome::Skipped { .. } => assert!(skipped, "{r:?}"),
+                other => panic!("{:?}: {other:?}", r.check),
+            }
+        }
+    }
+
+    #[test]
+    fn a_library_against_itself_as_oracle_agrees() {
+        let path = crate::catalog::bundled_library("pseudoxof");
+        let lib = HashLibrary::open(&path).unwrap();
+        let plan = ConformPlan {
+            oracle: Some(OracleSpec {
+                label: "itself".into(),
+                library: path,
+                abi: Abi::Iccs,
+            }),
+            long_message: false,
+        };
+        let mut differential = None;
+        run(&lib, 256, &plan, &mut |r| {
+            if let Report::Done(result) = r
+                && result.check == Check::Differential
+            {
+                differential = Some(result.outcome);
+            }
+        });
+        assert_eq!(differential, Some(Outcome::Pass));
     }
 }

@@ -9,16 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// KAT status; the discriminant is the exit code of `ngcc_kat` and of `cyclescope kat`.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    Default,
-    strum::EnumIter,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, strum::EnumIter,
 )]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum KatStatus {
@@ -232,9 +223,18 @@ mod tests {
             KatStatus::Crash.worst(KatStatus::Mismatch),
             KatStatus::Crash
         );
-        assert_eq!(KatStatus::Pass.worst(KatStatus::Nonconform), KatStatus::Nonconform);
-        assert_eq!(KatStatus::Nonconform.worst(KatStatus::Mismatch), KatStatus::Mismatch);
-        assert_eq!(KatStatus::Nonconform.worst(KatStatus::Tampered), KatStatus::Tampered);
+        assert_eq!(
+            KatStatus::Pass.worst(KatStatus::Nonconform),
+            KatStatus::Nonconform
+        );
+        assert_eq!(
+            KatStatus::Nonconform.worst(KatStatus::Mismatch),
+            KatStatus::Mismatch
+        );
+        assert_eq!(
+            KatStatus::Nonconform.worst(KatStatus::Tampered),
+            KatStatus::Tampered
+        );
         for s in KatStatus::iter() {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));
             assert!(!s.hint().is_empty());

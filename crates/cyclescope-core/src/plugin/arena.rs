@@ -119,7 +119,13 @@ impl HashLibrary {
     ///
     /// # Panics
     /// If the message or the digest does not fit its arena where `at` puts it (a caller bug).
-    pub fn crypt_hash_in(&self, digest_bits: u32, msg: &Arena, out: &mut Arena, at: Placement) -> i32 {
+    pub fn crypt_hash_in(
+        &self,
+        digest_bits: u32,
+        msg: &Arena,
+        out: &mut Arena,
+        at: Placement,
+    ) -> i32 {
         let Placement {
             msg_at,
             msg_bits,
@@ -128,11 +134,15 @@ impl HashLibrary {
         } = at;
         let msg_bytes = usize::try_from(msg_bits.div_ceil(8)).unwrap_or(usize::MAX);
         assert!(
-            msg_at.checked_add(msg_bytes).is_some_and(|e| e <= msg.len()),
+            msg_at
+                .checked_add(msg_bytes)
+                .is_some_and(|e| e <= msg.len()),
             "message outside its arena"
         );
         assert!(
-            out_at.checked_add(out_bytes).is_some_and(|e| e <= out.len())
+            out_at
+                .checked_add(out_bytes)
+                .is_some_and(|e| e <= out.len())
                 && (digest_bits as usize).div_ceil(8) <= out_bytes,
             "digest outside its arena"
         );

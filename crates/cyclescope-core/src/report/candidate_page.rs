@@ -129,7 +129,13 @@ fn kat_section(
     let unchecked: Vec<String> = instances
         .iter()
         .filter(|i| !i.kat.is_pass())
-        .map(|i| format!("`{}` ({})", i.label, super::conformance_section::kat_cell(i)))
+        .map(|i| {
+            format!(
+                "`{}` ({})",
+                i.label,
+                super::conformance_section::kat_cell(i)
+            )
+        })
         .collect();
     if !unchecked.is_empty() {
         l.push(format!(

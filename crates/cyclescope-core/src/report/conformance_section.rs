@@ -44,7 +44,11 @@ pub(crate) fn summary(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
     );
     l.push(String::new());
     for (i, c) in with {
-        let mut line = format!("- `{}`: {}", i.label, markdown(&conform::summary(&c.checks)));
+        let mut line = format!(
+            "- `{}`: {}",
+            i.label,
+            markdown(&conform::summary(&c.checks))
+        );
         if let Some(failed) = conform::first_failure(&c.checks) {
             line += &format!(
                 "; {} failed: {}",

@@ -328,9 +328,7 @@ impl<'a> JobState<'a> {
             .map(|f| f.detail.clone())
             .unwrap_or_default();
         match crate::conform::first_failure(&self.conformance) {
-            Some(failed) if worst.is_pass() => {
-                (KatStatus::Nonconform, failed.failure_detail())
-            }
+            Some(failed) if worst.is_pass() => (KatStatus::Nonconform, failed.failure_detail()),
             _ => (worst, detail),
         }
     }
