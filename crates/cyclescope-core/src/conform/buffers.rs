@@ -58,26 +58,33 @@ pub(crate) fn lengths(probe: &Probe) -> Vec<u64> {
 }
 
 /// `outside_bytes`, and the sample: each length hashed twice, between surroundings that
-/// differ in every byte.
+/// differ in every byte. The sample is taken whole even past a failure (a length whose call
+/// failed is left out), so the later checks still have their messages.
 pub(crate) fn outside_bytes(probe: &mut Probe) -> (Outcome, Vec<Sample>) {
     let mut samples = Vec::new();
+    let mut first_failure = None;
     for bits in lengths(probe) {
         let msg = probe.message(bits);
         let mut first = [0u8; 128];
         probe.noise.fill(&mut first);
         let mut second = [0u8; 128];
         probe.noise.fill_unlike(&mut second, &first);
-        let a = match probe.hash_around(&msg, bits, Offsets::default(), &first) {
-            Ok(d) => d,
-            Err(e) => return (Outcome::Fail { evidence: e }, samples),
-        };
-        let b = match probe.hash_around(&msg, bits, Offsets::default(), &second) {
-            Ok(d) => d,
-            Err(e) => return (Outcome::Fail { evidence: e }, samples),
+        let both = probe
+            .hash_around(&msg, bits, Offsets::default(), &first)
+            .and_then(|a| {
+                let b = probe.hash_around(&msg, bits, Offsets::default(), &second)?;
+                Ok((a, b))
+            });
+        let (a, b) = match both {
+            Ok(ab) => ab,
+            Err(evidence) => {
+                first_failure.get_or_insert(evidence);
+                continue;
+            }
         };
         let what = "the digest, with other random bytes around the message,".to_string();
         if let Some(evidence) = digest_difference(&a, &b, bits, what) {
-            return (Outcome::Fail { evidence }, samples);
+            first_failure.get_or_insert(evidence);
         }
         samples.push(Sample {
             bits,
@@ -85,7 +92,11 @@ pub(crate) fn outside_bytes(probe: &mut Probe) -> (Outcome, Vec<Sample>) {
             digest: a,
         });
     }
-    (Outcome::Pass, samples)
+    let outcome = match first_failure {
+        None => Outcome::Pass,
+        Some(evidence) => Outcome::Fail { evidence },
+    };
+    (outcome, samples)
 }
 
 /// `alignment`: every sample at every offset pair, against its digest at (0, 0).
@@ -111,6 +122,6 @@ pub(crate) fn alignment(probe: &mut Probe, samples: &[Sample]) -> Outcome {
 /// The outcome of a check that cannot start without the sample.
 pub(crate) fn no_sample() -> Outcome {
     Outcome::Skipped {
-        why: "outside_bytes did not complete, so there is no sample to compare with".into(),
+        why: "no call of outside_bytes gave a digest, so there is no sample to compare with".into(),
     }
 }

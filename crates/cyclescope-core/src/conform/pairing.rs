@@ -69,7 +69,7 @@ mod tests {
         let mut a = inst("A", "reference", None);
         a.oracle = Some("B".into());
         let b = inst("B", "reference", None);
-        assert_eq!(oracle_for(&a, &[b.clone()]).unwrap().label, "B");
+        assert_eq!(oracle_for(&a, std::slice::from_ref(&b)).unwrap().label, "B");
         let mut wide = b;
         wide.digest_bits = 512;
         assert!(oracle_for(&a, &[wide]).is_none());
