@@ -431,3 +431,33 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn build_records_a_pair_that_disagrees_as_nonconform_in_build_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("diverge");
+    let tree = tmp.path().join("tree");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "build",
+            src.to_str().unwrap(),
+            "--out",
+            tree.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    let doc = common::build::build_json(&tree);
+    let kats: Vec<&Value> = doc["instances"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no instances in build.json:\n{text}"))
+        .values()
+        .map(|i| &i["kat"])
+        .collect();
+    assert_eq!(kats.len(), 2, "{text}");
+    assert!(kats.iter().all(|k| *k == "NONCONFORM"), "{kats:?}\n{text}");
+    assert!(
+        text.contains("differential"),
+        "build names the check:\n{text}"
+    );
+}

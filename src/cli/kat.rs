@@ -115,7 +115,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         for r in report
             .conformance
             .iter()
-            .filter(|r| r.outcome.word() == "finding")
+            .filter(|r| matches!(r.outcome, crate::conform::Outcome::Finding { .. }))
         {
             eprintln!(
                 "  finding {}: {}",

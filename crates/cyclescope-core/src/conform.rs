@@ -244,19 +244,24 @@ pub fn first_failure(results: &[CheckResult]) -> Option<&CheckResult> {
 
 /// `12 pass, 1 finding (unused_bits), 1 skipped` — the one-line summary tables and pages show.
 pub fn summary(results: &[CheckResult]) -> String {
-    let named = |word: &str| -> Vec<&str> {
+    let named = |of: fn(&Outcome) -> bool| -> Vec<&str> {
         results
             .iter()
-            .filter(|r| r.outcome.word() == word)
+            .filter(|r| of(&r.outcome))
             .map(|r| r.check.name())
             .collect()
     };
-    let mut parts = vec![format!("{} pass", named("pass").len())];
-    for word in ["fail", "finding", "skipped"] {
-        let n = named(word);
+    let passed = named(|o| matches!(o, Outcome::Pass)).len();
+    let mut parts = vec![format!("{passed} pass")];
+    let others: [(&str, fn(&Outcome) -> bool); 3] = [
+        ("failed", |o| matches!(o, Outcome::Fail { .. })),
+        ("finding", |o| matches!(o, Outcome::Finding { .. })),
+        ("skipped", |o| matches!(o, Outcome::Skipped { .. })),
+    ];
+    for (word, of) in others {
+        let n = named(of);
         if !n.is_empty() {
-            let plural = if word == "fail" { "failed" } else { word };
-            parts.push(format!("{} {plural} ({})", n.len(), n.join(", ")));
+            parts.push(format!("{} {word} ({})", n.len(), n.join(", ")));
         }
     }
     parts.join(", ")
