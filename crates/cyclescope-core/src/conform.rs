@@ -242,9 +242,12 @@ pub fn first_failure(results: &[CheckResult]) -> Option<&CheckResult> {
         .min_by_key(|r| run::RUN_ORDER.iter().position(|&c| c == r.check))
 }
 
+/// Whether an outcome is of one kind.
+type OutcomeIs = fn(&Outcome) -> bool;
+
 /// `12 pass, 1 finding (unused_bits), 1 skipped` — the one-line summary tables and pages show.
 pub fn summary(results: &[CheckResult]) -> String {
-    let named = |of: fn(&Outcome) -> bool| -> Vec<&str> {
+    let named = |of: OutcomeIs| -> Vec<&str> {
         results
             .iter()
             .filter(|r| of(&r.outcome))
@@ -253,7 +256,7 @@ pub fn summary(results: &[CheckResult]) -> String {
     };
     let passed = named(|o| matches!(o, Outcome::Pass)).len();
     let mut parts = vec![format!("{passed} pass")];
-    let others: [(&str, fn(&Outcome) -> bool); 3] = [
+    let others: [(&str, OutcomeIs); 3] = [
         ("failed", |o| matches!(o, Outcome::Fail { .. })),
         ("finding", |o| matches!(o, Outcome::Finding { .. })),
         ("skipped", |o| matches!(o, Outcome::Skipped { .. })),
