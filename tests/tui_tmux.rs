@@ -98,6 +98,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
         status: cyclescope_core::kat::KatStatus::Pass,
         detail: String::new(),
         log: None,
+        check: None,
     })
     .expect("append");
     let args = format!("watch {}", dir.path().display());

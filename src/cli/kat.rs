@@ -55,10 +55,14 @@ pub struct KatArgs {
     /// Add the generated files' digests to this manifest (created or merged, sorted).
     #[arg(long, value_name = "FILE")]
     pub write_manifest: Option<PathBuf>,
+    /// One JSON object per instance on stdout (its KAT status and its `conformance` checks)
+    /// instead of the `RESULT` lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
-    let (settings, instances) = resolve(config, &args.select)?;
+    let (settings, instances, peers) = resolve(config, &args.select)?;
     let timeout_s = args.timeout.unwrap_or(settings.kat_timeout_s);
     let run_dir = match &args.out {
         Some(d) => d.clone(),
@@ -85,9 +89,11 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     opts.cancel = Some(cancel);
+    opts.peers = peers;
 
     let mut worst = KatStatus::Pass;
     let mut entries = Vec::new();
+    let mut objects = Vec::new();
     for inst in &instances {
         let mut progress = ProgressLine::new(&inst.label);
         let report = run_kat(inst, &opts, &mut |e| progress.on_event(e));
@@ -101,7 +107,22 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             }
             r => r?,
         };
-        outln!("{}", report.result_line());
+        if args.json {
+            objects.push(json_object(inst, &report, &run_dir));
+        } else {
+            outln!("{}", report.result_line());
+        }
+        for r in report
+            .conformance
+            .iter()
+            .filter(|r| matches!(r.outcome, crate::conform::Outcome::Finding { .. }))
+        {
+            eprintln!(
+                "  finding {}: {}",
+                r.check,
+                crate::sanitize::terminal(&r.outcome.detail())
+            );
+        }
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
             if matches!(
@@ -116,6 +137,12 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         }
         worst = worst.worst(report.status);
         entries.extend(report.manifest_entries(args.kat_dir.as_deref()));
+    }
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&objects).context("serialising the KAT results")?
+        );
     }
     eprintln!(
         "cyclescope: KAT logs in {}",
@@ -138,12 +165,32 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(worst.exit_code()))
 }
 
-/// The instances to check. An ad-hoc `--lib` that cannot even be probed still gets a job, so
-/// that its failure is reported as LOADFAIL like any other.
+/// `{candidate, label, id, instance, status, detail, log, conformance: [{check, outcome,
+/// detail}]}`: one instance's KAT for `kat --json` (strings a library controls sanitized).
+fn json_object(
+    inst: &Instance,
+    report: &crate::kat::KatReport,
+    run_dir: &Path,
+) -> serde_json::Value {
+    let clean = crate::sanitize::log_field;
+    serde_json::json!({
+        "candidate": inst.candidate,
+        "label": inst.label,
+        "id": clean(&report.id),
+        "status": report.status.to_string(),
+        "detail": clean(report.detail()),
+        "log": report.log_path().strip_prefix(run_dir).unwrap_or(report.log_path()).display().to_string(),
+        "conformance": report.conformance.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+    })
+}
+
+/// The instances to check, the settings, and every instance of the catalog (where each one's
+/// `differential` oracle is looked for). An ad-hoc `--lib` that cannot even be probed still
+/// gets a job, so that its failure is reported as LOADFAIL like any other.
 fn resolve(
     config: Option<&Path>,
     select: &InstanceArgs,
-) -> anyhow::Result<(Settings, Vec<Instance>)> {
+) -> anyhow::Result<(Settings, Vec<Instance>, Vec<Instance>)> {
     // `--scan` checks everything it finds unless labels pick some.
     match (
         select.resolve(
@@ -152,7 +199,11 @@ fn resolve(
         ),
         &select.source.lib,
     ) {
-        (Ok((catalog, instances)), _) => Ok((catalog.settings, instances)),
+        (Ok((catalog, instances)), _) => {
+            let mut peers: Vec<Instance> = catalog.instances().cloned().collect();
+            peers.extend(instances.iter().cloned());
+            Ok((catalog.settings, instances, peers))
+        }
         (Err(e), Some(lib)) => {
             let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();
             let inst = catalog::adhoc_instance(
@@ -166,7 +217,7 @@ fn resolve(
                 "cyclescope: {}",
                 crate::sanitize::terminal_message(&format!("{e:#}"))
             );
-            Ok((settings, vec![inst]))
+            Ok((settings, vec![inst], vec![]))
         }
         (Err(e), None) => Err(e),
     }
@@ -193,6 +244,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         kat_manifest: None,
         kat_name: None,
         abi: select.source.abi.into(),
+        oracle: None,
     }
 }
 

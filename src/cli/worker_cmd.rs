@@ -87,6 +87,16 @@ enum Job {
         out_dir: PathBuf,
         #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
         abi: AbiArg,
+        /// A second implementation of the instance, for the `differential` check.
+        #[arg(long)]
+        oracle: Option<PathBuf>,
+        #[arg(long)]
+        oracle_label: Option<String>,
+        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
+        oracle_abi: AbiArg,
+        /// Also run the `long_message` check (512 MiB messages).
+        #[arg(long)]
+        long_message: bool,
     },
 }
 
@@ -139,6 +149,10 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             files,
             out_dir,
             abi,
+            oracle,
+            oracle_label,
+            oracle_abi,
+            long_message,
         } => {
             let spec = JobSpec {
                 library: lib,
@@ -148,6 +162,10 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                 files,
                 out_dir,
                 abi: abi.into(),
+                conform: crate::conform::ConformPlan {
+                    oracle: kat_job::oracle_from_args(oracle_label, oracle, oracle_abi.into()),
+                    long_message,
+                },
             };
             kat_job::run(&spec, &mut |m| ch.send(m));
             return Ok(ExitCode::SUCCESS);

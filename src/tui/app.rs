@@ -88,6 +88,8 @@ pub enum KatState {
     Done {
         status: KatStatus,
         detail: String,
+        /// The conformance check that failed (NONCONFORM): the KAT column names it.
+        check: Option<crate::conform::Check>,
     },
 }
 

@@ -197,6 +197,7 @@ fn kat_pass(app: &mut App, label: &str) {
         log: Some(PathBuf::from(format!(
             "runs/demo-20260101T000000Z/kat/iccs/{label}.log"
         ))),
+        check: None,
     });
 }
 
@@ -324,6 +325,7 @@ pub fn fault() -> App {
         status: KatStatus::Mismatch,
         detail: "vector 17 of ShortMsgKAT_512.txt differs".into(),
         log: None,
+        check: None,
     });
     app.apply(EngineEvent::Warning {
         message: "pseudohash-512 skipped: KAT MISMATCH (allow with --allow-kat-fail)".into(),

@@ -221,19 +221,21 @@ impl EngineLink {
                     .join("kat")
                     .join(&inst.candidate)
                     .join(format!("{}.log", inst.label));
-                let (status, detail, log) = match report {
+                let (status, detail, log, check) = match report {
                     Ok(r) => (
                         r.status,
                         r.detail().to_string(),
                         log.is_file().then_some(log),
+                        crate::conform::first_failure(&r.conformance).map(|c| c.check),
                     ),
-                    Err(e) => (KatStatus::Loadfail, e.to_string(), None),
+                    Err(e) => (KatStatus::Loadfail, e.to_string(), None, None),
                 };
                 send(EngineEvent::KatFinished {
                     label: inst.label.clone(),
                     status,
                     detail,
                     log,
+                    check,
                 });
             }
             let _ = tx.send(Msg::KatsDone);

@@ -84,6 +84,15 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
             status: KatStatus::Nokat,
             ..
         } => Span::styled("NOKAT", Style::new().fg(WARN)),
+        // NONCONFORM names the check it failed.
+        KatState::Done {
+            status: KatStatus::Nonconform,
+            check: Some(check),
+            ..
+        } => Span::styled(
+            format!("✗ {check}"),
+            Style::new().fg(BAD).add_modifier(Modifier::BOLD),
+        ),
         KatState::Done { status, .. } => Span::styled(
             status.to_string(),
             Style::new().fg(BAD).add_modifier(Modifier::BOLD),

@@ -93,6 +93,12 @@ pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
                     .kat_log()
                     .map(|l| run_dir.join(l))
                     .filter(|p| p.is_file()),
+                check: rec
+                    .cyclescope
+                    .as_ref()
+                    .and_then(|a| a.conformance.as_ref())
+                    .and_then(|c| crate::conform::first_failure(&c.checks))
+                    .map(|c| c.check),
             });
         }
     }

@@ -49,6 +49,10 @@ pub struct Instance {
     /// The library's calling convention (ICCS `CryptHash` unless the catalog says otherwise).
     #[serde(default, skip_serializing_if = "crate::plugin::Abi::is_iccs")]
     pub abi: crate::plugin::Abi,
+    /// The label of a second implementation of this instance, for the `differential`
+    /// conformance check (config `oracle = "LABEL"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<String>,
 }
 
 impl Instance {

@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod build;
 pub mod campaign;
 pub mod catalog;
+pub mod conform;
 pub mod counter;
 pub mod cpu;
 pub mod format;

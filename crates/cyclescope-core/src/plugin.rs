@@ -6,10 +6,12 @@
 //! code runs in worker processes.
 
 mod abi;
+mod arena;
 mod elf;
 mod guarded;
 
 pub use abi::{Abi, SUPERCOP_PARTIAL_BYTE};
+pub use arena::{Arena, Placement};
 pub use elf::{ElfCheck, check_elf, elf_load_bytes};
 pub use guarded::GuardedBuffer;
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod candidate_page;
 pub mod compare;
+pub(crate) mod conformance_section;
 pub(crate) mod dataset;
 pub mod export;
 pub mod figures;

@@ -102,6 +102,25 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
             out += &format!("{note}\n");
         }
     }
+    // An instance timed without a passing KAT (consent given), once each: which status, and
+    // for NONCONFORM which check.
+    let mut unverified: Vec<String> = Vec::new();
+    for r in &rows {
+        for d in r.summary.doubts.iter().filter(|d| !d.of_figure()) {
+            let line = format!("⚠ `{}`: {}", r.job.label, d.text());
+            if matches!(d, crate::measure::doubt::Doubt::KatNotPassed { .. })
+                && !unverified.contains(&line)
+            {
+                unverified.push(line);
+            }
+        }
+    }
+    if !unverified.is_empty() {
+        out.push('\n');
+        for line in unverified {
+            out += &format!("{line}\n");
+        }
+    }
     out += &format!("\n{}\n", baseline::divides_by(baseline));
     if rows.iter().any(|r| r.reference_job) {
         out += "(reference): a baseline job the run added for the ratio.\n";

@@ -105,6 +105,7 @@ fn kats_run_alone_for_the_selection() {
         status: crate::kat::KatStatus::Pass,
         detail: String::new(),
         log: Some("runs/k/kat/iccs/sm3hash-256.log".into()),
+        check: None,
     });
     app.kats_done();
     assert_eq!(app.run_word(), "idle");

@@ -74,6 +74,7 @@ impl App {
                 status,
                 detail,
                 log,
+                check,
             } => {
                 if status.is_pass() {
                     if let Some(log) = log {
@@ -83,7 +84,14 @@ impl App {
                 } else {
                     self.push_log(LogLevel::Bad, format!("KAT {label}: {status} — {detail}"));
                 }
-                self.kat.insert(label, KatState::Done { status, detail });
+                self.kat.insert(
+                    label,
+                    KatState::Done {
+                        status,
+                        detail,
+                        check,
+                    },
+                );
             }
             EngineEvent::JobPlanned { job, plan, .. } => {
                 let j = self.job_mut(&job);

@@ -77,6 +77,7 @@ pub fn nokat() -> App {
             status,
             detail: detail.into(),
             log: None,
+            check: None,
         });
     }
     app.cursor = app

@@ -189,7 +189,7 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         ));
     }
     if let Some(inst) = app.cursor_instance()
-        && let KatState::Done { status, detail } = app.kat_state(&inst.label)
+        && let KatState::Done { status, detail, .. } = app.kat_state(&inst.label)
         && !status.is_pass()
     {
         let nokat = *status == KatStatus::Nokat;
@@ -242,6 +242,27 @@ mod tests {
         // 14 rows of tree in 13: the border says how many are hidden below.
         assert!(text.contains(" ↓1 ┛"), "{text}");
         assert!(text.contains("32 B · 1 KiB"), "{text}");
+    }
+
+    #[test]
+    fn a_nonconforming_instance_names_its_failed_check_in_the_kat_column() {
+        let mut app = demo::fault();
+        app.apply(crate::vocabulary::EngineEvent::KatFinished {
+            label: "sm3hash-256".into(),
+            status: KatStatus::Nonconform,
+            detail: "alignment: the digest with the message at offset 1 …".into(),
+            log: None,
+            check: Some(crate::conform::Check::Alignment),
+        });
+        app.cursor = 1;
+        let text = demo::draw_text(60, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("256 ✗ alignment┃"), "{text}");
+        assert!(
+            text.contains("KAT NONCONFORM: alignment: the digest"),
+            "{text}"
+        );
     }
 
     #[test]

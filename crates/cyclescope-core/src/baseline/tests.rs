@@ -16,6 +16,7 @@ fn inst(candidate: &str, label: &str, bits: u32) -> Instance {
         kat_manifest: None,
         kat_name: None,
         abi: crate::plugin::Abi::Iccs,
+        oracle: None,
     }
 }
 

@@ -197,25 +197,34 @@ pub fn write_tree(
     }
     let mut kat_results = Vec::new();
     if kat {
-        for b in builds.iter().filter(|b| b.status != BuildStatus::Failed) {
-            let s = &b.source;
-            let key = format!("{}/{}", s.candidate, s.label);
-            let Some((_, lib, manifest)) = entries.iter().find(|(k, _, _)| *k == key) else {
-                continue;
-            };
-            let inst = Instance {
-                candidate: s.candidate.clone(),
-                algorithm: s.algorithm.clone(),
-                label: s.label.clone(),
-                library: lib.clone(),
-                digest_bits: s.digest_bits,
-                variant: s.record_variant(),
-                flags: profile.name.clone(),
-                kat_manifest: Some(manifest.clone()),
-                kat_name: Some(s.instance.clone()),
-                abi: crate::plugin::Abi::Iccs,
-            };
-            let opts = KatOptions::new(out);
+        // Every built instance first: each one's oracle (its other variant) is among them.
+        let built: Vec<(String, Instance)> = builds
+            .iter()
+            .filter(|b| b.status != BuildStatus::Failed)
+            .filter_map(|b| {
+                let s = &b.source;
+                let key = format!("{}/{}", s.candidate, s.label);
+                let (_, lib, manifest) = entries.iter().find(|(k, _, _)| *k == key)?;
+                let inst = Instance {
+                    candidate: s.candidate.clone(),
+                    algorithm: s.algorithm.clone(),
+                    label: s.label.clone(),
+                    library: lib.clone(),
+                    digest_bits: s.digest_bits,
+                    variant: s.record_variant(),
+                    flags: profile.name.clone(),
+                    kat_manifest: Some(manifest.clone()),
+                    kat_name: Some(s.instance.clone()),
+                    abi: crate::plugin::Abi::Iccs,
+                    oracle: None,
+                };
+                Some((key, inst))
+            })
+            .collect();
+        let peers: Vec<Instance> = built.iter().map(|(_, i)| i.clone()).collect();
+        for (key, inst) in built {
+            let mut opts = KatOptions::new(out);
+            opts.peers = peers.clone();
             let (status, detail, log) = match run_kat(&inst, &opts, &mut |_| {}) {
                 Ok(r) => (r.status, r.detail().to_string(), Some(r.log_path.clone())),
                 Err(e) => (KatStatus::Crash, e.to_string(), None),
@@ -236,7 +245,7 @@ pub fn write_tree(
                     );
                 }
             }
-            kat_results.push((s.label.clone(), status, detail));
+            kat_results.push((inst.label.clone(), status, detail));
         }
     }
     write_json_atomic(&json_path, &doc).map_err(super::io_err("cannot write", &json_path))?;

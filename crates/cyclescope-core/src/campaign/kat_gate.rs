@@ -23,6 +23,15 @@ pub(crate) struct KatResult {
     /// The log, relative to the run directory.
     pub(crate) log: Option<String>,
     pub(crate) log_sha256: Option<String>,
+    /// The conformance checks' outcomes (empty for a KAT carried over or never run).
+    pub(crate) conformance: Vec<crate::conform::CheckResult>,
+}
+
+impl KatResult {
+    /// The check that failed, which every table names beside NONCONFORM.
+    pub(crate) fn failed_check(&self) -> Option<crate::conform::Check> {
+        crate::conform::first_failure(&self.conformance).map(|r| r.check)
+    }
 }
 
 /// Runs (or, for a KAT passed earlier this session, carries over) the KAT of `inst`, records
@@ -50,6 +59,7 @@ pub(super) fn kat_gate(
         status: result.status,
         detail: result.detail.clone(),
         log: result.log.as_ref().map(|l| dir.root().join(l)),
+        check: result.failed_check(),
     });
     dir.update_build(&inst.key(), build_entry(inst, &result))
         .map_err(|source| CampaignError::RecordWrite {
@@ -69,6 +79,7 @@ fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> 
         detail: "passed earlier in this session; log carried over".into(),
         log: Some(rel.display().to_string()),
         log_sha256: crate::record::sha256_file(&log_path).ok(),
+        conformance: Vec::new(),
     })
 }
 
@@ -98,6 +109,7 @@ fn run_fresh(
     opts.timeout = req.kat_timeout;
     opts.worker_exe = req.worker_exe.clone();
     opts.limits.address_space_bytes = req.limits.address_space_bytes;
+    opts.peers = req.instances.clone();
     let label = inst.label.clone();
     let Some(run) = runner.kat(inst, &opts, &mut |ev| {
         if let KatEvent::Progress { file, done, total } = ev {
@@ -120,6 +132,7 @@ fn run_fresh(
             .logged
             .then(|| crate::record::sha256_file(&log_path).ok())
             .flatten(),
+        conformance: run.conformance,
     }))
 }
 

@@ -93,9 +93,12 @@ impl Run<'_> {
             return Ok(Some(kat));
         }
         self.outcome.kat_blocked += jobs;
+        let check = kat
+            .failed_check()
+            .map_or_else(String::new, |c| format!(" ({c})"));
         self.events.send(EngineEvent::Warning {
             message: format!(
-                "{} not measured: KAT {} (consent to time it anyway: --allow-kat-fail, or A in the workbench)",
+                "{} not measured: KAT {}{check} (consent to time it anyway: --allow-kat-fail, or A in the workbench)",
                 inst.label, kat.status
             ),
         });

@@ -322,6 +322,7 @@ mod tests {
             kat_manifest: None,
             kat_name: None,
             abi: Default::default(),
+            oracle: None,
         }
     }
 

@@ -22,6 +22,8 @@ pub(crate) struct KatRun {
     pub(crate) detail: String,
     /// Whether the job got as far as writing its log.
     pub(crate) logged: bool,
+    /// The conformance checks' outcomes (empty when the job did not get to them).
+    pub(crate) conformance: Vec<crate::conform::CheckResult>,
 }
 
 /// `Send`: each lane's runner moves to the lane's thread.
@@ -91,12 +93,14 @@ impl TrialRunner for WorkerRunner {
                 status: r.status,
                 detail: r.detail,
                 logged: true,
+                conformance: r.conformance,
             },
             Err(KatError::Cancelled(_)) => return None,
             Err(e) => KatRun {
                 status: KatStatus::Loadfail,
                 detail: e.to_string(),
                 logged: false,
+                conformance: Vec::new(),
             },
         })
     }

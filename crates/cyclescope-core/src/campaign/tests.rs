@@ -37,6 +37,7 @@ fn instance() -> Instance {
         kat_manifest: None,
         kat_name: None,
         abi: Default::default(),
+        oracle: None,
     }
 }
 

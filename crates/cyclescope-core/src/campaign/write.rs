@@ -161,6 +161,7 @@ fn base_additions(
         reference_job: req.is_reference_job(&inst.candidate, &inst.label),
         clock_verification: Some(host.clock_verification().clone()),
         clock_hz_by_trial: Vec::new(),
+        conformance: None,
     }
 }
 
@@ -175,6 +176,11 @@ fn assemble(
     disturbed_retries: u32,
     additions: Additions,
 ) -> TimingRecord {
+    // Every record carries the conformance its KAT gate found.
+    let additions = Additions {
+        conformance: crate::conform::RecordedChecks::of(&kat.conformance),
+        ..additions
+    };
     let trials: Vec<Trial> = processes
         .iter()
         .flat_map(|p| p.record.trials.iter().copied())

@@ -106,6 +106,9 @@ struct InstanceEntry {
     /// `"iccs"` (default: `CryptHash`) or `"supercop"` (`crypto_hash`).
     #[serde(default)]
     abi: crate::plugin::Abi,
+    /// Label of a second implementation of the instance (the `differential` check's oracle).
+    #[serde(default)]
+    oracle: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -167,6 +170,9 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
             if let Some(k) = &i.kat_name {
                 SafeName::new("kat_name", k).map_err(|e| invalid(e.to_string()))?;
             }
+            if let Some(o) = &i.oracle {
+                SafeName::new("oracle", o).map_err(|e| invalid(e.to_string()))?;
+            }
             if !seen.insert(i.label.clone()) {
                 return Err(invalid(format!(
                     "instance label {:?} appears twice",
@@ -199,6 +205,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                 kat_name: i.kat_name,
                 label: i.label,
                 abi: i.abi,
+                oracle: i.oracle,
             });
         }
         candidates.push(Candidate {
@@ -375,11 +382,22 @@ mod tests {
             ("x", "a/b", "", "contains '/'"),
             ("x", long.as_str(), "", "300 characters long (at most 64)"),
             ("x", "a", "kat_name=\"../../k\"", "kat_name \"../../k\""),
+            ("x", "a", "oracle=\"a b\"", "oracle \"a b\""),
         ] {
             let text = one_instance(id, label, &format!("digest_bits=256\n{extra}"));
             let err = parse(&text).unwrap_err().to_string();
             assert!(err.contains(needle), "{id:?}/{label:?}: {err}");
         }
+    }
+
+    #[test]
+    fn an_instance_may_name_its_oracle() {
+        let text = one_instance("x", "a", "digest_bits=256\noracle=\"a-ref\"");
+        let cat = parse(&text).unwrap();
+        assert_eq!(
+            cat.instances().next().unwrap().oracle.as_deref(),
+            Some("a-ref")
+        );
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn adhoc_instance(
             .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
             .map(|m| m.instance.clone()),
         abi: crate::plugin::Abi::Iccs,
+        oracle: None,
     };
     // Whatever the source of the names (--label, ngcc_meta, the file name), they become file
     // names: refuse the instance rather than write outside the run directory.

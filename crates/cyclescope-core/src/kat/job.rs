@@ -1,7 +1,8 @@
 //! The worker side of a KAT job: load the library, check its width, generate the requested
 //! files into the output folder and report over the worker protocol — the metadata, `timing`
 //! log lines, progress (at most ten messages a second), and per file either its size and
-//! canonical digests or the candidate fault that stopped it. Runs only inside
+//! canonical digests or the candidate fault that stopped it; then the conformance checks
+//! (`conform`), a step before each and its outcome after. Runs only inside
 //! `cyclescope worker kat`; it decides no verdict (the parent compares against references).
 
 use std::fs::File;
@@ -13,6 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::KatStatus;
 use super::generate::{self, GenerateError, KatFile};
+use crate::conform::run::Report;
+use crate::conform::{Check, CheckResult, ConformPlan, OracleSpec};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 
 /// Minimum spacing of progress messages.
@@ -30,6 +33,8 @@ pub struct JobSpec {
     /// Folder the KAT text is written to (exists).
     pub out_dir: PathBuf,
     pub abi: crate::plugin::Abi,
+    /// What the conformance checks run beyond the default ones.
+    pub conform: ConformPlan,
 }
 
 impl JobSpec {
@@ -54,6 +59,16 @@ impl JobSpec {
         }
         if !self.abi.is_iccs() {
             args.push(format!("--abi={}", self.abi.name()));
+        }
+        if let Some(o) = &self.conform.oracle {
+            args.push(format!("--oracle-label={}", o.label));
+            args.push(format!("--oracle={}", o.library.display()));
+            if !o.abi.is_iccs() {
+                args.push(format!("--oracle-abi={}", o.abi.name()));
+            }
+        }
+        if self.conform.long_message {
+            args.push("--long-message".to_string());
         }
         args.extend(["--".to_string(), self.library.display().to_string()]);
         args
@@ -95,6 +110,15 @@ pub enum KatMessage {
     },
     /// Our own failure (e.g. the output folder is not writable): not the candidate's fault.
     Error { detail: String },
+    /// A conformance check starts (or, for `over_read`, its next call: at `bits`, as `note`
+    /// says), so that a worker killed by it is named for it.
+    CheckStep {
+        check: Check,
+        bits: Option<u64>,
+        note: String,
+    },
+    /// A conformance check ended.
+    CheckDone { result: CheckResult },
     /// Every requested file was written.
     Done,
 }
@@ -157,7 +181,36 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
             }
         }
     }
+    // In the same process, after the KAT's calls: `determinism` counts on them.
+    let started = Instant::now();
+    crate::conform::run::run(&lib, bits, &spec.conform, &mut |r| {
+        send(&match r {
+            Report::Step { check, bits, note } => KatMessage::CheckStep { check, bits, note },
+            Report::Done(result) => KatMessage::CheckDone { result },
+        })
+    });
+    // What the checks add to the gate, in the log beside the files' own times.
+    send(&KatMessage::Log {
+        line: format!(
+            "timing  conformance {:.3} s ({} checks)",
+            started.elapsed().as_secs_f64(),
+            crate::conform::Check::all().len()
+        ),
+    });
     send(&KatMessage::Done);
+}
+
+/// The oracle a worker was given on its command line.
+pub fn oracle_from_args(
+    label: Option<String>,
+    library: Option<PathBuf>,
+    abi: crate::plugin::Abi,
+) -> Option<OracleSpec> {
+    Some(OracleSpec {
+        label: label.unwrap_or_default(),
+        library: library?,
+        abi,
+    })
 }
 
 fn one_file<H>(
@@ -263,6 +316,7 @@ mod tests {
             files: vec![KatFile::Kat2_12],
             out_dir: dir.path().to_path_buf(),
             abi: crate::plugin::Abi::Iccs,
+            conform: ConformPlan::default(),
         };
         let mut got = Vec::new();
         run(&spec, &mut |m| got.push(m.clone()));

@@ -141,6 +141,7 @@ mod tests {
             kat_manifest: None,
             kat_name: None,
             abi: Default::default(),
+            oracle: None,
         }
     }
 

@@ -72,6 +72,9 @@ pub struct KatOptions {
     pub(crate) worker_exe: PathBuf,
     /// The worker's limits; its file-size limit is set per job from the files it generates.
     pub limits: Limits,
+    /// The other instances at hand: the `differential` check's oracle is looked for among
+    /// them (`conform::oracle_for`).
+    pub peers: Vec<Instance>,
 }
 
 impl KatOptions {
@@ -88,6 +91,7 @@ impl KatOptions {
             cancel: None,
             worker_exe: worker::default_exe(),
             limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
+            peers: Vec::new(),
         }
     }
 
@@ -136,6 +140,8 @@ pub struct KatReport {
     pub status: KatStatus,
     pub(crate) detail: String,
     pub(crate) files: Vec<FileReport>,
+    /// The conformance checks' outcomes (empty when the worker never got to them).
+    pub conformance: Vec<crate::conform::CheckResult>,
     pub(crate) log_path: PathBuf,
     /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
     pub stderr_tail: String,
@@ -145,6 +151,11 @@ impl KatReport {
     /// What the checker said (the first difference, the missing reference, …).
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+
+    /// The KAT log this job wrote.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
     }
 
     /// `RESULT <id> <instance> <STATUS> <detail>`.
@@ -232,6 +243,10 @@ pub fn run_kat(
         files: files.clone(),
         out_dir: gen_dir.clone(),
         abi: inst.abi,
+        conform: crate::conform::ConformPlan {
+            oracle: crate::conform::oracle_for(inst, &opts.peers),
+            long_message: opts.scope == KatScope::Full,
+        },
     };
     // The folder's budget: the files this job generates, each no larger than its text.
     let budget = folder::Budget::new(&files, inst.digest_bits);
@@ -269,7 +284,18 @@ pub fn run_kat(
         }
         Ok(())
     })?;
-    let (status, detail) = match (&outcome.exit, state.verdict()) {
+    // A worker that ended inside a conformance check (its KAT files all written) fails that
+    // check; the files keep their verdict.
+    let verdict = state.verdict().or_else(|| match &outcome.exit {
+        Exit::Signal { name, .. } => state.died_in_check(&format!("signal={name}")),
+        Exit::Stopped(stopped) => state.died_in_check(&stopped.to_string()),
+        Exit::TimedOut(d) => {
+            state.died_in_check(&format!("timeout after {:.0} s", d.as_secs_f64()))
+        }
+        Exit::Code(rc) => state.died_in_check(&format!("exit={rc}")),
+        _ => None,
+    });
+    let (status, detail) = match (&outcome.exit, verdict) {
         (Exit::Tampered(why), _) => (
             KatStatus::Tampered,
             format!("{why}{}", state.during(&files)),

@@ -1,5 +1,7 @@
 //! The verdict of a KAT job, as the harness's `ngcc_kat` reports it: eight statuses ordered by
-//! severity, and cyclescope's ninth, TAMPERED, the most severe (the exit code is the index, the overall status of several files is the worst),
+//! severity, and cyclescope's own two: TAMPERED, the most severe, and NONCONFORM (the files
+//! pass but a conformance check failed; the least severe failure, exit code 9). The exit code is the index, the
+//! overall status of several files is the worst,
 //! each carrying the hint that tells an operator what to do. The TUI, the CLI and the report
 //! render these same values; this module never decides a status itself.
 
@@ -7,18 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// KAT status; the discriminant is the exit code of `ngcc_kat` and of `cyclescope kat`.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    Default,
-    strum::EnumIter,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, strum::EnumIter,
 )]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum KatStatus {
@@ -43,6 +34,41 @@ pub enum KatStatus {
     /// not write, or a file on disk is not what it reported (cyclescope's own status, beyond
     /// the harness's eight).
     Tampered = 8,
+    /// The KAT files match, but a conformance check failed (`conform`): the library
+    /// changes its input, writes or reads outside its buffers, depends on where they are, on
+    /// how often or from how many threads it is called, or disagrees with its oracle.
+    Nonconform = 9,
+}
+
+impl KatStatus {
+    /// Severity: the harness's order, NONCONFORM right after PASS (its files match: any
+    /// status of the files themselves says more), TAMPERED last.
+    fn severity(self) -> u8 {
+        match self {
+            KatStatus::Pass => 0,
+            KatStatus::Nonconform => 1,
+            KatStatus::Mismatch => 2,
+            KatStatus::Nokat => 3,
+            KatStatus::Cryptofail => 4,
+            KatStatus::Overflow => 5,
+            KatStatus::Loadfail => 6,
+            KatStatus::Timeout => 7,
+            KatStatus::Crash => 8,
+            KatStatus::Tampered => 9,
+        }
+    }
+}
+
+impl PartialOrd for KatStatus {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for KatStatus {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.severity().cmp(&other.severity())
+    }
 }
 
 impl KatStatus {
@@ -58,6 +84,7 @@ impl KatStatus {
             KatStatus::Timeout => "TIMEOUT",
             KatStatus::Crash => "CRASH",
             KatStatus::Tampered => "TAMPERED",
+            KatStatus::Nonconform => "NONCONFORM",
         }
     }
 
@@ -115,6 +142,11 @@ impl KatStatus {
             KatStatus::Tampered => {
                 "the library wrote to the worker's protocol channel or changed its KAT files \
                  behind the worker: nothing it reports can be trusted; do not measure it"
+            }
+            KatStatus::Nonconform => {
+                "a conformance check failed (the detail names it, the KAT log has its evidence): \
+                 the library misbehaves where the KAT does not look; fix it before measuring, \
+                 or time it anyway with --allow-kat-fail"
             }
         }
     }
@@ -178,7 +210,8 @@ mod tests {
                 (5, "LOADFAIL"),
                 (6, "TIMEOUT"),
                 (7, "CRASH"),
-                (8, "TAMPERED")
+                (8, "TAMPERED"),
+                (9, "NONCONFORM")
             ]
         );
     }
@@ -189,6 +222,18 @@ mod tests {
         assert_eq!(
             KatStatus::Crash.worst(KatStatus::Mismatch),
             KatStatus::Crash
+        );
+        assert_eq!(
+            KatStatus::Pass.worst(KatStatus::Nonconform),
+            KatStatus::Nonconform
+        );
+        assert_eq!(
+            KatStatus::Nonconform.worst(KatStatus::Mismatch),
+            KatStatus::Mismatch
+        );
+        assert_eq!(
+            KatStatus::Nonconform.worst(KatStatus::Tampered),
+            KatStatus::Tampered
         );
         for s in KatStatus::iter() {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));

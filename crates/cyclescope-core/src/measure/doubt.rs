@@ -102,6 +102,8 @@ pub(crate) struct Evidence<'a> {
     /// they cannot be compared.
     pub(crate) per_call_scale: Option<f64>,
     pub(crate) ci95_relative: Option<f64>,
+    /// The conformance check the KAT gate failed (NONCONFORM), named beside the status.
+    pub(crate) failed_check: Option<crate::conform::Check>,
 }
 
 /// The doubts about one finished job, figure doubts first.
@@ -146,8 +148,11 @@ pub(crate) fn doubts(e: &Evidence) -> Vec<Doubt> {
         });
     }
     if !e.kat.is_pass() {
+        let check = e
+            .failed_check
+            .map_or_else(String::new, |c| format!(" ({c})"));
         out.push(Doubt::KatNotPassed {
-            kat: e.kat.to_string(),
+            kat: format!("{}{check}", e.kat),
         });
     }
     if !e.status.is_complete() {

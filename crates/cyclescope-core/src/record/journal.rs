@@ -63,6 +63,8 @@ pub enum JournalEvent {
         status: KatStatus,
         detail: String,
         log: Option<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        check: Option<crate::conform::Check>,
     },
     JobPlanned {
         job: JobKey,
@@ -147,11 +149,13 @@ impl JournalEvent {
                 status,
                 detail,
                 log,
+                check,
             } => JournalEvent::KatFinished {
                 label,
                 status,
                 detail,
                 log: log.map(rel),
+                check,
             },
             EngineEvent::JobPlanned { job, plan, t1_s } => {
                 JournalEvent::JobPlanned { job, plan, t1_s }
@@ -249,11 +253,13 @@ impl JournalEvent {
                 status,
                 detail,
                 log,
+                check,
             } => EngineEvent::KatFinished {
                 label,
                 status,
                 detail,
                 log: log.map(|l| run_dir.join(l)),
+                check,
             },
             JournalEvent::JobPlanned { job, plan, t1_s } => {
                 EngineEvent::JobPlanned { job, plan, t1_s }

@@ -130,6 +130,10 @@ pub struct Additions {
     /// Effective core clock of each kept trial, Hz (null where no witness measured it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_hz_by_trial: Vec<Option<f64>>,
+    /// The KAT gate's conformance checks (`conform`), with the version of their rules; absent
+    /// in records of earlier versions and where the KAT was carried over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conformance: Option<crate::conform::RecordedChecks>,
 }
 
 impl Additions {
@@ -215,6 +219,10 @@ impl TimingRecord {
             per_call: add.and_then(|a| a.per_call),
             per_call_scale,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
+            failed_check: add
+                .and_then(|a| a.conformance.as_ref())
+                .and_then(|c| crate::conform::first_failure(&c.checks))
+                .map(|r| r.check),
         }
     }
 }

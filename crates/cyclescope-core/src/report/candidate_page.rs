@@ -109,7 +109,7 @@ fn kat_section(
     l.push("|---|---|---|".into());
     let mut footnotes: Vec<String> = Vec::new();
     for i in instances {
-        let mut kat = markdown(&i.kat.to_string()).into_owned();
+        let mut kat = super::conformance_section::kat_cell(i);
         if let Some(note) = kat_issues.iter().find(|n| n.applies(candidate, &i.label)) {
             footnotes.push(note.text.clone());
             kat += &format!(" [^{}]", footnotes.len());
@@ -125,10 +125,17 @@ fn kat_section(
         l.push(format!("[^{}]: {text}", n + 1));
         l.push(String::new());
     }
+    super::conformance_section::summary(l, instances);
     let unchecked: Vec<String> = instances
         .iter()
         .filter(|i| !i.kat.is_pass())
-        .map(|i| format!("`{}` ({})", i.label, markdown(&i.kat.to_string())))
+        .map(|i| {
+            format!(
+                "`{}` ({})",
+                i.label,
+                super::conformance_section::kat_cell(i)
+            )
+        })
         .collect();
     if !unchecked.is_empty() {
         l.push(format!(

@@ -212,7 +212,7 @@ fn hash_row(
         .map(|n| n.text.clone())
         .collect();
     if !i.kat.is_pass() {
-        label += &format!(" ⚠ KAT {}", i.kat);
+        label += &format!(" ⚠ KAT {}", super::conformance_section::kat_cell(i));
         row_notes.push("KAT/output caveat; see candidate page".into());
     }
     let notes = if row_notes.is_empty() {

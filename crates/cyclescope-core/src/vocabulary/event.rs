@@ -56,6 +56,8 @@ pub enum EngineEvent {
         status: KatStatus,
         detail: String,
         log: Option<PathBuf>,
+        /// The conformance check that failed (with NONCONFORM), which tables name.
+        check: Option<crate::conform::Check>,
     },
     JobPlanned {
         job: JobKey,

@@ -123,6 +123,7 @@ impl TrialRunner for Scripted {
             status: self.kat,
             detail: "scripted".into(),
             logged: false,
+            conformance: Vec::new(),
         })
     }
 

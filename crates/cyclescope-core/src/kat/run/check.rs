@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::{FileReport, KatError, KatEvent, KatOptions, KatReport};
 use crate::catalog::Instance;
+use crate::conform::run::RUN_ORDER;
+use crate::conform::{Check, CheckResult, Evidence, Outcome};
 use crate::kat::KatStatus;
 use crate::kat::generate::{KatFile, Written};
 use crate::kat::job::KatMessage;
@@ -176,6 +178,9 @@ pub(super) struct JobState<'a> {
     fault: Option<(KatStatus, String)>,
     error: Option<String>,
     done: bool,
+    /// The conformance check in flight: its step (bits, note) as last announced.
+    step: Option<(Check, Option<u64>, String)>,
+    conformance: Vec<CheckResult>,
 }
 
 fn digest_from_hex(s: &str) -> Option<[u8; 32]> {
@@ -197,6 +202,8 @@ impl<'a> JobState<'a> {
             fault: None,
             error: None,
             done: false,
+            step: None,
+            conformance: Vec::new(),
         }
     }
 
@@ -280,6 +287,12 @@ impl<'a> JobState<'a> {
                 detail,
             } => self.fault = Some((status, detail)),
             KatMessage::Error { detail } => self.error = Some(detail),
+            KatMessage::CheckStep { check, bits, note } => self.step = Some((check, bits, note)),
+            KatMessage::CheckDone { result } => {
+                self.step = None;
+                self.log.push(result.log_line());
+                self.conformance.push(result);
+            }
             KatMessage::Done => self.done = true,
         }
         Ok(())
@@ -296,6 +309,12 @@ impl<'a> JobState<'a> {
         if !self.done {
             return None;
         }
+        Some(self.files_and_checks())
+    }
+
+    /// The worst of the files' statuses; when they all pass and a check failed, NONCONFORM
+    /// naming it.
+    fn files_and_checks(&self) -> (KatStatus, String) {
         let worst = self
             .files
             .iter()
@@ -308,7 +327,47 @@ impl<'a> JobState<'a> {
             .find(|f| f.status == worst)
             .map(|f| f.detail.clone())
             .unwrap_or_default();
-        Some((worst, detail))
+        match crate::conform::first_failure(&self.conformance) {
+            Some(failed) if worst.is_pass() => (KatStatus::Nonconform, failed.failure_detail()),
+            _ => (worst, detail),
+        }
+    }
+
+    /// When the worker ended during a conformance check (every KAT file written): that check
+    /// fails with how the worker ended and the step it had announced, the checks after it
+    /// are skipped, and the verdict is the files' and the checks'.
+    pub(super) fn died_in_check(&mut self, how: &str) -> Option<(KatStatus, String)> {
+        let (check, bits, note) = self.step.take()?;
+        let with = if note.is_empty() {
+            String::new()
+        } else {
+            format!(" with {note}")
+        };
+        let failed = CheckResult::new(
+            check,
+            Outcome::Fail {
+                evidence: Evidence {
+                    bits: bits.unwrap_or(0),
+                    offset: None,
+                    byte: None,
+                    what: format!("the worker ended ({how}) during this check{with}"),
+                },
+            },
+        );
+        self.log.push(failed.log_line());
+        self.conformance.push(failed);
+        let after = RUN_ORDER.iter().skip_while(|&&c| c != check).skip(1);
+        for &c in after {
+            let skipped = CheckResult::new(
+                c,
+                Outcome::Skipped {
+                    why: format!("not run: the worker ended during {check}"),
+                },
+            );
+            self.log.push(skipped.log_line());
+            self.conformance.push(skipped);
+        }
+        Some(self.files_and_checks())
     }
 
     /// Our own failure reported by the worker (not the candidate's).
@@ -346,8 +405,16 @@ impl<'a> JobState<'a> {
             status,
             detail,
             files: self.files.clone(),
+            conformance: self.conformance_shown(),
             log_path,
             stderr_tail: String::new(),
         }
+    }
+
+    /// The outcomes in the order they are shown (`Check`'s), not the order they ran in.
+    fn conformance_shown(&self) -> Vec<CheckResult> {
+        let mut v = self.conformance.clone();
+        v.sort_by_key(|r| r.check);
+        v
     }
 }

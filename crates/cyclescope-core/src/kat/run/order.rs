@@ -1,9 +1,13 @@
 //! The order a KAT worker speaks in, checked message by message: `loaded` (or `load_failed`)
 //! first; then, for each requested file in turn, its progress and `file_done` under the name
 //! the parent expects; a `fault` only for the file in progress and only with a status the
-//! worker can report; `done` only when every file is done; nothing after the end. Anything
-//! else did not come from the worker's own code. Pure bookkeeping: no I/O, no verdicts.
+//! worker can report; then each conformance check in the worker's order, its steps and its
+//! outcome (a finding only from a check that only finds); `done` only when every file and
+//! every check is done; nothing after the end. Anything else did not come from the worker's
+//! own code. Pure bookkeeping: no I/O, no verdicts.
 
+use crate::conform::Outcome;
+use crate::conform::run::RUN_ORDER;
 use crate::kat::KatStatus;
 use crate::kat::generate::KatFile;
 use crate::kat::job::KatMessage;
@@ -23,6 +27,8 @@ pub(super) struct KatOrder {
     next: usize,
     phase: Phase,
     kat_name: Option<String>,
+    /// Conformance checks whose outcome arrived.
+    checks: usize,
 }
 
 impl KatOrder {
@@ -32,6 +38,7 @@ impl KatOrder {
             next: 0,
             phase: Phase::Start,
             kat_name: None,
+            checks: 0,
         }
     }
 
@@ -92,7 +99,21 @@ impl KatOrder {
                 self.phase = Phase::Ended;
                 Ok(())
             }
-            (Phase::Loaded, KatMessage::Done) if self.next == self.files.len() => {
+            (Phase::Loaded, KatMessage::CheckStep { check, .. }) => self.expect_check(*check),
+            (Phase::Loaded, KatMessage::CheckDone { result }) => {
+                self.expect_check(result.check)?;
+                if matches!(result.outcome, Outcome::Finding { .. }) && !result.check.only_finds() {
+                    return Err(Tampering(format!(
+                        "a finding from {}, which only passes or fails",
+                        result.check
+                    )));
+                }
+                self.checks += 1;
+                Ok(())
+            }
+            (Phase::Loaded, KatMessage::Done)
+                if self.next == self.files.len() && self.checks == RUN_ORDER.len() =>
+            {
                 self.phase = Phase::Ended;
                 Ok(())
             }
@@ -100,6 +121,24 @@ impl KatOrder {
             (Phase::Loaded, KatMessage::Loaded { .. } | KatMessage::LoadFailed { .. }) => {
                 unexpected("a second `loaded`")
             }
+        }
+    }
+
+    /// A conformance message is about the check in turn, once every file is written.
+    fn expect_check(&self, check: crate::conform::Check) -> Result<(), Tampering> {
+        if self.next != self.files.len() {
+            return Err(Tampering(format!(
+                "a message about the check {check} before every KAT file was written"
+            )));
+        }
+        match RUN_ORDER.get(self.checks) {
+            Some(&c) if c == check => Ok(()),
+            Some(c) => Err(Tampering(format!(
+                "a message about the check {check} while {c} is in turn"
+            ))),
+            None => Err(Tampering(format!(
+                "a message about the check {check} after every check ended"
+            ))),
         }
     }
 
@@ -141,11 +180,63 @@ mod tests {
         }
     }
 
+    fn checks() -> Vec<KatMessage> {
+        RUN_ORDER
+            .iter()
+            .flat_map(|&check| {
+                [
+                    KatMessage::CheckStep {
+                        check,
+                        bits: None,
+                        note: String::new(),
+                    },
+                    KatMessage::CheckDone {
+                        result: crate::conform::CheckResult::new(check, Outcome::Pass),
+                    },
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn checks_come_in_turn_after_the_files_and_before_done() {
+        let files = [KatFile::Kat2_12];
+        let run = |msgs: Vec<KatMessage>| {
+            let mut o = KatOrder::new(&files);
+            msgs.iter().map(|m| o.accept(m)).find_map(Result::err)
+        };
+        let mut early = vec![loaded()];
+        early.extend(checks());
+        assert!(run(early).is_some(), "checks before the files");
+        let mut skipped = vec![loaded(), done(KatFile::Kat2_12)];
+        skipped.extend(checks().into_iter().skip(2));
+        assert!(run(skipped).is_some(), "a check left out");
+        let mut unfinished = vec![loaded(), done(KatFile::Kat2_12)];
+        unfinished.extend(checks().into_iter().take(4));
+        unfinished.push(KatMessage::Done);
+        assert!(run(unfinished).is_some(), "done before every check");
+        let mut finding = vec![loaded(), done(KatFile::Kat2_12)];
+        finding.push(KatMessage::CheckDone {
+            result: crate::conform::CheckResult::new(
+                RUN_ORDER[0],
+                Outcome::Finding {
+                    evidence: crate::conform::Evidence {
+                        bits: 0,
+                        offset: None,
+                        byte: None,
+                        what: "x".into(),
+                    },
+                },
+            ),
+        });
+        assert!(run(finding).is_some(), "a finding from a failing check");
+    }
+
     #[test]
     fn the_workers_own_sequence_is_accepted() {
         let files = [KatFile::Kat2_12, KatFile::Kat2_23];
         let mut o = KatOrder::new(&files);
-        for m in [
+        let mut msgs = vec![
             loaded(),
             KatMessage::Progress {
                 file: KatFile::Kat2_12,
@@ -155,8 +246,10 @@ mod tests {
             KatMessage::Log { line: "t".into() },
             done(KatFile::Kat2_12),
             done(KatFile::Kat2_23),
-            KatMessage::Done,
-        ] {
+        ];
+        msgs.extend(checks());
+        msgs.push(KatMessage::Done);
+        for m in msgs {
             o.accept(&m).unwrap();
         }
         assert!(

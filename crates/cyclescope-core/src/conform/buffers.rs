@@ -1,0 +1,127 @@
+//! The checks about where the buffers are and what is around them: `outside_bytes` (the same
+//! message between two different random surroundings gives one digest) and `alignment` (the
+//! message and the digest at offsets 0…63 past a 64-byte boundary give the digest of offset 0).
+//! The first also yields the sample the later checks compare against.
+
+use super::Outcome;
+use super::probe::{Offsets, Probe, digest_difference};
+
+/// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
+const LENGTHS: &[u64] = &[
+    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 440, 447, 504, 511, 512, 513, 1000, 1023, 1024, 1025,
+    2047, 2048, 4096, 8191, 8192, 12_000, 32_768,
+];
+
+/// (message offset, digest offset) pairs past a 64-byte boundary, besides (0, 0).
+const OFFSETS: &[(usize, usize)] = &[
+    (1, 0),
+    (2, 0),
+    (3, 0),
+    (4, 0),
+    (5, 0),
+    (7, 0),
+    (8, 0),
+    (12, 0),
+    (15, 0),
+    (16, 0),
+    (31, 0),
+    (32, 0),
+    (33, 0),
+    (48, 0),
+    (63, 0),
+    (0, 1),
+    (0, 3),
+    (0, 7),
+    (0, 13),
+    (0, 31),
+    (0, 63),
+    (1, 1),
+    (17, 5),
+    (63, 63),
+];
+
+/// A message and the digest it gave at offset 0.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    pub(crate) bits: u64,
+    pub(crate) msg: Vec<u8>,
+    pub(crate) digest: Vec<u8>,
+}
+
+/// The lengths this library takes (whole bytes only for SUPERCOP's ABI).
+pub(crate) fn lengths(probe: &Probe) -> Vec<u64> {
+    LENGTHS
+        .iter()
+        .copied()
+        .filter(|b| probe.takes_bits() || b % 8 == 0)
+        .collect()
+}
+
+/// `outside_bytes`, and the sample: each length hashed twice, between surroundings that
+/// differ in every byte. The sample is taken whole even past a failure (a length whose call
+/// failed is left out), so the later checks still have their messages.
+pub(crate) fn outside_bytes(probe: &mut Probe) -> (Outcome, Vec<Sample>) {
+    let mut samples = Vec::new();
+    let mut first_failure = None;
+    for bits in lengths(probe) {
+        let msg = probe.message(bits);
+        let mut first = [0u8; 128];
+        probe.noise.fill(&mut first);
+        let mut second = [0u8; 128];
+        probe.noise.fill_unlike(&mut second, &first);
+        let both = probe
+            .hash_around(&msg, bits, Offsets::default(), &first)
+            .and_then(|a| {
+                let b = probe.hash_around(&msg, bits, Offsets::default(), &second)?;
+                Ok((a, b))
+            });
+        let (a, b) = match both {
+            Ok(ab) => ab,
+            Err(evidence) => {
+                first_failure.get_or_insert(evidence);
+                continue;
+            }
+        };
+        let what = "the digest, with other random bytes around the message,".to_string();
+        if let Some(evidence) = digest_difference(&a, &b, bits, what) {
+            first_failure.get_or_insert(evidence);
+        }
+        samples.push(Sample {
+            bits,
+            msg,
+            digest: a,
+        });
+    }
+    let outcome = match first_failure {
+        None => Outcome::Pass,
+        Some(evidence) => Outcome::Fail { evidence },
+    };
+    (outcome, samples)
+}
+
+/// `alignment`: every sample at every offset pair, against its digest at (0, 0).
+pub(crate) fn alignment(probe: &mut Probe, samples: &[Sample]) -> Outcome {
+    for &(m, d) in OFFSETS {
+        for s in samples {
+            let at = Offsets { msg: m, out: d };
+            let got = match probe.hash(&s.msg, s.bits, at) {
+                Ok(g) => g,
+                Err(evidence) => return Outcome::Fail { evidence },
+            };
+            let what = format!(
+                "the digest with the message at offset {m} and the digest at offset {d} past a 64-byte boundary"
+            );
+            if let Some(evidence) = digest_difference(&s.digest, &got, s.bits, what) {
+                return Outcome::Fail { evidence };
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// The outcome of a check that cannot start without the sample.
+pub(crate) fn no_sample() -> Outcome {
+    Outcome::Skipped {
+        why: "no call of outside_bytes gave a digest, so there is no sample to compare with".into(),
+    }
+}

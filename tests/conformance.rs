@@ -1,0 +1,463 @@
+//! The conformance checks of the KAT gate, end to end through the real binary: each fixture
+//! of `tests/fixtures/conform/` passes the KAT and breaks one property; `kat` must name the
+//! check it breaks (NONCONFORM for a failure, PASS with a finding for a finding) and `run`
+//! must refuse to measure a failure without `--allow-kat-fail`. The honest libraries — the
+//! bundled baselines and the fixture submissions — must pass every check (a false positive is
+//! a defect).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conform")
+}
+
+/// The FIXH-256 reference sources every fixture hashes with.
+fn fixh_dir() -> PathBuf {
+    common::build::submissions().join("fixhash/Reference_Implementation/FIXH-256")
+}
+
+/// Builds `tests/fixtures/conform/<name>.c` into an ngcc-harness tree under `root`
+/// (`hash-90/lib/lib<name>.so` beside the FIXH-256 manifest) and returns the tree.
+fn harness_tree(root: &Path, name: &str) -> PathBuf {
+    let tree = root.join("tree");
+    let lib_dir = tree.join("hash-90/lib");
+    std::fs::create_dir_all(&lib_dir).unwrap();
+    std::fs::copy(
+        fixtures().join("kat.sha256"),
+        tree.join("hash-90/kat.sha256"),
+    )
+    .unwrap();
+    let out = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(lib_dir.join(format!("lib{name}.so")))
+        .arg(fixtures().join(format!("{name}.c")))
+        .arg(fixh_dir().join("fixh.c"))
+        .arg("-I")
+        .arg(fixh_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("the conformance fixtures need a C compiler `cc`: {e}"));
+    assert!(
+        out.status.success(),
+        "cc {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tree
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    common::cyclescope()
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .expect("running cyclescope")
+}
+
+/// `kat --json` of `source` (e.g. `["--scan", tree]`): the objects, and the whole output.
+fn kat_json(dir: &Path, source: &[&str]) -> (Vec<Value>, String) {
+    let out_dir = dir.join("kat-run");
+    let mut args = vec!["kat", "--json", "--out", out_dir.to_str().unwrap()];
+    args.extend_from_slice(source);
+    let o = run_in(dir, &args);
+    let text = common::output_text(&o);
+    let objects: Vec<Value> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("kat --json printed no JSON list ({e}):\n{text}"));
+    (objects, text)
+}
+
+/// The outcome word and detail of `check` in one `kat --json` object.
+fn outcome(obj: &Value, check: &str) -> (String, String) {
+    let c = obj["conformance"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["check"] == check))
+        .unwrap_or_else(|| panic!("no {check} in {obj}"));
+    (
+        c["outcome"].as_str().unwrap().to_string(),
+        c["detail"].as_str().unwrap().to_string(),
+    )
+}
+
+/// `name` passes the KAT's files and fails `check`: `kat` says NONCONFORM naming it (exit 9)
+/// and `run` measures nothing, saying why.
+fn fails(name: &str, check: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), name);
+    let (objects, text) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+    let [obj] = objects.as_slice() else {
+        panic!("one instance expected:\n{text}");
+    };
+    let (word, detail) = outcome(obj, check);
+    assert_eq!(word, "fail", "{name}: {check}: {detail}\n{text}");
+    assert_eq!(obj["status"], "NONCONFORM", "{text}");
+    let kat_detail = obj["detail"].as_str().unwrap();
+    assert!(
+        kat_detail.starts_with(&format!("{check}: ")),
+        "the KAT detail names the check: {kat_detail}"
+    );
+    let log = std::fs::read_to_string(
+        tmp.path()
+            .join("kat-run")
+            .join(obj["log"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert!(
+        log.contains(&format!("conform  {check} fail ")),
+        "the KAT log has the outcome:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("RESULT hash-90 FIXH-256 NONCONFORM {check}: ")),
+        "{log}"
+    );
+
+    let runs = tmp.path().join("runs");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "run",
+            "--scan",
+            tree.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--out",
+            runs.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("{name} not measured: KAT NONCONFORM ({check})")),
+        "run names the check that held the instance back:\n{text}"
+    );
+    // The baseline the ratio needs may be measured (a reference job); the fixture is not.
+    assert!(
+        !text.contains(&format!("done {name} @")),
+        "the fixture was not timed:\n{text}"
+    );
+    assert!(
+        text.contains("1 not measured for their KAT"),
+        "the summary counts it:\n{text}"
+    );
+}
+
+/// `name` passes the KAT with a finding of `check` (no failure).
+fn finds(name: &str, check: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), name);
+    let (objects, text) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+    let [obj] = objects.as_slice() else {
+        panic!("one instance expected:\n{text}");
+    };
+    let (word, detail) = outcome(obj, check);
+    assert_eq!(word, "finding", "{name}: {check}: {detail}\n{text}");
+    assert_eq!(obj["status"], "PASS", "a finding does not block:\n{text}");
+    assert!(
+        text.contains(&format!("finding {check}: ")),
+        "kat shows the finding on stderr:\n{text}"
+    );
+}
+
+#[test]
+fn a_library_that_zeroes_its_const_input_fails_input_unchanged() {
+    fails("zero_input", "input_unchanged");
+}
+
+#[test]
+fn a_write_of_the_guard_pattern_past_the_digest_fails_output_bounds() {
+    fails("write_past_digest", "output_bounds");
+}
+
+#[test]
+fn a_read_of_64_bytes_past_the_message_fails_over_read_naming_the_length() {
+    fails("read_past_message", "over_read");
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), "read_past_message");
+    let (objects, _) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+    let (_, detail) = outcome(&objects[0], "over_read");
+    assert!(
+        detail.contains("SIGSEGV")
+            && detail.contains("at 0 bits")
+            && detail.contains("flush against an inaccessible page"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_digest_that_depends_on_the_byte_after_the_message_fails_outside_bytes() {
+    fails("byte_after_message", "outside_bytes");
+}
+
+#[test]
+fn a_library_wrong_when_unaligned_fails_alignment() {
+    fails("unaligned", "alignment");
+}
+
+#[test]
+fn a_library_wrong_after_5000_calls_fails_determinism() {
+    fails("after_5000_calls", "determinism");
+}
+
+#[test]
+fn a_library_with_static_state_fails_reentrancy() {
+    fails("static_state", "reentrancy");
+}
+
+#[test]
+fn a_digest_that_depends_on_the_unused_bits_is_a_finding() {
+    finds("unused_bits", "unused_bits");
+}
+
+#[test]
+fn a_write_on_an_unsupported_digest_width_is_a_finding() {
+    finds("digest_len_write", "digest_length");
+}
+
+#[test]
+fn a_reference_and_optimized_pair_that_disagree_at_a_long_length_fail_differential() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("diverge");
+    let (objects, text) = kat_json(
+        tmp.path(),
+        &["--src", src.to_str().unwrap(), "--no-baselines"],
+    );
+    assert_eq!(objects.len(), 2, "{text}");
+    for obj in &objects {
+        let (word, detail) = outcome(obj, "differential");
+        assert_eq!(word, "fail", "{detail}\n{text}");
+        // The KAT covers 1 MiB; the pair parts beyond it.
+        let bits: u64 = detail
+            .split(" at ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no length in {detail}"));
+        assert!(bits > 1 << 23, "{detail}");
+        assert_eq!(obj["status"], "NONCONFORM", "{text}");
+    }
+}
+
+/// Every outcome of every object is a pass, or a skip for want of an oracle or of `--full`.
+fn all_pass(objects: &[Value], text: &str) {
+    for obj in objects {
+        for c in obj["conformance"].as_array().unwrap() {
+            let word = c["outcome"].as_str().unwrap();
+            let skip_ok = matches!(c["check"].as_str(), Some("differential" | "long_message"));
+            assert!(
+                word == "pass" || (word == "skipped" && skip_ok),
+                "{} {}: {c}\n{text}",
+                obj["label"],
+                c["check"]
+            );
+        }
+        assert_eq!(obj["conformance"].as_array().unwrap().len(), 11, "{obj}");
+        assert_eq!(obj["status"], "PASS", "{obj}");
+    }
+}
+
+#[test]
+fn the_bundled_baselines_pass_every_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labels = [
+        "sm3hash-256",
+        "pseudohash-512",
+        "pseudohash-768",
+        "pseudohash-1024",
+        "pseudoXOF-256",
+        "pseudoXOF-384",
+        "pseudoXOF-512",
+        "pseudoXOF-768",
+        "pseudoXOF-1024",
+        "pseudoXOF-1152",
+        "pseudoXOF-1280",
+        "pseudoXOF-2048",
+    ];
+    let (objects, text) = kat_json(tmp.path(), &labels);
+    assert_eq!(objects.len(), labels.len(), "{text}");
+    all_pass(&objects, &text);
+}
+
+#[test]
+fn the_fixture_submissions_pass_every_check_and_their_pairs_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixhash = common::build::submissions().join("fixhash");
+    let (objects, text) = kat_json(
+        tmp.path(),
+        &["--src", fixhash.to_str().unwrap(), "--no-baselines"],
+    );
+    assert_eq!(objects.len(), 4, "{text}");
+    all_pass(&objects, &text);
+    for obj in &objects {
+        assert_eq!(outcome(obj, "differential").0, "pass", "{obj}");
+    }
+    let tree = harness_tree(tmp.path(), "honest");
+    let (objects, text) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+    all_pass(&objects, &text);
+    let shared = common::build::submissions().join("sharedlib");
+    let config = common::build::submissions().join("config.toml");
+    let (objects, text) = kat_json(
+        tmp.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--src",
+            shared.to_str().unwrap(),
+            "--no-baselines",
+        ],
+    );
+    assert!(!objects.is_empty(), "{text}");
+    for obj in &objects {
+        // The shared-lib fixture has no shipped KAT files: NOKAT, but conforming.
+        for c in obj["conformance"].as_array().unwrap() {
+            assert_ne!(c["outcome"], "fail", "{c}\n{text}");
+            assert_ne!(c["outcome"], "finding", "{c}\n{text}");
+        }
+    }
+}
+
+#[test]
+fn a_nonconforming_library_timed_anyway_says_so_in_its_record_table_and_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), "unaligned");
+    let runs = tmp.path().join("runs");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "run",
+            "--scan",
+            tree.to_str().unwrap(),
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
+            "--out",
+            runs.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert!(
+        text.contains("done unaligned @ 32 B"),
+        "timed with consent:\n{text}"
+    );
+    assert!(
+        text.contains(
+            "⚠ `unaligned`: KAT NONCONFORM (alignment): the figure is of unverified output"
+        ),
+        "the printed table's notes name the check:\n{text}"
+    );
+    let record = walk(&runs.join("records"))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("unaligned"))
+        .unwrap_or_else(|| panic!("no record of the fixture:\n{text}"));
+    let rec: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(rec["kat"], "NONCONFORM");
+    assert_eq!(rec["kat_not_passed"], true);
+    let checks = rec["cyclescope"]["conformance"]["checks"]
+        .as_array()
+        .unwrap();
+    let alignment = checks.iter().find(|c| c["check"] == "alignment").unwrap();
+    assert_eq!(alignment["outcome"], "fail", "{alignment}");
+    assert!(
+        alignment["evidence"]["what"]
+            .as_str()
+            .unwrap()
+            .contains("offset"),
+        "{alignment}"
+    );
+
+    let pages = tmp.path().join("pages");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "report",
+            runs.to_str().unwrap(),
+            "--out",
+            pages.to_str().unwrap(),
+            "--no-figures",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let page = walk(&pages)
+        .into_iter()
+        .find(|p| {
+            p.to_string_lossy().contains("hash-90") && p.extension().is_some_and(|e| e == "md")
+        })
+        .unwrap_or_else(|| panic!("no candidate page in {}", pages.display()));
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("| `unaligned` | ") && page.contains("| NONCONFORM (alignment) |"),
+        "§3's KAT column names the check:\n{page}"
+    );
+    assert!(
+        page.contains("- `unaligned`: ") && page.contains("alignment failed: "),
+        "§3 summarises the checks:\n{page}"
+    );
+    assert!(
+        page.contains("Timed without a passing KAT: `unaligned` (NONCONFORM (alignment))"),
+        "the warning under the table names the check:\n{page}"
+    );
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn build_records_a_pair_that_disagrees_as_nonconform_in_build_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("diverge");
+    let tree = tmp.path().join("tree");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "build",
+            src.to_str().unwrap(),
+            "--out",
+            tree.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    let doc = common::build::build_json(&tree);
+    let kats: Vec<&Value> = doc["instances"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no instances in build.json:\n{text}"))
+        .values()
+        .map(|i| &i["kat"])
+        .collect();
+    assert_eq!(kats.len(), 2, "{text}");
+    assert!(kats.iter().all(|k| *k == "NONCONFORM"), "{kats:?}\n{text}");
+    assert!(
+        text.contains("differential"),
+        "build names the check:\n{text}"
+    );
+}
