@@ -12,6 +12,9 @@ use std::process::{Command, Output};
 use common::output_text as text;
 use common::tmux::Tmux;
 
+/// `Text file busy`: an executable someone still holds open for writing.
+const ETXTBSY: i32 = 26;
+
 /// The copied binaries and the cache they write the bundled files into.
 struct Installed {
     root: tempfile::TempDir,
@@ -41,14 +44,29 @@ impl Installed {
     }
 
     /// Runs the copy in `cwd` with nothing of the checkout in its environment.
+    ///
+    /// The copy was just written: a child another test thread forked while the copy was open
+    /// holds its write descriptor until that child execs, and exec then fails with ETXTBSY.
+    /// That lasts moments, so the start is retried (at most 5 s) on that error alone.
     fn run(&self, cwd: &Path, args: &[&str]) -> Output {
-        common::cyclescope_at(self.exe())
-            .args(args)
-            .current_dir(cwd)
-            .env("CYCLESCOPE_CACHE_DIR", self.cache())
-            .env_remove("CYCLESCOPE_WORKER_EXE")
-            .output()
-            .expect("running the copied cyclescope")
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let started = common::cyclescope_at(self.exe())
+                .args(args)
+                .current_dir(cwd)
+                .env("CYCLESCOPE_CACHE_DIR", self.cache())
+                .env_remove("CYCLESCOPE_WORKER_EXE")
+                .output();
+            match started {
+                Err(e)
+                    if e.raw_os_error() == Some(ETXTBSY)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.expect("running the copied cyclescope"),
+            }
+        }
     }
 }
 
@@ -200,6 +218,8 @@ fn version_names_the_commit_profile_and_target() {
 #[test]
 fn the_copied_workbench_runs_the_bundled_kats_from_the_root() {
     let inst = Installed::new();
+    // Started once through the retrying `run`, so the shell below never meets a busy copy.
+    assert!(inst.run(Path::new("/"), &["--version"]).status.success());
     let run = inst.path("tui-run");
     let script = format!(
         "CYCLESCOPE_CACHE_DIR={} {} --run {}; echo \"EXIT:$?\"; sleep 120",
