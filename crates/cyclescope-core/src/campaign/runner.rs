@@ -12,8 +12,10 @@ use crate::catalog::Instance;
 use crate::kat::run::KatError;
 use crate::kat::{KatEvent, KatOptions, KatStatus, run_kat};
 use crate::measure::job::{ProcessRun, WorkerSetup, run_process};
+use crate::measure::proof::reference;
 use crate::measure::stats::Trial;
 use crate::measure::trial::TrialSpec;
+use crate::vocabulary::JobFailure;
 
 /// A KAT job's verdict as the gate needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +48,17 @@ pub(crate) trait TrialRunner: Send {
         on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
         on_wait: &mut dyn FnMut(Duration),
     ) -> ProcessRun;
+
+    /// The digest of the harness's `input_bytes`-byte message, computed in a worker of its
+    /// own before any timing, that every trial's last call must reproduce; None when this
+    /// runner proves no work (scripted runners), and then no fresh-message probe runs either.
+    fn reference_digest(
+        &mut self,
+        _inst: &Instance,
+        _input_bytes: u64,
+    ) -> Option<Result<Vec<u8>, JobFailure>> {
+        None
+    }
 
     /// The reference counter's rate the host probe measured: a real runner checks trials
     /// counted with it against it (scripted runners need not).
@@ -114,5 +127,17 @@ impl TrialRunner for WorkerRunner {
 
     fn use_reference_clock(&mut self, hz: Option<f64>) {
         self.setup.reference_clock_hz = hz;
+    }
+
+    fn reference_digest(
+        &mut self,
+        inst: &Instance,
+        input_bytes: u64,
+    ) -> Option<Result<Vec<u8>, JobFailure>> {
+        let msg = reference::harness_message(input_bytes);
+        Some(
+            reference::hash_once(inst, &msg, input_bytes.saturating_mul(8))
+                .map_err(|e| e.job_failure()),
+        )
     }
 }

@@ -1,0 +1,108 @@
+//! A job's proof of work, in the order the job runs it: the reference digest of the harness's
+//! message from a worker of its own before any trial; each kept process's trials against it and
+//! against the physical floor; after the guide's trials, one fresh-message probe process (the
+//! same length, each call a message of its own) whose figure the guide's may not be far below.
+//! Judgements are `measure::proof`'s; this only runs the workers and keeps the verdict.
+
+use std::hash::{BuildHasher, RandomState};
+
+use super::Measuring;
+use crate::measure::job::ProcessRun;
+use crate::measure::proof::{self, PROBE_TRIALS, PROBE_WARMUPS, floor};
+use crate::measure::trial::TrialSpec;
+use crate::vocabulary::{JobFailure, JobOutcome};
+
+/// Bytes of fresh messages one probe trial hashes at most (the trial worker's pool,
+/// `companion/proof.rs`).
+pub(crate) const PROBE_POOL_BYTES: u64 = 8 << 20;
+
+impl Measuring<'_> {
+    /// Asks the runner for the reference digest; false (the job's failure set) when it could
+    /// not be had.
+    pub(super) fn fetch_reference_digest(&mut self) -> bool {
+        match self
+            .runner
+            .reference_digest(&self.job.inst, self.job.key.input_bytes)
+        {
+            None => true,
+            Some(Ok(d)) => {
+                self.expected_digest = Some(d);
+                true
+            }
+            Some(Err(f)) => {
+                self.m.failure = Some(f);
+                false
+            }
+        }
+    }
+
+    /// Why a complete process's trials are no figure: a digest unlike the reference, or more
+    /// bytes than a core can load.
+    pub(super) fn disproved(&self, run: &ProcessRun) -> Option<JobFailure> {
+        let expected = self.expected_digest.as_deref()?;
+        let bytes = self.job.key.input_bytes;
+        let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
+        proof::check_digests(expected, &run.digests, bytes)
+            .and_then(|()| floor::check(&run.record.trials, bytes, core))
+            .err()
+    }
+
+    /// The fresh-message probe after the guide's trials (only where a reference digest proves
+    /// work, and the message is not empty); a refusal becomes the job's failure. False when the
+    /// run was cancelled meanwhile.
+    pub(super) fn probe_fresh_messages(&mut self) -> bool {
+        let bytes = self.job.key.input_bytes;
+        if self.expected_digest.is_none() || bytes == 0 || self.done_trials.is_empty() {
+            return true;
+        }
+        let spec = TrialSpec {
+            iterations: probe_calls(bytes, self.layout.spec.iterations),
+            warmups: PROBE_WARMUPS,
+            trials: PROBE_TRIALS,
+            sample_calls: 0,
+            fresh_seed: Some(RandomState::new().hash_one(bytes)),
+            ..self.layout.spec.clone()
+        };
+        let timeout = self.layout.timeout.mul_f64(f64::from(PROBE_TRIALS));
+        let run = self
+            .runner
+            .trial(&self.job.inst, &spec, timeout, &mut |_, _| {}, &mut |_| {});
+        let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
+        let verdict = match run.outcome {
+            JobOutcome::Cancelled => return false,
+            JobOutcome::Failed(f) => Err(JobFailure::new(
+                f.kind,
+                format!("in the fresh-message probe: {}", f.detail),
+            )),
+            JobOutcome::Complete => floor::check(&run.record.trials, bytes, core)
+                .and_then(|()| proof::probe_refusal(&self.done_trials, &run.record.trials, bytes)),
+        };
+        self.m.failure = verdict.err();
+        true
+    }
+}
+
+/// Calls per probe trial: as many as the guide's, each on a message of its own, within the
+/// pool.
+pub(crate) fn probe_calls(input_bytes: u64, guide_iterations: u64) -> u64 {
+    guide_iterations
+        .min(PROBE_POOL_BYTES / input_bytes.max(1))
+        .max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_asks_for_what_the_workers_pool_holds() {
+        for (bytes, iters) in [(32, 20_000), (65_536, 300), (1 << 20, 20), (1 << 24, 20)] {
+            assert_eq!(
+                probe_calls(bytes, iters),
+                crate::companion::proof::pool_messages(bytes, iters),
+                "{bytes} B × {iters}"
+            );
+        }
+        assert_eq!(PROBE_POOL_BYTES, crate::companion::proof::POOL_BYTES);
+    }
+}
