@@ -17,10 +17,12 @@ use crate::vocabulary::{FailureKind, JobFailure};
 /// call than the probe's fastest: fresh messages cost an honest library at most some cache
 /// misses on top of the same work, and a trial only ever gets slower on a busy host, so
 /// comparing the guide's slowest with the probe's fastest trial leaves both spreads outside.
-pub const PROBE_FACTOR: f64 = 1.5;
+pub const PROBE_FACTOR: f64 = 2.0;
 
-/// Trials of the fresh-message probe beside each job's guide trials, and their warm-ups.
+/// Trials of one fresh-message probe process beside each job's guide trials, their warm-ups,
+/// and the most probe processes a refusal takes (each after the first only confirms one).
 pub(crate) const PROBE_TRIALS: u32 = 3;
+pub(crate) const PROBE_PROCESSES: u32 = 2;
 pub(crate) const PROBE_WARMUPS: u64 = 1;
 
 /// CRYPTOFAIL when a trial's last digest is not `expected` (the first differing byte named).

@@ -7,8 +7,8 @@
 use std::hash::{BuildHasher, RandomState};
 
 use super::Measuring;
-use crate::measure::job::ProcessRun;
-use crate::measure::proof::{self, PROBE_TRIALS, PROBE_WARMUPS, floor};
+use crate::measure::job::{self, ProcessRun};
+use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
 
@@ -48,13 +48,36 @@ impl Measuring<'_> {
     }
 
     /// The fresh-message probe after the guide's trials (only where a reference digest proves
-    /// work, and the message is not empty); a refusal becomes the job's failure. False when the
-    /// run was cancelled meanwhile.
+    /// work, and the message is not empty); a refusal becomes the job's failure. A refusal is
+    /// only kept when a second probe process confirms it: a busy host can slow every trial of
+    /// one process, never make the guide's trials faster. False when the run was cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
         if self.expected_digest.is_none() || bytes == 0 || self.done_trials.is_empty() {
             return true;
         }
+        let mut probe_trials = Vec::new();
+        for _ in 0..PROBE_PROCESSES {
+            let trials = match self.one_probe() {
+                Probe::Cancelled => return false,
+                Probe::Failed(f) => {
+                    self.m.failure = Some(f);
+                    return true;
+                }
+                Probe::Trials(t) => t,
+            };
+            probe_trials.extend(trials);
+            match proof::probe_refusal(&self.done_trials, &probe_trials, bytes) {
+                Ok(()) => return true,
+                Err(f) => self.m.failure = Some(f),
+            }
+        }
+        true
+    }
+
+    /// One probe process: its undisturbed trials, or how it failed.
+    fn one_probe(&mut self) -> Probe {
+        let bytes = self.job.key.input_bytes;
         let spec = TrialSpec {
             iterations: probe_calls(bytes, self.layout.spec.iterations),
             warmups: PROBE_WARMUPS,
@@ -68,18 +91,35 @@ impl Measuring<'_> {
             .runner
             .trial(&self.job.inst, &spec, timeout, &mut |_, _| {}, &mut |_| {});
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
-        let verdict = match run.outcome {
-            JobOutcome::Cancelled => return false,
-            JobOutcome::Failed(f) => Err(JobFailure::new(
+        match run.outcome {
+            JobOutcome::Cancelled => Probe::Cancelled,
+            JobOutcome::Failed(f) => Probe::Failed(JobFailure::new(
                 f.kind,
                 format!("in the fresh-message probe: {}", f.detail),
             )),
-            JobOutcome::Complete => floor::check(&run.record.trials, bytes, core)
-                .and_then(|()| proof::probe_refusal(&self.done_trials, &run.record.trials, bytes)),
-        };
-        self.m.failure = verdict.err();
-        true
+            JobOutcome::Complete => match floor::check(&run.record.trials, bytes, core) {
+                Err(f) => Probe::Failed(f),
+                Ok(()) => Probe::Trials(
+                    run.record
+                        .trials
+                        .iter()
+                        .zip(&run.waited_ns)
+                        .filter(|(t, w)| {
+                            job::disturbance(t, **w, self.clock.fixed_clock_hz).is_none()
+                        })
+                        .map(|(t, _)| *t)
+                        .collect(),
+                ),
+            },
+        }
     }
+}
+
+/// What one probe process gave.
+enum Probe {
+    Trials(Vec<crate::measure::stats::Trial>),
+    Failed(JobFailure),
+    Cancelled,
 }
 
 /// Calls per probe trial: as many as the guide's, each on a message of its own, within the
