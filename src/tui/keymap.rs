@@ -199,6 +199,12 @@ pub const BINDINGS: &[Binding] = &[
         Some("start"),
     ),
     bind(
+        &[Char('L')],
+        Action::StartLayouts,
+        "start, timing each job at 8 message/digest offsets too: lowest/median/highest beside the figure",
+        None,
+    ),
+    bind(
         &[Char('A')],
         Action::StartAnyway,
         "measure anyway: failed host checks, KAT not passed (stored with the run)",

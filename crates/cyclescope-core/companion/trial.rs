@@ -40,8 +40,22 @@ struct Guarded {
 }
 
 impl Guarded {
+    /// The guide's layout: the data right after the guard bytes at the start of its own
+    /// allocation (so wherever malloc puts it).
     fn new(len: usize) -> Option<Self> {
-        let bytes = sys::alloc_filled(len.checked_add(2 * GUARD_LEN)?, 0)?;
+        Self::framed(sys::alloc_filled(len.checked_add(2 * GUARD_LEN)?, 0)?, len)
+    }
+
+    /// A layout of its own: the data `offset` (< 64) bytes past a 64-byte boundary.
+    fn at_offset(len: usize, offset: usize) -> Option<Self> {
+        let framed = len.checked_add(2 * GUARD_LEN)?;
+        let bytes = sys::alloc_filled(framed.checked_add(2 * 64)?, 0)?;
+        let data = bytes.as_ptr() as usize + GUARD_LEN;
+        let skip = data.next_multiple_of(64) - data + offset;
+        Self::framed(&mut bytes[skip..skip + framed], len)
+    }
+
+    fn framed(bytes: &'static mut [u8], len: usize) -> Option<Self> {
         bytes[..GUARD_LEN].fill(GUARD_BYTE);
         bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
         Some(Self { bytes, len })
@@ -160,13 +174,19 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
     if fresh.is_some() && count < inv.iterations {
         return error(ch, "memory", b"the probe's messages do not fit its pool");
     }
-    let (Some(mut msg), Some(mut digest)) = (
-        usize::try_from(count)
-            .ok()
-            .and_then(|n| msg_len.checked_mul(n))
-            .and_then(Guarded::new),
-        Guarded::new((inv.digest_bits as usize).div_ceil(8)),
-    ) else {
+    let digest_len = (inv.digest_bits as usize).div_ceil(8);
+    let pool_len = usize::try_from(count)
+        .ok()
+        .and_then(|n| msg_len.checked_mul(n));
+    let buffers = match inv.offsets {
+        None => pool_len
+            .and_then(Guarded::new)
+            .zip(Guarded::new(digest_len)),
+        Some((m, d)) => pool_len
+            .and_then(|len| Guarded::at_offset(len, m))
+            .zip(Guarded::at_offset(digest_len, d)),
+    };
+    let Some((mut msg, mut digest)) = buffers else {
         return error(
             ch,
             "memory",

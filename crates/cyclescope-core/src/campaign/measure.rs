@@ -5,8 +5,10 @@
 //! runs far past what its plan expects). Stops at the next process on cancel. Writes nothing.
 //! Each job also proves its work (`proof`): the digest to hold each trial against comes first,
 //! every kept process is checked against it and the physical floor, and a fresh-message probe
-//! follows the guide's trials.
+//! follows the guide's trials. With `--layouts` the job is timed at other buffer layouts too
+//! (`layouts`).
 
+mod layouts;
 mod proof;
 
 use std::cell::{Cell, RefCell};
@@ -36,6 +38,8 @@ pub(crate) struct JobMeasurement {
     pub(crate) failure: Option<JobFailure>,
     /// Effective core clock of each kept trial, Hz, where a witness measured it.
     pub(crate) clock_hz_by_trial: Vec<Option<f64>>,
+    /// The figures at the other buffer layouts (`--layouts`).
+    pub(crate) layouts: Option<crate::measure::layout::LayoutSpread>,
 }
 
 impl JobMeasurement {
@@ -48,6 +52,7 @@ impl JobMeasurement {
             disturbed_retries: 0,
             failure: None,
             clock_hz_by_trial: Vec::new(),
+            layouts: None,
         }
     }
 }
@@ -99,6 +104,7 @@ impl Layout {
                 sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
                 abi: j.inst.abi,
                 fresh_seed: None,
+                offsets: None,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
@@ -166,6 +172,9 @@ pub(super) fn measure_job(
         }
     }
     if run.m.failure.is_none() && !run.probe_fresh_messages() {
+        return Measured::Cancelled;
+    }
+    if req.layouts && run.m.failure.is_none() && !run.time_layouts() {
         return Measured::Cancelled;
     }
     Measured::Done(Box::new(run.m))

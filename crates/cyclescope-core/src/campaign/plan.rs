@@ -124,6 +124,7 @@ impl Run<'_> {
             sample_calls: 0,
             abi: inst.abi,
             fresh_seed: None,
+            offsets: None,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self

@@ -76,6 +76,7 @@ pub(super) fn job_record(
         histogram_v2_base64: histogram::encode(&m.histogram),
         failure: m.failure.clone(),
         clock_hz_by_trial: m.clock_hz_by_trial.clone(),
+        layouts: m.layouts.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(
@@ -161,6 +162,7 @@ fn base_additions(
         reference_job: req.is_reference_job(&inst.candidate, &inst.label),
         clock_verification: Some(host.clock_verification().clone()),
         clock_hz_by_trial: Vec::new(),
+        layouts: None,
     }
 }
 

@@ -37,6 +37,9 @@ pub struct TrialSpec {
     /// message from this seed instead of the harness's message. None: the guide's trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh_seed: Option<u64>,
+    /// A layout of its own (`measure::layout`); None: the guide's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets: Option<super::layout::BufferOffsets>,
 }
 
 /// Messages from the worker (JSON objects tagged by `t`, written by `companion/trial.rs`).

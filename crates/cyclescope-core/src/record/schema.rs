@@ -130,6 +130,9 @@ pub struct Additions {
     /// Effective core clock of each kept trial, Hz (null where no witness measured it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_hz_by_trial: Vec<Option<f64>>,
+    /// The figure at each buffer layout of `run --layouts`, and their spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<crate::measure::layout::LayoutSpread>,
 }
 
 impl Additions {
@@ -188,6 +191,7 @@ impl TimingRecord {
             disturbed_retries: self.disturbed_retries,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
             doubts: crate::measure::doubt::doubts(&self.evidence()),
+            layouts: add.and_then(|a| a.layouts.clone()),
         }
     }
 

@@ -175,6 +175,9 @@ pub struct JobSummary {
     /// Why the figure is not marked clean (`doubt::doubts`); empty when it is.
     #[serde(default)]
     pub doubts: Vec<crate::measure::doubt::Doubt>,
+    /// The figures at the other buffer layouts (`run --layouts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<crate::measure::layout::LayoutSpread>,
 }
 
 #[cfg(test)]

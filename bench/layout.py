@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Layout benchmark (not a test): how much where the message and digest sit moves a figure.
+
+Interleaves, round after round on one CPU: `cyclescope run LABEL --lengths LEN --layouts` (the
+guide's layout plus the 8 layouts of `measure::layout`), and bench/loopdrv.c on the very same
+library file at the harness driver's layout (`malloc`), at cyclescope's own (`guarded`: 64 guard
+bytes before each buffer) and at the same 8 offsets. Prints, per placement, the median over
+rounds of the mean cycles per call and its ratio to loopdrv's `malloc` figure, with the page
+offsets (address mod 4096) of the message, the digest and a stack variable that loopdrv saw.
+
+usage: flock -o /tmp/cyclescope-measure.lock bench/layout.py [--label pseudoXOF-512]
+       [--length 32] [--rounds 6] [--cpu N] [--exe target/release/cyclescope]
+"""
+import argparse, json, os, pathlib, statistics, subprocess, tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LAYOUTS = [(i, 8 * i) for i in range(8)]
+
+
+def library_of(exe, label):
+    rows = json.loads(subprocess.run([str(exe), "list", "--json", label], check=True,
+                                     capture_output=True, text=True, cwd=ROOT).stdout)
+    return ROOT / os.path.expanduser(rows[0]["library"])
+
+
+def cyclescope(exe, label, length, cpu, tmp):
+    out = pathlib.Path(tempfile.mkdtemp(dir=tmp)) / "run"
+    subprocess.run([str(exe), "run", label, "--lengths", str(length), "--cpu", str(cpu),
+                    "--out", str(out), "--allow-unfixed-host", "--layouts", "--json"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    rec = json.loads(next((out / "records").rglob(f"{label}__hash_{length}.json")).read_text())
+    return rec
+
+
+def loopdrv(drv, lib, bits, length, cpu, iters, layout):
+    out = subprocess.run(["taskset", "-c", str(cpu), str(drv), str(lib), bits, str(length),
+                          str(iters), "5", "3"], check=True, capture_output=True, text=True,
+                         env={**os.environ, "LAYOUT": layout}).stdout
+    pages = next(l for l in out.splitlines() if l.startswith("layout ")).split()[1:]
+    mean = float(next(l for l in out.splitlines() if l.startswith("mean ")).split()[1])
+    return mean, "/".join(pages)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="pseudoXOF-512")
+    ap.add_argument("--length", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--cpu", type=int, default=os.cpu_count() - 1)
+    ap.add_argument("--exe", default=str(ROOT / "target" / "release" / "cyclescope"))
+    a = ap.parse_args()
+    exe = pathlib.Path(a.exe)
+    lib = library_of(exe, a.label)
+    bits = a.label.split("-")[1]
+    figures = {}
+    pages = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        drv = pathlib.Path(tmp) / "loopdrv"
+        subprocess.run(["gcc", "-O2", "-o", str(drv), str(ROOT / "bench" / "loopdrv.c"), "-ldl"],
+                       check=True)
+        for _ in range(a.rounds):
+            rec = cyclescope(exe, a.label, a.length, a.cpu, tmp)
+            iters = rec["plan"]["iterations_per_trial"]
+            figures.setdefault("cyclescope guide", []).append(rec["mean_cycles"])
+            spread = rec["cyclescope"]["layouts"]
+            for (m, d), v in zip(LAYOUTS, spread["mean_cycles"]):
+                figures.setdefault(f"cyclescope {m},{d}", []).append(v)
+            for layout in ["malloc", "guarded"] + [f"{m},{d}" for m, d in LAYOUTS]:
+                v, p = loopdrv(drv, lib, bits, a.length, a.cpu, iters, layout)
+                figures.setdefault(f"loopdrv {layout}", []).append(v)
+                pages[f"loopdrv {layout}"] = p
+    base = statistics.median(figures["loopdrv malloc"])
+    print(f"| placement ({a.label} @ {a.length} B, {a.rounds} rounds) | median cycles/call | "
+          f"× loopdrv malloc | msg/digest/stack mod 4096 (loopdrv) |")
+    print("|---|---|---|---|")
+    for k, vs in figures.items():
+        med = statistics.median(vs)
+        print(f"| {k} | {med:.0f} | {med / base:.3f} | {pages.get(k, '')} |")
+
+
+if __name__ == "__main__":
+    main()
