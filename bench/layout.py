@@ -9,7 +9,9 @@ rounds of the mean cycles per call and its ratio to loopdrv's `malloc` figure, w
 offsets (address mod 4096) of the message, the digest and a stack variable that loopdrv saw.
 
 usage: flock -o /tmp/cyclescope-measure.lock bench/layout.py [--label pseudoXOF-512]
-       [--length 32] [--rounds 6] [--cpu N] [--exe target/release/cyclescope]
+       [--length 32] [--rounds 6] [--cpu N] [--trial-target S] [--exe target/release/cyclescope]
+The trial worker and the bundled libraries are built optimised in a debug build too, so
+`--exe target/debug/cyclescope` measures the same code.
 """
 import argparse, json, os, pathlib, statistics, subprocess, tempfile
 
@@ -23,9 +25,10 @@ def library_of(exe, label):
     return ROOT / os.path.expanduser(rows[0]["library"])
 
 
-def cyclescope(exe, label, length, cpu, tmp):
+def cyclescope(exe, label, length, cpu, tmp, target):
     out = pathlib.Path(tempfile.mkdtemp(dir=tmp)) / "run"
     subprocess.run([str(exe), "run", label, "--lengths", str(length), "--cpu", str(cpu),
+                    "--trial-target", str(target),
                     "--out", str(out), "--allow-unfixed-host", "--layouts", "--json"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     rec = json.loads(next((out / "records").rglob(f"{label}__hash_{length}.json")).read_text())
@@ -47,6 +50,7 @@ def main():
     ap.add_argument("--length", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--cpu", type=int, default=os.cpu_count() - 1)
+    ap.add_argument("--trial-target", type=float, default=0.2)
     ap.add_argument("--exe", default=str(ROOT / "target" / "release" / "cyclescope"))
     a = ap.parse_args()
     exe = pathlib.Path(a.exe)
@@ -59,7 +63,7 @@ def main():
         subprocess.run(["gcc", "-O2", "-o", str(drv), str(ROOT / "bench" / "loopdrv.c"), "-ldl"],
                        check=True)
         for _ in range(a.rounds):
-            rec = cyclescope(exe, a.label, a.length, a.cpu, tmp)
+            rec = cyclescope(exe, a.label, a.length, a.cpu, tmp, a.trial_target)
             iters = rec["plan"]["iterations_per_trial"]
             figures.setdefault("cyclescope guide", []).append(rec["mean_cycles"])
             spread = rec["cyclescope"]["layouts"]

@@ -201,7 +201,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         &[Char('L')],
         Action::StartLayouts,
-        "start, timing each job at 8 message/digest offsets too: lowest/median/highest beside the figure",
+        "start, also timing each job at 8 buffer layouts (run --layouts)",
         None,
     ),
     bind(
