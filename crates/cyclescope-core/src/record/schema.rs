@@ -191,7 +191,7 @@ impl TimingRecord {
             disturbed_retries: self.disturbed_retries,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
             doubts: crate::measure::doubt::doubts(&self.evidence()),
-            layouts: add.and_then(|a| a.layouts.clone()),
+            layouts: add.and_then(|a| a.layouts.clone()).map(Box::new),
         }
     }
 

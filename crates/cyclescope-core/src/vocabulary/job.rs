@@ -177,7 +177,7 @@ pub struct JobSummary {
     pub doubts: Vec<crate::measure::doubt::Doubt>,
     /// The figures at the other buffer layouts (`run --layouts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layouts: Option<crate::measure::layout::LayoutSpread>,
+    pub layouts: Option<Box<crate::measure::layout::LayoutSpread>>,
 }
 
 #[cfg(test)]

@@ -53,7 +53,11 @@ impl Measuring<'_> {
     /// one process, never make the guide's trials faster. False when the run was cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
-        if self.expected_digest.is_none() || bytes == 0 || self.done_trials.is_empty() {
+        if self.expected_digest.is_none()
+            || bytes == 0
+            || self.done_trials.is_empty()
+            || !self.runner.first_probe(&self.job.key)
+        {
             return true;
         }
         let mut probe_trials = Vec::new();
