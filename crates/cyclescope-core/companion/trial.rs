@@ -15,6 +15,7 @@ use core::ffi::c_int;
 
 use super::args::Invocation;
 use super::counter::{self, LoopCounter, PerfRefusal, Witness};
+use super::guarded::Guarded;
 use super::json::Channel;
 use super::library::{self, Entry, LoadError, MetaBlock};
 use super::procfs;
@@ -24,62 +25,10 @@ use super::sys;
 /// Samples per batch message, and the longest a batch waits (ns).
 const BATCH_SAMPLES: usize = 4096;
 const BATCH_INTERVAL_NS: u64 = 25_000_000;
-/// Guard bytes on each side of a buffer, and their value (`plugin::GuardedBuffer`).
-const GUARD_LEN: usize = 64;
-const GUARD_BYTE: u8 = 0xA5;
-
 /// Exit codes: measured to the end, could not measure, the candidate misbehaved.
 const EXIT_DONE: c_int = 0;
 const EXIT_ERROR: c_int = 2;
 const EXIT_FAULT: c_int = 3;
-
-/// A buffer framed by guard bytes that a write outside it breaks.
-struct Guarded {
-    bytes: &'static mut [u8],
-    len: usize,
-}
-
-impl Guarded {
-    /// The guide's layout: the data right after the guard bytes at the start of its own
-    /// allocation (so wherever malloc puts it).
-    fn new(len: usize) -> Option<Self> {
-        Self::framed(sys::alloc_filled(len.checked_add(2 * GUARD_LEN)?, 0)?, len)
-    }
-
-    /// A layout of its own: the data `offset` (< 64) bytes past a 64-byte boundary.
-    fn at_offset(len: usize, offset: usize) -> Option<Self> {
-        let framed = len.checked_add(2 * GUARD_LEN)?;
-        let bytes = sys::alloc_filled(framed.checked_add(2 * 64)?, 0)?;
-        let data = bytes.as_ptr() as usize + GUARD_LEN;
-        let skip = data.next_multiple_of(64) - data + offset;
-        Self::framed(&mut bytes[skip..skip + framed], len)
-    }
-
-    fn framed(bytes: &'static mut [u8], len: usize) -> Option<Self> {
-        bytes[..GUARD_LEN].fill(GUARD_BYTE);
-        bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
-        Some(Self { bytes, len })
-    }
-
-    fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes[GUARD_LEN..GUARD_LEN + self.len]
-    }
-
-    fn data(&self) -> &[u8] {
-        &self.bytes[GUARD_LEN..GUARD_LEN + self.len]
-    }
-
-    fn intact(&self) -> bool {
-        self.bytes[..GUARD_LEN].iter().all(|&b| b == GUARD_BYTE)
-            && self.bytes[GUARD_LEN + self.len..]
-                .iter()
-                .all(|&b| b == GUARD_BYTE)
-    }
-
-    fn ptr(&mut self) -> *mut u8 {
-        self.bytes.as_mut_ptr().wrapping_add(GUARD_LEN)
-    }
-}
 
 /// The candidate's entry point with its arguments fixed, the ABI chosen before any loop.
 pub(crate) struct Call {

@@ -12,6 +12,7 @@
 
 pub(crate) mod args;
 pub(crate) mod counter;
+pub(crate) mod guarded;
 pub(crate) mod json;
 pub(crate) mod library;
 pub(crate) mod procfs;
