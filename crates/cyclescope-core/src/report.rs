@@ -129,9 +129,18 @@ pub fn layout_notes<'a>(
     rows.into_iter()
         .filter_map(|(k, s)| {
             let l = s.layouts.as_ref()?;
+            let doubt = if l.disturbed_trials > 0 {
+                format!(
+                    " ⚠ {} of {} layout trials disturbed (preempted or on a slow clock): measure \
+                     again on a quiet CPU",
+                    l.disturbed_trials, l.trials
+                )
+            } else {
+                String::new()
+            };
             Some(format!(
                 "layouts `{}` {} B: {} / {} / {} cycles/call, lowest / median / highest of {} \
-                 message and digest offsets (the guide's layout: {})",
+                 message and digest offsets (the guide's layout: {}){doubt}",
                 k.label,
                 k.input_bytes,
                 format::int(Some(l.min)),

@@ -46,14 +46,22 @@ pub struct LayoutSpread {
     pub min: f64,
     pub median: f64,
     pub max: f64,
+    /// Layout trials the disturbance rule flags (preempted, slow clock); they are not re-run,
+    /// so the spread is doubtful when any is.
+    #[serde(default)]
+    pub disturbed_trials: u32,
+    #[serde(default)]
+    pub trials: u32,
 }
 
 impl LayoutSpread {
     /// The spread of the figures measured at `offsets` (None when any layout has none).
-    pub(crate) fn of(measured: Vec<(BufferOffsets, Vec<Trial>)>) -> Option<Self> {
+    pub(crate) fn of(measured: Vec<(BufferOffsets, Vec<Trial>)>, disturbed: u32) -> Option<Self> {
         let mut offsets = Vec::new();
         let mut means = Vec::new();
+        let mut all = 0;
         for (o, trials) in measured {
+            all += trials.len() as u32;
             let calls: u64 = trials.iter().map(|t| t.measurements).sum();
             if calls == 0 || trials.iter().any(|t| t.cycles == 0) {
                 return None;
@@ -67,6 +75,8 @@ impl LayoutSpread {
             median: median(means.clone())?,
             offsets,
             mean_cycles: means,
+            disturbed_trials: disturbed,
+            trials: all,
         })
     }
 }
@@ -101,14 +111,21 @@ mod tests {
             seconds: 1e-3,
             cycles,
         };
-        let s = LayoutSpread::of(vec![
-            (LAYOUTS[0], vec![t(10, 1000), t(10, 1200)]),
-            (LAYOUTS[1], vec![t(10, 900)]),
-            (LAYOUTS[2], vec![t(10, 2000)]),
-        ])
+        let s = LayoutSpread::of(
+            vec![
+                (LAYOUTS[0], vec![t(10, 1000), t(10, 1200)]),
+                (LAYOUTS[1], vec![t(10, 900)]),
+                (LAYOUTS[2], vec![t(10, 2000)]),
+            ],
+            1,
+        )
         .unwrap();
         assert_eq!(s.mean_cycles, [110.0, 90.0, 200.0]);
         assert_eq!((s.min, s.median, s.max), (90.0, 110.0, 200.0));
-        assert_eq!(LayoutSpread::of(vec![(LAYOUTS[0], vec![t(10, 0)])]), None);
+        assert_eq!((s.disturbed_trials, s.trials), (1, 4));
+        assert_eq!(
+            LayoutSpread::of(vec![(LAYOUTS[0], vec![t(10, 0)])], 0),
+            None
+        );
     }
 }

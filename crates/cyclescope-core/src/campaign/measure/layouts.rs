@@ -1,9 +1,11 @@
 //! `--layouts`: after a job's guide trials (and its proof), one process per layout of
 //! `measure::layout::LAYOUTS`, each with the guide's calls per trial, its figure kept only
-//! when the process completed with its digests and message intact. A layout that fails makes
+//! when the process completed with its digests and message intact. Layout trials are not re-run
+//! when disturbed; they are counted, and the spread carries the count. A layout that fails makes
 //! the job fail as any trial would: the same library, the same calls.
 
 use super::Measuring;
+use crate::measure::job;
 use crate::measure::layout::{LAYOUT_TRIALS, LAYOUTS, LayoutSpread};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
@@ -12,6 +14,7 @@ impl Measuring<'_> {
     /// Times the job at every layout and keeps their spread; false when cancelled meanwhile.
     pub(super) fn time_layouts(&mut self) -> bool {
         let mut measured = Vec::new();
+        let mut disturbed = 0;
         for offsets in LAYOUTS {
             let spec = TrialSpec {
                 trials: LAYOUT_TRIALS,
@@ -41,10 +44,21 @@ impl Measuring<'_> {
                     ));
                     return true;
                 }
-                JobOutcome::Complete => measured.push((offsets, run.record.trials)),
+                JobOutcome::Complete => {
+                    disturbed += run
+                        .record
+                        .trials
+                        .iter()
+                        .zip(&run.waited_ns)
+                        .filter(|(t, w)| {
+                            job::disturbance(t, **w, self.clock.fixed_clock_hz).is_some()
+                        })
+                        .count() as u32;
+                    measured.push((offsets, run.record.trials));
+                }
             }
         }
-        self.m.layouts = LayoutSpread::of(measured);
+        self.m.layouts = LayoutSpread::of(measured, disturbed);
         true
     }
 }
