@@ -126,10 +126,12 @@ enum Probe {
     Cancelled,
 }
 
-/// Calls per probe trial: as many as the guide's, each on a message of its own, within the
-/// pool.
+/// Calls per probe trial: a fifth of the guide's (at least the guide's minimum of 20), each on
+/// a message of its own, within the pool — a probe process costs about 3/5 of one guide trial.
 pub(crate) fn probe_calls(input_bytes: u64, guide_iterations: u64) -> u64 {
-    guide_iterations
+    (guide_iterations / 5)
+        .max(20)
+        .min(guide_iterations)
         .min(PROBE_POOL_BYTES / input_bytes.max(1))
         .max(1)
 }
@@ -141,12 +143,15 @@ mod tests {
     #[test]
     fn the_probe_asks_for_what_the_workers_pool_holds() {
         for (bytes, iters) in [(32, 20_000), (65_536, 300), (1 << 20, 20), (1 << 24, 20)] {
+            let calls = probe_calls(bytes, iters);
             assert_eq!(
-                probe_calls(bytes, iters),
-                crate::companion::proof::pool_messages(bytes, iters),
+                crate::companion::proof::pool_messages(bytes, calls),
+                calls,
                 "{bytes} B × {iters}"
             );
         }
+        assert_eq!(probe_calls(32, 20_000), 4000);
+        assert_eq!(probe_calls(1 << 20, 20), 8);
         assert_eq!(PROBE_POOL_BYTES, crate::companion::proof::POOL_BYTES);
     }
 }
