@@ -144,6 +144,16 @@ fn a_library_that_recognises_the_timing_message_is_refused_by_the_fresh_message_
 }
 
 #[test]
+fn a_library_fast_and_wrong_on_fresh_messages_fails_the_probes_digest() {
+    let (failure, out) = fixture_failure("proof_fresh_garbage");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("CRYPTOFAIL: in the fresh-message probe, on its last fresh message: "),
+        "{failure}\n{out}"
+    );
+}
+
+#[test]
 fn a_figure_beyond_what_a_core_can_load_is_implausible() {
     let tmp = tempfile::tempdir().unwrap();
     let lib = build_fixture("proof_pointer_cache", tmp.path());

@@ -63,6 +63,12 @@ pub(crate) trait TrialRunner: Send {
         None
     }
 
+    /// The digest of `msg` (all its bytes) from a worker of its own; None when this runner
+    /// proves no work.
+    fn digest_of(&mut self, _inst: &Instance, _msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {
+        None
+    }
+
     /// True the first time it is asked about `job`: the fresh-message probe runs once per job
     /// and runner, also when an interleaved comparison measures the job a trial at a time.
     fn first_probe(&mut self, _job: &JobKey) -> bool {
@@ -164,6 +170,13 @@ impl TrialRunner for WorkerRunner {
             self.digests.insert(key, d.clone());
         }
         Some(digest)
+    }
+
+    fn digest_of(&mut self, inst: &Instance, msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {
+        Some(
+            reference::hash_once(inst, msg, (msg.len() as u64).saturating_mul(8))
+                .map_err(|e| e.job_failure()),
+        )
     }
 
     fn first_probe(&mut self, job: &JobKey) -> bool {

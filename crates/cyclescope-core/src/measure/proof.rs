@@ -7,6 +7,7 @@
 //! runs the workers and decides what a refusal stops.
 
 pub mod floor;
+pub(crate) mod fresh;
 pub mod reference;
 
 use super::stats::Trial;

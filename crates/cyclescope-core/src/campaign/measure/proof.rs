@@ -8,7 +8,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::Measuring;
 use crate::measure::job::{self, ProcessRun};
-use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor};
+use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor, fresh};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
 
@@ -82,12 +82,13 @@ impl Measuring<'_> {
     /// One probe process: its undisturbed trials, or how it failed.
     fn one_probe(&mut self) -> Probe {
         let bytes = self.job.key.input_bytes;
+        let seed = RandomState::new().hash_one(bytes);
         let spec = TrialSpec {
             iterations: probe_calls(bytes, self.layout.spec.iterations),
             warmups: PROBE_WARMUPS,
             trials: PROBE_TRIALS,
             sample_calls: 0,
-            fresh_seed: Some(RandomState::new().hash_one(bytes)),
+            fresh_seed: Some(seed),
             ..self.layout.spec.clone()
         };
         let timeout = self.layout.timeout.mul_f64(f64::from(PROBE_TRIALS));
@@ -101,7 +102,9 @@ impl Measuring<'_> {
                 f.kind,
                 format!("in the fresh-message probe: {}", f.detail),
             )),
-            JobOutcome::Complete => match floor::check(&run.record.trials, bytes, core) {
+            JobOutcome::Complete => match floor::check(&run.record.trials, bytes, core)
+                .and_then(|()| self.probe_digest_holds(&spec, seed, &run))
+            {
                 Err(f) => Probe::Failed(f),
                 Ok(()) => Probe::Trials(
                     run.record
@@ -116,6 +119,41 @@ impl Measuring<'_> {
                 ),
             },
         }
+    }
+}
+
+impl Measuring<'_> {
+    /// The digest the probe's last call wrote against the one a separate worker computes of
+    /// that message (regenerated from the seed): a library that answers fresh messages fast
+    /// and wrong would otherwise hide how slow the real work is.
+    fn probe_digest_holds(
+        &mut self,
+        spec: &TrialSpec,
+        seed: u64,
+        run: &ProcessRun,
+    ) -> Result<(), JobFailure> {
+        let (Ok(len), Ok(count)) = (
+            usize::try_from(spec.input_bytes),
+            usize::try_from(spec.iterations),
+        ) else {
+            return Ok(());
+        };
+        let last_trial = u64::from(spec.trials.saturating_sub(1));
+        let msg = fresh::last_message(seed, last_trial, len, count);
+        let Some(expected) = self.runner.digest_of(&self.job.inst, &msg) else {
+            return Ok(());
+        };
+        let expected = expected?;
+        let last = run.digests.last().cloned().into_iter().collect::<Vec<_>>();
+        proof::check_digests(&expected, &last, spec.input_bytes).map_err(|f| {
+            JobFailure::new(
+                f.kind,
+                format!(
+                    "in the fresh-message probe, on its last fresh message: {}",
+                    f.detail
+                ),
+            )
+        })
     }
 }
 
