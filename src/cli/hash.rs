@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use super::InstanceArgs;
-use crate::cli::worker_cmd;
+use crate::measure::proof::reference;
 
 #[derive(Debug, Args)]
 pub struct HashArgs {
@@ -41,7 +41,7 @@ pub fn run(config: Option<&Path>, args: &HashArgs) -> anyhow::Result<ExitCode> {
             8 * msg.len()
         );
     }
-    let digest = worker_cmd::hash_once(inst, &msg, bits).map_err(anyhow::Error::msg)?;
+    let digest = reference::hash_once(inst, &msg, bits)?;
     outln!("{}", hex::encode(digest));
     Ok(ExitCode::SUCCESS)
 }

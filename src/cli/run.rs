@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// longer than 1 MiB
     #[arg(long)]
     pub allow_large_plan: bool,
+    /// Time each job again with the message at 0…7 and the digest at 0, 8, …, 56 bytes past a
+    /// 64-byte boundary, and show the lowest, median and highest figure beside the guide's
+    #[arg(long)]
+    pub layouts: bool,
     /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["out", "lengths"])]
     pub resume: Option<PathBuf>,
@@ -278,6 +282,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
         allow_large_plan: args.allow_large_plan,
+        layouts: args.layouts,
         tui_attached: false,
         kat_passed: Default::default(),
         baseline: args.baseline.clone(),

@@ -1,20 +1,21 @@
 //! `cyclescope worker …` (hidden): the child processes that host candidate code, and the
-//! parent-side helpers for the one-shot jobs (probe a library's metadata, hash one message).
+//! parent-side helpers for the one-shot jobs (probe a library's metadata, SUPERCOP's
+//! checksums, the sandbox; hashing one message is `measure::proof::reference`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use serde::{Deserialize, Serialize};
 
 use crate::catalog::Instance;
 use crate::cli::select::AbiArg;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
 use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta};
+use crate::worker::one_shot::{Reply, one_shot};
 use crate::worker::sandbox::SandboxState;
-use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand, child};
+use crate::worker::{Limits, child};
 
 /// How long a probe may take: loading a library and reading its metadata is quick, so a
 /// constructor that hangs (or forks and waits) is reported within seconds.
@@ -102,29 +103,6 @@ enum Job {
 
 fn parse_kat_file(s: &str) -> Result<KatFile, String> {
     KatFile::from_tag(s).ok_or_else(|| format!("unknown KAT file {s:?}"))
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "snake_case")]
-enum Reply {
-    Meta {
-        meta: Option<NgccMeta>,
-    },
-    Digest {
-        rc: i32,
-        hex: String,
-        overflow: bool,
-    },
-    Error {
-        message: String,
-    },
-    Sandbox {
-        state: SandboxState,
-    },
-    Checksums {
-        small: String,
-        big: String,
-    },
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
@@ -241,75 +219,6 @@ fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path
     }
 }
 
-/// Runs a one-shot job on `lib` that answers with exactly one reply; its failures name the
-/// library (the party to blame).
-fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, String> {
-    let limits = Limits::from_env()?;
-    // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
-    let mut args = job;
-    args.splice(1..1, limits.to_args());
-    let cmd = WorkerCommand {
-        exe: worker::default_exe(),
-        args,
-        timeout,
-        cancel: None,
-        limits,
-        pinned_cpu: None,
-    };
-    let mut reply = None;
-    let outcome = worker::run(&cmd, |r: Reply| match reply {
-        None => {
-            reply = Some(r);
-            Ok(())
-        }
-        Some(_) => Err(Tampering("a second reply".into())),
-    })
-    .map_err(|e| e.to_string())?;
-    match (reply, &outcome.exit) {
-        (_, Exit::Tampered(why)) => Err(format!(
-            "TAMPERED: the library wrote to the worker's protocol channel ({why})"
-        )),
-        (_, Exit::Moved(why)) => Err(format!(
-            "TAMPERED: library {} left its place in the worker: {why}",
-            lib.display()
-        )),
-        (Some(r), _) => Ok(r),
-        (None, Exit::TimedOut(d)) => Err(format!(
-            "library {} did not answer within {:.0} s (it hangs, or a process it started \
-             holds the worker); the worker's process group was killed{}",
-            lib.display(),
-            d.as_secs_f64(),
-            tail_suffix(&outcome.stderr_tail)
-        )),
-        (None, Exit::Stopped(stopped)) => Err(format!(
-            "library {}: {stopped}; the worker's process group was killed{}",
-            lib.display(),
-            tail_suffix(&outcome.stderr_tail)
-        )),
-        (None, Exit::Signal { name, .. }) => Err(format!(
-            "library {} crashed ({name}) in its worker{}{}",
-            lib.display(),
-            outcome.death_note(),
-            tail_suffix(&outcome.stderr_tail)
-        )),
-        (None, exit) => Err(format!(
-            "the worker that loaded library {} ended without an answer ({exit}){}{}",
-            lib.display(),
-            outcome.limit_note,
-            tail_suffix(&outcome.stderr_tail)
-        )),
-    }
-}
-
-fn tail_suffix(tail: &str) -> String {
-    let t = tail.trim();
-    if t.is_empty() {
-        String::new()
-    } else {
-        format!(": {t}")
-    }
-}
-
 /// Loads ICCS library `lib` in a worker and returns its metadata (None when it exports none).
 pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
     probe_abi(lib, Abi::Iccs)
@@ -322,7 +231,7 @@ pub fn probe_abi(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
         lib.display().to_string(),
         format!("--abi={}", abi.name()),
     ];
-    match one_shot(lib, args, PROBE_TIMEOUT)? {
+    match one_shot(lib, args, PROBE_TIMEOUT).map_err(|e| e.to_string())? {
         Reply::Meta { meta } => Ok(meta),
         Reply::Error { message } => Err(message),
         _ => Err("unexpected reply from the worker".into()),
@@ -337,7 +246,7 @@ pub fn supercop_checksums(inst: &Instance) -> Result<(String, String), String> {
         format!("--digest-bits={}", inst.digest_bits),
         format!("--abi={}", inst.abi.name()),
     ];
-    match one_shot(&inst.library, args, HASH_TIMEOUT)? {
+    match one_shot(&inst.library, args, HASH_TIMEOUT).map_err(|e| e.to_string())? {
         Reply::Checksums { small, big } => Ok((small, big)),
         Reply::Error { message } => Err(message),
         _ => Err("unexpected reply from the worker".into()),
@@ -346,39 +255,10 @@ pub fn supercop_checksums(inst: &Instance) -> Result<(String, String), String> {
 
 /// What the sandbox of a worker enforces on this machine, asked of a real worker.
 pub fn sandbox_state() -> Result<SandboxState, String> {
-    match one_shot(Path::new("(none)"), vec!["sandbox".into()], PROBE_TIMEOUT)? {
+    match one_shot(Path::new("(none)"), vec!["sandbox".into()], PROBE_TIMEOUT)
+        .map_err(|e| e.to_string())?
+    {
         Reply::Sandbox { state } => Ok(state),
-        Reply::Error { message } => Err(message),
-        _ => Err("unexpected reply from the worker".into()),
-    }
-}
-
-/// Hashes the first `bits` bits of `msg` with `inst` in a worker.
-pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, String> {
-    let mut file = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
-    std::io::Write::write_all(&mut file, msg).map_err(|e| format!("temporary file: {e}"))?;
-    let reply = one_shot(
-        &inst.library,
-        vec![
-            "hash".into(),
-            inst.library.display().to_string(),
-            "--digest-bits".into(),
-            inst.digest_bits.to_string(),
-            "--bits".into(),
-            bits.to_string(),
-            "--file".into(),
-            file.path().display().to_string(),
-            format!("--abi={}", inst.abi.name()),
-        ],
-        HASH_TIMEOUT,
-    )?;
-    match reply {
-        Reply::Digest { overflow: true, .. } => Err(format!(
-            "{} wrote outside its message or digest buffer (OVERFLOW)",
-            inst.label
-        )),
-        Reply::Digest { rc, .. } if rc != 0 => Err(format!("CryptHash returned {rc}")),
-        Reply::Digest { hex, .. } => hex::decode(hex).map_err(|e| e.to_string()),
         Reply::Error { message } => Err(message),
         _ => Err("unexpected reply from the worker".into()),
     }

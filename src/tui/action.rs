@@ -77,6 +77,8 @@ pub enum Action {
     CurveNext,
     /// Sweep the lengths of the instance under the cursor: its cost model on the curve.
     Sweep,
+    /// Start, timing each job at the buffer layouts of `run --layouts` too.
+    StartLayouts,
 }
 
 impl Action {
@@ -88,6 +90,7 @@ impl Action {
                 | Action::ToggleLength(_)
                 | Action::CustomLength
                 | Action::Start
+                | Action::StartLayouts
                 | Action::StartAnyway
                 | Action::Cancel
                 | Action::RecheckHost

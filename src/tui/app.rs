@@ -191,6 +191,8 @@ pub struct RunSpec {
     pub rebuild: Vec<(String, crate::build::ProfileChoice)>,
     /// Baseline instances the run may add as reference jobs (for "× pseudoXOF").
     pub reference_pool: Vec<Instance>,
+    /// Time each job at the buffer layouts too (`L`, as `run --layouts`).
+    pub layouts: bool,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.

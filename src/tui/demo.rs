@@ -112,6 +112,7 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         disturbed_retries: 0,
         ci95_relative: Some(0.004),
         doubts: vec![],
+        layouts: None,
     }
 }
 

@@ -447,6 +447,7 @@ pub fn request(
         kat_passed: spec.kat_passed,
         host_root: options.host_root.clone(),
         reference_pool: spec.reference_pool,
+        layouts: spec.layouts,
         ..RequestOverrides::default()
     };
     RunRequest::build(&options.settings, spec.instances, run_dir, overrides)

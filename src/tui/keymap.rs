@@ -199,6 +199,12 @@ pub const BINDINGS: &[Binding] = &[
         Some("start"),
     ),
     bind(
+        &[Char('L')],
+        Action::StartLayouts,
+        "start, also timing each job at 8 buffer layouts (run --layouts)",
+        None,
+    ),
+    bind(
         &[Char('A')],
         Action::StartAnyway,
         "measure anyway: failed host checks, KAT not passed (stored with the run)",

@@ -1,7 +1,7 @@
 //! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi iccs|supercop]`. Parsing
+//! [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -26,6 +26,12 @@ pub(crate) struct Invocation<'a> {
     pub(crate) open_files: Option<u64>,
     /// SUPERCOP's `crypto_hash` instead of ICCS `CryptHash`.
     pub(crate) supercop: bool,
+    /// The fresh-message probe: each call hashes a message of its own, pseudo-random from
+    /// this seed, instead of the harness's message.
+    pub(crate) fresh_seed: Option<u64>,
+    /// A layout of its own (`measure::layout`): the message and the digest this many bytes
+    /// past a 64-byte boundary, instead of where their allocations put them.
+    pub(crate) offsets: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +52,8 @@ impl fmt::Display for ArgsError<'_> {
             ArgsError::Usage => f.write_str(
                 "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
                  [--samples S] [--cpu C] [--max-address-space B] [--max-cpu-seconds S] \
-                 [--max-file-size B] [--max-open-files N] [--abi iccs|supercop]",
+                 [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
+                 [--fresh-seed S] [--msg-offset O --digest-offset O]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -62,7 +69,7 @@ impl fmt::Display for ArgsError<'_> {
 }
 
 /// The numeric options, in the order the engine writes them.
-const OPTIONS: [&[u8]; 11] = [
+const OPTIONS: [&[u8]; 14] = [
     b"--digest-bits",
     b"--bytes",
     b"--iters",
@@ -74,6 +81,9 @@ const OPTIONS: [&[u8]; 11] = [
     b"--max-cpu-seconds",
     b"--max-file-size",
     b"--max-open-files",
+    b"--fresh-seed",
+    b"--msg-offset",
+    b"--digest-offset",
 ];
 
 /// A decimal u64 (no sign, no spaces, no overflow).
@@ -96,7 +106,7 @@ pub(crate) fn parse<'a>(
         return Err(ArgsError::Usage);
     }
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
-    let mut values: [Option<u64>; 11] = [None; 11];
+    let mut values: [Option<u64>; 14] = [None; 14];
     let mut abi: Option<bool> = None;
     while let Some(k) = it.next().map(CStr::to_bytes) {
         if k == b"--abi" {
@@ -134,6 +144,9 @@ pub(crate) fn parse<'a>(
         secs,
         file_size,
         open_files,
+        fresh_seed,
+        msg_offset,
+        digest_offset,
     ] = values;
     let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
         (bits, bytes, iters, warmups)
@@ -157,5 +170,12 @@ pub(crate) fn parse<'a>(
         file_size_bytes: file_size,
         open_files,
         supercop: abi.unwrap_or(false),
+        fresh_seed,
+        offsets: match (msg_offset, digest_offset) {
+            (None, None) => None,
+            (Some(m), Some(d)) if m < 64 && d < 64 => Some((m as usize, d as usize)),
+            (Some(_), Some(_)) => return Err(ArgsError::OutOfRange("an offset (0–63)")),
+            _ => return Err(ArgsError::Missing),
+        },
     })
 }

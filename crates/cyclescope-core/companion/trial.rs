@@ -4,58 +4,31 @@
 //! RSS, open the counters, report `ready`; run the warm-ups; then per trial (1) the guide's
 //! bare loop of ITERS calls between the loop counter's readings and CLOCK_MONOTONIC_RAW,
 //! nothing else inside it, and (2) the per-call phase with serialised stamps, sent in batches;
-//! finally `done` with the peak RSS. A non-zero return or a broken guard ends it with a fault.
+//! finally `done` with the peak RSS. A non-zero return, a broken guard or a message that is no
+//! longer the one prepared (checked after the warm-ups and after each phase, never inside a
+//! timed loop) ends it with a fault. Each `trial` carries the digest of its loop's last call,
+//! for the engine to hold against a separate worker's. With `--fresh-seed` it is the
+//! fresh-message probe instead: each call of a trial hashes a message of its own
+//! (`proof::Fresh`), laid one after another in one allocation.
 
 use core::ffi::c_int;
 
 use super::args::Invocation;
 use super::counter::{self, LoopCounter, PerfRefusal, Witness};
+use super::guarded::Guarded;
 use super::json::Channel;
 use super::library::{self, Entry, LoadError, MetaBlock};
 use super::procfs;
+use super::proof::{self, Fresh};
 use super::sys;
 
 /// Samples per batch message, and the longest a batch waits (ns).
 const BATCH_SAMPLES: usize = 4096;
 const BATCH_INTERVAL_NS: u64 = 25_000_000;
-/// Guard bytes on each side of a buffer, and their value (`plugin::GuardedBuffer`).
-const GUARD_LEN: usize = 64;
-const GUARD_BYTE: u8 = 0xA5;
-
 /// Exit codes: measured to the end, could not measure, the candidate misbehaved.
 const EXIT_DONE: c_int = 0;
 const EXIT_ERROR: c_int = 2;
 const EXIT_FAULT: c_int = 3;
-
-/// A buffer framed by guard bytes that a write outside it breaks.
-struct Guarded {
-    bytes: &'static mut [u8],
-    len: usize,
-}
-
-impl Guarded {
-    fn new(len: usize) -> Option<Self> {
-        let bytes = sys::alloc_filled(len.checked_add(2 * GUARD_LEN)?, 0)?;
-        bytes[..GUARD_LEN].fill(GUARD_BYTE);
-        bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
-        Some(Self { bytes, len })
-    }
-
-    fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes[GUARD_LEN..GUARD_LEN + self.len]
-    }
-
-    fn intact(&self) -> bool {
-        self.bytes[..GUARD_LEN].iter().all(|&b| b == GUARD_BYTE)
-            && self.bytes[GUARD_LEN + self.len..]
-                .iter()
-                .all(|&b| b == GUARD_BYTE)
-    }
-
-    fn ptr(&mut self) -> *mut u8 {
-        self.bytes.as_mut_ptr().wrapping_add(GUARD_LEN)
-    }
-}
 
 /// The candidate's entry point with its arguments fixed, the ABI chosen before any loop.
 pub(crate) struct Call {
@@ -97,6 +70,27 @@ impl Call {
         }
         failed
     }
+
+    /// The probe's loop: call `i` hashes the `i`-th message of `stride` bytes from `msg`.
+    #[inline(always)]
+    fn call_pool(&self, n: u64, stride: usize) -> c_int {
+        let mut failed = 0;
+        let mut at = self.msg;
+        for _ in 0..n {
+            let rc = match self.entry {
+                // SAFETY: `at` stays inside the pool, which holds `n` messages of `stride`
+                // bytes (msg_bits / 8 each) inside guard bytes; the digest as in `call_n`.
+                Entry::Iccs(f) => unsafe { f(self.digest_bits, at, self.msg_bits, self.digest) },
+                // SAFETY: as above, for `crypto_hash(out, in, inlen)`.
+                Entry::Supercop(f) => unsafe { f(self.digest, at, self.msg_bits / 8) },
+            };
+            if rc != 0 {
+                failed = rc;
+            }
+            at = at.wrapping_add(stride);
+        }
+        failed
+    }
 }
 
 /// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
@@ -120,17 +114,38 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
             b"the message length does not fit this machine",
         );
     };
-    let (Some(mut msg), Some(mut digest)) = (
-        Guarded::new(msg_len),
-        Guarded::new((inv.digest_bits as usize).div_ceil(8)),
-    ) else {
+    let fresh = inv.fresh_seed.map(Fresh::new);
+    // The probe lays its messages one after another, each hashed once per trial.
+    let count = match fresh {
+        Some(_) => proof::pool_messages(inv.input_bytes, inv.iterations),
+        None => 1,
+    };
+    if fresh.is_some() && count < inv.iterations {
+        return error(ch, "memory", b"the probe's messages do not fit its pool");
+    }
+    let digest_len = (inv.digest_bits as usize).div_ceil(8);
+    let pool_len = usize::try_from(count)
+        .ok()
+        .and_then(|n| msg_len.checked_mul(n));
+    let buffers = match inv.offsets {
+        None => pool_len
+            .and_then(Guarded::new)
+            .zip(Guarded::new(digest_len)),
+        Some((m, d)) => pool_len
+            .and_then(|len| Guarded::at_offset(len, m))
+            .zip(Guarded::at_offset(digest_len, d)),
+    };
+    let Some((mut msg, mut digest)) = buffers else {
         return error(
             ch,
             "memory",
             b"cannot allocate the message and digest buffers",
         );
     };
-    fill_harness_message(msg.data_mut(), inv.input_bytes);
+    match fresh {
+        None => fill_harness_message(msg.data_mut(), inv.input_bytes),
+        Some(f) => f.fill(msg.data_mut()),
+    }
     let baseline_rss_bytes = procfs::resident_bytes();
     let (mut loop_counter, refusal) = LoopCounter::open();
     let witness = Witness::open(&loop_counter, inv.cpu);
@@ -151,9 +166,19 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         msg_bits: inv.input_bytes.wrapping_mul(8),
         digest: digest.ptr(),
     };
-    let check = |rc: c_int, msg: &Guarded, digest: &Guarded| -> Option<c_int> {
+    // After every phase, outside the timed loop: the guards, then the message, then the
+    // return code.
+    let check = |rc: c_int, msg: &Guarded, digest: &Guarded, state: Option<Fresh>| {
         if !(msg.intact() && digest.intact()) {
             send_overflow(ch);
+            return Some(EXIT_FAULT);
+        }
+        let changed = match state {
+            None => proof::harness_message_differs(msg.data(), inv.input_bytes),
+            Some(f) => f.differs(msg.data()),
+        };
+        if let Some(offset) = changed {
+            send_input_changed(ch, offset as u64);
             return Some(EXIT_FAULT);
         }
         (rc != 0).then(|| {
@@ -162,19 +187,26 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         })
     };
     for _ in 0..inv.warmups {
-        if let Some(code) = check(call.call_n(1), &msg, &digest) {
+        if let Some(code) = check(call.call_n(1), &msg, &digest, fresh) {
             return code;
         }
     }
     let mut batch: Option<&'static mut [u8]> = None;
-    for _ in 0..inv.trials {
+    for trial in 0..inv.trials {
+        let state = fresh.map(|f| f.advance(u64::from(trial)));
+        if let Some(f) = state {
+            f.fill(msg.data_mut());
+        }
         // The guide's loop: nothing but the calls between the two readings.
         let wait0 = procfs::runqueue_wait_ns();
         let t0 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let outer = witness.outer();
         loop_counter.start();
         let inner0 = witness.inner();
-        let failed_rc = call.call_n(inv.iterations);
+        let failed_rc = match state {
+            None => call.call_n(inv.iterations),
+            Some(_) => call.call_pool(inv.iterations, msg_len),
+        };
         let inner1 = witness.inner();
         let cycles = loop_counter.stop();
         let clock = witness.pair(outer, (inner0, inner1), cycles);
@@ -182,16 +214,19 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         let waited = procfs::runqueue_wait_ns()
             .zip(wait0)
             .map(|(b, a)| b.saturating_sub(a));
-        if let Some(code) = check(failed_rc, &msg, &digest) {
+        if let Some(code) = check(failed_rc, &msg, &digest, state) {
             return code;
         }
         send_trial(
             ch,
-            inv.iterations,
-            t1.saturating_sub(t0),
-            cycles,
-            waited,
-            clock,
+            TrialFigures {
+                iterations: inv.iterations,
+                nanoseconds: t1.saturating_sub(t0),
+                cycles,
+                waited_ns: waited,
+                clock,
+                digest: digest.data(),
+            },
         );
         if inv.sample_calls > 0 {
             if batch.is_none() {
@@ -201,7 +236,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
                 return error(ch, "memory", b"cannot allocate the per-call sample batch");
             };
             let rc = sample_calls(ch, inv.sample_calls, overhead.unwrap_or(0), &call, buf);
-            if let Some(code) = check(rc, &msg, &digest) {
+            if let Some(code) = check(rc, &msg, &digest, state) {
                 return code;
             }
         }
@@ -220,21 +255,23 @@ trait Pipe: Sized {
 }
 impl Pipe for super::json::Line {}
 
-/// One trial's figures.
-pub(crate) fn send_trial(
-    ch: &Channel,
-    iterations: u64,
-    nanoseconds: u64,
-    cycles: u64,
-    waited_ns: Option<u64>,
-    clock: Option<(&str, u64, u64)>,
-) {
+/// One trial's figures, and the digest its loop's last call wrote.
+pub(crate) struct TrialFigures<'a> {
+    pub(crate) iterations: u64,
+    pub(crate) nanoseconds: u64,
+    pub(crate) cycles: u64,
+    pub(crate) waited_ns: Option<u64>,
+    pub(crate) clock: Option<(&'a str, u64, u64)>,
+    pub(crate) digest: &'a [u8],
+}
+
+pub(crate) fn send_trial(ch: &Channel, t: TrialFigures<'_>) {
     ch.message("trial")
-        .number("measurements", iterations)
-        .number("nanoseconds", nanoseconds)
-        .number("cycles", cycles)
-        .optional("waited_ns", waited_ns)
-        .pipe(|line| match clock {
+        .number("measurements", t.iterations)
+        .number("nanoseconds", t.nanoseconds)
+        .number("cycles", t.cycles)
+        .optional("waited_ns", t.waited_ns)
+        .pipe(|line| match t.clock {
             Some((kind, core, reference)) => line.object("clock", |o| {
                 o.name("kind", kind)
                     .number("core", core)
@@ -242,6 +279,7 @@ pub(crate) fn send_trial(
             }),
             None => line.null("clock"),
         })
+        .hex("digest", t.digest)
         .send();
 }
 
@@ -324,6 +362,11 @@ pub(crate) fn sample_calls(
 /// A guard byte changed: the candidate wrote outside its buffers.
 pub(crate) fn send_overflow(ch: &Channel) {
     ch.message("overflow").send();
+}
+
+/// The message is not the one the worker prepared: the candidate wrote into its input.
+pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
+    ch.message("input_changed").number("offset", offset).send();
 }
 
 /// The candidate returned non-zero.

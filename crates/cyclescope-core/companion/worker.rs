@@ -12,9 +12,11 @@
 
 pub(crate) mod args;
 pub(crate) mod counter;
+pub(crate) mod guarded;
 pub(crate) mod json;
 pub(crate) mod library;
 pub(crate) mod procfs;
+pub(crate) mod proof;
 pub(crate) mod sandbox;
 pub(crate) mod setup;
 pub(crate) mod sys;

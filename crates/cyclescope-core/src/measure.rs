@@ -1,6 +1,7 @@
 //! Measurement below the campaign: planning (`plan`), statistics (`stats`), the worker side of
 //! a trial (`trial`), the codec of its command line (`trial_args`) and the parent side of one
-//! worker process (`job`), and the paired statistic of interleaved A/B trials (`paired`).
+//! worker process (`job`), the paired statistic of interleaved A/B trials (`paired`), and the
+//! proof that timed calls did the work (`proof`), and the buffer layouts (`layout`).
 //! Measures cycles per call by the guide's loop method and per-call samples for histograms,
 //! always in worker processes. It never decides which jobs run, never
 //! retries and never writes records (that is `campaign`).
@@ -9,8 +10,10 @@ pub mod body;
 pub mod clock;
 pub mod doubt;
 pub(crate) mod job;
+pub mod layout;
 pub mod paired;
 pub mod plan;
+pub mod proof;
 pub mod stats;
 pub mod trial;
 pub mod trial_args;

@@ -122,6 +122,38 @@ pub fn doubt_notes<'a>(
         .collect()
 }
 
+/// One line per job timed at other buffer layouts (`run --layouts`): the lowest, median and
+/// highest figure across them beside the guide's, in the loop counter's units.
+pub fn layout_notes<'a>(
+    rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>,
+) -> Vec<String> {
+    rows.into_iter()
+        .filter_map(|(k, s)| {
+            let l = s.layouts.as_ref()?;
+            let doubt = if l.disturbed_trials > 0 {
+                format!(
+                    " ⚠ {} of {} layout trials disturbed (preempted or on a slow clock): measure \
+                     again on a quiet CPU",
+                    l.disturbed_trials, l.trials
+                )
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "layouts `{}` {} B: {} / {} / {} cycles/call, lowest / median / highest of {} \
+                 message and digest offsets (the guide's layout: {}){doubt}",
+                k.label,
+                k.input_bytes,
+                format::int(Some(l.min)),
+                format::int(Some(l.median)),
+                format::int(Some(l.max)),
+                l.offsets.len(),
+                format::int(s.mean_cycles),
+            ))
+        })
+        .collect()
+}
+
 /// The §4 table in Markdown (header, rule, one line per row); empty without rows.
 pub fn perf_table<'a>(rows: impl IntoIterator<Item = [String; 7]> + 'a) -> String {
     let mut out = String::new();
@@ -215,6 +247,7 @@ mod tests {
             disturbed_retries: 0,
             ci95_relative: None,
             doubts: vec![],
+            layouts: None,
         };
         let table = perf_table([
             perf_cells(&key, Some(&s), None),
@@ -259,6 +292,7 @@ mod tests {
                     kat: "NOKAT".into(),
                 },
             ],
+            layouts: None,
         };
         assert_eq!(perf_cells(&key, Some(&s), None)[2], "17.3 k ±1.2 % ⚠");
         assert_eq!(

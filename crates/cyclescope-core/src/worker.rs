@@ -16,6 +16,7 @@ mod exchange;
 pub(crate) mod forbidden;
 pub(crate) mod group;
 pub mod limits;
+pub mod one_shot;
 pub(crate) mod place;
 pub mod sandbox;
 mod session;

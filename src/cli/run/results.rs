@@ -95,7 +95,10 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         (cells, r.reference_job, r.x_pseudoxof)
     }));
     // Why a figure carries ⚠ (the core's doubt rule), one line each.
-    let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    notes.extend(crate::report::layout_notes(
+        rows.iter().map(|r| (&r.job, &r.summary)),
+    ));
     if !notes.is_empty() {
         out.push('\n');
         for note in notes {

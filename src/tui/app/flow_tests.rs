@@ -397,3 +397,18 @@ fn w_sweeps_the_instance_under_the_cursor_and_its_fit_joins_the_curve() {
     assert_eq!(marks.points.len(), 1);
     assert_eq!(marks.points[0].0, 200);
 }
+
+#[test]
+fn l_starts_a_run_that_times_the_buffer_layouts_too() {
+    let mut app = demo::idle();
+    let Some(Effect::Start(spec)) = app.act(Action::StartLayouts) else {
+        panic!("L starts");
+    };
+    assert!(spec.layouts);
+    assert_eq!(app.last_spec.as_ref().map(|s| s.layouts), Some(true));
+    let mut plain = demo::idle();
+    let Some(Effect::Start(spec)) = plain.act(Action::Start) else {
+        panic!("s starts");
+    };
+    assert!(!spec.layouts, "s keeps the guide's layout alone");
+}

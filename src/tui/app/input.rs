@@ -178,6 +178,7 @@ impl App {
             }
             Action::CustomLength => self.mode = Mode::LengthInput(String::new()),
             Action::Start => return self.start(),
+            Action::StartLayouts => return self.start_with_layouts(),
             Action::StartAnyway => return self.start_anyway(),
             Action::RunKats => return self.run_kats(),
             Action::CompareLive => return self.compare_live(),

@@ -1,5 +1,5 @@
 //! Starting things and leaving: a run of the selection (`s`), the operator's consent to
-//! measure anyway (`A`), the KATs alone (`K`), the interleaved A/B of two instances (`=`),
+//! measure anyway (`A`), a run timed at the buffer layouts too (`L`), the KATs alone (`K`), the interleaved A/B of two instances (`=`),
 //! pinning a baseline run (`b`), and leaving,
 //! which asks first while a run is in flight. Returns effects; performs nothing itself.
 
@@ -55,7 +55,18 @@ impl App {
             allow_kat_fail: self.allow_kat_fail,
             interleaved_pairs: None,
             rebuild,
+            layouts: false,
         };
+        self.last_spec = Some(spec.clone());
+        Some(Effect::Start(spec))
+    }
+
+    /// `L`: a run like `s` whose jobs are timed at the layouts of `run --layouts` too.
+    pub(super) fn start_with_layouts(&mut self) -> Option<Effect> {
+        let Some(Effect::Start(mut spec)) = self.start() else {
+            return None;
+        };
+        spec.layouts = true;
         self.last_spec = Some(spec.clone());
         Some(Effect::Start(spec))
     }
@@ -147,6 +158,7 @@ impl App {
             interleaved_pairs: None,
             rebuild: Vec::new(),
             reference_pool: Vec::new(),
+            layouts: false,
         }))
     }
 

@@ -17,7 +17,9 @@ fn offered(app: &App, a: Action) -> bool {
         return false;
     }
     match a {
-        Action::Start | Action::RunKats | Action::RecheckHost => !app.is_running(),
+        Action::Start | Action::StartLayouts | Action::RunKats | Action::RecheckHost => {
+            !app.is_running()
+        }
         Action::Cancel => app.is_running(),
         Action::StartAnyway => app.consent_applies(),
         Action::HistPrev => app.hist_jobs().len() > 1,

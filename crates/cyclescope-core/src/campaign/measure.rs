@@ -3,6 +3,13 @@
 //! re-run while a trial of it was disturbed (at most `MAX_ATTEMPTS`), the per-call histogram
 //! of the job and of each process, and progress events at a bounded rate (also while a process
 //! runs far past what its plan expects). Stops at the next process on cancel. Writes nothing.
+//! Each job also proves its work (`proof`): the digest to hold each trial against comes first,
+//! every kept process is checked against it and the physical floor, and a fresh-message probe
+//! follows the guide's trials. With `--layouts` the job is timed at other buffer layouts too
+//! (`layouts`).
+
+mod layouts;
+mod proof;
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -31,6 +38,8 @@ pub(crate) struct JobMeasurement {
     pub(crate) failure: Option<JobFailure>,
     /// Effective core clock of each kept trial, Hz, where a witness measured it.
     pub(crate) clock_hz_by_trial: Vec<Option<f64>>,
+    /// The figures at the other buffer layouts (`--layouts`).
+    pub(crate) layouts: Option<crate::measure::layout::LayoutSpread>,
 }
 
 impl JobMeasurement {
@@ -43,6 +52,7 @@ impl JobMeasurement {
             disturbed_retries: 0,
             failure: None,
             clock_hz_by_trial: Vec::new(),
+            layouts: None,
         }
     }
 }
@@ -93,6 +103,8 @@ impl Layout {
                 trials: per_process,
                 sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
                 abi: j.inst.abi,
+                fresh_seed: None,
+                offsets: None,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
@@ -123,6 +135,9 @@ struct Measuring<'a> {
     last_progress: Instant,
     overhead: f64,
     source: String,
+    /// The digest every trial's last call must have written (None: this runner proves no
+    /// work).
+    expected_digest: Option<Vec<u8>>,
 }
 
 pub(super) fn measure_job(
@@ -143,7 +158,11 @@ pub(super) fn measure_job(
         last_progress: Instant::now() - PROGRESS_INTERVAL,
         overhead: 0.0,
         source: String::new(),
+        expected_digest: None,
     };
+    if !run.fetch_reference_digest() {
+        return Measured::Done(Box::new(run.m));
+    }
     for index in 0..run.layout.processes {
         if !run.keep_one_process(index) {
             return Measured::Cancelled;
@@ -151,6 +170,12 @@ pub(super) fn measure_job(
         if run.m.failure.is_some() || precise_enough(req.adaptive, &run.done_trials) {
             break;
         }
+    }
+    if run.m.failure.is_none() && !run.probe_fresh_messages() {
+        return Measured::Cancelled;
+    }
+    if req.layouts && run.m.failure.is_none() && !run.time_layouts() {
+        return Measured::Cancelled;
     }
     Measured::Done(Box::new(run.m))
 }
@@ -178,7 +203,7 @@ impl Measuring<'_> {
             }
             let failure = match &run.outcome {
                 JobOutcome::Cancelled => return false,
-                JobOutcome::Complete => None,
+                JobOutcome::Complete => self.disproved(&run),
                 JobOutcome::Failed(f) => Some(f.clone()),
             };
             let (clock_hz, clock_drift) = self.witnessed_clock(&run);

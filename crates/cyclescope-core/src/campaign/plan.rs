@@ -126,6 +126,8 @@ impl Run<'_> {
             trials: 1,
             sample_calls: 0,
             abi: inst.abi,
+            fresh_seed: None,
+            offsets: None,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self

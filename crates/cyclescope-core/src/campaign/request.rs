@@ -55,6 +55,8 @@ pub struct RunRequest {
     /// Labels of the baseline instances this run added because its selection lacked them
     /// (reference jobs: measured so that the ratio has a denominator).
     pub reference_jobs: Vec<String>,
+    /// Time each job again at the buffer layouts of `measure::layout` (`--layouts`).
+    pub layouts: bool,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -82,6 +84,8 @@ pub struct RequestOverrides {
     pub allow_kat_fail: bool,
     /// Run a plan of thousands of jobs or of messages past 1 MiB (`--allow-large-plan`).
     pub allow_large_plan: bool,
+    /// Time each job at several buffer layouts too (`--layouts`).
+    pub layouts: bool,
     pub tui_attached: bool,
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// The baseline candidate (default: the setting).
@@ -234,6 +238,7 @@ impl RunRequest {
             adaptive: None,
             baseline: Baseline::default(),
             reference_jobs: Vec::new(),
+            layouts: false,
         }
     }
 
@@ -266,6 +271,7 @@ impl RunRequest {
         self.allow_unfixed_host |= o.allow_unfixed_host;
         self.allow_kat_fail |= o.allow_kat_fail;
         self.tui_attached |= o.tui_attached;
+        self.layouts |= o.layouts;
         self.kat_passed = o.kat_passed;
         self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);

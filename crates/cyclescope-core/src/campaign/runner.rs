@@ -4,6 +4,8 @@
 //! the same retry, adaptive-stop, disturbance and resume logic with a scripted one. Runners
 //! never decide anything: they only run and report.
 
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -12,8 +14,11 @@ use crate::catalog::Instance;
 use crate::kat::run::KatError;
 use crate::kat::{KatEvent, KatOptions, KatStatus, run_kat};
 use crate::measure::job::{ProcessRun, WorkerSetup, run_process};
+use crate::measure::proof::reference;
 use crate::measure::stats::Trial;
 use crate::measure::trial::TrialSpec;
+use crate::plugin::Abi;
+use crate::vocabulary::{JobFailure, JobKey};
 
 /// A KAT job's verdict as the gate needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +54,29 @@ pub(crate) trait TrialRunner: Send {
         on_wait: &mut dyn FnMut(Duration),
     ) -> ProcessRun;
 
+    /// The digest of the harness's `input_bytes`-byte message, computed in a worker of its
+    /// own before any timing, that every trial's last call must reproduce; None when this
+    /// runner proves no work (scripted runners), and then no fresh-message probe runs either.
+    fn reference_digest(
+        &mut self,
+        _inst: &Instance,
+        _input_bytes: u64,
+    ) -> Option<Result<Vec<u8>, JobFailure>> {
+        None
+    }
+
+    /// The digest of `msg` (all its bytes) from a worker of its own; None when this runner
+    /// proves no work.
+    fn digest_of(&mut self, _inst: &Instance, _msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {
+        None
+    }
+
+    /// True the first time it is asked about `job`: the fresh-message probe runs once per job
+    /// and runner, also when an interleaved comparison measures the job a trial at a time.
+    fn first_probe(&mut self, _job: &JobKey) -> bool {
+        true
+    }
+
     /// The reference counter's rate the host probe measured: a real runner checks trials
     /// counted with it against it (scripted runners need not).
     fn use_reference_clock(&mut self, _hz: Option<f64>) {}
@@ -57,6 +85,9 @@ pub(crate) trait TrialRunner: Send {
 /// The real runner: worker processes.
 pub(crate) struct WorkerRunner {
     setup: WorkerSetup,
+    /// Reference digests already computed: library, width, calling convention and length.
+    digests: HashMap<(PathBuf, u32, Abi, u64), Vec<u8>>,
+    probed: HashSet<JobKey>,
 }
 
 impl WorkerRunner {
@@ -75,6 +106,8 @@ impl WorkerRunner {
                 cancel: cancel.clone(),
                 reference_clock_hz: None,
             },
+            digests: HashMap::new(),
+            probed: HashSet::new(),
         })
     }
 }
@@ -118,5 +151,39 @@ impl TrialRunner for WorkerRunner {
 
     fn use_reference_clock(&mut self, hz: Option<f64>) {
         self.setup.reference_clock_hz = hz;
+    }
+
+    fn reference_digest(
+        &mut self,
+        inst: &Instance,
+        input_bytes: u64,
+    ) -> Option<Result<Vec<u8>, JobFailure>> {
+        let key = (
+            inst.library.clone(),
+            inst.digest_bits,
+            inst.abi,
+            input_bytes,
+        );
+        if let Some(d) = self.digests.get(&key) {
+            return Some(Ok(d.clone()));
+        }
+        let msg = reference::harness_message(input_bytes);
+        let digest = reference::hash_once(inst, &msg, input_bytes.saturating_mul(8))
+            .map_err(|e| e.job_failure());
+        if let Ok(d) = &digest {
+            self.digests.insert(key, d.clone());
+        }
+        Some(digest)
+    }
+
+    fn digest_of(&mut self, inst: &Instance, msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {
+        Some(
+            reference::hash_once(inst, msg, (msg.len() as u64).saturating_mul(8))
+                .map_err(|e| e.job_failure()),
+        )
+    }
+
+    fn first_probe(&mut self, job: &JobKey) -> bool {
+        self.probed.insert(job.clone())
     }
 }

@@ -76,6 +76,7 @@ pub(super) fn job_record(
         histogram_v2_base64: histogram::encode(&m.histogram),
         failure: m.failure.clone(),
         clock_hz_by_trial: m.clock_hz_by_trial.clone(),
+        layouts: m.layouts.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(
@@ -162,6 +163,7 @@ fn base_additions(
         clock_verification: Some(host.clock_verification().clone()),
         clock_hz_by_trial: Vec::new(),
         conformance: None,
+        layouts: None,
     }
 }
 

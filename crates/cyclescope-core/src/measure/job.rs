@@ -58,6 +58,8 @@ pub(crate) struct ProcessRun {
     pub(crate) waited_ns: Vec<Option<u64>>,
     /// Per trial, the clock witness pair (None where the hardware gives none).
     pub(crate) clock: Vec<Option<ClockPair>>,
+    /// Per trial, the digest its loop's last call wrote (hex), for `measure::proof`.
+    pub(crate) digests: Vec<String>,
     pub(crate) info: Option<WorkerInfo>,
     /// How the process ended.
     pub(crate) outcome: JobOutcome,
@@ -92,6 +94,7 @@ pub(crate) fn run_process(
     let mut trials = Vec::new();
     let mut waited = Vec::new();
     let mut clock_pairs = Vec::new();
+    let mut digests = Vec::new();
     let mut fault: Option<JobFailure> = None;
     // The engine's own verdict on what the worker reported (its metadata): the worker is
     // stopped, and the job fails with this rather than as tampered with.
@@ -136,9 +139,11 @@ pub(crate) fn run_process(
                     cycles,
                     waited_ns,
                     clock,
+                    digest,
                 } => {
                     waited.push(waited_ns);
                     clock_pairs.push(clock);
+                    digests.push(digest);
                     let t = Trial {
                         measurements,
                         seconds: nanoseconds as f64 / 1e9,
@@ -160,6 +165,16 @@ pub(crate) fn run_process(
                         format!(
                             "CryptHash wrote outside its buffers (msg_len={} bits)",
                             8 * spec.input_bytes
+                        ),
+                    ))
+                }
+                TrialMessage::InputChanged { offset } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Tampered,
+                        format!(
+                            "CryptHash wrote into its read-only message: byte {offset} of the \
+                             {}-byte message had changed after the calls",
+                            spec.input_bytes
                         ),
                     ))
                 }
@@ -275,6 +290,7 @@ pub(crate) fn run_process(
         },
         waited_ns: waited,
         clock: clock_pairs,
+        digests,
         info,
         outcome,
         peak_rss_bytes: peak,

@@ -33,6 +33,13 @@ pub struct TrialSpec {
     /// The library's calling convention.
     #[serde(default, skip_serializing_if = "Abi::is_iccs")]
     pub abi: Abi,
+    /// The fresh-message probe (`measure::proof`): each call hashes its own pseudo-random
+    /// message from this seed instead of the harness's message. None: the guide's trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_seed: Option<u64>,
+    /// A layout of its own (`measure::layout`); None: the guide's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets: Option<super::layout::BufferOffsets>,
 }
 
 /// Messages from the worker (JSON objects tagged by `t`, written by `companion/trial.rs`).
@@ -63,6 +70,8 @@ pub(crate) enum TrialMessage {
         waited_ns: Option<u64>,
         /// Core and reference counts around the loop, where the hardware gives both.
         clock: Option<ClockPair>,
+        /// The digest the loop's last call wrote, in hex (checked by `measure::proof`).
+        digest: String,
     },
     Samples {
         ticks: Vec<u64>,
@@ -73,6 +82,11 @@ pub(crate) enum TrialMessage {
     },
     /// A guard byte around the message or digest changed (OVERFLOW).
     Overflow,
+    /// The message was not the one prepared after a phase: the candidate wrote into its
+    /// `const` input (TAMPERED), first at this offset.
+    InputChanged {
+        offset: u64,
+    },
     Done {
         peak_rss_bytes: u64,
     },

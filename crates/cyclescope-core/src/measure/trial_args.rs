@@ -1,7 +1,7 @@
 //! A trial spec as a measurement worker's command line: the engine writes `measure LIB
 //! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
 //! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi supercop]` (also stored in each
+//! [--abi supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]` (also stored in each
 //! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
 
@@ -37,6 +37,17 @@ impl MeasureInvocation {
         if !s.abi.is_iccs() {
             args.extend(["--abi".to_string(), s.abi.name().to_string()]);
         }
+        if let Some(seed) = s.fresh_seed {
+            args.extend(["--fresh-seed".to_string(), seed.to_string()]);
+        }
+        if let Some(o) = s.offsets {
+            args.extend([
+                "--msg-offset".to_string(),
+                o.message.to_string(),
+                "--digest-offset".to_string(),
+                o.digest.to_string(),
+            ]);
+        }
         args
     }
 }
@@ -61,6 +72,8 @@ mod tests {
                 trials: 5,
                 sample_calls: 250,
                 abi: Abi::Iccs,
+                fresh_seed: None,
+                offsets: None,
             },
             cpu,
             limits,
@@ -91,6 +104,13 @@ mod tests {
                 } else {
                     Abi::Iccs
                 },
+                fresh_seed: inv.fresh_seed,
+                offsets: inv
+                    .offsets
+                    .map(|(m, d)| crate::measure::layout::BufferOffsets {
+                        message: m as u32,
+                        digest: d as u32,
+                    }),
             },
             cpu: inv.cpu,
             limits: Limits {
@@ -125,6 +145,12 @@ mod tests {
             let mut supercop = inv.clone();
             supercop.spec.abi = Abi::Supercop;
             assert_eq!(read_back(&c_args(&supercop.to_args())), Ok(supercop));
+            let mut probe = inv.clone();
+            probe.spec.fresh_seed = Some(u64::MAX);
+            assert_eq!(read_back(&c_args(&probe.to_args())), Ok(probe));
+            let mut placed = inv.clone();
+            placed.spec.offsets = Some(crate::measure::layout::LAYOUTS[7]);
+            assert_eq!(read_back(&c_args(&placed.to_args())), Ok(placed));
             let mut with_worker = vec!["worker".to_string()];
             with_worker.extend(args);
             assert_eq!(read_back(&c_args(&with_worker)), Ok(inv));

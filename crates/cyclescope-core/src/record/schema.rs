@@ -134,6 +134,9 @@ pub struct Additions {
     /// in records of earlier versions and where the KAT was carried over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conformance: Option<crate::conform::RecordedChecks>,
+    /// The figure at each buffer layout of `run --layouts`, and their spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<crate::measure::layout::LayoutSpread>,
 }
 
 impl Additions {
@@ -192,6 +195,7 @@ impl TimingRecord {
             disturbed_retries: self.disturbed_retries,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
             doubts: crate::measure::doubt::doubts(&self.evidence()),
+            layouts: add.and_then(|a| a.layouts.clone()).map(Box::new),
         }
     }
 

@@ -175,7 +175,11 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
         .filter(|r| r.status.is_complete())
         .map(|r| (r.job_key(), r.summary()))
         .collect();
-    for note in super::doubt_notes(summaries.iter().map(|(k, s)| (k, s))) {
+    let layouts = super::layout_notes(summaries.iter().map(|(k, s)| (k, s)));
+    for note in super::doubt_notes(summaries.iter().map(|(k, s)| (k, s)))
+        .into_iter()
+        .chain(layouts)
+    {
         l.push(note);
         l.push(String::new());
     }

@@ -44,6 +44,12 @@ pub enum FailureKind {
     /// The worker's reports broke the protocol or disagreed with what the parent saw from
     /// outside (a library writing to the protocol descriptor, figures it could not have had).
     Tampered,
+    /// A figure no core could produce: more bytes per cycle (or per nanosecond) than it can
+    /// load (`measure::proof::floor`).
+    Implausible,
+    /// The guide's figure on the harness's message is far below the fresh-message probe's:
+    /// the library recognised or cached the timing message (`measure::proof`).
+    Probefail,
     /// A record that is not complete and does not say why (the harness stores no reason).
     Unexplained,
 }
@@ -57,6 +63,8 @@ impl FailureKind {
             FailureKind::Crash => "CRASH",
             FailureKind::Timeout => "TIMEOUT",
             FailureKind::Tampered => "TAMPERED",
+            FailureKind::Implausible => "IMPLAUSIBLE",
+            FailureKind::Probefail => "PROBEFAIL",
             FailureKind::Unexplained => "FAILED",
         }
     }
@@ -167,6 +175,9 @@ pub struct JobSummary {
     /// Why the figure is not marked clean (`doubt::doubts`); empty when it is.
     #[serde(default)]
     pub doubts: Vec<crate::measure::doubt::Doubt>,
+    /// The figures at the other buffer layouts (`run --layouts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<Box<crate::measure::layout::LayoutSpread>>,
 }
 
 #[cfg(test)]

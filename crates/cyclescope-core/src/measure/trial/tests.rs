@@ -37,8 +37,28 @@ fn lines(write: impl FnOnce(&Channel)) -> Vec<TrialMessage> {
 #[test]
 fn trials_and_their_clock_pairs_are_read_as_written() {
     let got = lines(|ch| {
-        worker::send_trial(ch, 1000, 2_500_000, 7_000_000, Some(12), None);
-        worker::send_trial(ch, 5, 1, u64::MAX, None, Some(("aperf_mperf", 30, 20)));
+        worker::send_trial(
+            ch,
+            worker::TrialFigures {
+                iterations: 1000,
+                nanoseconds: 2_500_000,
+                cycles: 7_000_000,
+                waited_ns: Some(12),
+                clock: None,
+                digest: &[0xde, 0xad],
+            },
+        );
+        worker::send_trial(
+            ch,
+            worker::TrialFigures {
+                iterations: 5,
+                nanoseconds: 1,
+                cycles: u64::MAX,
+                waited_ns: None,
+                clock: Some(("aperf_mperf", 30, 20)),
+                digest: &[],
+            },
+        );
     });
     assert_eq!(
         got,
@@ -49,6 +69,7 @@ fn trials_and_their_clock_pairs_are_read_as_written() {
                 cycles: 7_000_000,
                 waited_ns: Some(12),
                 clock: None,
+                digest: "dead".into(),
             },
             TrialMessage::Trial {
                 measurements: 5,
@@ -60,6 +81,7 @@ fn trials_and_their_clock_pairs_are_read_as_written() {
                     core: 30,
                     reference: 20,
                 }),
+                digest: String::new(),
             },
         ]
     );
@@ -70,6 +92,7 @@ fn faults_errors_and_the_end_are_read_as_written() {
     let got = lines(|ch| {
         worker::send_cryptofail(ch, -7);
         worker::send_overflow(ch);
+        worker::send_input_changed(ch, 31);
         worker::error(ch, "load", b"lib\"x\\y\n\xff.so: no");
         ch.message("done")
             .number("peak_rss_bytes", 1_515_520u64)
@@ -80,6 +103,7 @@ fn faults_errors_and_the_end_are_read_as_written() {
         [
             TrialMessage::Cryptofail { rc: -7 },
             TrialMessage::Overflow,
+            TrialMessage::InputChanged { offset: 31 },
             TrialMessage::Error {
                 stage: LoadStage::Load,
                 detail: "lib\"x\\y\n\u{FFFD}.so: no".into(),

@@ -97,7 +97,12 @@ impl TrialOrder {
                 }
                 Ok(())
             }
-            (Phase::Measuring, TrialMessage::Cryptofail { .. } | TrialMessage::Overflow) => {
+            (
+                Phase::Measuring,
+                TrialMessage::Cryptofail { .. }
+                | TrialMessage::Overflow
+                | TrialMessage::InputChanged { .. },
+            ) => {
                 self.phase = Phase::Ended;
                 Ok(())
             }

@@ -14,6 +14,8 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         trials,
         sample_calls,
         abi: crate::plugin::Abi::Iccs,
+        fresh_seed: None,
+        offsets: None,
     }
 }
 
@@ -36,6 +38,7 @@ fn trial(measurements: u64, seconds: f64, cycles: u64) -> TrialMessage {
         cycles,
         waited_ns: None,
         clock: None,
+        digest: String::new(),
     }
 }
 

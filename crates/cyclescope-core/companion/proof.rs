@@ -1,0 +1,97 @@
+//! What a trial worker keeps to prove the timed calls did the work, outside every timed loop:
+//! the check that the message is still the one it prepared (the harness's pattern, or the
+//! fresh-message probe's pseudo-random bytes regenerated from their seed), and the pool of
+//! fresh messages the probe hashes once each. It never judges a digest: the worker reports the
+//! last one and the engine compares it with the one a separate worker computed.
+
+/// The probe's pool holds at most this many bytes of messages (each used once per trial).
+pub(crate) const POOL_BYTES: u64 = 8 << 20;
+
+/// The first offset at which `msg` is not the harness's message of length `len`.
+pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
+    msg.iter()
+        .enumerate()
+        .position(|(i, &b)| b != (i as u64).wrapping_mul(131).wrapping_add(len) as u8)
+}
+
+/// SplitMix64: a fast generator whose stream a seed fixes, so the worker can write the
+/// probe's messages and later read them back without a copy.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fresh(u64);
+
+impl Fresh {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Fills `bytes` from the stream.
+    pub(crate) fn fill(mut self, bytes: &mut [u8]) {
+        for chunk in bytes.chunks_mut(8) {
+            let v = self.next().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+
+    /// The first offset at which `bytes` is not what `fill` wrote from this state.
+    pub(crate) fn differs(mut self, bytes: &[u8]) -> Option<usize> {
+        for (c, chunk) in bytes.chunks(8).enumerate() {
+            let v = self.next().to_le_bytes();
+            if let Some(i) = chunk.iter().zip(v.iter()).position(|(a, b)| a != b) {
+                return Some(8 * c + i);
+            }
+        }
+        None
+    }
+
+    /// The state a trial after this one starts from (each trial gets new messages).
+    pub(crate) fn advance(self, trial: u64) -> Self {
+        Self(self.0 ^ trial.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+    }
+}
+
+/// How many fresh messages one probe trial hashes: one per call, all in the pool.
+pub(crate) fn pool_messages(msg_len: u64, iterations: u64) -> u64 {
+    if msg_len == 0 {
+        return iterations;
+    }
+    iterations.min(POOL_BYTES / msg_len).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_harness_pattern_is_recognised_and_a_changed_byte_is_named() {
+        let mut msg = [0u8; 40];
+        for (i, b) in msg.iter_mut().enumerate() {
+            *b = (i as u64 * 131 + 40) as u8;
+        }
+        assert_eq!(harness_message_differs(&msg, 40), None);
+        msg[17] ^= 1;
+        assert_eq!(harness_message_differs(&msg, 40), Some(17));
+    }
+
+    #[test]
+    fn fresh_bytes_read_back_from_their_seed_and_differ_per_trial() {
+        let mut a = [0u8; 61];
+        let f = Fresh::new(7);
+        f.fill(&mut a);
+        assert_eq!(f.differs(&a), None);
+        a[60] ^= 0x80;
+        assert_eq!(f.differs(&a), Some(60));
+        let mut b = [0u8; 61];
+        f.advance(1).fill(&mut b);
+        assert_ne!(a[..60], b[..60]);
+        assert_eq!(pool_messages(1 << 20, 20), 8);
+        assert_eq!(pool_messages(32, 20_000), 20_000);
+    }
+}

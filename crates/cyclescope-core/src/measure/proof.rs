@@ -1,0 +1,107 @@
+//! Proof that the timed calls did the work (the checks after the trials, beside the KAT gate):
+//! the digest each trial's last call wrote must be the one a separate worker computed before
+//! timing (`reference`), no trial may claim more bytes than a core can load (`floor`), and the
+//! guide's figure on the harness's message may not be far below what the same library takes
+//! on fresh messages (`probe_refusal`). The worker checks its message itself after every
+//! phase (`companion/proof.rs`). Pure judgements on what the workers reported; the campaign
+//! runs the workers and decides what a refusal stops.
+
+pub mod floor;
+pub(crate) mod fresh;
+pub mod reference;
+
+use super::stats::Trial;
+use crate::format;
+use crate::vocabulary::{FailureKind, JobFailure};
+
+/// The guide's figure is refused when even its slowest trial is this many times faster per
+/// call than the probe's fastest: fresh messages cost an honest library at most some cache
+/// misses on top of the same work, and a trial only ever gets slower on a busy host, so
+/// comparing the guide's slowest with the probe's fastest trial leaves both spreads outside.
+/// Four, because on a shared VM the trials of one honest library were seen to swing by up to
+/// about three times (pseudoXOF-512 at 32 B: 770 to 2400 TSC cycles per call, one process);
+/// a library that skips the work is ten or a hundred times faster on the harness's message.
+pub const PROBE_FACTOR: f64 = 4.0;
+
+/// Trials of one fresh-message probe process beside each job's guide trials, their warm-ups,
+/// and the most probe processes a refusal takes (each after the first only confirms one).
+pub(crate) const PROBE_TRIALS: u32 = 3;
+pub(crate) const PROBE_PROCESSES: u32 = 2;
+pub(crate) const PROBE_WARMUPS: u64 = 1;
+
+/// CRYPTOFAIL when a trial's last digest is not `expected` (the first differing byte named).
+pub(crate) fn check_digests(
+    expected: &[u8],
+    digests: &[String],
+    input_bytes: u64,
+) -> Result<(), JobFailure> {
+    for (i, got) in digests.iter().enumerate() {
+        let got = hex::decode(got).unwrap_or_default();
+        if got == expected {
+            continue;
+        }
+        let at = got
+            .iter()
+            .zip(expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(expected.len()));
+        return Err(JobFailure::new(
+            FailureKind::Cryptofail,
+            format!(
+                "after trial {} the digest of the {input_bytes}-byte timed message differs from the \
+                 one a separate worker computed before timing, first at byte {at} (the library \
+                 answered the timing loop with a digest it did not compute)",
+                i + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Mean cycles per call of one trial.
+fn per_call(t: &Trial) -> f64 {
+    t.cycles as f64 / t.measurements.max(1) as f64
+}
+
+/// PROBEFAIL when the guide's trials are markedly faster than the probe's, beyond both
+/// spreads (`PROBE_FACTOR`); the detail gives the probe's figure in place of the guide's.
+pub(crate) fn probe_refusal(
+    guide: &[Trial],
+    probe: &[Trial],
+    input_bytes: u64,
+) -> Result<(), JobFailure> {
+    let slowest_guide = guide.iter().map(per_call).fold(f64::NAN, f64::max);
+    let fastest_probe = probe.iter().map(per_call).fold(f64::NAN, f64::min);
+    // NaN (no trials on a side) compares false: no refusal.
+    let marked = slowest_guide * PROBE_FACTOR < fastest_probe;
+    if !marked {
+        return Ok(());
+    }
+    let calls: u64 = probe.iter().map(|t| t.measurements).sum();
+    let probe_mean = probe.iter().map(|t| t.cycles).sum::<u64>() as f64 / calls.max(1) as f64;
+    let per_byte = if input_bytes > 0 {
+        format!(
+            " ({} cycles/byte)",
+            format::cycles_per_byte(probe_mean, input_bytes)
+        )
+    } else {
+        String::new()
+    };
+    Err(JobFailure::new(
+        FailureKind::Probefail,
+        format!(
+            "on the harness's message the calls took at most {} cycles each, on fresh messages of \
+             the same length at least {} ({:.1}× more): the library recognises or caches the timing \
+             message; the probe's figure is {} cycles/call{per_byte}, {} fresh messages in {} trials",
+            format::int(Some(slowest_guide)),
+            format::int(Some(fastest_probe)),
+            fastest_probe / slowest_guide.max(f64::MIN_POSITIVE),
+            format::int(Some(probe_mean)),
+            calls,
+            probe.len()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,78 @@
+//! The judgements of `proof` on made-up trials: each refusal names its kind and evidence,
+//! and figures an honest library gives pass.
+
+use super::*;
+
+fn trial(measurements: u64, seconds: f64, cycles: u64) -> Trial {
+    Trial {
+        measurements,
+        seconds,
+        cycles,
+    }
+}
+
+#[test]
+fn a_digest_unlike_the_reference_is_a_cryptofail_naming_trial_and_byte() {
+    let expected = [1u8, 2, 3, 4];
+    assert_eq!(
+        check_digests(&expected, &["01020304".into(), "01020304".into()], 32),
+        Ok(())
+    );
+    let f = check_digests(&expected, &["01020304".into(), "01020904".into()], 32).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Cryptofail);
+    assert!(f.detail.contains("after trial 2"), "{}", f.detail);
+    assert!(f.detail.contains("first at byte 2"), "{}", f.detail);
+    let f = check_digests(&expected, &["zz".into()], 32).unwrap_err();
+    assert!(f.detail.contains("first at byte 0"), "{}", f.detail);
+}
+
+#[test]
+fn the_floor_refuses_more_bytes_than_a_core_can_load() {
+    // 64 KiB in 14 cycles and 5 ns per call: the 11.8 TB/s.
+    let fast = [trial(20_000, 20_000.0 * 5e-9, 20_000 * 14)];
+    let f = floor::check(&fast, 65_536, true).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Implausible);
+    assert!(f.detail.contains("bytes per core cycle"), "{}", f.detail);
+    // With a reference counter the time bound refuses it.
+    let f = floor::check(&fast, 65_536, false).unwrap_err();
+    assert!(f.detail.contains("bytes per nanosecond"), "{}", f.detail);
+    // SM3-like speed (about 10 cycles/byte at 3 GHz) passes both.
+    let honest = [trial(100, 100.0 * 220e-6, 100 * 655_360)];
+    assert_eq!(floor::check(&honest, 65_536, true), Ok(()));
+    assert_eq!(floor::check(&honest, 65_536, false), Ok(()));
+    // The empty message claims nothing.
+    assert_eq!(floor::check(&[trial(10, 1e-9, 0)], 0, true), Ok(()));
+    assert_eq!(
+        floor::MAX_BYTES_PER_NS,
+        floor::MAX_BYTES_PER_CORE_CYCLE * floor::MAX_CORE_CLOCK_HZ / 1e9
+    );
+}
+
+#[test]
+fn a_guide_figure_far_below_the_probes_is_refused_with_the_probes_figure() {
+    let guide = [trial(1000, 1e-3, 14_000), trial(1000, 1e-3, 15_000)];
+    let probe = [trial(500, 1e-3, 1_000_000), trial(500, 1e-3, 1_100_000)];
+    let f = probe_refusal(&guide, &probe, 32).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Probefail);
+    assert!(
+        f.detail.contains("probe's figure is 2100 cycles/call"),
+        "{}",
+        f.detail
+    );
+    assert!(f.detail.contains("(65.6 cycles/byte)"), "{}", f.detail);
+    // Within the factor, or overlapping spreads: no refusal.
+    let near = [trial(500, 1e-3, 10_000_000), trial(500, 1e-3, 29_000)];
+    assert_eq!(probe_refusal(&guide, &near, 32), Ok(()));
+    let slower_guide = [trial(1000, 1e-3, 600_000)];
+    assert_eq!(probe_refusal(&slower_guide, &probe, 32), Ok(()));
+    assert_eq!(probe_refusal(&guide, &[], 32), Ok(()));
+}
+
+#[test]
+fn the_reference_message_is_the_one_the_trial_worker_prepares() {
+    for len in [0u64, 1, 32, 257] {
+        let mut worker = vec![0u8; len as usize];
+        crate::companion::trial::fill_harness_message(&mut worker, len);
+        assert_eq!(reference::harness_message(len), worker);
+    }
+}

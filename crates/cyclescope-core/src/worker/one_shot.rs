@@ -1,0 +1,116 @@
+//! One-shot jobs of `cyclescope worker …`: a worker that loads a library, does one thing
+//! (report its metadata, hash one message, compute SUPERCOP's checksums, describe its
+//! sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
+//! the one reply, say how it ended in words that name the library — and the reply type the
+//! child side (the binary's `worker` subcommand) sends. It decides nothing about the answer.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::sandbox::SandboxState;
+use super::{Exit, Limits, Tampering, WorkerCommand};
+use crate::plugin::NgccMeta;
+
+/// A one-shot worker's answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Reply {
+    Meta {
+        meta: Option<NgccMeta>,
+    },
+    Digest {
+        rc: i32,
+        hex: String,
+        overflow: bool,
+    },
+    Error {
+        message: String,
+    },
+    Sandbox {
+        state: SandboxState,
+    },
+    Checksums {
+        small: String,
+        big: String,
+    },
+}
+
+/// Why a one-shot job gave no reply; each names the library to blame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OneShotError {
+    /// The worker could not be started or its limits not read.
+    #[error("{0}")]
+    Start(String),
+    /// The library wrote to the protocol channel or left its place.
+    #[error("{0}")]
+    Tampered(String),
+    /// No answer within the deadline.
+    #[error("{0}")]
+    TimedOut(String),
+    /// The worker died (a signal, a stop) or ended without an answer.
+    #[error("{0}")]
+    Died(String),
+}
+
+/// Runs a one-shot job on `lib` that answers with exactly one reply.
+pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, OneShotError> {
+    let limits = Limits::from_env().map_err(OneShotError::Start)?;
+    // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
+    let mut args = job;
+    args.splice(1..1, limits.to_args());
+    let cmd = WorkerCommand {
+        exe: super::default_exe(),
+        args,
+        timeout,
+        cancel: None,
+        limits,
+        pinned_cpu: None,
+    };
+    let mut reply = None;
+    let outcome = super::run(&cmd, |r: Reply| match reply {
+        None => {
+            reply = Some(r);
+            Ok(())
+        }
+        Some(_) => Err(Tampering("a second reply".into())),
+    })
+    .map_err(|e| OneShotError::Start(e.to_string()))?;
+    let lib = lib.display();
+    let tail = tail_suffix(&outcome.stderr_tail);
+    match (reply, &outcome.exit) {
+        (_, Exit::Tampered(why)) => Err(OneShotError::Tampered(format!(
+            "TAMPERED: the library wrote to the worker's protocol channel ({why})"
+        ))),
+        (_, Exit::Moved(why)) => Err(OneShotError::Tampered(format!(
+            "TAMPERED: library {lib} left its place in the worker: {why}"
+        ))),
+        (Some(r), _) => Ok(r),
+        (None, Exit::TimedOut(d)) => Err(OneShotError::TimedOut(format!(
+            "library {lib} did not answer within {:.0} s (it hangs, or a process it started \
+             holds the worker); the worker's process group was killed{tail}",
+            d.as_secs_f64(),
+        ))),
+        (None, Exit::Stopped(stopped)) => Err(OneShotError::Died(format!(
+            "library {lib}: {stopped}; the worker's process group was killed{tail}"
+        ))),
+        (None, Exit::Signal { name, .. }) => Err(OneShotError::Died(format!(
+            "library {lib} crashed ({name}) in its worker{}{tail}",
+            outcome.death_note(),
+        ))),
+        (None, exit) => Err(OneShotError::Died(format!(
+            "the worker that loaded library {lib} ended without an answer ({exit}){}{tail}",
+            outcome.limit_note,
+        ))),
+    }
+}
+
+fn tail_suffix(tail: &str) -> String {
+    let t = tail.trim();
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!(": {t}")
+    }
+}

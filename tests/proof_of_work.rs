@@ -1,0 +1,248 @@
+//! Timed figures that prove the work was done (issue 21 §2), through the real binary: C
+//! fixtures (`tests/fixtures/hostile/proof_*.c`) that cheat the timing loop in one way each are
+//! measured by `run`, and each ends with its own refusal in the record and on stderr — never a
+//! figure — while an honest fixture and a bundled baseline still get theirs. Statuses and words
+//! are asserted, never timings.
+
+mod common;
+#[path = "hostile/support.rs"]
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use support::*;
+
+/// The bound a run must end within (a hang, not a timing target): it may first queue for its
+/// CPU behind every other test on the machine (`common::SUITE_LOCK_WAIT_S`).
+fn bound() -> Duration {
+    let queue: u64 = common::SUITE_LOCK_WAIT_S.parse().unwrap();
+    Duration::from_secs(queue + 300)
+}
+
+/// Runs `args` to its end and returns the one record's failure (None: a complete record).
+fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
+    let m = marker(test);
+    let _sweep = Sweep(m.clone());
+    let (o, _) = run_bounded(command(args, &m, &[]), bound());
+    let out = text(&o);
+    let run = Path::new(args[args.iter().position(|a| *a == "--out").unwrap() + 1]);
+    let records = records(&run.join("records"));
+    assert_eq!(records.len(), 1, "{out}");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
+    let failure = r["cyclescope"]["failure"].as_str().map(str::to_string);
+    match &failure {
+        Some(_) => {
+            assert_ne!(r["status"], "complete", "{r}");
+            assert!(!o.status.success(), "{out}");
+        }
+        None => assert_eq!(r["status"], "complete", "{r}\n{out}"),
+    }
+    assert_none_left(&m);
+    (failure, out)
+}
+
+fn records(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(records(&p));
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Measures fixture `name` at 64 B (two short trials) and returns its failure.
+fn fixture_failure(name: &str) -> (Option<String>, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture(name, tmp.path());
+    let out = tmp.path().join("run");
+    let args = labelled_run(
+        path_str(&lib),
+        name,
+        path_str(&out),
+        &["--no-baselines", "--no-reference-jobs"],
+    );
+    run_failure(name, &args)
+}
+
+#[test]
+fn an_honest_fixture_and_a_bundled_baseline_keep_their_figures() {
+    let (failure, out) = fixture_failure("proof_honest");
+    assert_eq!(failure, None, "{out}");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let args = [
+        "run",
+        "pseudoXOF-512",
+        "--lengths",
+        "32",
+        "--trials",
+        "2",
+        "--trial-target",
+        "0.01",
+        "--allow-unfixed-host",
+        "--out",
+        path_str(&run),
+    ];
+    let (failure, out) = run_failure("proof-bundled", &args);
+    assert_eq!(failure, None, "{out}");
+}
+
+#[test]
+fn a_library_that_marks_its_input_and_replays_a_digest_is_tampered() {
+    let (failure, out) = fixture_failure("proof_mark_replay");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with(
+            "TAMPERED: CryptHash wrote into its read-only message: byte 0 of the 64-byte message"
+        ),
+        "{failure}\n{out}"
+    );
+    assert!(out.contains("TAMPERED"), "{out}");
+}
+
+#[test]
+fn a_library_that_changes_its_input_while_timed_is_tampered() {
+    let (failure, out) = fixture_failure("proof_modify_input");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with(
+            "TAMPERED: CryptHash wrote into its read-only message: byte 32 of the 64-byte message"
+        ),
+        "{failure}\n{out}"
+    );
+}
+
+#[test]
+fn a_wrong_digest_inside_the_timing_loop_is_a_cryptofail() {
+    let (failure, out) = fixture_failure("proof_wrong_later");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with(
+            "CRYPTOFAIL: after trial 1 the digest of the 64-byte timed message differs"
+        ),
+        "{failure}\n{out}"
+    );
+    assert!(failure.contains("first at byte 0"), "{failure}");
+}
+
+#[test]
+fn a_library_that_recognises_the_timing_message_is_refused_by_the_fresh_message_probe() {
+    let (failure, out) = fixture_failure("proof_timing_message");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on the harness's message"),
+        "{failure}\n{out}"
+    );
+    assert!(failure.contains("the probe's figure is"), "{failure}");
+    assert!(out.contains("PROBEFAIL"), "{out}");
+}
+
+#[test]
+fn a_library_fast_and_wrong_on_fresh_messages_fails_the_probes_digest() {
+    let (failure, out) = fixture_failure("proof_fresh_garbage");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("CRYPTOFAIL: in the fresh-message probe, on its last fresh message: "),
+        "{failure}\n{out}"
+    );
+}
+
+#[test]
+fn a_figure_beyond_what_a_core_can_load_is_implausible() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture("proof_pointer_cache", tmp.path());
+    let run = tmp.path().join("run");
+    let args = [
+        "run",
+        "--lib",
+        path_str(&lib),
+        "--label",
+        "proof_pointer_cache",
+        "--digest-bits",
+        "256",
+        "--lengths",
+        "1048576",
+        "--trials",
+        "2",
+        "--trial-target",
+        "0.01",
+        "--out",
+        path_str(&run),
+        "--allow-unfixed-host",
+        "--allow-kat-fail",
+        "--no-baselines",
+        "--no-reference-jobs",
+    ];
+    let (failure, out) = run_failure("proof-floor", &args);
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("IMPLAUSIBLE: trial "),
+        "{failure}\n{out}"
+    );
+    assert!(failure.contains("more than the"), "{failure}");
+    assert!(out.contains("IMPLAUSIBLE"), "{out}");
+}
+
+/// `run --layouts` on `name`: its record and output.
+fn layouts_run(name: &str) -> (serde_json::Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture(name, tmp.path());
+    let out = tmp.path().join("run");
+    let args = labelled_run(
+        path_str(&lib),
+        name,
+        path_str(&out),
+        &["--no-baselines", "--no-reference-jobs", "--layouts"],
+    );
+    let m = marker(name);
+    let _sweep = Sweep(m.clone());
+    let (o, _) = run_bounded(command(&args, &m, &[]), bound());
+    let records = records(&out.join("records"));
+    assert_eq!(records.len(), 1, "{}", text(&o));
+    let r = serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
+    assert_none_left(&m);
+    (
+        r,
+        String::from_utf8_lossy(&o.stdout).into_owned() + &text(&o),
+    )
+}
+
+#[test]
+fn layouts_give_the_spread_of_eight_offsets_beside_the_guide_figure() {
+    let (r, out) = layouts_run("proof_honest");
+    assert_eq!(r["status"], "complete", "{r}\n{out}");
+    let l = &r["cyclescope"]["layouts"];
+    let offsets = l["offsets"].as_array().unwrap();
+    assert_eq!(offsets.len(), 8, "{l}");
+    assert_eq!(offsets[7], serde_json::json!({"message": 7, "digest": 56}));
+    let (min, median, max) = (
+        l["min"].as_f64().unwrap(),
+        l["median"].as_f64().unwrap(),
+        l["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= median && median <= max, "{l}");
+    assert!(
+        out.contains("layouts `proof_honest` 64 B: ")
+            && out.contains("lowest / median / highest of 8 message and digest offsets"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_library_wrong_off_a_16_byte_boundary_is_caught_at_its_layout() {
+    let (r, out) = layouts_run("proof_misaligned");
+    let failure = r["cyclescope"]["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure.starts_with(
+            "CRYPTOFAIL: at the layout with the message 1 and the digest 8 bytes past a 64-byte boundary"
+        ),
+        "{failure}\n{out}"
+    );
+    assert_ne!(r["status"], "complete", "{r}");
+}
