@@ -34,7 +34,8 @@ pub enum KatStatus {
     /// not write, or a file on disk is not what it reported (cyclescope's own status, beyond
     /// the harness's eight).
     Tampered = 8,
-    /// The KAT files match, but a conformance check failed (`conform`): the library
+    /// The KAT files match (or had nothing to be compared with), but a conformance check
+    /// failed (`conform`): the library
     /// changes its input, writes or reads outside its buffers, depends on where they are, on
     /// how often or from how many threads it is called, or disagrees with its oracle.
     Nonconform = 9,

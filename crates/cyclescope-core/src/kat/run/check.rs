@@ -329,6 +329,15 @@ impl<'a> JobState<'a> {
             .unwrap_or_default();
         match crate::conform::first_failure(&self.conformance) {
             Some(failed) if worst.is_pass() => (KatStatus::Nonconform, failed.failure_detail()),
+            // A proven defect says more than a KAT nothing could check: NONCONFORM, and the
+            // detail keeps that the digests themselves went unchecked.
+            Some(failed) if worst == KatStatus::Nokat => (
+                KatStatus::Nonconform,
+                format!(
+                    "{}; the digests themselves unchecked (NOKAT: {detail})",
+                    failed.failure_detail()
+                ),
+            ),
             _ => (worst, detail),
         }
     }
