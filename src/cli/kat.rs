@@ -101,7 +101,9 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             }
             r => r?,
         };
-        outln!("{}", report.result_line());
+        // The log keeps the harness's line byte for byte (a pass ends in a space); the
+        // terminal gets it without that trailing space.
+        outln!("{}", report.result_line().trim_end());
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
             if matches!(
