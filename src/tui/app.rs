@@ -239,8 +239,9 @@ pub struct App {
     pub results_sort: Option<(usize, bool)>,
     /// The candidate "× pseudoXOF" divides by (the settings' `baseline`).
     pub xof_baseline: crate::baseline::Baseline,
-    /// Labels of baseline instances this session measured as reference jobs.
-    pub reference_labels: BTreeSet<String>,
+    /// (run, label) of the baseline jobs each run added for `× pseudoXOF`, as the engine
+    /// announced them: the `(ref)` marks follow the run, not the label.
+    pub reference_jobs: BTreeSet<(usize, String)>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
     /// The histogram's counts on a log scale (`y` in the histogram panel).
@@ -327,7 +328,7 @@ impl App {
             baseline: None,
             results_sort: None,
             xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
-            reference_labels: BTreeSet::new(),
+            reference_jobs: BTreeSet::new(),
             curve_log: None,
             hist_log: false,
             curve_hidden: BTreeSet::new(),

@@ -9,7 +9,7 @@ use super::app::App;
 use super::panel::results;
 
 /// The CSV columns, in order.
-const COLUMNS: [&str; 20] = [
+const COLUMNS: [&str; 21] = [
     "run",
     "run_folder",
     "baseline",
@@ -29,6 +29,7 @@ const COLUMNS: [&str; 20] = [
     "doubts",
     "failure",
     "x_pseudoxof",
+    "x_pseudoxof_doubtful",
     "reference_job",
 ];
 
@@ -68,7 +69,8 @@ pub fn csv(app: &App) -> String {
                 r.retries.to_string(),
                 doubts.join("; "),
                 r.failure.unwrap_or_default().to_string(),
-                number(r.x_pseudoxof),
+                number(r.x_pseudoxof.map(|x| x.value)),
+                r.x_pseudoxof.is_some_and(|x| x.doubtful).to_string(),
                 r.reference.to_string(),
             ]
         })
@@ -124,7 +126,7 @@ mod tests {
             .iter()
             .find(|l| l.contains(",pseudoXOF-512,32,"))
             .expect("the baseline row");
-        assert!(xof.ends_with(",1,false"), "{xof}");
+        assert!(xof.ends_with(",1,false,false"), "{xof}");
     }
 
     #[test]

@@ -217,6 +217,7 @@ mod tests {
             cpu: 1,
             cpus: vec![1],
             pid,
+            reference_jobs: Vec::new(),
         }
     }
 

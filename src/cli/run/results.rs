@@ -21,6 +21,8 @@ pub struct Row {
     pub digest_bits: u32,
     /// Mean cycles over the baseline's pseudoXOF of the same width, length and counter.
     pub x_pseudoxof: Option<f64>,
+    /// The row's figure or its baseline's is doubtful, so the ratio is too.
+    pub x_pseudoxof_doubtful: bool,
     /// The candidate `x_pseudoxof` divides by.
     pub baseline: String,
     /// True when the run added this job only to have the baseline.
@@ -54,9 +56,20 @@ impl Row {
             measured_by,
             digest_bits,
             x_pseudoxof: None,
+            x_pseudoxof_doubtful: false,
             baseline: req.baseline.candidate.clone(),
             reference_job: req.is_reference_job(&job.candidate, &job.label),
         }
+    }
+}
+
+impl Row {
+    /// The row's ratio as the tables print it.
+    fn ratio(&self) -> Option<baseline::XofRatio> {
+        self.x_pseudoxof.map(|value| baseline::XofRatio {
+            value,
+            doubtful: self.x_pseudoxof_doubtful,
+        })
     }
 }
 
@@ -64,7 +77,9 @@ impl Row {
 pub(super) fn with_ratios(rows: &mut [Row], baseline: &Baseline) {
     let means = BaselineMeans::from_jobs(baseline, rows.iter().map(|r| (&r.job, &r.summary)));
     for r in rows {
-        r.x_pseudoxof = means.ratio_of(r.digest_bits, &r.job, &r.summary);
+        let ratio = means.ratio_of(r.digest_bits, &r.job, &r.summary);
+        r.x_pseudoxof = ratio.map(|x| x.value);
+        r.x_pseudoxof_doubtful = ratio.is_some_and(|x| x.doubtful);
     }
 }
 
@@ -92,7 +107,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         if shared(r) {
             cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
         }
-        (cells, r.reference_job, r.x_pseudoxof)
+        (cells, r.reference_job, r.ratio())
     }));
     // Why a figure carries ⚠ (the core's doubt rule), one line each.
     let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
@@ -103,6 +118,9 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         }
     }
     out += &format!("\n{}\n", baseline::divides_by(baseline));
+    if rows.iter().any(|r| r.x_pseudoxof_doubtful) {
+        out += &format!("{}\n", baseline::DOUBTFUL_RATIO_NOTE);
+    }
     if rows.iter().any(|r| r.reference_job) {
         out += "(reference): a baseline job the run added for the ratio.\n";
     }
@@ -111,7 +129,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
 }
 
 /// The columns of `--csv`.
-const CSV_COLUMNS: [&str; 16] = [
+const CSV_COLUMNS: [&str; 17] = [
     "candidate",
     "instance",
     "message_bytes",
@@ -125,6 +143,7 @@ const CSV_COLUMNS: [&str; 16] = [
     "trials",
     "iterations_per_trial",
     "x_pseudoxof",
+    "x_pseudoxof_doubtful",
     "baseline",
     "cycle_source",
     "doubts",
@@ -152,6 +171,7 @@ pub fn csv(rows: &[Row]) -> String {
                 s.trials.to_string(),
                 s.iterations_per_trial.to_string(),
                 number(r.x_pseudoxof),
+                r.x_pseudoxof_doubtful.to_string(),
                 r.baseline.clone(),
                 s.cycle_source
                     .map_or("", crate::counter::CycleSource::name)
@@ -179,6 +199,7 @@ mod tests {
             measured_by: "cycles: perf_event:cpu-cycles:u (core cycles)".into(),
             digest_bits: bits,
             x_pseudoxof: None,
+            x_pseudoxof_doubtful: false,
             baseline: "iccs".into(),
             reference_job: candidate == "iccs",
         }

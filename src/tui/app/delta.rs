@@ -114,6 +114,7 @@ mod tests {
             labels: vec!["sm3hash-256".into()],
             lengths: vec![32],
             cpus: vec![1],
+            reference_jobs: Vec::new(),
         });
         let key = JobKey {
             candidate: "iccs-c".into(),

@@ -60,28 +60,19 @@ impl App {
         Some(Effect::Start(spec))
     }
 
-    /// The baseline instances this run should add as reference jobs: those the selection
-    /// needs that the session has not measured at every chosen length yet. Remembered, so
-    /// their rows are marked.
+    /// The baseline instances this run may add as reference jobs: every pseudoXOF of the
+    /// baseline candidate, so each run that needs one measures its own (a ratio divides by
+    /// its run's baseline, never an earlier run's). The engine announces which it added, and
+    /// those rows are marked.
     fn reference_pool(
         &mut self,
         instances: &[crate::catalog::Instance],
     ) -> Vec<crate::catalog::Instance> {
-        let measured = |label: &str| {
-            self.lengths.iter().all(|&len| {
-                self.jobs.iter().any(|j| {
-                    j.key.label == label
-                        && j.key.input_bytes == len
-                        && matches!(j.state, super::JobState::Done(_))
-                })
-            })
-        };
         let pool: Vec<crate::catalog::Instance> = self
             .candidates
             .iter()
             .filter(|c| c.id == self.xof_baseline.candidate)
             .flat_map(|c| c.instances.iter())
-            .filter(|i| !measured(&i.label))
             .cloned()
             .collect();
         let (add, _) = self.xof_baseline.missing(instances, &pool);
@@ -95,8 +86,6 @@ impl App {
                     labels.join(", ")
                 ),
             );
-            self.reference_labels
-                .extend(add.iter().map(|i| i.label.clone()));
         }
         pool
     }

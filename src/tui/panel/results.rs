@@ -38,7 +38,7 @@ const SHORT_HEADER: [&str; 8] = [
 
 /// The ratio column's cell of a row.
 pub fn ratio_cell(r: &ResultRow) -> String {
-    crate::baseline::cell(r.x_pseudoxof)
+    crate::baseline::ratio_cell(r.x_pseudoxof)
 }
 
 /// The panel's cells of a row: `cells`, the instance marked when it is a reference job, and
@@ -367,7 +367,7 @@ mod tests {
         // The disturbed job keeps its figure, marked, and says why under the table.
         assert_eq!(
             lines[5],
-            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× |"
+            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× ⚠ |"
         );
         assert_eq!(
             lines[7],
@@ -380,7 +380,9 @@ mod tests {
             lines[9].starts_with("× pseudoXOF: mean cycles over `pseudoXOF`"),
             "{md}"
         );
-        assert_eq!(lines.len(), 10);
+        // The ⚠ on a ratio is explained too.
+        assert_eq!(lines[10], crate::baseline::DOUBTFUL_RATIO_NOTE);
+        assert_eq!(lines.len(), 11);
         assert_eq!(markdown(&demo::idle()), "");
     }
 

@@ -29,6 +29,12 @@ fn run_table(app: &App, run: usize) -> String {
     if rows.iter().any(|r| r.x_pseudoxof.is_some()) {
         out += &format!("\n{}\n", crate::baseline::divides_by(&app.xof_baseline));
     }
+    if rows
+        .iter()
+        .any(|r| r.x_pseudoxof.is_some_and(|x| x.doubtful))
+    {
+        out += &format!("{}\n", crate::baseline::DOUBTFUL_RATIO_NOTE);
+    }
     out
 }
 
