@@ -9,7 +9,7 @@ use super::app::App;
 use super::panel::results;
 
 /// The CSV columns, in order.
-const COLUMNS: [&str; 21] = [
+const COLUMNS: [&str; 22] = [
     "run",
     "run_folder",
     "baseline",
@@ -31,11 +31,18 @@ const COLUMNS: [&str; 21] = [
     "x_pseudoxof",
     "x_pseudoxof_doubtful",
     "reference_job",
+    "built_with",
 ];
 
 /// The visible results rows as CSV (the `csv` crate quotes), header first.
 pub fn csv(app: &App) -> String {
     use crate::report::export::number;
+    // How each run's instances were built, from its records.
+    let builds: Vec<_> = app
+        .runs
+        .iter()
+        .map(|d| crate::report::readback::builds(d))
+        .collect();
     let rows: Vec<Vec<String>> = app
         .result_rows()
         .iter()
@@ -72,6 +79,11 @@ pub fn csv(app: &App) -> String {
                 number(r.x_pseudoxof.map(|x| x.value)),
                 r.x_pseudoxof.is_some_and(|x| x.doubtful).to_string(),
                 r.reference.to_string(),
+                builds
+                    .get(r.run)
+                    .and_then(|b| b.get(&(r.key.candidate.clone(), r.key.label.clone())))
+                    .cloned()
+                    .unwrap_or_default(),
             ]
         })
         .collect();
@@ -126,7 +138,7 @@ mod tests {
             .iter()
             .find(|l| l.contains(",pseudoXOF-512,32,"))
             .expect("the baseline row");
-        assert!(xof.ends_with(",1,false,false"), "{xof}");
+        assert!(xof.ends_with(",1,false,false,"), "{xof}");
     }
 
     #[test]

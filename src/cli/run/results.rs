@@ -89,9 +89,55 @@ fn sorted(rows: &[Row]) -> Vec<Row> {
     rows
 }
 
+/// Rows for the jobs of the plan that `run_dir` holds complete records of and this process
+/// did not measure (a resumed run's earlier jobs), so the table is the whole run's.
+pub(super) fn add_from_folder(req: &RunRequest, rows: &mut Vec<Row>) {
+    for (path, rec) in crate::record::run_dir::list_records(&req.run_dir) {
+        let key = rec.job_key();
+        let summary = rec.summary();
+        let planned = req
+            .instances
+            .iter()
+            .any(|i| i.candidate == key.candidate && i.label == key.label)
+            && req.lengths.contains(&key.input_bytes);
+        if planned && summary.status.is_complete() && !rows.iter().any(|r| r.job == key) {
+            rows.push(Row::from(req, &key, &summary, &path));
+        }
+    }
+}
+
+/// `incomplete 3/4 — not measured: `X-512` 1024 B` when jobs of the plan have no finished
+/// row (cancelled, failed or not measured for their KAT); None when the run is whole.
+pub(super) fn missing_line(req: &RunRequest, rows: &[Row]) -> Option<String> {
+    let mut missing = Vec::new();
+    for i in &req.instances {
+        for &len in &req.lengths {
+            let done = rows.iter().any(|r| {
+                r.job.candidate == i.candidate && r.job.label == i.label && r.job.input_bytes == len
+            });
+            if !done {
+                missing.push(format!(
+                    "`{}` {} B",
+                    crate::sanitize::terminal(&i.label),
+                    len
+                ));
+            }
+        }
+    }
+    let total = req.instances.len() * req.lengths.len();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "incomplete {}/{total} — not measured: {}",
+            total - missing.len(),
+            missing.join(", ")
+        )
+    })
+}
+
 /// The report's §4 table of the finished jobs plus `× pseudoXOF`, by instance and length, with
-/// the doubts explained, the baseline named and the counter named.
-pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
+/// the doubts explained, the baseline named and the counter named; with `run_dir`, also how
+/// each instance was built and how the run was made (the lines the workbench prints too).
+pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) -> String {
     let rows = sorted(rows);
     if rows.is_empty() {
         return String::new();
@@ -124,7 +170,17 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
     if rows.iter().any(|r| r.reference_job) {
         out += "(reference): a baseline job the run added for the ratio.\n";
     }
+    let readback = run_dir.map(|d| {
+        use crate::report::readback;
+        (readback::built_with_line(d), readback::run_notes(d))
+    });
+    if let Some((Some(built), _)) = &readback {
+        out += &format!("\n{built}\n");
+    }
     out += &format!("\n{}\n", rows[0].measured_by);
+    for note in readback.map(|(_, notes)| notes).unwrap_or_default() {
+        out += &format!("{note}\n");
+    }
     out
 }
 
@@ -214,7 +270,7 @@ mod tests {
             row("hash-05", "uHash-768", 768, 32, 92_500.0),
         ];
         with_ratios(&mut rows, &Baseline::default());
-        let table = results_table(&rows, &Baseline::default());
+        let table = results_table(&rows, &Baseline::default(), None);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines[0],
@@ -236,7 +292,7 @@ mod tests {
             row("iccs-c", "pseudoXOF-512", 512, 1024, 46_400.0),
         ];
         with_ratios(&mut both, &Baseline::default());
-        let table2 = results_table(&both, &Baseline::default());
+        let table2 = results_table(&both, &Baseline::default(), None);
         assert!(
             table2.contains("| `iccs/pseudoXOF-512` (reference) | 1024 B |"),
             "{table2}"

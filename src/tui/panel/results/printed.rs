@@ -2,6 +2,8 @@
 //! table with the `× pseudoXOF` column (as `run` prints it) under its run folder (the baseline named), the ⚠ explanations and the counter line,
 //! and for a run left unfinished how to resume it. Reads the app; draws nothing.
 
+use std::path::{Path, PathBuf};
+
 use crate::tui::app::{App, ResultRow, RunState};
 
 /// The finished jobs of one run as the report's §4 Markdown table, with the lines that
@@ -38,6 +40,26 @@ fn run_table(app: &App, run: usize) -> String {
     out
 }
 
+/// The lines under a run's table, as `run` prints them too: how each instance was built,
+/// what measured the figures, and how the run was made.
+pub fn run_readback(dir: Option<&Path>) -> String {
+    use crate::report::readback;
+    let Some(dir) = dir else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(line) = readback::built_with_line(dir) {
+        out += &format!("\n{line}\n");
+    }
+    if let Some(line) = readback::measured_by(dir) {
+        out += &format!("\n{line}\n");
+    }
+    for note in readback::run_notes(dir) {
+        out += &format!("{note}\n");
+    }
+    out
+}
+
 /// The finished jobs as the report's §4 Markdown table (all runs, one table per run folder
 /// when there are several); empty when nothing finished.
 #[cfg(test)]
@@ -69,15 +91,7 @@ pub fn leaving_text(app: &App) -> String {
             out += &format!("run #{}{folder}{base}\n\n", run + 1);
         }
         out += &table;
-        if let Some(line) = dir.and_then(|d| crate::tui::records::measured_by(d)) {
-            out += &format!("\n{line}\n");
-        }
-        for note in dir
-            .map(|d| crate::tui::records::run_notes(d))
-            .unwrap_or_default()
-        {
-            out += &format!("{note}\n");
-        }
+        out += &run_readback(dir.map(PathBuf::as_path));
         out.push('\n');
     }
     if let Some(line) = incomplete_line(app) {
