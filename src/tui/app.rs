@@ -242,6 +242,9 @@ pub struct App {
     /// (run, label) of the baseline jobs each run added for `× pseudoXOF`, as the engine
     /// announced them: the `(ref)` marks follow the run, not the label.
     pub reference_jobs: BTreeSet<(usize, String)>,
+    /// The interleaved A/B results of the session, by run: rows of their own in Results,
+    /// tables in the printout and the export.
+    pub ab_results: Vec<(usize, crate::campaign::ab_result::AbResult)>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
     /// The histogram's counts on a log scale (`y` in the histogram panel).
@@ -329,6 +332,7 @@ impl App {
             results_sort: None,
             xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
             reference_jobs: BTreeSet::new(),
+            ab_results: Vec::new(),
             curve_log: None,
             hist_log: false,
             curve_hidden: BTreeSet::new(),

@@ -275,7 +275,17 @@ fn equals_starts_an_interleaved_a_b_of_exactly_two_instances() {
         }),
         problem: None,
     };
-    app.compared("a", "b", &[row]);
+    let side = |l: &str| crate::campaign::ab_result::AbSide {
+        candidate: "iccs".into(),
+        label: l.into(),
+    };
+    app.compared(crate::campaign::ab_result::AbResult {
+        a: side("a"),
+        b: side("b"),
+        pairs_requested: 2,
+        lengths: vec![row],
+    });
+    assert_eq!(app.ab_results.len(), 1, "a result of the run");
     assert!(logged(
         &app,
         "A/B 1 KiB: b / a = 0.500 (95 % CI 0.490 … 0.510, 2 pairs): B faster"

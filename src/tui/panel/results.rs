@@ -269,7 +269,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         None => blk,
     };
     frame.render_widget(blk, area);
-    let body: Vec<Row> = rows
+    let mut body: Vec<Row> = rows
         .iter()
         .zip(&table)
         .enumerate()
@@ -289,6 +289,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
                     _ => Cell::from(""),
                 })
                 .collect();
+
             let mut row = Row::new(
                 std::iter::once(Cell::from(Span::styled(m, style)))
                     .chain(run)
@@ -308,6 +309,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
             row
         })
         .collect();
+    // The A/B results after the job rows, when there is room below them.
+    if body.len() < body_h {
+        let run_text = |run: usize| run_cell(app, run);
+        let run_fn: &dyn Fn(usize) -> String = &run_text;
+        body.extend(
+            ab::rows(app, &shown, run_col.then_some(run_fn), delta_cols.len())
+                .into_iter()
+                .take(body_h - body.len()),
+        );
+    }
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
         .chain(run_col.then_some(Constraint::Length(run_w)))
         .chain(shown.iter().map(|&c| Constraint::Length(widths[c])))
@@ -346,6 +357,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     Some((body_area, first))
 }
 
+mod ab;
 mod delta;
 mod printed;
 

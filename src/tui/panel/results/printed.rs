@@ -91,6 +91,9 @@ pub fn leaving_text(app: &App) -> String {
             out += &format!("run #{}{folder}{base}\n\n", run + 1);
         }
         out += &table;
+        for (_, ab) in app.ab_results.iter().filter(|(r, _)| *r == run) {
+            out += &format!("\n{}\n\n{}", ab.title(), ab.markdown());
+        }
         out += &run_readback(dir.map(PathBuf::as_path));
         out.push('\n');
     }
