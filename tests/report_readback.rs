@@ -1,6 +1,7 @@
 //! The pages of a cyclescope run say what the run measured: the summary names the
-//! algorithm (not only the candidate id), and a `× pseudoXOF` over a doubtful figure is
-//! marked. The real binary measures the fault-injection library as an ad-hoc candidate
+//! algorithm (not only the candidate id), a `× pseudoXOF` over a doubtful figure is marked,
+//! the histogram figures carry the workbench's percentile and loop-mean markers, and a
+//! doubtful point is marked in the cycles/byte figure. The real binary measures the fault-injection library as an ad-hoc candidate
 //! (the bundled pseudoXOF-512 beside it as its reference job), then `report` writes pages.
 
 mod common;
@@ -99,5 +100,67 @@ fn a_ratio_over_a_doubtful_figure_is_marked_on_the_summary() {
     assert!(
         after.ends_with("× ⚠)"),
         "marked doubtful: {after}\n{summary}"
+    );
+}
+
+/// The SVG files `report` drew for candidate `fixture`, by name.
+fn figures(tmp: &Path) -> Vec<(String, String)> {
+    let dir = tmp.join("pages/fixture/figures");
+    let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("figures folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .map(|p| {
+            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).expect("svg"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_histogram_figure_carries_the_percentile_and_loop_mean_markers() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = fixture_run(tmp.path());
+    summary_page(tmp.path(), &run);
+    let figs = figures(tmp.path());
+    let (name, hist) = figs
+        .iter()
+        .find(|(_, svg)| svg.contains("per-call"))
+        .unwrap_or_else(|| {
+            panic!(
+                "a histogram figure among {:?}",
+                figs.iter().map(|f| &f.0).collect::<Vec<_>>()
+            )
+        });
+    for marker in ["▲ p50", "▲ p90", "▲ p99", "◆ loop mean"] {
+        assert!(hist.contains(marker), "{name} lacks {marker}");
+    }
+}
+
+#[test]
+fn a_doubtful_point_is_marked_in_the_cycles_per_byte_figure() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = fixture_run(tmp.path());
+    let record = run.join("records/fixture/X-512__hash_32.json");
+    let mut r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).expect("record")).expect("JSON");
+    r["cyclescope"]["trial_spread"]["ci95_relative"] = serde_json::json!(0.33);
+    std::fs::write(&record, serde_json::to_vec_pretty(&r).expect("JSON")).expect("write");
+    summary_page(tmp.path(), &run);
+    let figs = figures(tmp.path());
+    let (name, curve) = figs
+        .iter()
+        .find(|(_, svg)| svg.contains("cycles per byte"))
+        .unwrap_or_else(|| {
+            panic!(
+                "a cycles/byte figure among {:?}",
+                figs.iter().map(|f| &f.0).collect::<Vec<_>>()
+            )
+        });
+    assert!(
+        curve.contains("doubtful figure"),
+        "{name} marks the doubtful point"
     );
 }
