@@ -100,7 +100,7 @@ pub struct XofRatio {
 }
 
 /// Whether a finished job's figure carries a doubt about the figure itself.
-pub fn figure_doubtful(s: &JobSummary) -> bool {
+pub(crate) fn figure_doubtful(s: &JobSummary) -> bool {
     s.doubts.iter().any(crate::measure::doubt::Doubt::of_figure)
 }
 

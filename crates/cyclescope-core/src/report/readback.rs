@@ -16,7 +16,7 @@ const PUBLISHED_PROFILES: [&str; 3] = ["guide", "harness-default", "guide-perfor
 /// How an instance was built, as pages and tables show it: a published profile by its name
 /// (`guide`), anything else with the flags its library was compiled with
 /// (`cflags: -O0 -fPIC`), so a tuning session reads back which build it measured.
-pub fn build_text(profile: &str, build_flags: &str) -> String {
+pub(crate) fn build_text(profile: &str, build_flags: &str) -> String {
     let flags = build_flags.trim();
     if PUBLISHED_PROFILES.contains(&profile) || flags.is_empty() || flags == profile {
         profile.to_string()
