@@ -77,6 +77,13 @@ fn a_cflags_build_says_its_flags_in_the_table_and_on_the_page() {
         .find(|l| l.starts_with("built with: "))
         .unwrap_or_else(|| panic!("the build is named:\n{out}"));
     assert!(built.contains("`FIXH-256` cflags: -O0"), "{built}");
+    // The compiler the KAT log of the build names is said with it.
+    let log = std::fs::read_to_string(run.join("kat/fixhash/FIXH-256.log")).expect("KAT log");
+    let cc = log
+        .lines()
+        .find_map(|l| l.strip_prefix("compiler    = "))
+        .expect("the log names the compiler");
+    assert!(built.contains(&format!("({cc})")), "{built}");
     let pages = tmp.path().join("pages");
     let o = cyclescope(
         tmp.path(),

@@ -61,15 +61,36 @@ pub fn run_notes(run_dir: &Path) -> Vec<String> {
     out
 }
 
-/// Each measured instance's build (`build_text`) by (candidate, label), from its records.
+/// The `compiler` field of a KAT log in the run folder (what the library's metadata says
+/// built it: `gcc 12.2.0`); None without a log inside the folder or without the field.
+fn compiler_in_log(run_dir: &Path, kat_log: Option<&str>) -> Option<String> {
+    let path = crate::record::safe_path::inside(run_dir, Path::new(kat_log?)).ok()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let value = text
+        .lines()
+        .take_while(|l| !l.starts_with("timing"))
+        .find_map(|l| l.strip_prefix("compiler"))?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim();
+    (!value.is_empty()).then(|| value.to_string())
+}
+
+/// Each measured instance's build (`build_text`, with the compiler its KAT log names) by
+/// (candidate, label), from its records.
 pub fn builds(run_dir: &Path) -> BTreeMap<(String, String), String> {
     let mut out = BTreeMap::new();
     for (_, r) in list_records(run_dir) {
         let JobKey {
             candidate, label, ..
         } = r.job_key();
-        out.entry((candidate, label))
-            .or_insert_with(|| build_text(&r.flags, &r.build_flags));
+        out.entry((candidate, label)).or_insert_with(|| {
+            let text = build_text(&r.flags, &r.build_flags);
+            match compiler_in_log(run_dir, r.kat_log()) {
+                Some(cc) => format!("{text} ({cc})"),
+                None => text,
+            }
+        });
     }
     out
 }
