@@ -85,7 +85,7 @@ fn the_good_tree_builds_passes_its_kat_and_is_cached() {
     let o = cyclescope(work.path(), &["kat", "--scan", "T", "--out", "K"]);
     let text = output_text(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    assert_eq!(stdout(&o).matches(" PASS \n").count(), 4, "{text}");
+    assert_eq!(stdout(&o).matches(" PASS\n").count(), 4, "{text}");
 
     for (label, hex, bits, want) in [
         ("FIXH-256", "616263", None, FIXH_256_ABC),

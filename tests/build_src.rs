@@ -33,7 +33,7 @@ fn list_kat_run_and_report_work_from_sources() {
     );
     let text = output_text(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    assert_eq!(stdout(&o).matches(" PASS \n").count(), 4, "{text}");
+    assert_eq!(stdout(&o).matches(" PASS\n").count(), 4, "{text}");
 
     let o = cyclescope(
         work.path(),

@@ -255,3 +255,35 @@ fn null_pointers_and_negative_widths_are_error_codes_not_crashes() {
         }
     }
 }
+
+/// A record of a bundled baseline says how it was built: Rust compiled by the engine's
+/// build script, not the guide's C flags the harness's own baselines get.
+#[test]
+fn bundled_baseline_records_say_they_are_built_by_rustc() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = tmp.path().join("run");
+    let o = common::cyclescope()
+        .args([
+            "run",
+            "pseudoXOF-256",
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .expect("running cyclescope");
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let rec: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(run.join("records/iccs/pseudoXOF-256__hash_32.json")).expect("record"),
+    )
+    .expect("record JSON");
+    let flags = rec["flags"].as_str().expect("flags");
+    assert_ne!(flags, "guide", "{rec}");
+    assert!(flags.starts_with("rustc "), "{flags}");
+}

@@ -19,9 +19,15 @@ fn all_bundled_instances_pass_the_default_scope() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let lines = results(&o);
     assert_eq!(lines.len(), 12, "{lines:?}");
+    // The printed line ends with its status, no trailing space (the log keeps the harness's).
+    assert!(
+        stdout(&o).lines().all(|l| !l.ends_with(' ')),
+        "{}",
+        stdout(&o)
+    );
     for line in &lines {
         assert!(
-            line.starts_with("RESULT iccs ") && line.ends_with(" PASS "),
+            line.starts_with("RESULT iccs ") && line.ends_with(" PASS"),
             "{line:?}"
         );
     }

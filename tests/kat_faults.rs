@@ -133,7 +133,7 @@ fn a_wrong_digest_is_a_mismatch_and_chatter_is_harmless() {
 
     // Without a fault the fixture is pseudoXOF: printing to stdout does not disturb the worker.
     let (o, out) = faulty_kat(Some("stdout@4"), Some(&manifest), &[]);
-    assert_eq!(result(&o, 0), "RESULT fixture pseudoXOF-256 PASS ");
+    assert_eq!(result(&o, 0), "RESULT fixture pseudoXOF-256 PASS");
     assert_eq!(log(&out).matches("\nmanifest ").count(), 2);
 }
 

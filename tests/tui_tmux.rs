@@ -91,6 +91,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
         cpu: 1,
         cpus: vec![1],
         pid: std::process::id(),
+        reference_jobs: Vec::new(),
     })
     .expect("append");
     w.append(JournalEvent::KatFinished {
@@ -415,6 +416,7 @@ fn watch_shows_the_writers_host_problems_and_suggests_resume_when_it_is_gone() {
         cpu: 1,
         cpus: vec![1],
         pid,
+        reference_jobs: Vec::new(),
     })
     .expect("append");
     w.append(JournalEvent::HostProblems {

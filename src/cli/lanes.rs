@@ -194,6 +194,7 @@ mod tests {
                 labels: vec!["a".into(), "b".into()],
                 lengths: vec![32, 64],
                 cpus: vec![0, 1],
+                reference_jobs: Vec::new(),
             },
             0.0,
         );

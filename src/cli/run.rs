@@ -147,11 +147,28 @@ pub fn run(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &cancel,
     )?;
     progress.clear();
+    // The whole run's table: a resumed run's earlier jobs too.
+    results::add_from_folder(&req, &mut results);
     results::with_ratios(&mut results, &req.baseline);
+    let missing = results::missing_line(&req, &results);
     match args.output.format() {
         super::output::Format::Json => outln!("{}", serde_json::to_string_pretty(&results)?),
         super::output::Format::Csv => out!("{}", results::csv(&results)),
-        super::output::Format::Markdown => out!("{}", results_table(&results, &req.baseline)),
+        super::output::Format::Markdown => {
+            out!(
+                "{}",
+                results_table(&results, &req.baseline, Some(&req.run_dir))
+            );
+            if let Some(line) = &missing {
+                outln!("{line}");
+            }
+        }
+    }
+    if let Some(line) = missing
+        .as_ref()
+        .filter(|_| args.output.format() != super::output::Format::Markdown)
+    {
+        eprintln!("cyclescope: {line}");
     }
     eprintln!(
         "run directory: {}  ({} measured, {} failed, {} not measured for their KAT, {} already complete)",

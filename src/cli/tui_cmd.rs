@@ -60,7 +60,7 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         .source
         .src
         .as_ref()
-        .map(|src| (src.clone(), src_builder(src, config)));
+        .map(|src| (src.clone(), src_builder(src, &args.source, config)));
     if let Some(cpu) = catalog.settings.cpu.filter(|_| args.cpu.is_none()) {
         crate::cpu::check_usable(cpu)
             .map_err(|e| anyhow::anyhow!("settings.cpu of the config: {e}"))?;
@@ -92,26 +92,39 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
 
 /// The workbench's rebuild of `src` with one flag choice: the same build and tree as `--src`
 /// elsewhere (`build::build_tree` into `build::src_tree_dir`), failures collected for the
-/// event log instead of printed over the screen.
-fn src_builder(src: &Path, config: Option<&Path>) -> SrcBuilder {
+/// event log instead of printed over the screen. Only the flags change: the candidate id and
+/// the compiler the session started with are kept, so a rebuilt instance stays the same
+/// candidate's (its Δ, earlier curve and records line up with the first build).
+fn src_builder(src: &Path, source: &SourceArgs, config: Option<&Path>) -> SrcBuilder {
     let (src, config) = (src.to_path_buf(), config.map(Path::to_path_buf));
+    let identity = SrcIdentity {
+        id: source.id.clone(),
+        cc: source.cc.clone(),
+    };
     SrcBuilder(std::sync::Arc::new(move |choice: &ProfileChoice| {
-        build_src(&src, config.as_deref(), choice).map_err(|e| format!("{e:#}"))
+        build_src(&src, &identity, config.as_deref(), choice).map_err(|e| format!("{e:#}"))
     }))
+}
+
+/// What a rebuild keeps from the session's start (`--id`, `--cc`).
+struct SrcIdentity {
+    id: Option<String>,
+    cc: Option<String>,
 }
 
 fn build_src(
     src: &Path,
+    identity: &SrcIdentity,
     config: Option<&Path>,
     choice: &ProfileChoice,
 ) -> anyhow::Result<SrcBuilt> {
     let build_config = build::load_build_config(super::select::config_path(config).as_deref())?;
-    let cc = build_config.cc();
+    let cc = identity.cc.clone().unwrap_or_else(|| build_config.cc());
     let cache = build_config.cache_dir();
-    let out = build::src_tree_dir(&cache, src, None, choice, &cc);
+    let out = build::src_tree_dir(&cache, src, identity.id.as_deref(), choice, &cc);
     let request = build::BuildRequest {
         sources: vec![src.to_path_buf()],
-        id: None,
+        id: identity.id.clone(),
         profile: choice.clone(),
         cc,
         out: out.clone(),

@@ -243,8 +243,12 @@ pub struct App {
     pub results_sort: Option<(usize, bool)>,
     /// The candidate "× pseudoXOF" divides by (the settings' `baseline`).
     pub xof_baseline: crate::baseline::Baseline,
-    /// Labels of baseline instances this session measured as reference jobs.
-    pub reference_labels: BTreeSet<String>,
+    /// (run, label) of the baseline jobs each run added for `× pseudoXOF`, as the engine
+    /// announced them: the `(ref)` marks follow the run, not the label.
+    pub reference_jobs: BTreeSet<(usize, String)>,
+    /// The interleaved A/B results of the session, by run: rows of their own in Results,
+    /// tables in the printout and the export.
+    pub ab_results: Vec<(usize, crate::campaign::ab_result::AbResult)>,
     /// The curve's y axis: Some(true) log, Some(false) linear, None chosen by the data.
     pub curve_log: Option<bool>,
     /// The histogram's counts on a log scale (`y` in the histogram panel).
@@ -331,7 +335,8 @@ impl App {
             baseline: None,
             results_sort: None,
             xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
-            reference_labels: BTreeSet::new(),
+            reference_jobs: BTreeSet::new(),
+            ab_results: Vec::new(),
             curve_log: None,
             hist_log: false,
             curve_hidden: BTreeSet::new(),

@@ -182,6 +182,7 @@ fn start(app: &mut App, labels: &[&str]) {
         labels: labels.iter().map(|l| l.to_string()).collect(),
         lengths: vec![32, 1024],
         cpus: vec![1],
+        reference_jobs: Vec::new(),
     });
     for l in labels {
         app.apply(EngineEvent::KatStarted {

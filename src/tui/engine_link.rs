@@ -40,12 +40,8 @@ pub enum Msg {
         built: Vec<(crate::catalog::Instance, crate::build::ProfileChoice)>,
         problems: Vec<String>,
     },
-    /// An interleaved A/B (`=`) ended: A's and B's labels and B/A per length.
-    Compared {
-        a: String,
-        b: String,
-        rows: Vec<crate::campaign::LiveComparison>,
-    },
+    /// An interleaved A/B (`=`) ended: which two instances, and B/A per length.
+    Compared(Box<crate::campaign::ab_result::AbResult>),
     /// A length sweep (`w`) ended with its fits.
     Swept(Box<crate::sweep::SweepFile>),
 }
@@ -308,11 +304,8 @@ fn run_engine(
         let mut req = request(spec, run_dir, options).map_err(|e| Refusal::Other(e.to_string()))?;
         if let Some(pairs) = pairs {
             let out = campaign::interleave(&req, pairs, &mut |ev| emit(ev), cancel)?;
-            let _ = tx.send(Msg::Compared {
-                a: req.instances[0].label.clone(),
-                b: req.instances[1].label.clone(),
-                rows: out.comparisons,
-            });
+            let result = crate::campaign::ab_result::AbResult::new(&req, pairs, out.comparisons);
+            let _ = tx.send(Msg::Compared(Box::new(result)));
             return Ok(());
         }
         if !sweep {

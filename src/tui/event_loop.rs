@@ -97,6 +97,11 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
         for ev in super::records::load(dir) {
             app.apply(ev);
         }
+        // A reloaded A/B run shows its result again.
+        if let Some(result) = crate::campaign::ab_result::AbResult::read(dir) {
+            let run = app.current_run();
+            app.ab_results.push((run, result));
+        }
         app.run_dir = Some(dir.clone());
     }
     (app, follower)
@@ -255,7 +260,7 @@ fn deliver(app: &mut App, m: Msg) {
         Msg::Refused { reason, host } => app.refused(reason, host),
         Msg::KatsDone => app.kats_done(),
         Msg::Rebuilt { built, problems } => app.rebuilt(built, problems),
-        Msg::Compared { a, b, rows } => app.compared(&a, &b, &rows),
+        Msg::Compared(result) => app.compared(*result),
         Msg::Swept(file) => app.swept(*file),
     }
 }

@@ -9,7 +9,7 @@ use super::app::App;
 use super::panel::results;
 
 /// The CSV columns, in order.
-const COLUMNS: [&str; 20] = [
+const COLUMNS: [&str; 22] = [
     "run",
     "run_folder",
     "baseline",
@@ -29,12 +29,20 @@ const COLUMNS: [&str; 20] = [
     "doubts",
     "failure",
     "x_pseudoxof",
+    "x_pseudoxof_doubtful",
     "reference_job",
+    "built_with",
 ];
 
 /// The visible results rows as CSV (the `csv` crate quotes), header first.
 pub fn csv(app: &App) -> String {
     use crate::report::export::number;
+    // How each run's instances were built, from its records.
+    let builds: Vec<_> = app
+        .runs
+        .iter()
+        .map(|d| crate::report::readback::builds(d))
+        .collect();
     let rows: Vec<Vec<String>> = app
         .result_rows()
         .iter()
@@ -68,8 +76,14 @@ pub fn csv(app: &App) -> String {
                 r.retries.to_string(),
                 doubts.join("; "),
                 r.failure.unwrap_or_default().to_string(),
-                number(r.x_pseudoxof),
+                number(r.x_pseudoxof.map(|x| x.value)),
+                r.x_pseudoxof.is_some_and(|x| x.doubtful).to_string(),
                 r.reference.to_string(),
+                builds
+                    .get(r.run)
+                    .and_then(|b| b.get(&(r.key.candidate.clone(), r.key.label.clone())))
+                    .cloned()
+                    .unwrap_or_default(),
             ]
         })
         .collect();
@@ -124,7 +138,7 @@ mod tests {
             .iter()
             .find(|l| l.contains(",pseudoXOF-512,32,"))
             .expect("the baseline row");
-        assert!(xof.ends_with(",1,false"), "{xof}");
+        assert!(xof.ends_with(",1,false,false,"), "{xof}");
     }
 
     #[test]

@@ -18,42 +18,6 @@ use crate::record::journal::{JournalEvent, JournalReader};
 use crate::record::run_dir::list_records;
 use crate::vocabulary::{EngineEvent, FailureKind, HistogramSnapshot, JobFailure, JobKey};
 
-/// What measured a run's figures (counter, clock, CPU), from its first record that names a
-/// counter: the line printed under the results table.
-pub fn measured_by(run_dir: &Path) -> Option<String> {
-    list_records(run_dir).into_iter().find_map(|(_, r)| {
-        let add = r.cyclescope.as_ref().filter(|a| a.cycle_source.is_some())?;
-        Some(crate::report::measured_by(
-            &r.environment,
-            add.cycle_source_name(),
-            add.reference_cycles,
-        ))
-    })
-}
-
-/// What a reader of the printed table must know about how the run was made, from its
-/// campaign: a trial target other than the guide's, and the host problems it consented to.
-pub fn run_notes(run_dir: &Path) -> Vec<String> {
-    let Ok(c) = crate::record::run_dir::read_campaign(run_dir) else {
-        return vec![];
-    };
-    let mut out = vec![];
-    let guide = crate::catalog::Settings::default().trial_target_s;
-    if (c.planning.trial_target_s - guide).abs() > 1e-9 {
-        out.push(format!(
-            "trial target {} s per trial (the guide's: {guide} s)",
-            c.planning.trial_target_s
-        ));
-    }
-    if !c.host_problems().is_empty() {
-        out.push(format!(
-            "measured despite host problems: {}",
-            c.host_problems().join("; ")
-        ));
-    }
-    out
-}
-
 /// How often the journal file is read while following.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -223,6 +187,7 @@ mod tests {
             cpu: 1,
             cpus: vec![1],
             pid,
+            reference_jobs: Vec::new(),
         }
     }
 

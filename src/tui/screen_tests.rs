@@ -71,3 +71,22 @@ fn the_minimum_size_gets_the_full_layout_and_one_less_does_not() {
         "{small}"
     );
 }
+
+/// With a baseline pinned (`b`) the run and Δ columns take room, yet `× pseudoXOF` stays:
+/// n, MB/s, mean time and cycles/byte give way first, at every width the panel can have.
+#[test]
+fn a_pinned_baseline_never_hides_the_ratio_column() {
+    let app = demo::rerun();
+    assert_eq!(app.baseline, Some(0));
+    for width in (100..=160).step_by(4) {
+        let text = demo::text(&demo::render(&app, width, 48));
+        let header = text
+            .lines()
+            .find(|l| l.contains(" instance ") && l.contains(" msg"))
+            .unwrap_or_else(|| panic!("the results header at {width} columns:\n{text}"));
+        assert!(
+            header.contains("×XOF") || header.contains("× pseudoXOF"),
+            "{width} columns: {header}"
+        );
+    }
+}

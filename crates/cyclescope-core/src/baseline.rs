@@ -91,10 +91,32 @@ impl Baseline {
     }
 }
 
-/// The baseline's mean cycles by (width, length), from the finished jobs of a session.
+/// One row's "× pseudoXOF": the ratio, and whether it is doubtful because either figure it
+/// divides is (a doubt about the figure, `Doubt::of_figure`, on the row or on its baseline).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct XofRatio {
+    pub value: f64,
+    pub doubtful: bool,
+}
+
+/// Whether a finished job's figure carries a doubt about the figure itself.
+pub(crate) fn figure_doubtful(s: &JobSummary) -> bool {
+    s.doubts.iter().any(crate::measure::doubt::Doubt::of_figure)
+}
+
+/// One baseline figure: its mean, counter and whether it is doubtful.
+#[derive(Debug, Clone, Copy)]
+struct BaseFigure {
+    mean: f64,
+    source: Option<CycleSource>,
+    doubtful: bool,
+}
+
+/// The baseline's mean cycles by (width, length), from the finished jobs of one run (a
+/// ratio never divides by another run's baseline).
 #[derive(Debug, Clone, Default)]
 pub struct BaselineMeans {
-    means: BTreeMap<(u32, u64), (f64, Option<CycleSource>)>,
+    means: BTreeMap<(u32, u64), BaseFigure>,
 }
 
 impl BaselineMeans {
@@ -112,8 +134,13 @@ impl BaselineMeans {
                 .label
                 .strip_prefix("pseudoXOF-")
                 .and_then(|b| b.parse::<u32>().ok());
-            if let (Some(bits), Some(c)) = (bits, s.mean_cycles) {
-                means.insert((bits, k.input_bytes), (c, s.cycle_source));
+            if let (Some(bits), Some(mean)) = (bits, s.mean_cycles) {
+                let figure = BaseFigure {
+                    mean,
+                    source: s.cycle_source,
+                    doubtful: figure_doubtful(s),
+                };
+                means.insert((bits, k.input_bytes), figure);
             }
         }
         Self { means }
@@ -121,19 +148,22 @@ impl BaselineMeans {
 
     /// The baseline mean at this width and length.
     pub fn at(&self, digest_bits: u32, input_bytes: u64) -> Option<f64> {
-        self.means.get(&(digest_bits, input_bytes)).map(|m| m.0)
+        self.means.get(&(digest_bits, input_bytes)).map(|m| m.mean)
     }
 
     /// "× pseudoXOF" of a job of width `digest_bits`: its complete mean over the baseline's,
-    /// when both were counted by the same counter (another counter is another unit).
-    pub fn ratio_of(&self, digest_bits: u32, key: &JobKey, s: &JobSummary) -> Option<f64> {
+    /// when both were counted by the same counter (another counter is another unit); doubtful
+    /// when either figure is.
+    pub fn ratio_of(&self, digest_bits: u32, key: &JobKey, s: &JobSummary) -> Option<XofRatio> {
         let own = s.mean_cycles.filter(|_| s.status.is_complete());
         let base = self
             .means
             .get(&(digest_bits, key.input_bytes))
-            .filter(|(_, source)| *source == s.cycle_source)
-            .map(|m| m.0);
-        ratio(own, base)
+            .filter(|b| b.source == s.cycle_source)?;
+        Some(XofRatio {
+            value: ratio(own, Some(base.mean))?,
+            doubtful: base.doubtful || figure_doubtful(s),
+        })
     }
 
     /// Whether the session has no baseline figure at all.
@@ -150,11 +180,23 @@ pub fn cell(r: Option<f64>) -> String {
     )
 }
 
+/// A row's ratio as tables print it: `0.55×`, `0.55× ⚠` when doubtful, `–` when none.
+pub fn ratio_cell(r: Option<XofRatio>) -> String {
+    match r {
+        Some(r) if r.doubtful => format!("{} ⚠", cell(Some(r.value))),
+        r => cell(r.map(|r| r.value)),
+    }
+}
+
+/// The line under a table whose ratios carry ⚠.
+pub const DOUBTFUL_RATIO_NOTE: &str =
+    "× pseudoXOF ⚠: the row's figure or the baseline it divides by is doubtful (see ⚠ above).";
+
 /// The report's §4 table with the `× pseudoXOF` column last, as `run` and the workbench print
 /// it: per row its §4 cells, whether the run added it as a reference job (marked), its ratio.
 /// Empty without rows.
 pub fn perf_table_with_ratio(
-    rows: impl IntoIterator<Item = ([String; 7], bool, Option<f64>)>,
+    rows: impl IntoIterator<Item = ([String; 7], bool, Option<XofRatio>)>,
 ) -> String {
     let cells: Vec<Vec<String>> = rows
         .into_iter()
@@ -163,7 +205,7 @@ pub fn perf_table_with_ratio(
             if reference {
                 c[0] += " (reference)";
             }
-            c.push(cell(ratio));
+            c.push(ratio_cell(ratio));
             c
         })
         .collect();

@@ -8,6 +8,7 @@
 //! are reached only through a `TrialRunner`, one per lane. The campaign keeps its own threads
 //! off every measurement CPU while it runs. It never draws anything.
 
+pub mod ab_result;
 mod assign;
 mod host_gate;
 mod interleave;

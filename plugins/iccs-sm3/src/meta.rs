@@ -79,7 +79,7 @@ pub const fn iccs_meta(instance: &str, digest_bits: u64) -> NgccMetaHash {
             variant: c_field("iccs-baseline"),
             source_dir: c_field("plugins"),
             compiler: c_field("rustc"),
-            build_flags: c_field("cargo --release (opt-level 3)"),
+            build_flags: c_field("rustc -C opt-level=3 -C codegen-units=1"),
         },
         digest_bits,
         digest_len: digest_bits / 8,

@@ -263,33 +263,20 @@ fn table(req: &RunRequest, pairs: u32, rows: &[LiveComparison]) -> String {
         crate::sanitize::terminal_path(&b.library),
         req.cpu()
     );
-    out += "| message | A mean cycles | B mean cycles | B / A | 95 % CI | pairs | verdict |\n\
-            |---|---|---|---|---|---|---|\n";
-    for c in rows {
-        let (ratio, ci, n, verdict) = match &c.ratio {
-            Some(r) => (
-                format!("{:.3}", r.ratio),
-                format!("{:.3} … {:.3}", r.ci95_low, r.ci95_high),
-                r.pairs.to_string(),
-                r.verdict().to_string(),
-            ),
-            None => ("—".into(), "—".into(), "0".into(), "no interval".into()),
-        };
-        out += &format!(
-            "| {} | {} | {} | {ratio} | {ci} | {n} | {verdict} |\n",
-            crate::format::size(c.input_bytes),
-            crate::format::int(c.a_mean_cycles),
-            crate::format::int(c.b_mean_cycles),
-        );
-    }
+    let result = crate::campaign::ab_result::AbResult::new(req, pairs, rows.to_vec());
+    let table = result.markdown();
+    // The table's rows, then the method, then why a length has no interval.
+    let (rows_part, problems): (Vec<&str>, Vec<&str>) =
+        table.lines().partition(|l| !l.starts_with('⚠'));
+    out += &(rows_part.join("\n") + "\n");
     out += "\nB / A: geometric mean of the pairs' ratios of mean cycles per call; 95 % CI: Student t on their logarithms.\n";
     if let Some(basis) = rows.iter().find_map(|c| c.ratio.map(|r| r.basis))
         && basis == crate::measure::paired::RatioBasis::Seconds
     {
         out += "The workers counted no cycles: the ratios are of seconds per call.\n";
     }
-    for c in rows.iter().filter_map(|c| c.problem.as_ref()) {
-        out += &format!("⚠ {c}\n");
+    for p in problems {
+        out += &format!("{p}\n");
     }
     out
 }

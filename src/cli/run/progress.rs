@@ -128,6 +128,7 @@ impl Progress {
                 labels,
                 lengths,
                 cpus,
+                ..
             } => {
                 self.line(&format!(
                     "run {}: {} instance(s) × {} length(s) on CPU {}",

@@ -21,6 +21,8 @@ pub struct Row {
     pub digest_bits: u32,
     /// Mean cycles over the baseline's pseudoXOF of the same width, length and counter.
     pub x_pseudoxof: Option<f64>,
+    /// The row's figure or its baseline's is doubtful, so the ratio is too.
+    pub x_pseudoxof_doubtful: bool,
     /// The candidate `x_pseudoxof` divides by.
     pub baseline: String,
     /// True when the run added this job only to have the baseline.
@@ -54,9 +56,20 @@ impl Row {
             measured_by,
             digest_bits,
             x_pseudoxof: None,
+            x_pseudoxof_doubtful: false,
             baseline: req.baseline.candidate.clone(),
             reference_job: req.is_reference_job(&job.candidate, &job.label),
         }
+    }
+}
+
+impl Row {
+    /// The row's ratio as the tables print it.
+    fn ratio(&self) -> Option<baseline::XofRatio> {
+        self.x_pseudoxof.map(|value| baseline::XofRatio {
+            value,
+            doubtful: self.x_pseudoxof_doubtful,
+        })
     }
 }
 
@@ -64,7 +77,9 @@ impl Row {
 pub(super) fn with_ratios(rows: &mut [Row], baseline: &Baseline) {
     let means = BaselineMeans::from_jobs(baseline, rows.iter().map(|r| (&r.job, &r.summary)));
     for r in rows {
-        r.x_pseudoxof = means.ratio_of(r.digest_bits, &r.job, &r.summary);
+        let ratio = means.ratio_of(r.digest_bits, &r.job, &r.summary);
+        r.x_pseudoxof = ratio.map(|x| x.value);
+        r.x_pseudoxof_doubtful = ratio.is_some_and(|x| x.doubtful);
     }
 }
 
@@ -74,9 +89,55 @@ fn sorted(rows: &[Row]) -> Vec<Row> {
     rows
 }
 
+/// Rows for the jobs of the plan that `run_dir` holds complete records of and this process
+/// did not measure (a resumed run's earlier jobs), so the table is the whole run's.
+pub(super) fn add_from_folder(req: &RunRequest, rows: &mut Vec<Row>) {
+    for (path, rec) in crate::record::run_dir::list_records(&req.run_dir) {
+        let key = rec.job_key();
+        let summary = rec.summary();
+        let planned = req
+            .instances
+            .iter()
+            .any(|i| i.candidate == key.candidate && i.label == key.label)
+            && req.lengths.contains(&key.input_bytes);
+        if planned && summary.status.is_complete() && !rows.iter().any(|r| r.job == key) {
+            rows.push(Row::from(req, &key, &summary, &path));
+        }
+    }
+}
+
+/// `incomplete 3/4 — not measured: `X-512` 1024 B` when jobs of the plan have no finished
+/// row (cancelled, failed or not measured for their KAT); None when the run is whole.
+pub(super) fn missing_line(req: &RunRequest, rows: &[Row]) -> Option<String> {
+    let mut missing = Vec::new();
+    for i in &req.instances {
+        for &len in &req.lengths {
+            let done = rows.iter().any(|r| {
+                r.job.candidate == i.candidate && r.job.label == i.label && r.job.input_bytes == len
+            });
+            if !done {
+                missing.push(format!(
+                    "`{}` {} B",
+                    crate::sanitize::terminal(&i.label),
+                    len
+                ));
+            }
+        }
+    }
+    let total = req.instances.len() * req.lengths.len();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "incomplete {}/{total} — not measured: {}",
+            total - missing.len(),
+            missing.join(", ")
+        )
+    })
+}
+
 /// The report's §4 table of the finished jobs plus `× pseudoXOF`, by instance and length, with
-/// the doubts explained, the baseline named and the counter named.
-pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
+/// the doubts explained, the baseline named and the counter named; with `run_dir`, also how
+/// each instance was built and how the run was made (the lines the workbench prints too).
+pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) -> String {
     let rows = sorted(rows);
     if rows.is_empty() {
         return String::new();
@@ -92,7 +153,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         if shared(r) {
             cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
         }
-        (cells, r.reference_job, r.x_pseudoxof)
+        (cells, r.reference_job, r.ratio())
     }));
     // Why a figure carries ⚠ (the core's doubt rule), one line each.
     let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
@@ -125,15 +186,28 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         }
     }
     out += &format!("\n{}\n", baseline::divides_by(baseline));
+    if rows.iter().any(|r| r.x_pseudoxof_doubtful) {
+        out += &format!("{}\n", baseline::DOUBTFUL_RATIO_NOTE);
+    }
     if rows.iter().any(|r| r.reference_job) {
         out += "(reference): a baseline job the run added for the ratio.\n";
     }
+    let readback = run_dir.map(|d| {
+        use crate::report::readback;
+        (readback::built_with_line(d), readback::run_notes(d))
+    });
+    if let Some((Some(built), _)) = &readback {
+        out += &format!("\n{built}\n");
+    }
     out += &format!("\n{}\n", rows[0].measured_by);
+    for note in readback.map(|(_, notes)| notes).unwrap_or_default() {
+        out += &format!("{note}\n");
+    }
     out
 }
 
 /// The columns of `--csv`.
-const CSV_COLUMNS: [&str; 16] = [
+const CSV_COLUMNS: [&str; 17] = [
     "candidate",
     "instance",
     "message_bytes",
@@ -147,6 +221,7 @@ const CSV_COLUMNS: [&str; 16] = [
     "trials",
     "iterations_per_trial",
     "x_pseudoxof",
+    "x_pseudoxof_doubtful",
     "baseline",
     "cycle_source",
     "doubts",
@@ -174,6 +249,7 @@ pub fn csv(rows: &[Row]) -> String {
                 s.trials.to_string(),
                 s.iterations_per_trial.to_string(),
                 number(r.x_pseudoxof),
+                r.x_pseudoxof_doubtful.to_string(),
                 r.baseline.clone(),
                 s.cycle_source
                     .map_or("", crate::counter::CycleSource::name)
@@ -201,6 +277,7 @@ mod tests {
             measured_by: "cycles: perf_event:cpu-cycles:u (core cycles)".into(),
             digest_bits: bits,
             x_pseudoxof: None,
+            x_pseudoxof_doubtful: false,
             baseline: "iccs".into(),
             reference_job: candidate == "iccs",
         }
@@ -215,7 +292,7 @@ mod tests {
             row("hash-05", "uHash-768", 768, 32, 92_500.0),
         ];
         with_ratios(&mut rows, &Baseline::default());
-        let table = results_table(&rows, &Baseline::default());
+        let table = results_table(&rows, &Baseline::default(), None);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines[0],
@@ -237,7 +314,7 @@ mod tests {
             row("iccs-c", "pseudoXOF-512", 512, 1024, 46_400.0),
         ];
         with_ratios(&mut both, &Baseline::default());
-        let table2 = results_table(&both, &Baseline::default());
+        let table2 = results_table(&both, &Baseline::default(), None);
         assert!(
             table2.contains("| `iccs/pseudoXOF-512` (reference) | 1024 B |"),
             "{table2}"

@@ -31,9 +31,10 @@ impl App {
     }
 
     /// The run whose figure of `key` a figure of run `than` is compared with: the pinned
-    /// baseline when it has one (and is another run), else the newest earlier run.
+    /// baseline when it has one and is earlier, else the newest earlier run. A later run is
+    /// never "earlier", pinned or not.
     fn earlier_run(&self, key: &JobKey, than: usize) -> Option<usize> {
-        let has = |run: usize| run != than && self.done_in(key, run).is_some();
+        let has = |run: usize| run < than && self.done_in(key, run).is_some();
         if let Some(b) = self.baseline.filter(|&b| has(b)) {
             return Some(b);
         }
@@ -114,6 +115,7 @@ mod tests {
             labels: vec!["sm3hash-256".into()],
             lengths: vec![32],
             cpus: vec![1],
+            reference_jobs: Vec::new(),
         });
         let key = JobKey {
             candidate: "iccs-c".into(),
@@ -167,6 +169,20 @@ mod tests {
         });
         assert!(text.contains("earlier ×      Δ"), "{text}");
         assert!(text.contains("#1 1469 ×0.990 faster"), "{text}");
+    }
+
+    /// Pinning the newer run as the baseline compares nothing of the older run with it: its
+    /// "earlier" column would name a later run.
+    #[test]
+    fn a_pinned_later_run_is_never_the_earlier_figure() {
+        let mut app = demo::rerun();
+        app.baseline = Some(1);
+        let rows = app.result_rows();
+        let older = rows
+            .iter()
+            .find(|r| r.run == 0 && r.key.input_bytes == 32)
+            .unwrap();
+        assert!(app.delta(older).is_none(), "{:?}", app.delta(older));
     }
 
     #[test]

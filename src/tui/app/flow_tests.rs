@@ -79,6 +79,7 @@ fn an_early_a_applies_to_the_run_being_prepared() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpus: vec![1],
+        reference_jobs: Vec::new(),
     });
     app.allow_unfixed_host = false;
     assert_eq!(app.act(Action::StartAnyway), None);
@@ -126,6 +127,7 @@ fn watching_shows_the_writers_host_problems_and_how_to_resume() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32],
         cpus: vec![1],
+        reference_jobs: Vec::new(),
     });
     app.apply(EngineEvent::HostProblems {
         problems: vec!["governor is powersave".into()],
@@ -166,6 +168,7 @@ fn the_eta_learns_from_measured_job_times() {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32, 1024],
         cpus: vec![1],
+        reference_jobs: Vec::new(),
     });
     let planning = crate::measure::Planning::new(5, 1.0, 900.0);
     let p = plan(1e-6, 0.004, &planning);
@@ -234,7 +237,11 @@ fn results_sort_by_any_column_and_export_on_request() {
     // The last column: × pseudoXOF. pseudoXOF-512 divides by itself (1.00×); sm3hash-256 has
     // no pseudoXOF-256 in the session, so no ratio, and sorts after the rows that have one.
     assert_eq!(app.results_sort, Some((7, true)));
-    let ratios: Vec<Option<f64>> = app.result_rows().iter().map(|r| r.x_pseudoxof).collect();
+    let ratios: Vec<Option<f64>> = app
+        .result_rows()
+        .iter()
+        .map(|r| r.x_pseudoxof.map(|x| x.value))
+        .collect();
     assert_eq!(ratios, [Some(1.0), Some(1.0), None, None]);
     app.act(Action::SortResults);
     assert_eq!(
@@ -269,7 +276,17 @@ fn equals_starts_an_interleaved_a_b_of_exactly_two_instances() {
         }),
         problem: None,
     };
-    app.compared("a", "b", &[row]);
+    let side = |l: &str| crate::campaign::ab_result::AbSide {
+        candidate: "iccs".into(),
+        label: l.into(),
+    };
+    app.compared(crate::campaign::ab_result::AbResult {
+        a: side("a"),
+        b: side("b"),
+        pairs_requested: 2,
+        lengths: vec![row],
+    });
+    assert_eq!(app.ab_results.len(), 1, "a result of the run");
     assert!(logged(
         &app,
         "A/B 1 KiB: b / a = 0.500 (95 % CI 0.490 … 0.510, 2 pairs): B faster"
@@ -314,6 +331,14 @@ fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
         &app,
         "reference jobs for × pseudoXOF (baseline iccs): pseudoXOF-512"
     ));
+    // The engine announces the reference jobs it added; the marks follow that run.
+    app.apply(EngineEvent::RunStarted {
+        run_dir: "runs/tui-1".into(),
+        labels: vec!["FEILIAN512".into(), "pseudoXOF-512".into()],
+        lengths: vec![1024],
+        cpus: vec![1],
+        reference_jobs: vec!["pseudoXOF-512".into()],
+    });
     let finished = |label: &str, candidate: &str, cycles: f64| EngineEvent::JobFinished {
         job: JobKey {
             candidate: candidate.into(),
@@ -328,9 +353,9 @@ fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
     app.apply(finished("pseudoXOF-512", "iccs", 44_750.0));
     let rows = app.result_rows();
     let row = |l: &str| rows.iter().find(|r| r.key.label == l).unwrap();
-    assert_eq!(row("FEILIAN512").x_pseudoxof, Some(0.4));
+    assert_eq!(row("FEILIAN512").x_pseudoxof.map(|x| x.value), Some(0.4));
     assert!(row("pseudoXOF-512").reference && !row("FEILIAN512").reference);
-    // Measured once in the session, it is not planned again for the same lengths.
+    // Each run divides by its own baseline: the next run measures it again.
     app.run = RunState::Idle;
     let Some(Effect::Start(again)) = app.act(Action::Start) else {
         panic!("no second start");
@@ -339,7 +364,7 @@ fn a_run_adds_the_missing_baseline_as_a_reference_job_and_divides_by_it() {
         again
             .reference_pool
             .iter()
-            .all(|i| i.label != "pseudoXOF-512")
+            .any(|i| i.label == "pseudoXOF-512")
     );
 }
 

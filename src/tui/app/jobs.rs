@@ -4,6 +4,9 @@
 //! progress and ETA (from the measured time of its finished jobs). Derived on demand, never
 //! stored twice.
 
+use std::collections::BTreeMap;
+
+use crate::baseline::{BaselineMeans, XofRatio};
 use crate::measure::TrialPlan;
 use crate::vocabulary::{HistogramSnapshot, JobKey, JobSummary};
 
@@ -121,9 +124,10 @@ pub struct ResultRow<'a> {
     pub stderr_tail: Option<&'a str>,
     /// Disturbed trials re-run while measuring it.
     pub retries: u32,
-    /// Mean cycles over the session's pseudoXOF of the same width, length and counter.
-    pub x_pseudoxof: Option<f64>,
-    /// A baseline job a run added for that ratio.
+    /// Mean cycles over the pseudoXOF of the same width, length and counter measured in the
+    /// row's own run (doubtful when either figure is).
+    pub x_pseudoxof: Option<XofRatio>,
+    /// A baseline job the row's run added for that ratio.
     pub reference: bool,
     /// Another candidate of the session has a job of the same label (the bundled `iccs` and
     /// the C `iccs-c` baselines): the row names its candidate.
@@ -136,7 +140,7 @@ fn sort_value(r: &ResultRow, column: usize) -> Option<f64> {
     match column {
         1 => Some(r.key.input_bytes as f64),
         2 => s.map(|s| s.mean_cycles.unwrap_or(s.mean_seconds)),
-        7 => r.x_pseudoxof,
+        7 => r.x_pseudoxof.map(|x| x.value),
         3 => s
             .and_then(|s| s.mean_cycles)
             .map(|c| c / r.key.input_bytes.max(1) as f64),
@@ -182,14 +186,23 @@ impl App {
     /// Finished jobs: the newest run first, earlier runs after it; within a run the report's
     /// order (catalog order of the instance, then length).
     pub fn result_rows(&self) -> Vec<ResultRow<'_>> {
-        // Later jobs replace earlier ones of the same key: the newest baseline figure counts.
-        let means = crate::baseline::BaselineMeans::from_jobs(
-            &self.xof_baseline,
-            self.jobs.iter().filter_map(|j| match &j.state {
-                JobState::Done(s) => Some((&j.key, &**s)),
-                _ => None,
-            }),
-        );
+        // Each run's rows divide by that run's own baseline figures, never another run's
+        // (an older run's ratios must not change when a later run measures the baseline).
+        let mut means: BTreeMap<usize, BaselineMeans> = BTreeMap::new();
+        for run in self.jobs.iter().map(|j| j.run) {
+            means.entry(run).or_insert_with(|| {
+                BaselineMeans::from_jobs(
+                    &self.xof_baseline,
+                    self.jobs
+                        .iter()
+                        .filter(|j| j.run == run)
+                        .filter_map(|j| match &j.state {
+                            JobState::Done(s) => Some((&j.key, &**s)),
+                            _ => None,
+                        }),
+                )
+            });
+        }
         let mut rows: Vec<ResultRow<'_>> =
             self.jobs
                 .iter()
@@ -211,9 +224,10 @@ impl App {
                         retries: j.retries,
                         x_pseudoxof: summary
                             .zip(self.instance(&j.key.label))
-                            .and_then(|(s, i)| means.ratio_of(i.digest_bits, &j.key, s)),
+                            .zip(means.get(&j.run))
+                            .and_then(|((s, i), m)| m.ratio_of(i.digest_bits, &j.key, s)),
                         reference: j.key.candidate == self.xof_baseline.candidate
-                            && self.reference_labels.contains(&j.key.label),
+                            && self.reference_jobs.contains(&(j.run, j.key.label.clone())),
                         shared_label: self.jobs.iter().any(|o| {
                             o.key.label == j.key.label && o.key.candidate != j.key.candidate
                         }),

@@ -11,6 +11,12 @@ const LIVE_PAIRS: u32 = 10;
 
 impl App {
     pub(super) fn start(&mut self) -> Option<Effect> {
+        self.start_with_references(true)
+    }
+
+    /// A run of the selection; `references`: with the baseline jobs its ratios need (an A/B
+    /// measures exactly its two instances, so it adds none).
+    fn start_with_references(&mut self, references: bool) -> Option<Effect> {
         if self.is_running() {
             self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
             return None;
@@ -42,7 +48,11 @@ impl App {
         self.run_lengths = self.lengths.clone();
         self.run = RunState::Running { cancelling: false };
         self.run_announced = false;
-        let reference_pool = self.reference_pool(&instances);
+        let reference_pool = if references {
+            self.reference_pool(&instances)
+        } else {
+            Vec::new()
+        };
         let spec = RunSpec {
             reference_pool,
             instances,
@@ -71,28 +81,19 @@ impl App {
         Some(Effect::Start(spec))
     }
 
-    /// The baseline instances this run should add as reference jobs: those the selection
-    /// needs that the session has not measured at every chosen length yet. Remembered, so
-    /// their rows are marked.
+    /// The baseline instances this run may add as reference jobs: every pseudoXOF of the
+    /// baseline candidate, so each run that needs one measures its own (a ratio divides by
+    /// its run's baseline, never an earlier run's). The engine announces which it added, and
+    /// those rows are marked.
     fn reference_pool(
         &mut self,
         instances: &[crate::catalog::Instance],
     ) -> Vec<crate::catalog::Instance> {
-        let measured = |label: &str| {
-            self.lengths.iter().all(|&len| {
-                self.jobs.iter().any(|j| {
-                    j.key.label == label
-                        && j.key.input_bytes == len
-                        && matches!(j.state, super::JobState::Done(_))
-                })
-            })
-        };
         let pool: Vec<crate::catalog::Instance> = self
             .candidates
             .iter()
             .filter(|c| c.id == self.xof_baseline.candidate)
             .flat_map(|c| c.instances.iter())
-            .filter(|i| !measured(&i.label))
             .cloned()
             .collect();
         let (add, _) = self.xof_baseline.missing(instances, &pool);
@@ -106,8 +107,6 @@ impl App {
                     labels.join(", ")
                 ),
             );
-            self.reference_labels
-                .extend(add.iter().map(|i| i.label.clone()));
         }
         pool
     }
@@ -210,7 +209,7 @@ impl App {
             );
             return None;
         }
-        match self.start()? {
+        match self.start_with_references(false)? {
             Effect::Start(mut spec) => {
                 spec.interleaved_pairs = Some(LIVE_PAIRS);
                 self.push_log(
@@ -227,9 +226,11 @@ impl App {
         }
     }
 
-    /// The outcome of an A/B comparison, one log line per length.
-    pub fn compared(&mut self, a: &str, b: &str, rows: &[crate::campaign::LiveComparison]) {
-        for c in rows {
+    /// The outcome of an A/B comparison: a result of the current run (Results, the printout
+    /// and the export show it), and one log line per length.
+    pub fn compared(&mut self, result: crate::campaign::ab_result::AbResult) {
+        let (a, b) = (result.a.label.clone(), result.b.label.clone());
+        for c in &result.lengths {
             let len = crate::format::size(c.input_bytes);
             match (&c.ratio, &c.problem) {
                 (Some(r), None) => self.push_log(
@@ -252,6 +253,8 @@ impl App {
                 ),
             }
         }
+        let run = self.current_run();
+        self.ab_results.push((run, result));
     }
 
     /// `K`: the KATs of the selection, nothing measured.

@@ -20,6 +20,7 @@ impl App {
                 labels,
                 lengths,
                 cpus,
+                reference_jobs,
             } => {
                 self.run = RunState::Running { cancelling: false };
                 self.push_log(
@@ -33,6 +34,9 @@ impl App {
                     ),
                 );
                 self.enter_run_folder(&run_dir);
+                let run = self.current_run();
+                self.reference_jobs
+                    .extend(reference_jobs.into_iter().map(|l| (run, l)));
                 self.run_announced = true;
                 self.run_dir = Some(run_dir);
                 self.run_labels = labels;

@@ -169,6 +169,10 @@ mod tests {
     /// The demo session as if its catalog had been built from sources.
     fn from_sources() -> App {
         let mut app = demo::finished();
+        // Built from sources with the guide's flags.
+        for i in &mut app.candidates[0].instances {
+            i.flags = "guide".into();
+        }
         let instances: Vec<Instance> = app.candidates[0].instances.clone();
         app.sources = Some(Sources::new("subm".into(), &instances));
         app

@@ -23,6 +23,7 @@ pub fn rerun() -> App {
         labels: vec!["sm3hash-256".into()],
         lengths: vec![32, 128],
         cpus: vec![1],
+        reference_jobs: Vec::new(),
     });
     app.baseline = Some(0);
     let planning = Planning::new(5, 1.0, 900.0);

@@ -38,7 +38,7 @@ const SHORT_HEADER: [&str; 8] = [
 
 /// The ratio column's cell of a row.
 pub fn ratio_cell(r: &ResultRow) -> String {
-    crate::baseline::cell(r.x_pseudoxof)
+    crate::baseline::ratio_cell(r.x_pseudoxof)
 }
 
 /// The panel's cells of a row: `cells`, the instance marked when it is a reference job, and
@@ -53,14 +53,22 @@ fn panel_cells(r: &ResultRow) -> Vec<String> {
     c
 }
 
-/// Column widths for `table` under `header`, and how many columns fit in `width` (dropping
-/// from the right; the mark and run columns and spacing included in `fixed`).
+/// The order in which columns give way on a narrow panel: n, MB/s, mean time and
+/// cycles/byte first; `× pseudoXOF`, the headline figure, only after them; then the mean.
+/// Instance and message always stay.
+const GIVE_WAY: [usize; 6] = [6, 5, 4, 3, RATIO, 2];
+
+/// The `× pseudoXOF` column's index.
+const RATIO: usize = 7;
+
+/// Column widths for `table` under `header`, and the columns that fit in `width` in their
+/// order (dropping by `GIVE_WAY`; the mark and run columns and spacing included in `fixed`).
 fn fit_columns(
     table: &[Vec<String>],
     header: &[&str],
     width: u16,
     fixed: u16,
-) -> (Vec<u16>, usize) {
+) -> (Vec<u16>, Vec<usize>) {
     let mut widths: Vec<u16> = (0..header.len())
         .map(|c| {
             table
@@ -73,9 +81,12 @@ fn fit_columns(
         .collect();
     // The n column holds a failure's reason: cut it rather than crowd the ratio out.
     widths[6] = widths[6].min(24);
-    let mut shown = header.len();
-    while shown > 2 && fixed + widths[..shown].iter().map(|w| w + 1).sum::<u16>() > width {
-        shown -= 1;
+    let mut shown: Vec<usize> = (0..header.len()).collect();
+    for column in GIVE_WAY {
+        if fixed + shown.iter().map(|&c| widths[c] + 1).sum::<u16>() <= width {
+            break;
+        }
+        shown.retain(|&c| c != column);
     }
     (widths, shown)
 }
@@ -225,7 +236,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         0
     };
     // The Δ columns (a row measured earlier) come after the §4 columns; on a narrow panel
-    // they give way to instance, message and mean cycles, the earlier figure first.
+    // they give way to instance, message, mean cycles and the ratio, the earlier figure first.
     let deltas = delta::table(app, &rows);
     let delta_w = delta::widths(&deltas);
     let base_fixed = 2 + if run_col { run_w + 1 } else { 0 };
@@ -234,18 +245,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     } else {
         &[&[0, 1, 2], &[1, 2], &[]]
     };
-    let (mut header, mut widths, mut shown, mut delta_cols) = (COLUMNS, vec![], 0, &[][..]);
+    let (mut header, mut widths, mut shown, mut delta_cols) =
+        (COLUMNS, vec![], Vec::new(), &[][..]);
     for cols in choices {
         let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
         // The report's headers when every column fits, else the short ones.
         header = COLUMNS;
         (widths, shown) = fit_columns(&table, &COLUMNS, grid.width, fixed);
-        if shown < COLUMNS.len() {
+        if shown.len() < COLUMNS.len() {
             header = SHORT_HEADER;
             (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
         }
         delta_cols = cols;
-        if shown >= 3 {
+        // The Δ columns give way before the ratio does (`earlier` first).
+        if shown.len() >= 3 && shown.contains(&RATIO) {
             break;
         }
     }
@@ -256,7 +269,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         None => blk,
     };
     frame.render_widget(blk, area);
-    let body: Vec<Row> = rows
+    let mut body: Vec<Row> = rows
         .iter()
         .zip(&table)
         .enumerate()
@@ -276,13 +289,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
                     _ => Cell::from(""),
                 })
                 .collect();
+
             let mut row = Row::new(
                 std::iter::once(Cell::from(Span::styled(m, style)))
                     .chain(run)
                     .chain(
-                        cells[..shown]
+                        shown
                             .iter()
-                            .map(|c| Cell::from(c.trim_matches('`').to_string())),
+                            .map(|&c| Cell::from(cells[c].trim_matches('`').to_string())),
                     )
                     .chain(delta_cells),
             );
@@ -295,21 +309,26 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
             row
         })
         .collect();
+    // The A/B results after the job rows, when there is room below them.
+    if body.len() < body_h {
+        let run_text = |run: usize| run_cell(app, run);
+        let run_fn: &dyn Fn(usize) -> String = &run_text;
+        body.extend(
+            ab::rows(app, &shown, run_col.then_some(run_fn), delta_cols.len())
+                .into_iter()
+                .take(body_h - body.len()),
+        );
+    }
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
         .chain(run_col.then_some(Constraint::Length(run_w)))
-        .chain(widths[..shown].iter().map(|&w| Constraint::Length(w)))
+        .chain(shown.iter().map(|&c| Constraint::Length(widths[c])))
         .chain(delta_cols.iter().map(|&k| Constraint::Length(delta_w[k])))
         .collect();
     let header = Row::new(
         std::iter::once("")
             .chain(run_col.then_some("run"))
-            .chain(header[..shown].iter().copied())
-            .chain(
-                (!deltas.is_empty())
-                    .then_some(delta::HEADER)
-                    .into_iter()
-                    .flatten(),
-            ),
+            .chain(shown.iter().map(|&c| header[c]))
+            .chain(delta_cols.iter().map(|&k| delta::HEADER[k])),
     )
     .style(Style::new().fg(DIM).add_modifier(Modifier::BOLD));
     frame.render_widget(
@@ -338,6 +357,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     Some((body_area, first))
 }
 
+mod ab;
 mod delta;
 mod printed;
 
@@ -367,7 +387,7 @@ mod tests {
         // The disturbed job keeps its figure, marked, and says why under the table.
         assert_eq!(
             lines[5],
-            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× |"
+            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× ⚠ |"
         );
         assert_eq!(
             lines[7],
@@ -380,7 +400,9 @@ mod tests {
             lines[9].starts_with("× pseudoXOF: mean cycles over `pseudoXOF`"),
             "{md}"
         );
-        assert_eq!(lines.len(), 10);
+        // The ⚠ on a ratio is explained too.
+        assert_eq!(lines[10], crate::baseline::DOUBTFUL_RATIO_NOTE);
+        assert_eq!(lines.len(), 11);
         assert_eq!(markdown(&demo::idle()), "");
     }
 
@@ -468,7 +490,7 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(
-            narrow.contains("cycles") && narrow.contains("c/B") && !narrow.contains("MB/s"),
+            narrow.contains("cycles") && !narrow.contains("MB/s"),
             "{narrow}"
         );
     }

@@ -116,12 +116,36 @@ fn baseline_means_divide_only_complete_jobs_of_the_same_length() {
     let own = key("hash-05", "uHash-512", 32);
     // arm_1: uHash-512 at 32 B, 61.6 k over pseudoXOF-512's 2810 (the summary's 21.91×).
     let r = means.ratio_of(512, &own, &s(61_570.0, RecordStatus::Complete));
-    assert_eq!(cell(r), "21.91×");
+    assert_eq!(ratio_cell(r), "21.91×");
     let at_1k = key("hash-05", "uHash-512", 1024);
     assert_eq!(
         means.ratio_of(512, &at_1k, &s(1.0, RecordStatus::Complete)),
         None
     );
+    // A doubtful figure on either side makes the ratio doubtful.
+    let wide = JobSummary {
+        doubts: vec![crate::measure::doubt::Doubt::WideInterval { relative: 0.33 }],
+        ..s(61_570.0, RecordStatus::Complete)
+    };
+    assert_eq!(ratio_cell(means.ratio_of(512, &own, &wide)), "21.91× ⚠");
+    let doubtful_base = BaselineMeans::from_jobs(
+        &Baseline::default(),
+        [(
+            &jobs[0].0,
+            &JobSummary {
+                doubts: wide.doubts.clone(),
+                ..jobs[0].1.clone()
+            },
+        )],
+    );
+    let r = doubtful_base.ratio_of(512, &own, &s(61_570.0, RecordStatus::Complete));
+    assert_eq!(ratio_cell(r), "21.91× ⚠");
+    // A caveat about the job (few measurements) is not a doubt about the figure.
+    let few = JobSummary {
+        doubts: vec![crate::measure::doubt::Doubt::FewMeasurements { measurements: 5 }],
+        ..s(61_570.0, RecordStatus::Complete)
+    };
+    assert_eq!(ratio_cell(means.ratio_of(512, &own, &few)), "21.91×");
     assert_eq!(
         means.ratio_of(256, &own, &s(1.0, RecordStatus::Complete)),
         None

@@ -17,7 +17,7 @@ use crate::measure::stats::{Trial, loop_stats};
 use crate::vocabulary::{EngineEvent, JobFailure};
 
 /// B against A at one length.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LiveComparison {
     pub input_bytes: u64,
     /// Mean cycles per call (Σcycles/Σcalls) of each side's trials.
@@ -97,10 +97,15 @@ pub(crate) fn interleave_with(
     };
     let outcome = lanes::run_lanes(req, &mut opened, runners, cancel, &body);
     let run = opened.finish(outcome, cancel, started)?;
-    Ok(InterleaveOutcome {
-        run,
-        comparisons: comparisons.into_inner().unwrap_or_default(),
-    })
+    let comparisons = comparisons.into_inner().unwrap_or_default();
+    // The result is the run's as much as its records are: kept in its folder.
+    let stored = super::ab_result::AbResult::new(req, pairs, comparisons.clone());
+    if let Err(e) = stored.write(&req.run_dir) {
+        emit(EngineEvent::Warning {
+            message: format!("the A/B result could not be written into the run folder: {e}"),
+        });
+    }
+    Ok(InterleaveOutcome { run, comparisons })
 }
 
 impl Run<'_> {

@@ -109,6 +109,7 @@ pub(super) fn announce(req: &RunRequest, hosts: &[HostGate], events: &mut Events
         labels: req.instances.iter().map(|i| i.label.clone()).collect(),
         lengths: req.lengths.clone(),
         cpus: req.cpus.clone(),
+        reference_jobs: req.reference_jobs.clone(),
     });
     let problems = all_problems(hosts);
     if !problems.is_empty() {

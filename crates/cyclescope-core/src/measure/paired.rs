@@ -5,7 +5,7 @@
 //! symmetric for "twice as fast" and "twice as slow" and keep it positive. Pure arithmetic: it
 //! never runs anything.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stats::{Trial, t95};
 
@@ -14,7 +14,7 @@ pub const MIN_PAIRS: usize = 2;
 
 /// What the per-trial figures were counted in: cycles when every trial of both sides counted
 /// them, else seconds (a worker without a cycle counter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RatioBasis {
     Cycles,
@@ -44,7 +44,7 @@ impl std::fmt::Display for PairedVerdict {
 }
 
 /// B/A over the pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairedRatio {
     pub pairs: usize,
     /// exp(mean of ln(B_i/A_i)).

@@ -51,6 +51,9 @@ pub enum JournalEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         cpus: Vec<usize>,
         pid: u32,
+        /// The run's reference jobs (absent in older journals and when there are none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reference_jobs: Vec<String>,
     },
     HostProblems {
         problems: Vec<String>,
@@ -132,12 +135,14 @@ impl JournalEvent {
                 labels,
                 lengths,
                 cpus,
+                reference_jobs,
             } => JournalEvent::RunStarted {
                 labels,
                 lengths,
                 cpu: cpus.first().copied().unwrap_or(0),
                 cpus,
                 pid: std::process::id(),
+                reference_jobs,
             },
             EngineEvent::HostProblems { problems } => JournalEvent::HostProblems { problems },
             EngineEvent::KatStarted { label } => JournalEvent::KatStarted { label },
@@ -239,12 +244,14 @@ impl JournalEvent {
                 lengths,
                 cpu,
                 cpus,
+                reference_jobs,
                 ..
             } => EngineEvent::RunStarted {
                 run_dir: run_dir.to_path_buf(),
                 labels,
                 lengths,
                 cpus: if cpus.is_empty() { vec![cpu] } else { cpus },
+                reference_jobs,
             },
             JournalEvent::HostProblems { problems } => EngineEvent::HostProblems { problems },
             JournalEvent::KatStarted { label } => EngineEvent::KatStarted { label },

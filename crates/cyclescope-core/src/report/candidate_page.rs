@@ -114,10 +114,12 @@ fn kat_section(
             footnotes.push(note.text.clone());
             kat += &format!(" [^{}]", footnotes.len());
         }
+        // A published profile by its name, any other build with its flags (a -O0 page
+        // says -O0).
         l.push(format!(
             "| `{}` | {} | {kat} |",
             i.label,
-            markdown(&i.flags)
+            markdown(&super::readback::build_text(&i.flags, &i.build_flags))
         ));
     }
     l.push(String::new());
@@ -293,6 +295,7 @@ mod tests {
             label: rec.label.clone(),
             variant: "reference".into(),
             flags: "guide".into(),
+            build_flags: String::new(),
             kat: rec.kat.clone(),
             digest_bits: None,
             elf_load_bytes: None,

@@ -64,6 +64,8 @@ pub struct InstanceEvidence {
     pub label: String,
     pub(crate) variant: String,
     pub(crate) flags: String,
+    /// The compiler flags its library was built with (build.json, else its records).
+    pub(crate) build_flags: String,
     pub(crate) kat: crate::kat::KatVerdict,
     pub(crate) digest_bits: Option<u64>,
     pub elf_load_bytes: Option<u64>,
@@ -252,6 +254,7 @@ impl Dataset {
                 .push(InstanceEvidence {
                     variant: text("variant", &first.variant),
                     flags: text("flags", &first.flags),
+                    build_flags: text("build_flags", &first.build_flags),
                     kat: build
                         .and_then(|b| b.get("kat"))
                         .and_then(|v| serde_json::from_value(v.clone()).ok())

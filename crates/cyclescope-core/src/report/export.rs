@@ -37,7 +37,7 @@ pub fn number(x: Option<f64>) -> String {
 }
 
 /// The columns of `records_csv`.
-pub const RECORD_COLUMNS: [&str; 16] = [
+pub const RECORD_COLUMNS: [&str; 17] = [
     "candidate",
     "instance",
     "message_bytes",
@@ -53,6 +53,7 @@ pub const RECORD_COLUMNS: [&str; 16] = [
     "ci95_relative",
     "cycle_source",
     "x_pseudoxof",
+    "x_pseudoxof_doubtful",
     "reference_job",
 ];
 
@@ -83,7 +84,8 @@ pub fn records_csv(records: &[TimingRecord], baseline: &crate::baseline::Baselin
                 s.iterations_per_trial.to_string(),
                 number(s.ci95_relative),
                 add.map_or("", |a| a.cycle_source_name()).to_string(),
-                number(ratio),
+                number(ratio.map(|r| r.value)),
+                ratio.is_some_and(|r| r.doubtful).to_string(),
                 add.is_some_and(|a| a.reference_job).to_string(),
             ]
         })

@@ -34,17 +34,27 @@ fn axis_number(v: f64) -> String {
 struct Series {
     name: String,
     points: Vec<(f64, f64)>,
+    /// The points whose figure is doubtful (`measure::doubt`): marked ⚠ as in the tables.
+    doubtful: Vec<(f64, f64)>,
     reference: bool,
 }
 
 fn series_of(i: &InstanceEvidence, reference: bool) -> Option<Series> {
-    let points: Vec<(f64, f64)> = i
-        .records
-        .iter()
-        .map(|(_, r)| r)
-        .filter(|r| r.status.is_complete() && r.input_bytes > 0)
-        .filter_map(|r| Some((r.input_bytes as f64, r.mean_cycles? / r.input_bytes as f64)))
-        .collect();
+    let mut points = Vec::new();
+    let mut doubtful = Vec::new();
+    for (_, r) in &i.records {
+        let Some(c) = r
+            .mean_cycles
+            .filter(|_| r.status.is_complete() && r.input_bytes > 0)
+        else {
+            continue;
+        };
+        let p = (r.input_bytes as f64, c / r.input_bytes as f64);
+        points.push(p);
+        if crate::baseline::figure_doubtful(&r.summary()) {
+            doubtful.push(p);
+        }
+    }
     (!points.is_empty()).then(|| Series {
         name: if reference {
             format!("{} (baseline)", i.label)
@@ -52,6 +62,7 @@ fn series_of(i: &InstanceEvidence, reference: bool) -> Option<Series> {
             i.label.clone()
         },
         points,
+        doubtful,
         reference,
     })
 }
@@ -126,6 +137,18 @@ pub(crate) fn cycles_per_byte(
                 .label(s.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
         }
+        let doubtful: Vec<(f64, f64)> = lines.iter().flat_map(|s| s.doubtful.clone()).collect();
+        if !doubtful.is_empty() {
+            chart
+                .draw_series(
+                    doubtful
+                        .iter()
+                        .map(|&p| Cross::new(p, 7, RED.stroke_width(2))),
+                )
+                .map_err(err)?
+                .label("⚠ doubtful figure (see the table)")
+                .legend(|(x, y)| Cross::new((x + 9, y), 5, RED.stroke_width(2)));
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
@@ -176,7 +199,7 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d(b.lo as f64..(b.hi + 1) as f64, 0.0..top * 1.1)
+            .build_cartesian_2d(b.lo as f64..(b.hi + 1) as f64, 0.0..top * 1.15)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -199,11 +222,50 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
                 )
             }))
             .map_err(err)?;
-        if let Some(mean) = r.mean_cycles.filter(|m| b.column(*m).is_some()) {
+        // The markers the workbench draws: p50/p90/p99 ▲ and the loop mean ◆, each at the
+        // axis end (named with its value) when it lies beyond the drawn body, so a loop mean
+        // twice the body cannot pass unseen.
+        let (left, right) = (b.lo as f64, (b.hi + 1) as f64);
+        let place = |v: f64| v.clamp(left, right);
+        let beyond = |v: f64| {
+            if v < left {
+                format!(" ‹ {}", crate::format::int(Some(v)))
+            } else if v > right {
+                format!(" › {}", crate::format::int(Some(v)))
+            } else {
+                String::new()
+            }
+        };
+        if let Some(pc) = add.per_call {
+            let grey = RGBColor(80, 80, 80);
+            for (name, v) in [("p50", pc.p50), ("p90", pc.p90), ("p99", pc.p99)] {
+                let (v, at) = (v as f64, place(v as f64));
+                chart
+                    .draw_series([PathElement::new(
+                        vec![(at, 0.0), (at, top * 1.02)],
+                        grey.stroke_width(1),
+                    )])
+                    .map_err(err)?;
+                chart
+                    .draw_series([Text::new(
+                        format!("▲ {name}{}", beyond(v)),
+                        (at, top * 1.08),
+                        (FONT, 12).into_font().color(&grey),
+                    )])
+                    .map_err(err)?;
+            }
+        }
+        if let Some(mean) = r.mean_cycles {
+            let at = place(mean);
+            let label = format!(
+                "◆ loop mean {}{}",
+                crate::format::int(Some(mean)),
+                beyond(mean)
+            );
             chart
-                .draw_series(LineSeries::new([(mean, 0.0), (mean, top * 1.05)], MAGENTA))
+                .draw_series(LineSeries::new([(at, 0.0), (at, top * 1.05)], MAGENTA))
                 .map_err(err)?
-                .label("loop mean")
+                .label(label)
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
             chart
                 .configure_series_labels()

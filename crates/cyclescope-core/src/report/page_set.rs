@@ -3,6 +3,7 @@
 //! none for `iccs`; the method and summary pages) and where the side files are looked for.
 //! Never measures; reads only the dataset, the side files and the output folder it is given.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::dataset::{Dataset, ReportError};
@@ -136,8 +137,22 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             method_page::render(&host, &ds, &facts)
         },
     });
-    let mut summary =
-        summary_page::render(&host, &by_candidate, &names, &side.summary_notes, baseline);
+    // A cyclescope run names each candidate's algorithm in its campaign (from the catalog or
+    // the library's metadata): the summary says it where no candidates file does.
+    let algorithms: BTreeMap<String, String> = by_candidate
+        .keys()
+        .filter_map(|c| Some((c.clone(), ds.catalog_algorithm(c)?)))
+        .collect();
+    let mut summary = summary_page::render(
+        &host,
+        &by_candidate,
+        &summary_page::Names {
+            published: &names,
+            catalog: &algorithms,
+        },
+        &side.summary_notes,
+        baseline,
+    );
     if opts.figures {
         // The helpers have no candidate page: their figures hang off the summary.
         let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");

@@ -19,11 +19,18 @@ const BULLETS: &str = include_str!("summary_bullets.md");
 /// Which widths the helper table has, said once for both kinds of dataset.
 const WIDTHS: &str = "`pseudohash` comes in 512, 768 and 1024 output bits only; `pseudoXOF` is listed at each output width that some hash candidate uses.";
 
+/// What the summary's algorithm column can say of a candidate: the published candidates
+/// file (name and specification link), else the algorithm the run's catalog gave it.
+pub(crate) struct Names<'a> {
+    pub(crate) published: &'a BTreeMap<String, CandidateInfo>,
+    pub(crate) catalog: &'a BTreeMap<String, String>,
+}
+
 /// The whole summary page.
 pub(crate) fn render(
     host: &HostView,
     by_candidate: &BTreeMap<String, Vec<InstanceEvidence>>,
-    names: &BTreeMap<String, CandidateInfo>,
+    names: &Names<'_>,
     notes: &[LabelNote],
     baseline: &str,
 ) -> String {
@@ -166,16 +173,18 @@ fn hash_row(
     host: &HostView,
     i: &InstanceEvidence,
     iccs: &[InstanceEvidence],
-    names: &BTreeMap<String, CandidateInfo>,
+    names: &Names<'_>,
     notes: &[LabelNote],
 ) -> String {
     let cand = &i.candidate;
-    let algorithm = match names.get(cand) {
-        Some(n) => format!(
+    let algorithm = match (names.published.get(cand), names.catalog.get(cand)) {
+        (Some(n), _) => format!(
             "{} [PDF]({HARNESS_BLOB}/{cand}/{cand}-spec.pdf)",
             n.algorithm
         ),
-        None => cand.clone(),
+        // The run's own name of it: catalog or library metadata, so Markdown-escaped.
+        (None, Some(a)) => crate::sanitize::markdown(a).into_owned(),
+        (None, None) => cand.clone(),
     };
     let baseline = i.digest_bits.and_then(|bits| {
         iccs.iter()
@@ -185,10 +194,15 @@ fn hash_row(
         .iter()
         .map(|&b| {
             let r = i.at(b);
-            let base = baseline
-                .and_then(|x| x.at(b))
+            let base_record = baseline.and_then(|x| x.at(b));
+            let base = base_record
                 .filter(|x| x.status.is_complete())
                 .and_then(|x| x.mean_cycles);
+            // A ratio is as doubtful as either figure it divides.
+            let doubtful = [r, base_record]
+                .into_iter()
+                .flatten()
+                .any(|x| crate::baseline::figure_doubtful(&x.summary()));
             let own = r
                 .filter(|x| x.status.is_complete())
                 .and_then(|x| x.mean_cycles);
@@ -198,6 +212,8 @@ fn hash_row(
                     let ratio = format::ratio(own, base);
                     if ratio.starts_with('(') {
                         format!("{} {ratio}", cell(r))
+                    } else if doubtful {
+                        format!("{} ({ratio} ⚠)", cell(r))
                     } else {
                         format!("{} ({ratio})", cell(r))
                     }

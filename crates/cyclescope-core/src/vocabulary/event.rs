@@ -37,6 +37,9 @@ pub enum EngineEvent {
         lengths: Vec<u64>,
         /// The measurement CPUs, one lane each.
         cpus: Vec<usize>,
+        /// Labels of the baseline instances this run added for `× pseudoXOF` (reference
+        /// jobs), so a frontend marks the run's own rows, not every row of the label.
+        reference_jobs: Vec<String>,
     },
     /// Host problems found before measuring (stored with the run when allowed).
     HostProblems {

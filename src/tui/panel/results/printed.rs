@@ -2,6 +2,8 @@
 //! table with the `× pseudoXOF` column (as `run` prints it) under its run folder (the baseline named), the ⚠ explanations and the counter line,
 //! and for a run left unfinished how to resume it. Reads the app; draws nothing.
 
+use std::path::{Path, PathBuf};
+
 use crate::tui::app::{App, ResultRow, RunState};
 
 /// The finished jobs of one run as the report's §4 Markdown table, with the lines that
@@ -28,6 +30,32 @@ fn run_table(app: &App, run: usize) -> String {
     }
     if rows.iter().any(|r| r.x_pseudoxof.is_some()) {
         out += &format!("\n{}\n", crate::baseline::divides_by(&app.xof_baseline));
+    }
+    if rows
+        .iter()
+        .any(|r| r.x_pseudoxof.is_some_and(|x| x.doubtful))
+    {
+        out += &format!("{}\n", crate::baseline::DOUBTFUL_RATIO_NOTE);
+    }
+    out
+}
+
+/// The lines under a run's table, as `run` prints them too: how each instance was built,
+/// what measured the figures, and how the run was made.
+pub fn run_readback(dir: Option<&Path>) -> String {
+    use crate::report::readback;
+    let Some(dir) = dir else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(line) = readback::built_with_line(dir) {
+        out += &format!("\n{line}\n");
+    }
+    if let Some(line) = readback::measured_by(dir) {
+        out += &format!("\n{line}\n");
+    }
+    for note in readback::run_notes(dir) {
+        out += &format!("{note}\n");
     }
     out
 }
@@ -63,15 +91,10 @@ pub fn leaving_text(app: &App) -> String {
             out += &format!("run #{}{folder}{base}\n\n", run + 1);
         }
         out += &table;
-        if let Some(line) = dir.and_then(|d| crate::tui::records::measured_by(d)) {
-            out += &format!("\n{line}\n");
+        for (_, ab) in app.ab_results.iter().filter(|(r, _)| *r == run) {
+            out += &format!("\n{}\n\n{}", ab.title(), ab.markdown());
         }
-        for note in dir
-            .map(|d| crate::tui::records::run_notes(d))
-            .unwrap_or_default()
-        {
-            out += &format!("{note}\n");
-        }
+        out += &run_readback(dir.map(PathBuf::as_path));
         out.push('\n');
     }
     if let Some(line) = incomplete_line(app) {

@@ -1,0 +1,70 @@
+//! The workbench's interleaved A/B (`=`) is a result of its run: the real binary in tmux on
+//! the fixture submission, FIXH-256 against the bundled pseudoXOF-256 at 32 B. Its B/A gets a
+//! row in Results, is kept in the run folder (`ab_result.json`) and printed on leaving. No
+//! timing figure is asserted, only where the result appears.
+
+mod common;
+
+use std::path::Path;
+
+use common::tmux::Tmux;
+
+#[test]
+fn an_ab_result_is_a_row_in_results_a_file_in_the_run_and_in_the_printout() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    let script = format!(
+        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host --allow-kat-fail; echo EXIT:$?; sleep 60",
+        cwd.path().join("cache").display(),
+        src.display()
+    );
+    let t = Tmux::start_in("ab-result", 160, 48, cwd.path(), &script);
+    let screen = t.wait_for("FIXH-256 guide");
+    if !screen.contains("Catalog · 0 selected") {
+        t.send(&["Space"]);
+        t.wait_for("Catalog · 0 selected");
+    }
+    t.send(&["j", "j", "Space"]);
+    t.wait_for("[x] FIXH-256 guide");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    t.send(&["/"]);
+    t.type_text("pseudoXOF-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] pseudoXOF-256");
+    t.send(&["j", "Space"]);
+    t.wait_for("Catalog · 2 selected");
+    t.send(&["="]);
+    t.wait_for("A/B 32 B: ");
+    let s = t.wait_for("cyclescope │ finished");
+    let row = s
+        .lines()
+        .find(|l| l.contains("│= ") && l.contains(" 32 B ") && l.contains("÷ FIXH-256"))
+        .unwrap_or_else(|| panic!("the A/B row in Results:\n{s}"));
+    assert!(row.contains("B/A "), "{row}");
+    t.send(&["q"]);
+    let out = t.wait_for("EXIT:0");
+    assert!(
+        out.contains("A/B: A = "),
+        "the printout has the A/B table:\n{out}"
+    );
+    assert!(
+        out.contains(
+            "| message | A mean cycles | B mean cycles | B / A | 95 % CI | pairs | verdict |"
+        ),
+        "{out}"
+    );
+    let kept: Vec<_> = common::run_folders(&cwd.path().join("runs"))
+        .into_iter()
+        .filter(|d| d.join("ab_result.json").is_file())
+        .collect();
+    assert_eq!(kept.len(), 1, "the run folder keeps the result");
+    let stored: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(kept[0].join("ab_result.json")).expect("ab_result.json"),
+    )
+    .expect("JSON");
+    assert_eq!(stored["lengths"][0]["input_bytes"], 32, "{stored}");
+}

@@ -1,0 +1,166 @@
+//! `× pseudoXOF` in the workbench belongs to the row's own run: the real binary in tmux,
+//! measuring across runs whose baseline figures differ on purpose, the ratios and `(ref)`
+//! marks read off the screen and the exported CSV. No timing figure is asserted, only
+//! identities (a baseline divided by its own run's figure is exactly 1) and marks.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::tmux::Tmux;
+
+/// A submission tree of the test's own whose one instance is labelled `pseudoXOF-256`: the
+/// FIXH toy hash of `tests/fixtures/submissions/fixhash`, so a `-O0` rebuild is a slower
+/// baseline of the same label.
+fn baseline_tree(root: &Path) -> PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/submissions/fixhash/Reference_Implementation/FIXH-256");
+    let tree = root.join("xoftree");
+    let to = tree.join("Reference_Implementation/pseudoXOF-256");
+    std::fs::create_dir_all(&to).expect("tree folder");
+    for f in ["CryptHash_AlgorithmInstance.c", "fixh.c", "fixh.h"] {
+        std::fs::copy(from.join(f), to.join(f)).expect("copy a source");
+    }
+    let header = std::fs::read_to_string(from.join("CryptHash_AlgorithmInstance.h"))
+        .expect("instance header")
+        .replace("\"FIXH-256\"", "\"pseudoXOF-256\"");
+    std::fs::write(to.join("CryptHash_AlgorithmInstance.h"), header).expect("write header");
+    tree
+}
+
+/// The rows of the exported CSV, as (header, lines).
+fn exported_csv(runs: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let csv = common::run_folders(runs)
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("run folder"))
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        .expect("an exported CSV");
+    let mut r = csv::Reader::from_path(&csv).expect("CSV");
+    let header = r
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let lines = r
+        .records()
+        .map(|l| l.expect("line").iter().map(str::to_string).collect())
+        .collect();
+    (header, lines)
+}
+
+/// Run #1 measures the baseline built with the guide's flags, run #2 the same label rebuilt
+/// with -O0: run #1's own row still divides by run #1's figure (exactly 1.00×), on the
+/// screen and in the export, instead of by the newest figure of the session.
+#[test]
+fn an_earlier_runs_ratio_keeps_dividing_by_its_own_runs_baseline() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let tree = baseline_tree(cwd.path());
+    std::fs::write(
+        cwd.path().join("config.toml"),
+        "[settings]\nbaseline = \"mine\"\n",
+    )
+    .expect("config");
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    let script = format!(
+        "XDG_CACHE_HOME={} {bin} --src {} --id mine --no-baselines --trial-target 0.01 --allow-unfixed-host --allow-kat-fail; echo EXIT:$?; sleep 60",
+        cwd.path().join("cache").display(),
+        tree.display()
+    );
+    let t = Tmux::start_in("ratios-own-run", 160, 48, cwd.path(), &script);
+    t.wait_for("pseudoXOF-256 guide");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    t.wait_for("[x] pseudoXOF-256 guide");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    t.send(&["p"]);
+    t.wait_for("profile/flags:");
+    t.type_text(" -O0");
+    t.send(&["Enter"]);
+    t.wait_for("pseudoXOF-256: -O0 on the next s");
+    t.send(&["s"]);
+    t.wait_for("pseudoXOF-256: rebuilt with -O0");
+    t.wait_for("jobs of run #2");
+    let s = t.wait_for("cyclescope │ finished");
+    let first = s
+        .lines()
+        .find(|l| l.contains("#1 ") && l.contains("pseudoXOF-256") && l.contains(" 32 B "))
+        .unwrap_or_else(|| panic!("run #1's row:\n{s}"));
+    assert!(
+        first.contains(" 1.00×"),
+        "run #1's baseline divides by its own figure:\n{s}"
+    );
+    t.send(&["e"]);
+    t.wait_for("exported ");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let (header, lines) = exported_csv(&cwd.path().join("runs"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let ratios: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| (l[col("run")].clone(), l[col("x_pseudoxof")].clone()))
+        .collect();
+    assert_eq!(
+        ratios,
+        [("2".into(), "1".into()), ("1".into(), "1".into())],
+        "each run's baseline over itself"
+    );
+}
+
+/// Run #1 adds `pseudoXOF-256` as a reference job for FIXH-256; run #2 measures
+/// `pseudoXOF-256` because the operator selected it: only run #1's row is `(ref)`.
+#[test]
+fn reference_marks_follow_the_run_that_added_the_job() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    let script = format!(
+        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host --allow-kat-fail; echo EXIT:$?; sleep 60",
+        cwd.path().join("cache").display(),
+        src.display()
+    );
+    let t = Tmux::start_in("ratios-ref", 160, 48, cwd.path(), &script);
+    let screen = t.wait_for("FIXH-256 guide");
+    if !screen.contains("Catalog · 0 selected") {
+        t.send(&["Space"]);
+        t.wait_for("Catalog · 0 selected");
+    }
+    t.send(&["j", "j", "Space"]);
+    t.wait_for("[x] FIXH-256 guide");
+    for k in ["2", "3", "4", "5", "6", "7", "8"] {
+        t.send(&[k]);
+    }
+    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    let s = t.wait_for("cyclescope │ finished");
+    assert!(s.contains("pseudoXOF-256 (ref)"), "{s}");
+    // The operator selects pseudoXOF-256 too (the filter finds it among the baselines).
+    t.send(&["/"]);
+    t.type_text("pseudoXOF-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] pseudoXOF-256");
+    t.send(&["j", "Space"]);
+    t.wait_for("[x] pseudoXOF-256");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #2");
+    let s = t.wait_for("cyclescope │ finished");
+    let row = |run: &str| {
+        s.lines()
+            .find(|l| l.contains(&format!("{run}  pseudoXOF-256")) && l.contains(" 32 B "))
+            .unwrap_or_else(|| panic!("run {run}'s pseudoXOF-256 row:\n{s}"))
+            .to_string()
+    };
+    assert!(
+        row("#2").contains("pseudoXOF-256 ") && !row("#2").contains("(ref)"),
+        "selected by the operator, not a reference job:\n{s}"
+    );
+    assert!(row("#1").contains("(ref)"), "{s}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
