@@ -33,6 +33,7 @@ pub fn arm_1() -> PathBuf {
 #[allow(dead_code)]
 pub mod build;
 pub mod cc;
+pub mod conform;
 pub mod slurm;
 pub mod tmux;
 
