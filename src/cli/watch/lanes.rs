@@ -20,9 +20,20 @@ const POLL: Duration = Duration::from_millis(500);
 
 struct Followed {
     dir: PathBuf,
+    /// The slice of a campaign this run measures, when it is a shard.
+    shard: Option<cyclescope_core::campaign::Shard>,
     title: String,
     reader: JournalReader,
     board: Board,
+}
+
+/// Whether every slice of the shards followed has a run: a shard run that ended is not the
+/// campaign's end while another slice has not started yet (it may be queued for its CPU).
+fn every_shard_seen(followed: &[Followed]) -> bool {
+    let shards: Vec<_> = followed.iter().filter_map(|f| f.shard).collect();
+    shards
+        .iter()
+        .all(|s| (1..=s.count).all(|k| shards.iter().any(|o| o.index == k && o.count == s.count)))
 }
 
 /// The run directories under `path`: itself when it is one, else its sub-folders that are.
@@ -78,12 +89,11 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
             cpus.extend(c.cyclescope.cpus.iter().copied());
             cpus.sort_unstable();
             cpus.dedup();
-            let shard = c
-                .cyclescope
-                .shard
-                .map_or(String::new(), |s| format!(" (shard {s})"));
+            let shard = c.cyclescope.shard;
+            let tag = shard.map_or(String::new(), |s| format!(" (shard {s})"));
             followed.push(Followed {
-                title: format!("{}{shard}", crate::sanitize::terminal_path(&dir)),
+                shard,
+                title: format!("{}{tag}", crate::sanitize::terminal_path(&dir)),
                 reader: JournalReader::new(&dir),
                 board: Board::default(),
                 dir,
@@ -123,7 +133,11 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
         let done = match &shards {
             // A Slurm campaign ends when every task has left its exit status.
             Some(s) => s.all_ended(),
-            None => !followed.is_empty() && followed.iter().all(|f| f.board.ended().is_some()),
+            None => {
+                !followed.is_empty()
+                    && followed.iter().all(|f| f.board.ended().is_some())
+                    && every_shard_seen(&followed)
+            }
         };
         let mut out = std::io::stdout().lock();
         if tty {
