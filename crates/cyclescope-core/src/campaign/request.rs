@@ -55,6 +55,9 @@ pub struct RunRequest {
     /// Labels of the baseline instances this run added because its selection lacked them
     /// (reference jobs: measured so that the ratio has a denominator).
     pub reference_jobs: Vec<String>,
+    /// The machine-wide CPU-lock folder (`cpu::lock::machine_lock_dir`; tests that never
+    /// measure give their own).
+    pub cpu_lock_dir: PathBuf,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -234,6 +237,7 @@ impl RunRequest {
             adaptive: None,
             baseline: Baseline::default(),
             reference_jobs: Vec::new(),
+            cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
         }
     }
 
