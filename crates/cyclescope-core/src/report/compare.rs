@@ -308,14 +308,7 @@ pub fn judge_with(
     let Some(w) = Weighed::of(&sa, &sb, ref_pair.as_ref().map(|(x, y)| (x, y))) else {
         return (Verdict::NotComparable("no cycle counts".into()), None);
     };
-    let verdict = if !w.is_beyond() {
-        Verdict::WithinNoise
-    } else if w.log_ratio < 0.0 {
-        Verdict::Faster
-    } else {
-        Verdict::Slower
-    };
-    (verdict, Some((w, on)))
+    (w.verdict(), Some((w, on)))
 }
 
 /// One run as `compare` reads it: the records the record check accepts, and those it rejects.
@@ -411,20 +404,15 @@ fn compare_records<'a>(
 ) -> Vec<Comparison> {
     let (ma, mb) = (by_job(a), by_job(b));
     let keys: std::collections::BTreeSet<&Key> = ma.keys().chain(mb.keys()).collect();
-    keys.into_iter()
+    let mut rows: Vec<Comparison> = keys
+        .into_iter()
         .map(|k| {
             let (ra, rb) = (ma.get(k), mb.get(k));
             let (fa, fb) = (
                 ra.and_then(|r| Figure::of_record(r)),
                 rb.and_then(|r| Figure::of_record(r)),
             );
-            let refs = ra.zip(rb).and_then(|(ra, _)| {
-                let base = (baseline_label(&ma, &mb, ra)?, k.1);
-                Some((
-                    Figure::of_record(ma.get(&base)?)?,
-                    Figure::of_record(mb.get(&base)?)?,
-                ))
-            });
+            let refs = baselines(&ma, &mb, k);
             let (verdict, weighed) = match (ra, rb, &fa, &fb) {
                 (Some(_), None, ..) => (Verdict::OnlyInA, None),
                 (None, Some(_), ..) => (Verdict::OnlyInB, None),
@@ -444,13 +432,97 @@ fn compare_records<'a>(
                 verdict,
             }
         })
-        .collect()
+        .collect();
+    // The bundled helpers are the same program in both runs: how far their judged ratios
+    // still stray beyond the model is noise between these two runs, and weighs on every row.
+    // A doubtful helper row counts here too: its figure gets no verdict, but how far it
+    // strayed is what the host did between the runs. A row judged on mean cycles is exposed to
+    // the whole run's offset, one judged on the ratios only to what the ratios missed.
+    let helper_keys: Vec<Key> = rows
+        .iter()
+        .filter(|r| is_helper(&ma, &mb, r))
+        .map(|r| (r.label.clone(), r.input_bytes))
+        .collect();
+    let extra = |on_ratio: bool| {
+        let probes: Vec<Weighed> = helper_keys
+            .iter()
+            .filter_map(|k| probe(&ma, &mb, k, on_ratio))
+            .collect();
+        noise::extra_variance(&probes)
+    };
+    let (on_means, on_ratios) = (extra(false), extra(true));
+    for r in &mut rows {
+        if let Some((w, on)) = r.weighed {
+            let more = if on == JudgedOn::MeanCycles {
+                on_means
+            } else {
+                on_ratios
+            };
+            let w = w.widened(more);
+            r.verdict = w.verdict();
+            r.weighed = Some((w, on));
+        }
+    }
+    rows
 }
 
-/// The label of the baseline `r` is divided by in both runs: `pseudoXOF-<bits>` at its width;
-/// for a baseline record itself, the nearest other width both runs measured at that length (the
-/// bundled helpers are the same in every run, so one stands for the host's drift as well as
-/// another). None when the runs lack one.
+/// Both runs' baseline figures for the job `k`, when both have one.
+fn baselines(
+    ma: &BTreeMap<Key, &TimingRecord>,
+    mb: &BTreeMap<Key, &TimingRecord>,
+    k: &Key,
+) -> Option<(Figure, Figure)> {
+    let base = (baseline_label(ma, mb, ma.get(k)?)?, k.1);
+    Some((
+        Figure::of_record(ma.get(&base)?)?,
+        Figure::of_record(mb.get(&base)?)?,
+    ))
+}
+
+/// The job `k` weighed as if no figure were doubtful (the helpers' A/A evidence), on its
+/// baseline ratios (`on_ratio`, when both runs have a baseline) or on its mean cycles.
+fn probe(
+    ma: &BTreeMap<Key, &TimingRecord>,
+    mb: &BTreeMap<Key, &TimingRecord>,
+    k: &Key,
+    on_ratio: bool,
+) -> Option<Weighed> {
+    let clean = |f: Figure| Figure { doubt: None, ..f };
+    let (fa, fb) = (
+        clean(Figure::of_record(ma.get(k)?)?),
+        clean(Figure::of_record(mb.get(k)?)?),
+    );
+    let refs = if on_ratio {
+        Some(baselines(ma, mb, k).map(|(x, y)| (clean(x), clean(y)))?)
+    } else {
+        None
+    };
+    judge_with(&fa, &fb, refs.as_ref().map(|(x, y)| (x, y)))
+        .1
+        .map(|(w, _)| w)
+}
+
+/// Whether the row is of a bundled helper (the baseline candidates' instances) in both runs.
+fn is_helper(
+    ma: &BTreeMap<Key, &TimingRecord>,
+    mb: &BTreeMap<Key, &TimingRecord>,
+    r: &Comparison,
+) -> bool {
+    let k = (r.label.clone(), r.input_bytes);
+    let helper = |m: &BTreeMap<Key, &TimingRecord>| {
+        m.get(&k).is_some_and(|rec| {
+            rec.candidate == crate::baseline::DEFAULT_CANDIDATE
+                || rec.candidate == crate::build::iccs_api::ICCS_C_ID
+        })
+    };
+    helper(ma) && helper(mb)
+}
+
+/// The label of the record `r` is divided by in both runs (the host's drift probe): its own
+/// width's `pseudoXOF-<bits>`; else the nearest other pseudoXOF width both runs measured at that
+/// length (one library serves every width); for a baseline record with no other width, another
+/// instance of its own candidate (the bundled helpers are the same in both runs). None when the
+/// runs share none of these.
 fn baseline_label(
     ma: &BTreeMap<Key, &TimingRecord>,
     mb: &BTreeMap<Key, &TimingRecord>,
@@ -462,18 +534,24 @@ fn baseline_label(
         let k = (l.clone(), r.input_bytes);
         ma.contains_key(&k) && mb.contains_key(&k)
     };
-    if r.label != own {
-        return Some(own).filter(in_both);
+    if r.label != own && in_both(&own) {
+        return Some(own);
     }
-    ma.keys()
-        .filter(|(l, n)| *n == r.input_bytes && *l != own && l.starts_with("pseudoXOF-"))
-        .map(|(l, _)| l)
-        .filter(|l| in_both(l))
-        .min_by_key(|l| {
-            let w: u32 = l["pseudoXOF-".len()..].parse().unwrap_or(u32::MAX);
-            w.abs_diff(bits)
-        })
-        .cloned()
+    let others = || {
+        ma.iter()
+            .filter(|((l, n), _)| *n == r.input_bytes && *l != r.label && in_both(l))
+            .map(|((l, _), rec)| (l, rec))
+    };
+    let nearest_width = others()
+        .filter(|(l, _)| l.starts_with("pseudoXOF-"))
+        .min_by_key(|(_, rec)| rec.digest_bits().unwrap_or(u32::MAX).abs_diff(bits))
+        .map(|(l, _)| l.clone());
+    if nearest_width.is_some() || r.label != own {
+        return nearest_width;
+    }
+    others()
+        .find(|(_, rec)| rec.candidate == r.candidate)
+        .map(|(l, _)| l.clone())
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! a fresh set of processes at another moment). When both runs measured the baseline
 //! `pseudoXOF-<bits>` at the job's length, the difference is judged on the `× pseudoXOF` ratios
 //! instead: a host that was slower during one whole run weighs on the job and its baseline
-//! alike and cancels, and two counters (another host) become comparable. Pure arithmetic; it
-//! never reads a file.
+//! alike and cancels, and two counters (another host) become comparable. What the bundled
+//! helpers measured in both runs (one program twice: an A/A comparison each) still stray beyond
+//! that model is added to every row's variance. Pure arithmetic; it never reads a file.
 
 /// The normal quantile of a two-sided 95 % test.
 const Z95: f64 = 1.96;
@@ -58,6 +59,26 @@ impl Weighed {
         })
     }
 
+    /// The verdict of this weighing.
+    pub(crate) fn verdict(&self) -> super::Verdict {
+        if !self.is_beyond() {
+            super::Verdict::WithinNoise
+        } else if self.log_ratio < 0.0 {
+            super::Verdict::Faster
+        } else {
+            super::Verdict::Slower
+        }
+    }
+
+    /// The same difference with `extra` (squared log units) more variance.
+    pub(crate) fn widened(&self, extra: f64) -> Self {
+        let v = (self.half_width / Z95).powi(2) + extra;
+        Self {
+            log_ratio: self.log_ratio,
+            half_width: Z95 * v.sqrt(),
+        }
+    }
+
     /// Whether the difference lies beyond the noise.
     pub(crate) fn is_beyond(&self) -> bool {
         self.log_ratio.abs() > self.half_width
@@ -69,6 +90,21 @@ impl Weighed {
         let x = (self.log_ratio - self.half_width).exp_m1();
         (x > 0.0).then_some(x)
     }
+}
+
+/// The variance the model misses between these two runs, from rows that measured one program
+/// in both (the bundled helpers: an A/A comparison each): the mean over them of how far d²
+/// exceeds the model's V (0 where it does not), when there are at least two; else none.
+pub(crate) fn extra_variance(same_program: &[Weighed]) -> f64 {
+    if same_program.len() < 2 {
+        return 0.0;
+    }
+    let excess: f64 = same_program
+        .iter()
+        .map(|w| (w.log_ratio.powi(2) - (w.half_width / Z95).powi(2)).max(0.0))
+        .sum::<f64>()
+        / same_program.len() as f64;
+    excess
 }
 
 #[cfg(test)]
@@ -110,6 +146,26 @@ mod tests {
         // A real change still shows: B's job 20 % slower against an unchanged baseline.
         let w = Weighed::of(&a, &s(1200.0, 0.01), Some((&ra, &ra))).unwrap();
         assert!(w.is_beyond(), "{w:?}");
+    }
+
+    #[test]
+    fn helpers_that_stray_beyond_the_model_widen_every_interval() {
+        let strayed = Weighed {
+            log_ratio: 0.10,
+            half_width: 0.02,
+        };
+        let calm = Weighed {
+            log_ratio: 0.0,
+            half_width: 0.02,
+        };
+        assert_eq!(extra_variance(&[strayed]), 0.0, "one is no estimate");
+        let x = extra_variance(&[strayed, calm]);
+        assert!(
+            (x - (0.01 - (0.02f64 / 1.96).powi(2)) / 2.0).abs() < 1e-12,
+            "{x}"
+        );
+        assert!(strayed.is_beyond() && !strayed.widened(x).is_beyond());
+        assert_eq!(extra_variance(&[calm, calm]), 0.0);
     }
 
     #[test]
