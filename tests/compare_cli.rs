@@ -12,12 +12,20 @@ use serde_json::{Value, json};
 use cyclescope_core::record::pyjson::to_py_json;
 
 fn published(name: &str) -> Value {
-    let path = common::arm_1().join("records/hash-05").join(name);
+    published_of("hash-05", name)
+}
+
+fn published_of(candidate: &str, name: &str) -> Value {
+    let path = common::arm_1().join("records").join(candidate).join(name);
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
 fn write(run: &Path, name: &str, record: &Value) {
-    let dir = run.join("records/hash-05");
+    write_of(run, "hash-05", name, record)
+}
+
+fn write_of(run: &Path, candidate: &str, name: &str, record: &Value) {
+    let dir = run.join("records").join(candidate);
     std::fs::create_dir_all(&dir).unwrap();
     // A run directory is known by its campaign.json: the published dataset's serves both.
     let campaign = run.join("campaign.json");
@@ -259,4 +267,56 @@ fn csv_and_markdown_hold_the_same_jobs() {
         "--json".as_ref(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_host_slower_for_a_whole_run_is_no_difference_and_a_real_change_still_shows() {
+    // B: the published jobs as a host twice as slow throughout would have measured them — the
+    // candidate and the bundled helpers alike — except uHash-512 at 1 KiB, twice as slow again.
+    // (Factors of two keep the scaled figures exact, as the record check recomputes them.)
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let jobs = [
+        ("hash-05", "uHash-512__hash_32.json", 2.0),
+        ("hash-05", "uHash-512__hash_1024.json", 4.0),
+        ("iccs", "pseudoXOF-512__hash_32.json", 2.0),
+        ("iccs", "pseudoXOF-512__hash_1024.json", 2.0),
+        ("iccs", "pseudoXOF-256__hash_32.json", 2.0),
+        ("iccs", "pseudoXOF-256__hash_1024.json", 2.0),
+    ];
+    for (candidate, name, factor) in jobs {
+        let r = published_of(candidate, name);
+        write_of(&a, candidate, name, &r);
+        write_of(&b, candidate, name, &scaled(r, factor));
+    }
+    let o = compare(&[a.as_os_str(), b.as_os_str(), "--json".as_ref()]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let rows: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = |label: &str, bytes: u64| {
+        let r = rows
+            .iter()
+            .find(|r| r["instance"] == label && r["message_bytes"] == bytes)
+            .unwrap();
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            r["judged"]["on"].clone(),
+        )
+    };
+    for (label, bytes) in [
+        ("uHash-512", 32),
+        ("pseudoXOF-512", 32),
+        ("pseudoXOF-512", 1024),
+        ("pseudoXOF-256", 32),
+        ("pseudoXOF-256", 1024),
+    ] {
+        assert_eq!(
+            verdict(label, bytes),
+            (
+                "within_noise".to_string(),
+                Value::from("ratio_to_pseudoxof")
+            ),
+            "{label} @ {bytes}: {rows:?}"
+        );
+    }
+    assert_eq!(verdict("uHash-512", 1024).0, "slower", "{rows:?}");
 }
