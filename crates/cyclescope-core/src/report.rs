@@ -13,6 +13,7 @@ pub(crate) mod host_view;
 pub mod method_cyclescope;
 pub mod method_page;
 pub(crate) mod page_set;
+pub(crate) mod published;
 pub(crate) mod side_files;
 pub(crate) mod summary_page;
 pub(crate) mod sweep_section;
