@@ -8,6 +8,7 @@
 pub mod body;
 pub mod clock;
 pub mod doubt;
+pub mod eta;
 pub(crate) mod job;
 pub mod paired;
 pub mod plan;
