@@ -96,6 +96,15 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         &print_instance,
     )?;
     print_summary(&summary, start.elapsed().as_secs_f64());
+    for (label, manifest) in &summary.without_kat_files {
+        eprintln!(
+            "cyclescope: WARNING: {} ships no KAT files (KAT_2_12_{0}.txt, KAT_2_23_…, KAT_2_33_…, \
+             KAT_Loop_…): {} has no line for it, so its KAT can only be NOKAT and its figures \
+             are of unverified output; add the submission's KAT files and build again",
+            crate::sanitize::terminal(label),
+            crate::sanitize::terminal_path(manifest)
+        );
+    }
     let failed = summary.failures();
     if failed.is_empty() {
         Ok(ExitCode::SUCCESS)

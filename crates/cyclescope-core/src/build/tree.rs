@@ -27,6 +27,9 @@ pub struct TreeSummary {
     pub unusable: Vec<Unusable>,
     /// The KAT status of each built instance, by label, when checked.
     pub kat: Vec<(String, KatStatus, String)>,
+    /// Built instances the submission ships no KAT files for (and cyclescope knows none), with
+    /// the manifest that therefore has no line of theirs: their KAT can only be NOKAT.
+    pub without_kat_files: Vec<(String, PathBuf)>,
 }
 
 impl TreeSummary {
@@ -74,6 +77,7 @@ pub fn write_tree(
     let mut doc = read_build_json(&json_path)?;
     let mut manifests: Vec<(PathBuf, Manifest)> = Vec::new();
     let mut entries = Vec::new();
+    let mut without_kat_files = Vec::new();
     for b in &builds {
         let s = &b.source;
         let cand_dir = out.join(&s.candidate);
@@ -151,6 +155,9 @@ pub fn write_tree(
                 .unwrap_or_default();
             manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
             shipped.push(Value::from(s.source_dir_of(file)));
+        }
+        if shipped.is_empty() && s.manifest_lines.is_empty() {
+            without_kat_files.push((s.label.clone(), manifest_path.clone()));
         }
         if !s.manifest_lines.is_empty() {
             let known = Manifest::parse(&s.manifest_lines.join("\n"), Path::new("<bundled>"))
@@ -245,6 +252,7 @@ pub fn write_tree(
         builds,
         unusable,
         kat: kat_results,
+        without_kat_files,
     })
 }
 
