@@ -188,10 +188,9 @@ impl SourceArgs {
             );
         }
         // The C baselines come after the bundled ones: they share their labels on purpose
-        // (`iccs-c/pseudoXOF-512`), so the bundled set must not take them for a clash.
-        if on_clash == OnClash::Refuse {
-            super::build::add_iccs_c(&mut catalog, config)?;
-        }
+        // (`iccs-c/pseudoXOF-512`), so the bundled set must not take them for a clash. They
+        // stand beside `--lib`, `--scan` and `--src` instances too (`--baseline iccs-c`).
+        super::build::add_iccs_c(&mut catalog, config)?;
         Ok((catalog, own))
     }
 }
