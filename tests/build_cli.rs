@@ -181,7 +181,7 @@ fn copy_without_kat_files(from: &std::path::Path, to: &std::path::Path) {
 }
 
 #[test]
-fn a_submission_without_kat_files_builds_with_a_loud_warning_per_instance() {
+fn a_submission_without_kat_files_warns_loudly_and_takes_a_given_manifest() {
     let work = tempfile::tempdir().unwrap();
     let src = work.path().join("nokat");
     copy_without_kat_files(&submissions().join("fixhash"), &src);

@@ -62,8 +62,8 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
-/// Copies the built libraries into `out`, writes manifests, logs and build.json, and (with
-/// `kat`) KAT-checks them.
+/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines, and
+/// `given`'s when a manifest was given), logs and build.json, and (with `kat`) KAT-checks them.
 pub fn write_tree(
     out: &Path,
     builds: Vec<InstanceBuild>,
@@ -71,8 +71,17 @@ pub fn write_tree(
     profile: &FlagProfile,
     toolchain: &Toolchain,
     kat: bool,
+    given: Option<&Path>,
 ) -> Result<TreeSummary, BuildError> {
     check_writable(out)?;
+    let given = given
+        .map(|p| {
+            Manifest::load(p).map_err(|e| BuildError::Config {
+                path: p.to_path_buf(),
+                detail: e.to_string(),
+            })
+        })
+        .transpose()?;
     let json_path = out.join("build.json");
     let mut doc = read_build_json(&json_path)?;
     let mut manifests: Vec<(PathBuf, Manifest)> = Vec::new();
@@ -139,6 +148,10 @@ pub fn write_tree(
                 } else {
                     Manifest::default()
                 };
+                let mut m = m;
+                if let Some(g) = &given {
+                    m.merge(g.entries.clone());
+                }
                 manifests.push((manifest_path.clone(), m));
                 &mut manifests.last_mut().expect("just pushed").1
             }
@@ -156,7 +169,7 @@ pub fn write_tree(
             manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
             shipped.push(Value::from(s.source_dir_of(file)));
         }
-        if shipped.is_empty() && s.manifest_lines.is_empty() {
+        if shipped.is_empty() && s.manifest_lines.is_empty() && given.is_none() {
             without_kat_files.push((s.label.clone(), manifest_path.clone()));
         }
         if !s.manifest_lines.is_empty() {
