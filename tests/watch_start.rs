@@ -40,3 +40,47 @@ fn watch_on_a_run_folder_without_campaign_json_yet_waits_and_opens_the_workbench
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+#[test]
+fn watch_takes_the_instances_from_campaign_json_without_a_config() {
+    // A finished ad-hoc run (`--lib`, no config anywhere): the watcher's catalog has only what
+    // the run's campaign.json lists, and shows its instance.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let source = common::cc::candidate_source("hash-95", "WATCH-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "WATCH-256", &source);
+    let run = tmp.path().join("run");
+    // With its reference job: the pseudoXOF of its width, which × pseudoXOF divides by.
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &[
+            "run",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--lengths",
+            "32",
+            "--trials",
+            "2",
+            "--trial-target",
+            "0.01",
+            "--allow-unfixed-host",
+            "--allow-kat-fail",
+            "--out",
+            run.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    std::fs::remove_file(&lib).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cyclescope");
+    let script = format!("{bin} watch {}; echo \"EXIT:$?\"; sleep 120", run.display());
+    let t = Tmux::start_in("watch-campaign", 120, 30, tmp.path(), &script);
+    // Its instance in the Catalog, and its row's × pseudoXOF filled (the width comes from the
+    // catalog): without campaign.json's instances the catalog lacks it and the ratio is `–`.
+    let screen = t.wait_for("[ ] WATCH-256");
+    let row = screen
+        .lines()
+        .find(|l| l.contains("WATCH-256") && l.contains("32 B"))
+        .unwrap_or_else(|| panic!("no WATCH-256 row:\n{screen}"));
+    assert!(row.contains('×'), "× pseudoXOF empty:\n{screen}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
