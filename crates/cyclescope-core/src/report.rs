@@ -122,6 +122,28 @@ pub fn doubt_notes<'a>(
         .collect()
 }
 
+/// The KAT verdict beside the instance of a row timed without a passing KAT (`` `X` NOKAT ``,
+/// `` `X` FAIL ``), for the tables `run` and the workbench print: a figure of unverified
+/// output never reads like a verified one.
+pub fn mark_kat(cells: &mut [String; 7], summary: Option<&JobSummary>) {
+    if let Some(s) = summary.filter(|s| !s.kat.is_pass()) {
+        cells[0] += &format!(" {}", s.kat);
+    }
+}
+
+/// One line per row timed without a passing KAT, under the table.
+pub fn kat_notes<'a>(rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>) -> Vec<String> {
+    rows.into_iter()
+        .filter(|(_, s)| !s.kat.is_pass())
+        .map(|(k, s)| {
+            format!(
+                "KAT {} `{}` {} B: timed without a passing KAT (--allow-kat-fail): the figure is of unverified output",
+                s.kat, k.label, k.input_bytes
+            )
+        })
+        .collect()
+}
+
 /// The §4 table in Markdown (header, rule, one line per row); empty without rows.
 pub fn perf_table<'a>(rows: impl IntoIterator<Item = [String; 7]> + 'a) -> String {
     let mut out = String::new();

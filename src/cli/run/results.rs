@@ -92,10 +92,15 @@ pub fn results_table(rows: &[Row], baseline: &Baseline) -> String {
         if shared(r) {
             cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
         }
+        crate::report::mark_kat(&mut cells, Some(&r.summary));
         (cells, r.reference_job, r.x_pseudoxof)
     }));
-    // Why a figure carries ⚠ (the core's doubt rule), one line each.
-    let notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    // Why a figure carries ⚠ (the core's doubt rule), and which were timed without a passing
+    // KAT, one line each.
+    let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    notes.extend(crate::report::kat_notes(
+        rows.iter().map(|r| (&r.job, &r.summary)),
+    ));
     if !notes.is_empty() {
         out.push('\n');
         for note in notes {
