@@ -166,3 +166,48 @@ fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
 }
+
+/// Copies `from` into `to` (a small fixture tree), leaving out files named `KAT_*`.
+fn copy_without_kat_files(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (path, name) = (e.path(), e.file_name());
+        if path.is_dir() {
+            copy_without_kat_files(&path, &to.join(&name));
+        } else if !name.to_string_lossy().starts_with("KAT_") {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_submission_without_kat_files_warns_loudly_and_takes_a_given_manifest() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("nokat");
+    copy_without_kat_files(&submissions().join("fixhash"), &src);
+    let o = cyclescope(
+        work.path(),
+        &[
+            "build",
+            src.to_str().unwrap(),
+            "--id",
+            "hash-98",
+            "--out",
+            "T",
+            "--no-kat",
+        ],
+    );
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for label in ["FIXH-256", "FIXH-512"] {
+        assert!(
+            err.contains(&format!("WARNING: {label} ships no KAT files")),
+            "{text}"
+        );
+    }
+    assert!(
+        err.contains("T/hash-98/kat.sha256 has no line for it"),
+        "{text}"
+    );
+}

@@ -95,3 +95,32 @@ fn a_configured_api_folder_makes_iccs_c_a_catalog_candidate() {
         output_text(&o)
     );
 }
+
+#[test]
+fn the_c_helpers_stand_beside_an_ad_hoc_library_too() {
+    // `[build] iccs_api` set, and an ad-hoc `--lib`: the C baseline is in the catalog beside
+    // it (it was only beside a catalog file's instances), so `--baseline iccs-c` and the label
+    // `iccs-c/pseudoXOF-512` reach it.
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("config.toml"),
+        format!("[build]\niccs_api = {:?}\n", iccs_api().to_str().unwrap()),
+    )
+    .unwrap();
+    let source = common::cc::candidate_source("hash-97", "ADHOC-512", 512, "", "");
+    let lib = common::cc::build_library(work.path(), "ADHOC-512", &source);
+    let o = cyclescope(work.path(), &["list", "--lib", lib.to_str().unwrap()]);
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.starts_with("iccs-c ") && l.contains(" pseudoXOF-512 ")),
+        "{text}"
+    );
+    let o = cyclescope(
+        work.path(),
+        &["hash", "iccs-c/pseudoXOF-512", "--hex", "616263"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", output_text(&o));
+}

@@ -12,12 +12,20 @@ use serde_json::{Value, json};
 use cyclescope_core::record::pyjson::to_py_json;
 
 fn published(name: &str) -> Value {
-    let path = common::arm_1().join("records/hash-05").join(name);
+    published_of("hash-05", name)
+}
+
+fn published_of(candidate: &str, name: &str) -> Value {
+    let path = common::arm_1().join("records").join(candidate).join(name);
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
 fn write(run: &Path, name: &str, record: &Value) {
-    let dir = run.join("records/hash-05");
+    write_of(run, "hash-05", name, record)
+}
+
+fn write_of(run: &Path, candidate: &str, name: &str, record: &Value) {
+    let dir = run.join("records").join(candidate);
     std::fs::create_dir_all(&dir).unwrap();
     // A run directory is known by its campaign.json: the published dataset's serves both.
     let campaign = run.join("campaign.json");
@@ -90,11 +98,11 @@ fn compare_names_faster_slower_noise_and_not_comparable() {
     assert_eq!(
         rows,
         [
-            "| `uHash-1024` | 1024 B | 4.07 M | 4.07 M | 1.00× | not comparable: different cycle counters |",
-            "| `uHash-512` | 32 B | 61.6 k | 123.1 k | 2.00× | slower (beyond both 95 % CIs) |",
-            "| `uHash-512` | 1024 B | 671.7 k | 335.8 k | 0.50× | faster (beyond both 95 % CIs) |",
-            "| `uHash-768` | 32 B | – | 92.5 k | (ratio –) | only in B |",
-            "| `uHash-768` | 1024 B | 1.55 M | 1.55 M | 1.00× | within noise |",
+            "| `uHash-1024` | 1024 B | 4.07 M | 4.07 M | 1.00× | – | not comparable: different cycle counters, and no clean baseline pseudoXOF of this width and length in both runs to compare the × pseudoXOF ratios |",
+            "| `uHash-512` | 32 B | 61.6 k | 123.1 k | 2.00× | 2.00× [1.93, 2.08] | slower (beyond run-to-run noise) |",
+            "| `uHash-512` | 1024 B | 671.7 k | 335.8 k | 0.50× | – | doubtful (⚠ B: 5 kept trial(s) disturbed after 3 attempts (clock 1.35 GHz below 95 % of the fixed clock): stop other work on the measurement CPU and measure again) |",
+            "| `uHash-768` | 32 B | – | 92.5 k | (ratio –) | – | only in B |",
+            "| `uHash-768` | 1024 B | 1.55 M | 1.55 M | 1.00× | 1.00× [0.99, 1.01] | within noise |",
         ],
         "{out}"
     );
@@ -238,7 +246,7 @@ fn csv_and_markdown_hold_the_same_jobs() {
     let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 1);
     assert_eq!(
-        (&rows[0][0], &rows[0][1], &rows[0][7]),
+        (&rows[0][0], &rows[0][1], &rows[0][11]),
         ("uHash-512", "1024", "slower")
     );
     let ratio: f64 = rows[0][6].parse().unwrap();
@@ -246,7 +254,9 @@ fn csv_and_markdown_hold_the_same_jobs() {
     let o = compare(&[a.as_os_str(), b.as_os_str(), "--markdown".as_ref()]);
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(
-        md.contains("| `uHash-512` | 1024 B | 671.7 k | 1.34 M | 2.00× | slower"),
+        md.contains(
+            "| `uHash-512` | 1024 B | 671.7 k | 1.34 M | 2.00× | 2.00× [1.99, 2.01] | slower"
+        ),
         "{md}"
     );
     // One format at a time.
@@ -257,4 +267,56 @@ fn csv_and_markdown_hold_the_same_jobs() {
         "--json".as_ref(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_host_slower_for_a_whole_run_is_no_difference_and_a_real_change_still_shows() {
+    // B: the published jobs as a host twice as slow throughout would have measured them — the
+    // candidate and the bundled helpers alike — except uHash-512 at 1 KiB, twice as slow again.
+    // (Factors of two keep the scaled figures exact, as the record check recomputes them.)
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let jobs = [
+        ("hash-05", "uHash-512__hash_32.json", 2.0),
+        ("hash-05", "uHash-512__hash_1024.json", 4.0),
+        ("iccs", "pseudoXOF-512__hash_32.json", 2.0),
+        ("iccs", "pseudoXOF-512__hash_1024.json", 2.0),
+        ("iccs", "pseudoXOF-256__hash_32.json", 2.0),
+        ("iccs", "pseudoXOF-256__hash_1024.json", 2.0),
+    ];
+    for (candidate, name, factor) in jobs {
+        let r = published_of(candidate, name);
+        write_of(&a, candidate, name, &r);
+        write_of(&b, candidate, name, &scaled(r, factor));
+    }
+    let o = compare(&[a.as_os_str(), b.as_os_str(), "--json".as_ref()]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let rows: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = |label: &str, bytes: u64| {
+        let r = rows
+            .iter()
+            .find(|r| r["instance"] == label && r["message_bytes"] == bytes)
+            .unwrap();
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            r["judged"]["on"].clone(),
+        )
+    };
+    for (label, bytes) in [
+        ("uHash-512", 32),
+        ("pseudoXOF-512", 32),
+        ("pseudoXOF-512", 1024),
+        ("pseudoXOF-256", 32),
+        ("pseudoXOF-256", 1024),
+    ] {
+        assert_eq!(
+            verdict(label, bytes),
+            (
+                "within_noise".to_string(),
+                Value::from("ratio_to_pseudoxof")
+            ),
+            "{label} @ {bytes}: {rows:?}"
+        );
+    }
+    assert_eq!(verdict("uHash-512", 1024).0, "slower", "{rows:?}");
 }

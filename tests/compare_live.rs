@@ -200,3 +200,49 @@ fn one_source_instance_under_two_flag_sets_is_compared_by_its_builds() {
         );
     }
 }
+
+#[test]
+fn an_aa_calibration_measures_one_instance_against_itself_and_reports_its_false_positives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("aa");
+    let o = live(
+        root(),
+        &[
+            "pseudoXOF-512",
+            "pseudoXOF-512",
+            "--aa",
+            "--pairs",
+            "3",
+            "--lengths",
+            "32,64",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect(&text);
+    assert_eq!(
+        (v["a"]["candidate"].as_str(), v["b"]["candidate"].as_str()),
+        (Some("iccs+A"), Some("iccs+B"))
+    );
+    let aa = &v["aa_calibration"];
+    assert_eq!(aa["lengths_compared"], 2, "{v}");
+    let fp = aa["false_positives"].as_u64().unwrap();
+    assert!(fp <= 2, "{v}");
+    assert_eq!(aa["false_positive_rate"].as_f64(), Some(fp as f64 / 2.0));
+    // Each side's trials are its own record.
+    assert!(
+        out.join("records/iccs+A/pseudoXOF-512__hash_32.json")
+            .is_file()
+    );
+    assert!(
+        out.join("records/iccs+B/pseudoXOF-512__hash_64.json")
+            .is_file()
+    );
+    // A label pair that is not one instance is no A/A calibration.
+    let o = live(root(), &["sm3hash-256", "pseudoXOF-512", "--aa"]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
+    assert!(common::output_text(&o).contains("--aa measures one instance against itself"));
+}

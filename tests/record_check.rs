@@ -131,7 +131,7 @@ fn validate_report_and_compare_reject_the_same_records_in_the_same_words() {
     assert_eq!(
         n,
         format!(
-            "| `uHash-512` | 1024 B | 671.7 k | – | (ratio –) | {} |",
+            "| `uHash-512` | 1024 B | 671.7 k | – | (ratio –) | – | {} |",
             cell(&negative[0])
         )
     );

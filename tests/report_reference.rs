@@ -49,6 +49,7 @@ fn arm_1_options() -> ReportOptions {
         method_facts: None,
         figures: false,
         baseline: None,
+        published: None,
     }
 }
 

@@ -453,3 +453,23 @@ fn run_json_carries_the_interval_and_the_doubts_of_each_job() {
         }
     }
 }
+
+#[test]
+fn a_figure_timed_without_a_passing_kat_says_so_in_the_table() {
+    // An ad-hoc library with no manifest: its KAT is NOKAT, it is timed with --allow-kat-fail,
+    // and the table names that beside its figure and under it.
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source("hash-94", "NOKAT-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "NOKAT-256", &source);
+    let out = tmp.path().join("run");
+    let args = common::quick_run(lib.to_str().unwrap(), out.to_str().unwrap(), true);
+    let o = common::cyclescope_in(tmp.path(), &args);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("| `NOKAT-256` NOKAT | 32 B | "), "{text}");
+    assert!(
+        stdout.contains("KAT NOKAT `NOKAT-256` 32 B: timed without a passing KAT"),
+        "{text}"
+    );
+}

@@ -48,6 +48,10 @@ pub struct BuildArgs {
     /// iccs-c (default without SRC: [build] iccs_api).
     #[arg(long, value_name = "DIR")]
     pub iccs_api: Option<PathBuf>,
+    /// A kat.sha256 manifest to write into the tree's manifest of each candidate (beside the
+    /// lines its shipped KAT files give), so the built instances are KAT-checked against it.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
 }
 
 fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
@@ -87,6 +91,7 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         out: args.out.clone(),
         kat: !args.no_kat,
         iccs_api,
+        manifest: args.manifest.clone(),
     };
     let start = Instant::now();
     let summary = build::build_tree(
@@ -96,6 +101,15 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         &print_instance,
     )?;
     print_summary(&summary, start.elapsed().as_secs_f64());
+    for (label, manifest) in &summary.without_kat_files {
+        eprintln!(
+            "cyclescope: WARNING: {} ships no KAT files (KAT_2_12_{0}.txt, KAT_2_23_…, KAT_2_33_…, \
+             KAT_Loop_…): {} has no line for it, so its KAT can only be NOKAT and its figures \
+             are of unverified output; add the submission's KAT files and build again",
+            crate::sanitize::terminal(label),
+            crate::sanitize::terminal_path(manifest)
+        );
+    }
     let failed = summary.failures();
     if failed.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -172,6 +186,8 @@ pub fn src_tree(args: &SourceArgs, src: &Path, config: Option<&Path>) -> anyhow:
         out: tree.clone(),
         kat: false,
         iccs_api: None,
+        // The --manifest of --src applies to its instances in the catalog (`SourceArgs`).
+        manifest: None,
     };
     let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == BuildStatus::Failed {
@@ -220,6 +236,7 @@ pub fn add_iccs_c(
         out: tree.clone(),
         kat: false,
         iccs_api: Some(api.clone()),
+        manifest: None,
     };
     let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == BuildStatus::Failed {

@@ -1,8 +1,10 @@
 //! `cyclescope compare RUN_A RUN_B`: job by job, mean cycles of two runs (or datasets), their
-//! ratio and whether the difference exceeds both runs' confidence intervals, as Markdown, JSON
-//! or CSV; a record that `validate` rejects is named (stderr) and its job gets no verdict.
-//! `--fail-above 2%` makes it a CI gate: exit 1 when a job of B is slower than A beyond both
-//! intervals by more than the margin, or when a compared record is invalid; else exit 0.
+//! ratio and whether the difference lies beyond the noise between runs (on the `× pseudoXOF`
+//! ratios where both runs measured the baseline, counter-free across two counters), as
+//! Markdown, JSON or CSV; a ⚠ figure gets `doubtful`, and a record that `validate` rejects is
+//! named (stderr) and its job gets no verdict. `--fail-above 2%` makes it a CI gate: exit 1
+//! when a job of B is slower than A beyond the noise by more than the margin, or when a
+//! compared record is invalid; else exit 0.
 //! `compare --live A B` measures two instances now, interleaved (`live`).
 
 use std::path::PathBuf;
@@ -28,9 +30,9 @@ pub struct CompareArgs {
     pub live_opts: live::LiveArgs,
     #[command(flatten)]
     pub output: OutputFormat,
-    /// Exit 1 when some job of B is slower than A beyond both 95 % confidence intervals by
-    /// more than this share of A's mean (`2%` or `0.02`), or when a record of either run is
-    /// invalid (what `validate` rejects).
+    /// Exit 1 when some job of B is slower than A beyond the between-run noise (the judged
+    /// ratio's lower 95 % bound) by more than this share (`2%` or `0.02`), or when a record of
+    /// either run is invalid (what `validate` rejects). Doubtful (⚠) jobs are not counted.
     #[arg(long, value_name = "MARGIN", value_parser = margin)]
     pub fail_above: Option<f64>,
 }
@@ -91,7 +93,7 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     let regressed: Vec<_> = rows.iter().filter(|r| r.regressed(m)).collect();
     for r in &regressed {
         eprintln!(
-            "REGRESSION {} @ {} B: slower than A by {:.1} % beyond both confidence intervals (margin {:.1} %)",
+            "REGRESSION {} @ {} B: slower than A by {:.1} % beyond the noise between runs (margin {:.1} %)",
             crate::sanitize::terminal(&r.label),
             r.input_bytes(),
             100.0 * r.excess_slowdown().unwrap_or(0.0),
@@ -102,6 +104,12 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     if not_comparable > 0 {
         eprintln!(
             "{not_comparable} job(s) not comparable (see the verdicts): not counted by the gate"
+        );
+    }
+    let doubtful = rows.iter().filter(|r| r.is_doubtful()).count();
+    if doubtful > 0 {
+        eprintln!(
+            "{doubtful} job(s) doubtful (⚠ on a side: see the verdicts): not counted by the gate; measure them again"
         );
     }
     let invalid = rows.iter().filter(|r| r.is_invalid()).count();

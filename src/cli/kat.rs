@@ -26,9 +26,6 @@ const CANCELLED_EXIT: u8 = 130;
 pub struct KatArgs {
     #[command(flatten)]
     pub select: InstanceArgs,
-    /// kat.sha256 manifest to check against (default: the catalog's kat_manifest).
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
     /// Folder of reference KAT files, compared line by line when the manifest has no entry.
     #[arg(long, value_name = "DIR")]
     pub kat_dir: Option<PathBuf>,
@@ -77,7 +74,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         (false, false) => KatScope::Default,
     };
     opts.timeout = Duration::from_secs_f64(timeout_s);
-    opts.manifest = args.manifest.clone();
+    opts.manifest = args.select.source.manifest.clone();
     opts.kat_dir = args.kat_dir.clone();
     opts.kat_name = args.kat_name.clone();
     let mib = crate::worker::limits::address_space_mib(

@@ -1,6 +1,7 @@
 //! The lanes of a run as text, for `run`'s headless progress and `watch --lanes`: per
-//! measurement CPU its current job, trial and calls, and below them the jobs done and an ETA
-//! from the job times measured so far (mean wall time of a finished job × jobs left ÷ lanes).
+//! measurement CPU its current job, trial and calls, and below them the jobs done and the one
+//! ETA every view shows (`measure::eta`: the plans' expected time of what is left, corrected by
+//! what the finished jobs took against their plans, over the lanes).
 //! It folds engine events (live, or read back from a journal with their times) and never
 //! touches the run.
 
@@ -30,6 +31,8 @@ pub struct Board {
     finished: usize,
     failed: usize,
     job_seconds: Vec<f64>,
+    /// Per job seen: its plan's expected seconds, share done and wall seconds once finished.
+    times: BTreeMap<JobKey, crate::measure::eta::JobTime>,
     ended: Option<bool>,
 }
 
@@ -48,6 +51,9 @@ impl Board {
                     self.lanes.entry(c).or_default();
                 }
                 self.ended = None;
+            }
+            EngineEvent::JobPlanned { job, plan, .. } => {
+                self.time_of(job).estimated_s = Some(plan.estimated_s);
             }
             EngineEvent::JobStarted { job, cpu } => {
                 let cpu = cpu
@@ -75,6 +81,10 @@ impl Board {
                     (lane.trial, lane.trials) = (*trial, *trials);
                     (lane.calls_done, lane.calls_total) = (*calls_done, *calls_total);
                 }
+                // Trials are alike: trial k of n, c of C calls in, is (k − 1 + c / C) / n done.
+                let within = *calls_done as f64 / (*calls_total).max(1) as f64;
+                self.time_of(job).fraction_done =
+                    (f64::from(trial.saturating_sub(1)) + within) / f64::from((*trials).max(1));
             }
             EngineEvent::JobFinished { job, .. } => {
                 self.finished += 1;
@@ -94,10 +104,24 @@ impl Board {
         self.lanes.get_mut(cpu)
     }
 
+    fn time_of(&mut self, job: &JobKey) -> &mut crate::measure::eta::JobTime {
+        self.times
+            .entry(job.clone())
+            .or_insert(crate::measure::eta::JobTime {
+                estimated_s: None,
+                fraction_done: 0.0,
+                took_s: None,
+            })
+    }
+
     fn job_done(&mut self, job: &JobKey, at: f64) {
-        if let Some(t0) = self.started.remove(job) {
-            self.job_seconds.push((at - t0).max(0.0));
+        let took = self.started.remove(job).map(|t0| (at - t0).max(0.0));
+        if let Some(t) = took {
+            self.job_seconds.push(t);
         }
+        let time = self.time_of(job);
+        time.fraction_done = 1.0;
+        time.took_s = took;
         if let Some(lane) = self.lane_mut(job) {
             lane.job = None;
             lane.done += 1;
@@ -114,16 +138,10 @@ impl Board {
         self.ended
     }
 
-    /// The seconds left by the jobs measured so far, when any finished.
-    fn eta_s(&self) -> Option<f64> {
-        let n = self.job_seconds.len();
-        if n == 0 {
-            return None;
-        }
-        let mean = self.job_seconds.iter().sum::<f64>() / n as f64;
-        // Jobs a failed KAT keeps from being measured still count as left: an upper bound.
-        let left = self.total.saturating_sub(self.finished + self.failed);
-        Some(mean * left as f64 / self.lanes.len().max(1) as f64)
+    /// Seconds left: the one ETA (`measure::eta`) over the jobs seen, shared over the lanes.
+    pub fn eta_s(&self) -> Option<f64> {
+        let jobs: Vec<_> = self.times.values().copied().collect();
+        crate::measure::eta::seconds_left(&jobs, self.total, self.lanes.len())
     }
 
     /// One line per lane, then the tally; `now` on the clock of `apply`.
@@ -150,13 +168,12 @@ impl Board {
             (Some(true), _) => "cancelled".to_string(),
             (Some(false), _) => "finished".to_string(),
             (None, Some(s)) => format!(
-                "ETA {} (mean job {:.2} s over {} jobs, {} lane(s))",
+                "ETA {} (plans corrected by {} finished job(s), {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
-                self.job_seconds.iter().sum::<f64>() / self.job_seconds.len() as f64,
                 self.job_seconds.len(),
                 self.lanes.len().max(1)
             ),
-            (None, None) => "ETA after the first job".to_string(),
+            (None, None) => "ETA once a job is planned".to_string(),
         };
         out.push(format!(
             "jobs {}/{} done ({} failed) · {eta}",
@@ -186,7 +203,7 @@ mod tests {
     }
 
     #[test]
-    fn lanes_follow_their_jobs_and_the_eta_comes_from_finished_jobs() {
+    fn lanes_follow_their_jobs_and_the_eta_is_the_plans_corrected_by_finished_jobs() {
         let mut b = Board::default();
         b.apply(
             &EngineEvent::RunStarted {
@@ -198,7 +215,24 @@ mod tests {
             },
             0.0,
         );
-        assert!(b.lines(0.0)[2].contains("ETA after the first job"));
+        assert!(b.lines(0.0)[2].contains("ETA once a job is planned"));
+        let plan = |s: f64| -> crate::measure::plan::TrialPlan {
+            serde_json::from_value(serde_json::json!({
+                "iterations_per_trial": 1000, "warmups": 3, "trials": 5,
+                "separate_processes": true, "estimated_s": s, "timeout_per_process_s": 10.0
+            }))
+            .unwrap()
+        };
+        for (label, bytes) in [("a", 32), ("b", 32), ("a", 64), ("b", 64)] {
+            b.apply(
+                &EngineEvent::JobPlanned {
+                    job: key(label, bytes),
+                    plan: plan(1.0),
+                    t1_s: 0.0,
+                },
+                0.0,
+            );
+        }
         b.apply(
             &EngineEvent::JobStarted {
                 job: key("a", 32),
@@ -229,10 +263,11 @@ mod tests {
         assert!(lines[0].starts_with("CPU 0   idle  (1 done)"), "{lines:?}");
         assert!(lines[1].contains("b @ 32"), "{lines:?}");
         assert!(lines[1].contains("2.0 s"), "{lines:?}");
-        // One job of 2 s measured, 3 left over 2 lanes: 3 s.
+        // Plans of 1 s each; the one finished took 2 s: three 1 s plans left, × 2, over 2
+        // lanes: 3 s.
         assert!(lines[2].starts_with("jobs 1/4 done (1 failed"), "{lines:?}");
         assert!(
-            lines[2].contains("ETA 3 s") || lines[2].contains("ETA 3.0 s"),
+            lines[2].contains("ETA 3 s (plans corrected by 1 finished job(s), 2 lane(s))"),
             "{lines:?}"
         );
     }

@@ -38,6 +38,10 @@ pub struct ReportArgs {
     /// the bundled helpers; iccs-c: the official C ones).
     #[arg(long, value_name = "CANDIDATE", value_parser = super::arg_value::name)]
     pub baseline: Option<String>,
+    /// A published dataset (e.g. performance/data/arm_1) whose `× pseudoXOF` ratios the summary
+    /// page shows beside this dataset's, job by job.
+    #[arg(long, value_name = "DATASET_DIR")]
+    pub published: Option<PathBuf>,
     /// Also write every record of the dataset as CSV to FILE (with `x_pseudoxof`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -51,6 +55,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         method_facts: None,
         figures: !args.no_figures,
         baseline: args.baseline.clone(),
+        published: args.published.clone(),
     };
     if let Some(path) = &args.csv {
         let records: Vec<_> = crate::report::Dataset::open(&args.dataset_dir)?

@@ -59,6 +59,10 @@ pub struct SourceArgs {
     /// Leave the bundled ICCS baselines out of the catalog (as `bundled_baselines = false`).
     #[arg(long)]
     pub no_baselines: bool,
+    /// kat.sha256 manifest the KAT checks these instances against: those `--lib`, `--scan` or
+    /// `--src` bring, else the labels named (default: the catalog's kat_manifest).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
 }
 
 /// `--abi` on the command line (the core's [`Abi`](crate::plugin::Abi), as clap values).
@@ -170,6 +174,23 @@ impl SourceArgs {
         } else {
             Vec::new()
         };
+        if let Some(m) = &self.manifest {
+            if !m.is_file() {
+                bail!(
+                    "--manifest {}: no such file (a kat.sha256 manifest, as `cyclescope kat --write-manifest` writes)",
+                    crate::sanitize::path_as_given(m)
+                );
+            }
+            // What --lib, --scan or --src brought is checked against it (before the
+            // baselines join, which keep their own).
+            if on_clash == OnClash::PreferOwn {
+                for c in &mut catalog.candidates {
+                    for i in &mut c.instances {
+                        i.kat_manifest = Some(m.clone());
+                    }
+                }
+            }
+        }
         if self.no_baselines {
             catalog.settings.bundled_baselines = false;
         }
@@ -188,10 +209,9 @@ impl SourceArgs {
             );
         }
         // The C baselines come after the bundled ones: they share their labels on purpose
-        // (`iccs-c/pseudoXOF-512`), so the bundled set must not take them for a clash.
-        if on_clash == OnClash::Refuse {
-            super::build::add_iccs_c(&mut catalog, config)?;
-        }
+        // (`iccs-c/pseudoXOF-512`), so the bundled set must not take them for a clash. They
+        // stand beside `--lib`, `--scan` and `--src` instances too (`--baseline iccs-c`).
+        super::build::add_iccs_c(&mut catalog, config)?;
         Ok((catalog, own))
     }
 }
@@ -224,6 +244,20 @@ impl InstanceArgs {
         } else {
             catalog.select(&labels)?
         };
+        let mut selected = selected;
+        // Labels named from a catalog file take the manifest given for them.
+        if let Some(m) = &self.source.manifest
+            && self.source.lib.is_none()
+            && self.source.scan.is_none()
+            && self.source.src.is_none()
+        {
+            for i in selected
+                .iter_mut()
+                .filter(|i| self.labels.contains(&i.label))
+            {
+                i.kat_manifest = Some(m.clone());
+            }
+        }
         Ok((catalog, selected))
     }
 }

@@ -131,6 +131,7 @@ fn build_src(
         kat: false,
         // The session's sources only: the baselines are not rebuilt by a flag change.
         iccs_api: None,
+        manifest: None,
     };
     let problems = std::sync::Mutex::new(Vec::new());
     build::build_tree(&request, &build_config, &cache, &|b| {

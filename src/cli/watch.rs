@@ -1,6 +1,7 @@
 //! `cyclescope watch RUN_DIR`: the workbench, read-only, on a run another process (a headless
 //! `cyclescope run`, perhaps in another terminal) is writing: it follows the journal and the
-//! records live and shows when the run finishes or its writer dies.
+//! records live and shows when the run finishes or its writer dies. A run that is just
+//! starting is waited for (`target`), never taken for a folder of shards.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,6 +15,9 @@ use crate::tui::event_loop::{self, Options};
 
 mod lanes;
 mod shards;
+mod target;
+
+use target::Watched;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -27,20 +31,31 @@ pub struct WatchArgs {
 }
 
 pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
-    // A folder that is not itself a run (no campaign.json, no journal) holds shard runs.
-    let folder_of_runs = args.run_dir.is_dir()
-        && !args.run_dir.join("campaign.json").exists()
-        && !args.run_dir.join("journal.jsonl").exists();
-    if args.lanes || folder_of_runs {
+    if args.lanes {
         return lanes::follow(&args.run_dir);
     }
-    if !args.run_dir.is_dir() {
-        bail!(
-            "{} is not a run directory (start one with `cyclescope run LABEL…`)",
-            args.run_dir.display()
+    // Only sub-folders that are runs make a folder of shards: a run that has not yet written
+    // its campaign.json (or created its folder) is waited for.
+    if target::classify(&args.run_dir) == Watched::NotYet {
+        eprintln!(
+            "waiting up to {} s for the run in {} to start…",
+            target::START_WAIT.as_secs(),
+            crate::sanitize::terminal_path(&args.run_dir)
         );
     }
-    let catalog = load_catalog(config)?;
+    match target::wait_for(&args.run_dir, target::START_WAIT) {
+        Watched::FolderOfRuns => return lanes::follow(&args.run_dir),
+        Watched::Run => {}
+        Watched::NotYet => bail!(
+            "{} is not a run directory: no campaign.json appeared in {} s (start one with \
+             `cyclescope run LABEL… --out {}`)",
+            crate::sanitize::terminal_path(&args.run_dir),
+            target::START_WAIT.as_secs(),
+            crate::sanitize::shell_path(&args.run_dir)
+        ),
+    }
+    let mut catalog = load_catalog(config)?;
+    target::add_campaign_instances(&mut catalog, &args.run_dir);
     require_terminal()?;
     let table = event_loop::run(Options {
         catalog,

@@ -169,6 +169,9 @@ pub struct BuildRequest {
     pub kat: bool,
     /// An ICCS API folder (`auxfunc.c`/`auxfunc.h`): also build candidate `iccs-c` from it.
     pub iccs_api: Option<PathBuf>,
+    /// A kat.sha256 manifest (`--manifest`) written into each candidate's manifest in the
+    /// tree, beside what the shipped KAT files give.
+    pub manifest: Option<PathBuf>,
 }
 
 /// Builds every instance of `instances` with `toolchain` and `profile`, one compiler job per
@@ -263,5 +266,6 @@ pub fn build_tree(
         &profile,
         &toolchain,
         request.kat,
+        request.manifest.as_deref(),
     )
 }

@@ -239,7 +239,6 @@ fn lock_cpus(
 ) -> Result<Vec<crate::cpu::lock::CpuLock>, CampaignError> {
     use crate::cpu::lock;
     let wait = lock::lock_wait()?;
-    let dir = lock::lock_dir(&req.run_dir);
     let mut told = |busy: &lock::CpuLockError| {
         emit(EngineEvent::Warning {
             message: format!(
@@ -249,14 +248,20 @@ fn lock_cpus(
             ),
         })
     };
-    Ok(lock::lock_all(
-        &dir,
-        &req.cpus,
-        &req.run_dir,
-        wait,
-        cancel,
-        &mut told,
-    )?)
+    // The machine-wide folder first, then the runs folder: every cyclescope takes them in that
+    // order, so two runs never hold one folder's lock each while waiting for the other's.
+    let mut held = Vec::new();
+    for dir in lock::lock_dirs(&req.cpu_lock_dir, &req.run_dir) {
+        held.extend(lock::lock_all(
+            &dir,
+            &req.cpus,
+            &req.run_dir,
+            wait,
+            cancel,
+            &mut told,
+        )?);
+    }
+    Ok(held)
 }
 
 /// Sends events to the frontend and appends the journal's form of them.

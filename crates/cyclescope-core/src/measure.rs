@@ -9,6 +9,7 @@
 pub mod body;
 pub mod clock;
 pub mod doubt;
+pub mod eta;
 pub(crate) mod job;
 pub mod layout;
 pub mod paired;

@@ -14,6 +14,7 @@ pub(crate) mod host_view;
 pub mod method_cyclescope;
 pub mod method_page;
 pub(crate) mod page_set;
+pub(crate) mod published;
 pub mod readback;
 pub(crate) mod side_files;
 pub(crate) mod summary_page;
@@ -151,6 +152,28 @@ pub fn layout_notes<'a>(
                 l.offsets.len(),
                 format::int(s.mean_cycles),
             ))
+        })
+        .collect()
+}
+
+/// The KAT verdict beside the instance of a row timed without a passing KAT (`` `X` NOKAT ``,
+/// `` `X` FAIL ``), for the tables `run` and the workbench print: a figure of unverified
+/// output never reads like a verified one.
+pub fn mark_kat(cells: &mut [String; 7], summary: Option<&JobSummary>) {
+    if let Some(s) = summary.filter(|s| !s.kat.is_pass()) {
+        cells[0] += &format!(" {}", s.kat);
+    }
+}
+
+/// One line per row timed without a passing KAT, under the table.
+pub fn kat_notes<'a>(rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)>) -> Vec<String> {
+    rows.into_iter()
+        .filter(|(_, s)| !s.kat.is_pass())
+        .map(|(k, s)| {
+            format!(
+                "KAT {} `{}` {} B: timed without a passing KAT (--allow-kat-fail): the figure is of unverified output",
+                s.kat, k.label, k.input_bytes
+            )
         })
         .collect()
 }

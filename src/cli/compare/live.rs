@@ -20,6 +20,8 @@ use crate::cli::select::SourceArgs;
 use crate::cli::{InstanceArgs, arg_value};
 use crate::vocabulary::EngineEvent;
 
+mod calibration;
+
 /// Options of `compare --live` (each needs `--live`).
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct LiveArgs {
@@ -52,6 +54,9 @@ pub struct LiveArgs {
     /// Candidate id of the --src instances.
     #[arg(long, requires = "src", value_parser = arg_value::name)]
     pub id: Option<String>,
+    /// kat.sha256 manifest both sides' KATs are checked against (default: the catalog's).
+    #[arg(long, value_name = "FILE", requires = "live")]
+    pub manifest: Option<PathBuf>,
     /// C compiler of the --src builds.
     #[arg(long, requires = "src", value_name = "CC")]
     pub cc: Option<String>,
@@ -87,6 +92,10 @@ pub struct LiveArgs {
         allow_hyphen_values = true
     )]
     pub cflags_b: Option<String>,
+    /// A/A calibration: A and B name one instance, measured against itself (sides `+A`,
+    /// `+B`); each length's difference, if any, is a false positive, and their rate is reported.
+    #[arg(long, requires = "live")]
+    pub aa: bool,
     /// Measure even if the host check finds problems (they are stored with the run).
     #[arg(long, requires = "live")]
     pub allow_unfixed_host: bool,
@@ -124,6 +133,7 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
                 profile: profile.clone(),
                 cflags: cflags.clone(),
                 cc: o.cc.clone(),
+                manifest: o.manifest.clone(),
                 ..SourceArgs::default()
             },
         }
@@ -134,9 +144,14 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     let mut instances: Vec<Instance> = a.drain(..).chain(b.drain(..)).collect();
     if let [a, b] = instances.as_mut_slice()
         && (&a.candidate, &a.label) == (&b.candidate, &b.label)
-        && a.library != b.library
     {
-        name_by_build(a, b, o)?;
+        if o.aa {
+            calibration::split(a, b)?;
+        } else if a.library != b.library {
+            name_by_build(a, b, o)?;
+        }
+    } else if o.aa {
+        anyhow::bail!("--aa measures one instance against itself: give the same label as A and B");
     }
     let out = o
         .out
@@ -155,18 +170,19 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     let mut status = Status::new(pairs, req.lengths.len(), &req.run_dir);
     let result = campaign::interleave(&req, pairs, &mut |ev| status.show(&ev), &cancel)?;
     status.clear();
+    let aa =
+        o.aa.then(|| calibration::FalsePositives::of(&result.comparisons));
     if args.output.format() == super::Format::Json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json_of(
-                &req,
-                pairs,
-                &result,
-                status.measured_by.as_deref()
-            ))?
-        );
+        let mut json = json_of(&req, pairs, &result, status.measured_by.as_deref());
+        if let Some(aa) = aa {
+            json["aa_calibration"] = aa.json();
+        }
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         out!("{}", table(&req, pairs, &result.comparisons));
+        if let Some(aa) = aa {
+            outln!("{}", aa.line());
+        }
         if let Some(by) = &status.measured_by {
             outln!("{by}");
         }

@@ -13,12 +13,6 @@ use crate::vocabulary::{EngineEvent, JobKey};
 pub(in crate::cli) struct Progress {
     tty: bool,
     started: Instant,
-    planned_s: f64,
-    done_s: f64,
-    /// Wall time since the first job started, to scale the plans' estimates (they come from
-    /// one cold call and leave out the per-call phase).
-    measuring_since: Option<Instant>,
-    estimates: std::collections::HashMap<JobKey, f64>,
     last_line: Instant,
     /// The run's baseline and the reference jobs it added, to mark them in every line.
     baseline: crate::baseline::Baseline,
@@ -38,10 +32,6 @@ impl Progress {
             reference_jobs: req.reference_jobs.clone(),
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
-            planned_s: 0.0,
-            done_s: 0.0,
-            measuring_since: None,
-            estimates: Default::default(),
             last_line: Instant::now() - Duration::from_secs(10),
             clock: None,
             board: Board::default(),
@@ -84,17 +74,15 @@ impl Progress {
         }
     }
 
+    /// The one ETA every view shows (`measure::eta`, folded by the lanes' board).
     fn eta(&self) -> String {
-        let left = (self.planned_s - self.done_s).max(0.0);
-        let scale = match self.measuring_since {
-            Some(t) if self.done_s > 0.0 => t.elapsed().as_secs_f64() / self.done_s,
-            _ => 1.0,
-        };
-        let left = left * scale;
-        format!(
-            "ETA {}",
-            crate::format::duration(Duration::from_secs_f64(left))
-        )
+        match self.board.eta_s() {
+            Some(left) => format!(
+                "ETA {}",
+                crate::format::duration(Duration::from_secs_f64(left))
+            ),
+            None => "ETA once a job is planned".into(),
+        }
     }
 
     /// The lanes' status: one line on a terminal, all of them otherwise.
@@ -165,8 +153,6 @@ impl Progress {
                 ..
             } => self.line(&format!("KAT {label}: {status} {detail}")),
             EngineEvent::JobPlanned { job, plan, .. } => {
-                self.planned_s += plan.estimated_s;
-                self.estimates.insert(job.clone(), plan.estimated_s);
                 let tag = self.tag(job);
                 self.status(&format!(
                     "planned {job}{tag}: {} × {} calls",
@@ -241,7 +227,6 @@ impl Progress {
                 }
             }
             EngineEvent::JobFinished { job, summary, .. } => {
-                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
                 let tag = self.tag(job);
                 self.line(&format!(
                     "done {job}{tag}: {} cycles/call ({}), n={}",
@@ -256,7 +241,6 @@ impl Progress {
                 stderr_tail,
                 ..
             } => {
-                self.done_s += self.estimates.get(job).copied().unwrap_or(0.0);
                 let tail = stderr_tail.trim();
                 let tail = if tail.is_empty() {
                     String::new()
@@ -276,7 +260,6 @@ impl Progress {
                 crate::format::duration(self.started.elapsed())
             )),
             EngineEvent::JobStarted { job, .. } => {
-                self.measuring_since.get_or_insert_with(Instant::now);
                 let tag = self.tag(job);
                 self.status(&format!("measuring {job}{tag} …"));
             }

@@ -153,10 +153,15 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
         if shared(r) {
             cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
         }
+        crate::report::mark_kat(&mut cells, Some(&r.summary));
         (cells, r.reference_job, r.ratio())
     }));
-    // Why a figure carries ⚠ (the core's doubt rule), one line each.
+    // Why a figure carries ⚠ (the core's doubt rule), which were timed without a passing KAT,
+    // and the spread of the buffer layouts, one line each.
     let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
+    notes.extend(crate::report::kat_notes(
+        rows.iter().map(|r| (&r.job, &r.summary)),
+    ));
     notes.extend(crate::report::layout_notes(
         rows.iter().map(|r| (&r.job, &r.summary)),
     ));

@@ -464,45 +464,24 @@ impl App {
             && self.run_lengths.contains(&j.key.input_bytes)
     }
 
-    /// Seconds left: the plans' estimates of the work not done (for jobs not planned yet,
-    /// the mean estimate of those that are), scaled by how long this run's finished jobs
-    /// really took against their estimates (process start-up, retries and a busy host are
-    /// not in the plan). None before any job is planned.
+    /// Seconds left: the one ETA of every view (`measure::eta`) over this run's jobs, shared
+    /// out over its measurement CPUs. None before any job is planned.
     pub fn eta_seconds(&self) -> Option<f64> {
         if !matches!(self.run, RunState::Running { .. }) {
             return None;
         }
-        let planned: Vec<&Job> = self
+        let jobs: Vec<crate::measure::eta::JobTime> = self
             .jobs
             .iter()
-            .filter(|j| self.in_run(j) && j.plan.is_some())
+            .filter(|j| self.in_run(j))
+            .map(|j| crate::measure::eta::JobTime {
+                estimated_s: j.plan.map(|p| p.estimated_s),
+                fraction_done: j.fraction_done(),
+                took_s: j.took_s.filter(|_| j.is_finished()),
+            })
             .collect();
-        if planned.is_empty() {
-            return None;
-        }
-        let est = |j: &Job| j.plan.map_or(0.0, |p| p.estimated_s);
-        let mean = planned.iter().map(|j| est(j)).sum::<f64>() / planned.len() as f64;
-        let left: f64 = planned
-            .iter()
-            .map(|j| est(j) * (1.0 - j.fraction_done()))
-            .sum();
         let (_, total) = self.run_counts();
-        let unplanned = total.saturating_sub(planned.len());
-        Some((left + unplanned as f64 * mean) * self.time_factor(&planned))
-    }
-
-    /// Measured time over estimated time of the finished jobs (1 before any finished).
-    fn time_factor(&self, planned: &[&Job]) -> f64 {
-        let (took, est) = planned
-            .iter()
-            .filter(|j| j.is_finished())
-            .filter_map(|j| Some((j.took_s?, j.plan?.estimated_s)))
-            .fold((0.0, 0.0), |(a, b), (t, e)| (a + t, b + e));
-        if took > 0.0 && est > 0.0 {
-            took / est
-        } else {
-            1.0
-        }
+        crate::measure::eta::seconds_left(&jobs, total, self.measurement_cpus().len())
     }
 
     /// A one-word state for the title bar.

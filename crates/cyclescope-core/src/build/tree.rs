@@ -27,6 +27,9 @@ pub struct TreeSummary {
     pub unusable: Vec<Unusable>,
     /// The KAT status of each built instance, by label, when checked.
     pub kat: Vec<(String, KatStatus, String)>,
+    /// Built instances the submission ships no KAT files for (and cyclescope knows none), with
+    /// the manifest that therefore has no line of theirs: their KAT can only be NOKAT.
+    pub without_kat_files: Vec<(String, PathBuf)>,
 }
 
 impl TreeSummary {
@@ -59,8 +62,8 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
-/// Copies the built libraries into `out`, writes manifests, logs and build.json, and (with
-/// `kat`) KAT-checks them.
+/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines, and
+/// `given`'s when a manifest was given), logs and build.json, and (with `kat`) KAT-checks them.
 pub fn write_tree(
     out: &Path,
     builds: Vec<InstanceBuild>,
@@ -68,12 +71,22 @@ pub fn write_tree(
     profile: &FlagProfile,
     toolchain: &Toolchain,
     kat: bool,
+    given: Option<&Path>,
 ) -> Result<TreeSummary, BuildError> {
     check_writable(out)?;
+    let given = given
+        .map(|p| {
+            Manifest::load(p).map_err(|e| BuildError::Config {
+                path: p.to_path_buf(),
+                detail: e.to_string(),
+            })
+        })
+        .transpose()?;
     let json_path = out.join("build.json");
     let mut doc = read_build_json(&json_path)?;
     let mut manifests: Vec<(PathBuf, Manifest)> = Vec::new();
     let mut entries = Vec::new();
+    let mut without_kat_files = Vec::new();
     for b in &builds {
         let s = &b.source;
         let cand_dir = out.join(&s.candidate);
@@ -135,6 +148,10 @@ pub fn write_tree(
                 } else {
                     Manifest::default()
                 };
+                let mut m = m;
+                if let Some(g) = &given {
+                    m.merge(g.entries.clone());
+                }
                 manifests.push((manifest_path.clone(), m));
                 &mut manifests.last_mut().expect("just pushed").1
             }
@@ -151,6 +168,9 @@ pub fn write_tree(
                 .unwrap_or_default();
             manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
             shipped.push(Value::from(s.source_dir_of(file)));
+        }
+        if shipped.is_empty() && s.manifest_lines.is_empty() && given.is_none() {
+            without_kat_files.push((s.label.clone(), manifest_path.clone()));
         }
         if !s.manifest_lines.is_empty() {
             let known = Manifest::parse(&s.manifest_lines.join("\n"), Path::new("<bundled>"))
@@ -254,6 +274,7 @@ pub fn write_tree(
         builds,
         unusable,
         kat: kat_results,
+        without_kat_files,
     })
 }
 

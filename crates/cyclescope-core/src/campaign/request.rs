@@ -57,6 +57,9 @@ pub struct RunRequest {
     pub reference_jobs: Vec<String>,
     /// Time each job again at the buffer layouts of `measure::layout` (`--layouts`).
     pub layouts: bool,
+    /// The machine-wide CPU-lock folder (`cpu::lock::machine_lock_dir`; tests that never
+    /// measure give their own).
+    pub cpu_lock_dir: PathBuf,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -239,6 +242,7 @@ impl RunRequest {
             baseline: Baseline::default(),
             reference_jobs: Vec::new(),
             layouts: false,
+            cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
         }
     }
 

@@ -56,6 +56,8 @@ fn request(run_dir: &Path, lengths: &[u64], adaptive: Option<(f64, u32)>) -> Run
     // The fixture host's isolated CPU: the builder refuses a CPU this machine lacks, but the
     // scripted runner never pins anything, so the request may name it.
     req.cpus = vec![2];
+    // Scripted runs measure nothing: their CPU locks stay in their own folder.
+    req.cpu_lock_dir = run_dir.parent().unwrap().to_path_buf();
     req
 }
 

@@ -1,8 +1,11 @@
 //! One measuring process per CPU: an advisory `flock` on `.cpu<N>.lock` in the lock folder,
 //! held for the whole run, with the holder's pid, command line and run directory written into
-//! it so a refused process can say who is measuring there. The folder is the runs folder (the
-//! parent of the run directory), where the harness keeps its `.cpu<N>.lock` too, unless
-//! `CYCLESCOPE_LOCK_DIR` names one shared by every runs folder on the machine. The kernel drops
+//! it so a refused process can say who is measuring there. The folder is machine-wide, whatever
+//! runs folder a process writes to: `/run/cyclescope` for root, else
+//! `$XDG_RUNTIME_DIR/cyclescope`, else `cyclescope-cpus-<uid>` in the temporary folder;
+//! `CYCLESCOPE_LOCK_DIR` overrides it (the test suite's shared folder). The runs folder (the
+//! parent of the run directory), where the harness keeps its `.cpu<N>.lock`, is locked too, so
+//! a harness measuring into the same folder is also kept off the CPU. The kernel drops
 //! a lock when its holder dies, so a killed run never leaves a CPU locked. A busy CPU refuses
 //! the run at once, unless `CYCLESCOPE_LOCK_WAIT` gives a bounded time to queue for it (queued
 //! campaigns, the test suite). Never pins anything.
@@ -65,15 +68,82 @@ pub struct CpuLock {
     _lock: Flock<File>,
 }
 
-/// Where the CPU locks of a run writing `run_dir` live.
-pub fn lock_dir(run_dir: &Path) -> PathBuf {
-    match std::env::var_os(LOCK_DIR_ENV).filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => run_dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+/// The machine-wide folder of the CPU locks: `CYCLESCOPE_LOCK_DIR`, else `/run/cyclescope` for
+/// root, else `$XDG_RUNTIME_DIR/cyclescope`, else `cyclescope-cpus-<uid>` in the temporary
+/// folder (per user, like the runtime folder it stands in for).
+pub fn machine_lock_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(LOCK_DIR_ENV).filter(|v| !v.is_empty()) {
+        return PathBuf::from(d);
     }
+    let uid = nix::unistd::geteuid();
+    if uid.is_root() {
+        return PathBuf::from("/run/cyclescope");
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d).join("cyclescope"),
+        None => std::env::temp_dir().join(format!("cyclescope-cpus-{uid}")),
+    }
+}
+
+/// Where the CPU locks of a run writing `run_dir` live: the machine-wide folder `machine`, and
+/// the runs folder (the harness's place) when it is another folder.
+pub fn lock_dirs(machine: &Path, run_dir: &Path) -> Vec<PathBuf> {
+    let machine = machine.to_path_buf();
+    let runs = run_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    if same(&machine, &runs) {
+        vec![machine]
+    } else {
+        vec![machine, runs]
+    }
+}
+
+/// Who holds CPU `cpu`'s lock in `dir`, when another process does (the host check's busy-CPU
+/// line): None when the CPU is free, the lock cannot be read, or this process holds it. Read
+/// from the kernel's `/proc/locks` (the flock on that file's inode), never by trying the lock,
+/// which would make a run starting at that moment find its CPU taken.
+pub fn holder(dir: &Path, cpu: usize) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.join(format!(".cpu{cpu}.lock"));
+    let meta = std::fs::metadata(&path).ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid = flock_holder(&locks, meta.dev(), meta.ino())?;
+    if pid == std::process::id() {
+        return None;
+    }
+    let mut note = String::new();
+    let _ = std::fs::File::open(&path).map(|f| f.take(4096).read_to_string(&mut note));
+    // A note left by an earlier holder names another process: the kernel's pid wins.
+    Some(if note.starts_with(&format!("pid {pid}\n")) {
+        holder_of(&note)
+    } else {
+        format!("{pid} (not yet named)")
+    })
+}
+
+/// The pid holding an exclusive flock on the file (`dev`, `ino`) in a `/proc/locks` text
+/// (`1: FLOCK  ADVISORY  WRITE 5817 fe:00:10035508 0 EOF`; the device as hex major:minor).
+fn flock_holder(locks: &str, dev: u64, ino: u64) -> Option<u32> {
+    let want = format!(
+        "{:02x}:{:02x}:{ino}",
+        libc::major(dev as libc::dev_t),
+        libc::minor(dev as libc::dev_t)
+    );
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // A blocked waiter's line starts `1: -> FLOCK …`: only holders have FLOCK second.
+        (f.get(1) == Some(&"FLOCK")
+            && f.get(3) == Some(&"WRITE")
+            && f.get(5) == Some(&want.as_str()))
+        .then(|| f.get(4)?.parse().ok())
+        .flatten()
+    })
 }
 
 /// How long a run may wait for a busy CPU: `CYCLESCOPE_LOCK_WAIT` seconds, zero when unset.
@@ -330,11 +400,42 @@ mod tests {
     }
 
     #[test]
-    fn the_lock_folder_is_the_runs_folder() {
+    fn the_locks_are_machine_wide_and_in_the_runs_folder() {
+        let m = Path::new("/m");
+        assert_eq!(lock_dirs(m, Path::new("runs/x")), [m, Path::new("runs")]);
+        assert_eq!(lock_dirs(m, Path::new("x"))[1], PathBuf::from("."));
+        assert_eq!(lock_dirs(m, Path::new("/m/x")), [m]);
         if std::env::var_os(LOCK_DIR_ENV).is_none() {
-            assert_eq!(lock_dir(Path::new("runs/x")), PathBuf::from("runs"));
-            assert_eq!(lock_dir(Path::new("x")), PathBuf::from("."));
+            let m = machine_lock_dir();
+            assert!(
+                m.is_absolute() && m.ends_with("cyclescope") || m.starts_with(std::env::temp_dir()),
+                "{m:?}"
+            );
         }
+    }
+
+    #[test]
+    fn the_holder_is_read_from_the_kernel_and_this_process_is_no_other() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(holder(tmp.path(), 6), None, "no lock file");
+        let held = lock_all(
+            tmp.path(),
+            &[6],
+            Path::new("runs/a"),
+            NO_WAIT,
+            &GO,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(holder(tmp.path(), 6), None, "held by this process");
+        drop(held);
+        assert_eq!(holder(tmp.path(), 6), None, "freed");
+        let locks = "1: FLOCK  ADVISORY  WRITE 5817 fe:00:10035508 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 77 fe:01:42 0 EOF\n\
+                     3: FLOCK  ADVISORY  WRITE 6553 fe:01:42 0 EOF\n";
+        let dev = libc::makedev(0xfe, 0x01);
+        assert_eq!(flock_holder(locks, dev as u64, 42), Some(6553));
+        assert_eq!(flock_holder(locks, dev as u64, 43), None);
     }
 
     #[test]

@@ -134,9 +134,26 @@ pub fn load_average(root: &HostRoot) -> CheckResult {
 }
 
 /// Processes other than this one that are running (state R) on CPU N, from the `processor`
-/// field of `/proc/<pid>/stat` (main threads only, to stay cheap).
-pub(crate) fn busy_cpu(root: &HostRoot, cpu: usize, self_pid: Option<u32>) -> CheckResult {
+/// field of `/proc/<pid>/stat` (main threads only, to stay cheap); and another cyclescope
+/// holding CPU N's lock in the machine-wide folder `cpu_locks`, measuring there even while its
+/// worker sleeps between trials.
+pub(crate) fn busy_cpu(
+    root: &HostRoot,
+    cpu: usize,
+    self_pid: Option<u32>,
+    cpu_locks: Option<&std::path::Path>,
+) -> CheckResult {
     let c = HostCheck::BusyCpu;
+    if let Some(holder) = cpu_locks.and_then(|d| crate::cpu::lock::holder(d, cpu)) {
+        return CheckResult::warn(
+            c,
+            format!(
+                "another cyclescope is measuring on CPU {cpu}: process {}",
+                crate::sanitize::terminal(&holder)
+            ),
+            format!("wait for it to finish or measure on another CPU than {cpu}"),
+        );
+    }
     if !root.exists("proc") {
         return CheckResult::unknown(c, "cannot list /proc", "check that /proc is mounted");
     }

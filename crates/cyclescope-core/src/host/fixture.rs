@@ -90,6 +90,7 @@ pub(crate) fn load_probes(root: &HostRoot) -> Result<Probes, HostError> {
         clock: ClockProber::fixed(clocks),
         tools: Tools::Fixed(file.tools),
         self_pid: None,
+        cpu_locks: None,
     })
 }
 

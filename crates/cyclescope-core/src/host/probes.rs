@@ -29,6 +29,9 @@ pub struct Probes {
     pub(crate) tools: Tools,
     /// This process, left out of the busy-CPU scan (None for a fixture).
     pub(crate) self_pid: Option<u32>,
+    /// The machine-wide CPU-lock folder, whose holders the busy-CPU check names (None for a
+    /// fixture).
+    pub(crate) cpu_locks: Option<std::path::PathBuf>,
 }
 
 impl Probes {
@@ -43,6 +46,7 @@ impl Probes {
             clock: ClockProber::live(),
             tools: Tools::Live,
             self_pid: Some(std::process::id()),
+            cpu_locks: Some(crate::cpu::lock::machine_lock_dir()),
         }
     }
 

@@ -41,7 +41,7 @@ pub fn check_host(root: &HostRoot, cpu: usize, probes: &mut Probes) -> HostRepor
         advisory::isolation(root, cpu),
         advisory::aslr(root),
         advisory::load_average(root),
-        advisory::busy_cpu(root, cpu, probes.self_pid),
+        advisory::busy_cpu(root, cpu, probes.self_pid, probes.cpu_locks.as_deref()),
         advisory::hypervisor(root),
         allocation::allocation(root, cpu, probes.cpu_access.allowed().as_ref()),
     ]);

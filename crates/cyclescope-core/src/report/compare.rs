@@ -1,6 +1,9 @@
 //! Comparing two runs job by job (the evaluator's "did my change help?"): mean cycles of each,
-//! their ratio, and a verdict that counts a difference only when it exceeds both runs' 95 %
-//! confidence intervals of the mean (from the trial means); a job without an interval (one
+//! their ratio, and a verdict that counts a difference only beyond the noise between runs
+//! (`noise`: the per-process spread of each figure, a run's own offset, and — when both runs
+//! measured the baseline pseudoXOF of the job's width and length — on the `× pseudoXOF`
+//! ratios, which also makes two counters comparable); a figure marked ⚠ on either side gets no
+//! faster/slower verdict but `doubtful`; a job without an interval (one
 //! trial) is not comparable, never faster, and a job whose record the record check rejects
 //! (the check `validate`, `report` and `merge` apply) gets no verdict at all but `invalid`,
 //! naming the record and its finding. Also the regression gate of `--fail-above` and the rows
@@ -11,10 +14,19 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::format;
 use crate::measure::stats::trial_spread;
 use crate::record::TimingRecord;
 use crate::record::check::CheckedRecord;
+
+mod drift;
+mod noise;
+mod render;
+
+use drift::{baselines, is_helper, probe};
+
+use noise::Spread;
+pub use noise::Weighed;
+pub use render::{rows_csv, rows_json, table};
 
 /// How B compares with A for one job.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +37,8 @@ pub enum Verdict {
     OnlyInA,
     OnlyInB,
     NotComparable(String),
+    /// A figure of this job is marked ⚠ (on the side named): no faster/slower verdict.
+    Doubtful(Side, String),
     /// The record of this job in one run breaks a rule of the record check: the record and
     /// its first finding.
     Invalid(Side, String),
@@ -56,6 +70,7 @@ impl Verdict {
             Verdict::OnlyInA => "only_in_a",
             Verdict::OnlyInB => "only_in_b",
             Verdict::NotComparable(_) => "not_comparable",
+            Verdict::Doubtful(..) => "doubtful",
             Verdict::Invalid(..) => "invalid",
         }
     }
@@ -64,12 +79,13 @@ impl Verdict {
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Verdict::Faster => f.write_str("faster (beyond both 95 % CIs)"),
-            Verdict::Slower => f.write_str("slower (beyond both 95 % CIs)"),
+            Verdict::Faster => f.write_str("faster (beyond run-to-run noise)"),
+            Verdict::Slower => f.write_str("slower (beyond run-to-run noise)"),
             Verdict::WithinNoise => f.write_str("within noise"),
             Verdict::OnlyInA => f.write_str("only in A"),
             Verdict::OnlyInB => f.write_str("only in B"),
             Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
+            Verdict::Doubtful(side, why) => write!(f, "doubtful (⚠ {side}: {why})"),
             Verdict::Invalid(side, finding) => write!(f, "invalid ({side}): {finding}"),
         }
     }
@@ -84,18 +100,54 @@ pub struct Comparison {
     /// The 95 % half-widths of the two means, in cycles.
     pub(crate) ci_a: Option<f64>,
     pub(crate) ci_b: Option<f64>,
+    /// The difference as the verdict weighed it, and on what.
+    pub(crate) weighed: Option<(Weighed, JudgedOn)>,
     pub(crate) verdict: Verdict,
 }
 
+/// What a verdict compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgedOn {
+    /// The two runs' mean cycles.
+    MeanCycles,
+    /// Each run's `× pseudoXOF` ratio at that length (same counter in both runs).
+    BaselineRatio,
+    /// The `× pseudoXOF` ratios of two runs counted by different counters (another host):
+    /// counter-free.
+    BaselineRatioAcrossCounters,
+}
+
+impl JudgedOn {
+    /// The word exports write.
+    pub fn word(self) -> &'static str {
+        match self {
+            JudgedOn::MeanCycles => "mean_cycles",
+            JudgedOn::BaselineRatio => "ratio_to_pseudoxof",
+            JudgedOn::BaselineRatioAcrossCounters => "ratio_to_pseudoxof_counter_free",
+        }
+    }
+}
+
 impl Comparison {
-    /// How far B's interval lies above A's, relative to A's mean: (B − A − both half-widths)
-    /// / A, for a job that is slower beyond both intervals; None otherwise.
+    /// How far B lies above A beyond the between-run noise, as a share of A (the judged
+    /// ratio's lower 95 % bound minus one), for a job judged slower; None otherwise.
     pub fn excess_slowdown(&self) -> Option<f64> {
         if self.verdict != Verdict::Slower {
             return None;
         }
-        let (a, b) = (self.a?, self.b?);
-        Some((b - a - self.ci_a? - self.ci_b?) / a)
+        self.weighed.and_then(|(w, _)| w.excess_slowdown())
+    }
+
+    /// The judged B/A (of the `× pseudoXOF` ratios where both runs have them) with its 95 %
+    /// interval under the between-run noise.
+    pub fn judged_ratio(&self) -> Option<(f64, f64, f64, JudgedOn)> {
+        let (w, on) = self.weighed?;
+        Some((
+            w.log_ratio.exp(),
+            (w.log_ratio - w.half_width).exp(),
+            (w.log_ratio + w.half_width).exp(),
+            on,
+        ))
     }
 
     /// The message length of the job.
@@ -108,12 +160,17 @@ impl Comparison {
         !matches!(self.verdict, Verdict::NotComparable(_))
     }
 
+    /// True when a figure of this job is marked ⚠ (no faster/slower verdict then).
+    pub fn is_doubtful(&self) -> bool {
+        matches!(self.verdict, Verdict::Doubtful(..))
+    }
+
     /// True when a record of this job breaks a rule of the record check (no verdict then).
     pub fn is_invalid(&self) -> bool {
         matches!(self.verdict, Verdict::Invalid(..))
     }
 
-    /// Whether B is slower than A beyond both intervals by more than `margin` of A's mean
+    /// Whether B is slower than A beyond the between-run noise by more than `margin`
     /// (`compare --fail-above`).
     pub fn regressed(&self, margin: f64) -> bool {
         self.excess_slowdown().is_some_and(|x| x > margin)
@@ -130,50 +187,131 @@ fn by_job<'a>(records: impl Iterator<Item = &'a TimingRecord>) -> BTreeMap<Key, 
 }
 
 /// One side's figure as the verdict needs it: the mean, its 95 % half-width (None with fewer
-/// than two trials) and the counter that counted it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// than two trials), the spread of its per-process means, whether it is marked ⚠ (and why),
+/// and the counter that counted it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub mean_cycles: f64,
     pub ci95_half_width: Option<f64>,
+    /// Relative standard deviation of the per-process (trial) means (None below 2 trials).
+    pub process_sd_relative: Option<f64>,
+    pub processes: u32,
+    /// The first of the figure's own doubts (what puts ⚠ beside it), if any.
+    pub doubt: Option<String>,
     pub source: Option<crate::counter::CycleSource>,
+}
+
+/// The first doubt about the figure itself among a job's doubts.
+fn figure_doubt(doubts: &[crate::measure::doubt::Doubt]) -> Option<String> {
+    doubts.iter().find(|d| d.of_figure()).map(|d| d.text())
 }
 
 impl Figure {
     fn of_record(r: &TimingRecord) -> Option<Self> {
+        let mean = r.mean_cycles?;
+        let spread = trial_spread(&r.trials);
         Some(Self {
-            mean_cycles: r.mean_cycles?,
-            ci95_half_width: trial_spread(&r.trials).map(|s| s.ci95_half_width_cycles),
+            mean_cycles: mean,
+            ci95_half_width: spread.as_ref().map(|s| s.ci95_half_width_cycles),
+            process_sd_relative: spread
+                .filter(|_| mean > 0.0)
+                .map(|s| s.trial_mean_cycles_sd / mean),
+            processes: r.trials.len() as u32,
+            doubt: figure_doubt(&r.summary().doubts),
             source: r.cyclescope.as_ref().and_then(|x| x.cycle_source),
         })
     }
 
-    /// A finished job's figure as the frontends hold it (the workbench's results).
+    /// A finished job's figure as the frontends hold it (the workbench's results): the
+    /// per-process spread recovered from the relative interval (s = h·√n / t).
     pub fn of_summary(s: &crate::vocabulary::JobSummary) -> Option<Self> {
         let mean = s.mean_cycles?;
+        let n = s.trials;
         Some(Self {
             mean_cycles: mean,
             ci95_half_width: s.ci95_relative.map(|r| r * mean),
+            process_sd_relative: s
+                .ci95_relative
+                .filter(|_| n >= 2)
+                .map(|r| r * f64::from(n).sqrt() / crate::measure::stats::t95(u64::from(n) - 1)),
+            processes: n,
+            doubt: figure_doubt(&s.doubts),
             source: s.cycle_source,
+        })
+    }
+
+    fn spread(&self) -> Option<Spread> {
+        Some(Spread {
+            mean: self.mean_cycles,
+            relative_sd: self.process_sd_relative?,
+            processes: self.processes,
         })
     }
 }
 
-/// B against A: a difference counts only beyond both 95 % confidence intervals, only between
-/// figures of the same counter, and never without an interval on both sides.
+/// B against A, each without its run's baseline figure: see [`judge_with`].
 pub fn judge(a: &Figure, b: &Figure) -> Verdict {
-    if a.source != b.source {
-        return Verdict::NotComparable("different cycle counters".into());
+    judge_with(a, b, None).0
+}
+
+/// B against A: a figure marked ⚠ on either side gets no verdict but `doubtful`; a difference
+/// counts only beyond the noise between runs (`noise`), and never without an interval on both
+/// sides. With `refs` (each run's baseline figure at the same length), the `× pseudoXOF`
+/// ratios are compared — the only way across two counters; without them, two counters are not
+/// comparable.
+pub fn judge_with(
+    a: &Figure,
+    b: &Figure,
+    refs: Option<(&Figure, &Figure)>,
+) -> (Verdict, Option<(Weighed, JudgedOn)>) {
+    for (side, f) in [(Side::A, a), (Side::B, b)] {
+        if let Some(why) = &f.doubt {
+            return (Verdict::Doubtful(side, why.clone()), None);
+        }
     }
-    let Some((ha, hb)) = a.ci95_half_width.zip(b.ci95_half_width) else {
-        return Verdict::NotComparable("no confidence interval (fewer than 2 trials)".into());
+    // A baseline is used only when it is clean and counted by its own run's counter.
+    let refs = refs.filter(|(ra, rb)| {
+        ra.doubt.is_none() && rb.doubt.is_none() && ra.source == a.source && rb.source == b.source
+    });
+    let on = match (refs.is_some(), a.source == b.source) {
+        (true, true) => JudgedOn::BaselineRatio,
+        (true, false) => JudgedOn::BaselineRatioAcrossCounters,
+        (false, true) => JudgedOn::MeanCycles,
+        (false, false) => {
+            return (
+                Verdict::NotComparable(
+                    "different cycle counters, and no clean baseline pseudoXOF of this width and \
+                     length in both runs to compare the × pseudoXOF ratios"
+                        .into(),
+                ),
+                None,
+            );
+        }
     };
-    if (b.mean_cycles - a.mean_cycles).abs() <= ha + hb {
-        Verdict::WithinNoise
-    } else if b.mean_cycles < a.mean_cycles {
-        Verdict::Faster
-    } else {
-        Verdict::Slower
-    }
+    let spreads = (a.spread(), b.spread());
+    let ref_spreads = refs.map(|(ra, rb)| (ra.spread(), rb.spread()));
+    let (Some(sa), Some(sb)) = spreads else {
+        return (
+            Verdict::NotComparable("no confidence interval (fewer than 2 trials)".into()),
+            None,
+        );
+    };
+    let ref_pair = match ref_spreads {
+        Some((Some(ra), Some(rb))) => Some((ra, rb)),
+        Some(_) => {
+            return (
+                Verdict::NotComparable(
+                    "the baseline has no confidence interval (fewer than 2 trials)".into(),
+                ),
+                None,
+            );
+        }
+        None => None,
+    };
+    let Some(w) = Weighed::of(&sa, &sb, ref_pair.as_ref().map(|(x, y)| (x, y))) else {
+        return (Verdict::NotComparable("no cycle counts".into()), None);
+    };
+    (w.verdict(), Some((w, on)))
 }
 
 /// One run as `compare` reads it: the records the record check accepts, and those it rejects.
@@ -230,6 +368,7 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
                     b: None,
                     ci_a: None,
                     ci_b: None,
+                    weighed: None,
                     verdict: Verdict::OnlyInA,
                 },
             );
@@ -241,6 +380,7 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
         Side::A => (row.a, row.ci_a) = (None, None),
         Side::B => (row.b, row.ci_b) = (None, None),
     }
+    row.weighed = None;
     if row.is_invalid() {
         return;
     }
@@ -267,106 +407,66 @@ fn compare_records<'a>(
 ) -> Vec<Comparison> {
     let (ma, mb) = (by_job(a), by_job(b));
     let keys: std::collections::BTreeSet<&Key> = ma.keys().chain(mb.keys()).collect();
-    keys.into_iter()
+    let mut rows: Vec<Comparison> = keys
+        .into_iter()
         .map(|k| {
             let (ra, rb) = (ma.get(k), mb.get(k));
             let (fa, fb) = (
                 ra.and_then(|r| Figure::of_record(r)),
                 rb.and_then(|r| Figure::of_record(r)),
             );
-            let verdict = match (ra, rb, &fa, &fb) {
-                (Some(_), None, ..) => Verdict::OnlyInA,
-                (None, Some(_), ..) => Verdict::OnlyInB,
-                (Some(_), Some(_), Some(fa), Some(fb)) => judge(fa, fb),
-                _ => Verdict::NotComparable("no cycle counts".into()),
+            let refs = baselines(&ma, &mb, k);
+            let (verdict, weighed) = match (ra, rb, &fa, &fb) {
+                (Some(_), None, ..) => (Verdict::OnlyInA, None),
+                (None, Some(_), ..) => (Verdict::OnlyInB, None),
+                (Some(_), Some(_), Some(fa), Some(fb)) => {
+                    judge_with(fa, fb, refs.as_ref().map(|(x, y)| (x, y)))
+                }
+                _ => (Verdict::NotComparable("no cycle counts".into()), None),
             };
             Comparison {
                 label: k.0.clone(),
                 input_bytes: k.1,
-                a: fa.map(|f| f.mean_cycles),
-                b: fb.map(|f| f.mean_cycles),
-                ci_a: fa.and_then(|f| f.ci95_half_width),
-                ci_b: fb.and_then(|f| f.ci95_half_width),
+                a: fa.as_ref().map(|f| f.mean_cycles),
+                b: fb.as_ref().map(|f| f.mean_cycles),
+                ci_a: fa.as_ref().and_then(|f| f.ci95_half_width),
+                ci_b: fb.as_ref().and_then(|f| f.ci95_half_width),
+                weighed,
                 verdict,
             }
         })
-        .collect()
-}
-
-/// The columns of `rows_csv` and `rows_json`.
-const COLUMNS: [&str; 8] = [
-    "instance",
-    "message_bytes",
-    "a_mean_cycles",
-    "a_ci95_cycles",
-    "b_mean_cycles",
-    "b_ci95_cycles",
-    "b_over_a",
-    "verdict",
-];
-
-fn raw_cells(r: &Comparison) -> Vec<String> {
-    use super::export::number;
-    vec![
-        r.label.clone(),
-        r.input_bytes.to_string(),
-        number(r.a),
-        number(r.ci_a),
-        number(r.b),
-        number(r.ci_b),
-        number(crate::baseline::ratio(r.b, r.a)),
-        r.verdict.word().to_string(),
-    ]
-}
-
-/// The comparison as CSV, numbers unformatted.
-pub fn rows_csv(rows: &[Comparison]) -> String {
-    let cells: Vec<Vec<String>> = rows.iter().map(raw_cells).collect();
-    super::export::csv(&COLUMNS, &cells)
-}
-
-/// The comparison as JSON objects, one per job (numbers as numbers, the reason of a
-/// not-comparable verdict in `why`).
-pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
-    let one = |r: &Comparison| {
-        serde_json::json!({
-            "instance": r.label,
-            "message_bytes": r.input_bytes,
-            "a_mean_cycles": r.a,
-            "a_ci95_cycles": r.ci_a,
-            "b_mean_cycles": r.b,
-            "b_ci95_cycles": r.ci_b,
-            "b_over_a": crate::baseline::ratio(r.b, r.a),
-            "verdict": r.verdict.word(),
-            "why": match &r.verdict {
-                Verdict::NotComparable(w) => Some(w.clone()),
-                Verdict::Invalid(side, finding) => Some(format!("{side}: {finding}")),
-                _ => None,
-            },
-            "excess_slowdown": r.excess_slowdown(),
-        })
+        .collect();
+    // The bundled helpers are the same program in both runs: how far their judged ratios
+    // still stray beyond the model is noise between these two runs, and weighs on every row.
+    // A doubtful helper row counts here too: its figure gets no verdict, but how far it
+    // strayed is what the host did between the runs. A row judged on mean cycles is exposed to
+    // the whole run's offset, one judged on the ratios only to what the ratios missed.
+    let helper_keys: Vec<Key> = rows
+        .iter()
+        .filter(|r| is_helper(&ma, &mb, r))
+        .map(|r| (r.label.clone(), r.input_bytes))
+        .collect();
+    let extra = |on_ratio: bool| {
+        let probes: Vec<Weighed> = helper_keys
+            .iter()
+            .filter_map(|k| probe(&ma, &mb, k, on_ratio))
+            .collect();
+        noise::extra_variance(&probes)
     };
-    serde_json::Value::Array(rows.iter().map(one).collect())
-}
-
-/// The comparison as a Markdown table.
-pub fn table(rows: &[Comparison]) -> String {
-    let mut out = String::from(
-        "| instance | message | A mean cycles | B mean cycles | B / A | verdict |\n|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        out += &format!(
-            "| {} | {} B | {} | {} | {} | {} |\n",
-            crate::sanitize::markdown_code(&r.label),
-            r.input_bytes,
-            format::int(r.a),
-            format::int(r.b),
-            format::ratio(r.b, r.a),
-            // An invalid record's finding quotes what the file holds.
-            crate::sanitize::markdown(&r.verdict.to_string())
-        );
+    let (on_means, on_ratios) = (extra(false), extra(true));
+    for r in &mut rows {
+        if let Some((w, on)) = r.weighed {
+            let more = if on == JudgedOn::MeanCycles {
+                on_means
+            } else {
+                on_ratios
+            };
+            let w = w.widened(more);
+            r.verdict = w.verdict();
+            r.weighed = Some((w, on));
+        }
     }
-    out
+    rows
 }
 
 #[cfg(test)]

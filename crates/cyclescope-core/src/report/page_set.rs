@@ -28,6 +28,8 @@ pub struct ReportOptions {
     pub figures: bool,
     /// The candidate whose `pseudoXOF` the figures draw beside each instance (default `iccs`).
     pub baseline: Option<String>,
+    /// A published dataset whose `× pseudoXOF` ratios the summary page shows beside ours.
+    pub published: Option<PathBuf>,
 }
 
 /// One page: its path under the output folder and its text.
@@ -153,6 +155,19 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         &side.summary_notes,
         baseline,
     );
+    if let Some(dir) = &opts.published {
+        let theirs: Vec<crate::record::TimingRecord> = Dataset::open(dir)?
+            .into_records()
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let ours: Vec<crate::record::TimingRecord> =
+            ds.records.iter().map(|(_, r)| r.clone()).collect();
+        let lines = super::published::section(&ours, &theirs, &crate::catalog::display_path(dir));
+        if !lines.is_empty() {
+            summary = format!("{}\n\n{}", summary.trim_end(), lines.join("\n"));
+        }
+    }
     if opts.figures {
         // The helpers have no candidate page: their figures hang off the summary.
         let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");

@@ -1,6 +1,6 @@
 //! The Results panel's Δ columns: for a row measured earlier too (`App::delta`), the earlier
 //! mean cycles and its run, this figure over it (`×0.82`), and the `compare` verdict in a word
-//! (faster / slower beyond both 95 % CIs, ≈ within noise). Only these cells and their detail
+//! (faster / slower beyond run-to-run noise, ≈ within noise, ⚠ doubtful when either figure is). Only these cells and their detail
 //! line live here; the panel appends them after the §4 columns it shows.
 
 use ratatui::style::Color;
@@ -18,6 +18,7 @@ pub fn word(v: &Verdict) -> (&'static str, Color) {
         Verdict::Faster => ("faster", GOOD),
         Verdict::Slower => ("slower", BAD),
         Verdict::WithinNoise => ("≈ noise", DIM),
+        Verdict::Doubtful(..) => ("⚠ doubt", WARN),
         Verdict::NotComparable(_) | Verdict::Invalid(..) | Verdict::OnlyInA | Verdict::OnlyInB => {
             ("n/c", WARN)
         }

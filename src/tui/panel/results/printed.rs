@@ -15,13 +15,15 @@ fn run_table(app: &App, run: usize) -> String {
         .filter(|r| r.run == run)
         .collect();
     let mut out = crate::baseline::perf_table_with_ratio(rows.iter().map(|r| {
-        (
-            crate::report::perf_cells(r.key, r.summary, r.failure),
-            r.reference,
-            r.x_pseudoxof,
-        )
+        let mut cells = crate::report::perf_cells(r.key, r.summary, r.failure);
+        crate::report::mark_kat(&mut cells, r.summary);
+        (cells, r.reference, r.x_pseudoxof)
     }));
-    let notes = crate::report::doubt_notes(rows.iter().filter_map(|r| Some((r.key, r.summary?))));
+    let mut notes =
+        crate::report::doubt_notes(rows.iter().filter_map(|r| Some((r.key, r.summary?))));
+    notes.extend(crate::report::kat_notes(
+        rows.iter().filter_map(|r| Some((r.key, r.summary?))),
+    ));
     if !notes.is_empty() {
         out.push('\n');
         for n in notes {

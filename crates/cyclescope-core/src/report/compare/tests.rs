@@ -58,11 +58,13 @@ fn verdicts_respect_the_confidence_intervals() {
     );
     let t = table(&rows);
     assert!(
-        t.contains("| `x` | 32 B | 100 | 150 | 1.50× | slower (beyond both 95 % CIs) |"),
+        t.contains(
+            "| `x` | 32 B | 100 | 150 | 1.50× | 1.50× [1.46, 1.54] | slower (beyond run-to-run noise) |"
+        ),
         "{t}"
     );
     assert!(
-        t.contains("| `y` | 32 B | 1 | – | (ratio –) | only in A |"),
+        t.contains("| `y` | 32 B | 1 | – | (ratio –) | – | only in A |"),
         "{t}"
     );
 }
@@ -94,8 +96,9 @@ fn a_drop_beyond_both_intervals_is_faster() {
     let rows = compare(&a, &b);
     assert_eq!(rows[0].verdict, Verdict::Faster);
     assert!(
-        table(&rows)
-            .contains("| `x` | 1024 B | 20.0 k | 15.0 k | 0.75× | faster (beyond both 95 % CIs) |"),
+        table(&rows).contains(
+            "| `x` | 1024 B | 20.0 k | 15.0 k | 0.75× | 0.75× [0.74, 0.76] | faster (beyond run-to-run noise) |"
+        ),
         "{}",
         table(&rows)
     );
@@ -120,12 +123,13 @@ fn different_counters_or_missing_cycles_are_not_comparable() {
         "perf_event:cpu-cycles:u",
     )];
     let rows = compare(&a, &b);
-    assert_eq!(
-        rows[0].verdict,
-        Verdict::NotComparable("different cycle counters".into())
+    assert!(
+        matches!(&rows[0].verdict, Verdict::NotComparable(w) if w.starts_with("different cycle counters, and no clean baseline pseudoXOF")),
+        "{:?}",
+        rows[0].verdict
     );
     assert!(
-        table(&rows).contains("| 0.50× | not comparable: different cycle counters |"),
+        table(&rows).contains("| 0.50× | – | not comparable: different cycle counters"),
         "{}",
         table(&rows)
     );
@@ -163,8 +167,8 @@ fn one_trial_is_not_comparable_never_faster() {
 }
 
 #[test]
-fn the_gate_counts_only_what_lies_beyond_both_intervals_and_the_margin() {
-    // A: 1000 ± ~2.5; B: 1050 ± ~2.5: 5 % slower, about 4.5 % beyond both intervals.
+fn the_gate_counts_only_what_lies_beyond_the_noise_and_the_margin() {
+    // A: 1000, B: 1050, trials ±0.1 %: 5 % slower, about 4.7 % beyond the between-run noise.
     let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
     let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
     let rows = compare(&a, &b);
@@ -185,9 +189,13 @@ fn csv_and_json_carry_the_same_rows() {
     let rows = compare(&a, &b);
     let text = rows_csv(&rows);
     let mut r = csv::Reader::from_reader(text.as_bytes());
-    assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS);
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        render::COLUMNS
+    );
     let line = r.records().next().unwrap().unwrap();
-    assert_eq!((&line[0], &line[1], &line[7]), ("x", "32", "slower"));
+    assert_eq!((&line[0], &line[1], &line[11]), ("x", "32", "slower"));
+    assert_eq!(&line[10], "mean_cycles");
     assert_eq!(line[2].parse::<f64>().unwrap(), 1000.0);
     let json = rows_json(&rows);
     assert_eq!(json[0]["verdict"], "slower");
@@ -226,4 +234,107 @@ fn a_rejected_record_takes_its_job_s_row_in_order_with_no_verdict_and_no_figure(
     assert_eq!(rows[2].verdict, Verdict::WithinNoise);
     assert!(rows[0].is_invalid() && rows[0].is_comparable() && !rows[0].regressed(0.0));
     assert_eq!(rows_json(&rows)[0]["verdict"], "invalid");
+}
+
+/// `rec` of an instance `digest_bits` wide (records carry it in `sizes.digest_bytes`).
+fn wide(label: &str, bits: u64, bytes: u64, per_call: &[f64]) -> TimingRecord {
+    let mut r = rec(label, bytes, per_call);
+    r.sizes
+        .insert("digest_bytes".into(), serde_json::json!(bits / 8));
+    r
+}
+
+#[test]
+fn a_doubtful_figure_on_either_side_gets_no_faster_or_slower_verdict() {
+    let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
+    // Trials ±25 %: the figure's 95 % CI is wide, so the tables mark it ⚠.
+    let mut wide_ci = counted_by(rec("x", 32, &[1500.0, 2500.0, 2000.0]), "tsc");
+    let spread = trial_spread(&wide_ci.trials);
+    wide_ci.cyclescope.as_mut().unwrap().trial_spread = spread;
+    let a = [counted_by(a[0].clone(), "tsc")];
+    let b = [wide_ci];
+    let rows = compare(&a, &b);
+    let Verdict::Doubtful(Side::B, why) = &rows[0].verdict else {
+        panic!("{:?}", rows[0].verdict)
+    };
+    assert!(why.contains("95 % CI"), "{why}");
+    assert!(!rows[0].regressed(0.0));
+    assert!(
+        table(&rows).contains("doubtful (⚠ B: 95 % CI"),
+        "{}",
+        table(&rows)
+    );
+    assert!(matches!(
+        compare(&b, &a)[0].verdict,
+        Verdict::Doubtful(Side::A, _)
+    ));
+}
+
+#[test]
+fn a_host_slower_during_a_whole_run_is_no_difference_on_the_baseline_ratio() {
+    // Run B: everything 30 % slower, the job and its baseline alike.
+    let a = [
+        wide("h-512", 512, 64, &[1000.0, 1005.0, 995.0]),
+        wide("pseudoXOF-512", 512, 64, &[2000.0, 2010.0, 1990.0]),
+        wide("pseudoXOF-256", 256, 64, &[1500.0, 1505.0, 1495.0]),
+    ];
+    let b = [
+        wide("h-512", 512, 64, &[1300.0, 1306.0, 1294.0]),
+        wide("pseudoXOF-512", 512, 64, &[2600.0, 2613.0, 2587.0]),
+        wide("pseudoXOF-256", 256, 64, &[1950.0, 1956.0, 1944.0]),
+    ];
+    let rows = compare(&a, &b);
+    assert!(
+        rows.iter().all(|r| r.verdict == Verdict::WithinNoise),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.judged_ratio().unwrap().3 == JudgedOn::BaselineRatio)
+    );
+    assert!(
+        table(&rows).contains("1.00× [0.98, 1.02] × pseudoXOF"),
+        "{}",
+        table(&rows)
+    );
+    // Without the baselines the same figures read as a slowdown.
+    assert_eq!(verdicts(&a[..1], &b[..1]), [Verdict::Slower]);
+    // A real slowdown of the job against unchanged baselines still shows.
+    let slower = [wide("h-512", 512, 64, &[1200.0, 1206.0, 1194.0])];
+    let b2 = [slower[0].clone(), a[1].clone()];
+    assert_eq!(compare(&a[..2], &b2)[0].verdict, Verdict::Slower);
+}
+
+#[test]
+fn two_counters_compare_on_the_baseline_ratios_counter_free() {
+    let a = [
+        counted_by(wide("h-512", 512, 64, &[1000.0, 1005.0, 995.0]), "tsc"),
+        counted_by(
+            wide("pseudoXOF-512", 512, 64, &[2000.0, 2010.0, 1990.0]),
+            "tsc",
+        ),
+    ];
+    let b = [
+        counted_by(wide("h-512", 512, 64, &[410.0, 412.0, 408.0]), "cntvct_el0"),
+        counted_by(
+            wide("pseudoXOF-512", 512, 64, &[820.0, 824.0, 816.0]),
+            "cntvct_el0",
+        ),
+    ];
+    let rows = compare(&a, &b);
+    assert_eq!(rows[0].verdict, Verdict::WithinNoise, "{rows:?}");
+    assert_eq!(
+        rows[0].judged_ratio().unwrap().3,
+        JudgedOn::BaselineRatioAcrossCounters
+    );
+    let t = table(&rows);
+    assert!(t.contains("× pseudoXOF, counter-free"), "{t}");
+    assert!(
+        t.contains("counter-free: the two runs were counted by different cycle counters"),
+        "{t}"
+    );
+    assert_eq!(
+        rows_json(&rows)[0]["judged"]["on"],
+        "ratio_to_pseudoxof_counter_free"
+    );
 }

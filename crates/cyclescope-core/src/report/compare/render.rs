@@ -1,0 +1,127 @@
+//! The comparison's rows in every export format (Markdown table, CSV, JSON), numbers of the
+//! shared formatting module; the verdict's reason and the judged ratio travel in each.
+
+use super::{Comparison, JudgedOn, Verdict};
+use crate::format;
+
+/// The columns of `rows_csv` and `rows_json`.
+pub(super) const COLUMNS: [&str; 12] = [
+    "instance",
+    "message_bytes",
+    "a_mean_cycles",
+    "a_ci95_cycles",
+    "b_mean_cycles",
+    "b_ci95_cycles",
+    "b_over_a",
+    "judged_b_over_a",
+    "judged_low",
+    "judged_high",
+    "judged_on",
+    "verdict",
+];
+
+fn raw_cells(r: &Comparison) -> Vec<String> {
+    use crate::report::export::number;
+    let judged = r.judged_ratio();
+    vec![
+        r.label.clone(),
+        r.input_bytes.to_string(),
+        number(r.a),
+        number(r.ci_a),
+        number(r.b),
+        number(r.ci_b),
+        number(crate::baseline::ratio(r.b, r.a)),
+        number(judged.map(|j| j.0)),
+        number(judged.map(|j| j.1)),
+        number(judged.map(|j| j.2)),
+        judged.map_or("", |j| j.3.word()).to_string(),
+        r.verdict.word().to_string(),
+    ]
+}
+
+/// The comparison as CSV, numbers unformatted.
+pub fn rows_csv(rows: &[Comparison]) -> String {
+    let cells: Vec<Vec<String>> = rows.iter().map(raw_cells).collect();
+    crate::report::export::csv(&COLUMNS, &cells)
+}
+
+/// The comparison as JSON objects, one per job (numbers as numbers, the reason of a
+/// not-comparable verdict in `why`).
+pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
+    let one = |r: &Comparison| {
+        serde_json::json!({
+            "instance": r.label,
+            "message_bytes": r.input_bytes,
+            "a_mean_cycles": r.a,
+            "a_ci95_cycles": r.ci_a,
+            "b_mean_cycles": r.b,
+            "b_ci95_cycles": r.ci_b,
+            "b_over_a": crate::baseline::ratio(r.b, r.a),
+            "judged": r.judged_ratio().map(|(x, lo, hi, on)| serde_json::json!({
+                "b_over_a": x, "low": lo, "high": hi, "on": on.word(),
+            })),
+            "verdict": r.verdict.word(),
+            "why": match &r.verdict {
+                Verdict::NotComparable(w) => Some(w.clone()),
+                Verdict::Doubtful(side, w) => Some(format!("{side}: {w}")),
+                Verdict::Invalid(side, finding) => Some(format!("{side}: {finding}")),
+                _ => None,
+            },
+            "excess_slowdown": r.excess_slowdown(),
+        })
+    };
+    serde_json::Value::Array(rows.iter().map(one).collect())
+}
+
+/// The comparison as a Markdown table: the judged ratio with its interval under the
+/// between-run noise beside the raw B / A, and what it was judged on.
+pub fn table(rows: &[Comparison]) -> String {
+    let mut out = String::from(
+        "| instance | message | A mean cycles | B mean cycles | B / A | judged B / A (95 % between runs) | verdict |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out += &format!(
+            "| {} | {} B | {} | {} | {} | {} | {} |\n",
+            crate::sanitize::markdown_code(&r.label),
+            r.input_bytes,
+            format::int(r.a),
+            format::int(r.b),
+            format::ratio(r.b, r.a),
+            judged_cell(r),
+            // An invalid record's finding quotes what the file holds.
+            crate::sanitize::markdown(&r.verdict.to_string())
+        );
+    }
+    if rows.iter().any(|r| {
+        r.judged_ratio()
+            .is_some_and(|j| j.3 != JudgedOn::MeanCycles)
+    }) {
+        out += "\n× pseudoXOF: judged on each run's ratio to its own baseline pseudoXOF of the same \
+                width and length, so what the host did during a whole run cancels";
+        if rows.iter().any(|r| {
+            r.judged_ratio()
+                .is_some_and(|j| j.3 == JudgedOn::BaselineRatioAcrossCounters)
+        }) {
+            out += "; counter-free: the two runs were counted by different cycle counters, and \
+                    only these ratios are compared across them";
+        }
+        out += ".\n";
+    }
+    out
+}
+
+/// `0.97× [0.90, 1.05]`, with `× pseudoXOF` when judged on the baseline ratios; `–` unjudged.
+fn judged_cell(r: &Comparison) -> String {
+    match r.judged_ratio() {
+        None => "–".into(),
+        Some((x, lo, hi, on)) => format!(
+            "{:.2}× [{lo:.2}, {hi:.2}]{}",
+            x,
+            match on {
+                JudgedOn::MeanCycles => "",
+                JudgedOn::BaselineRatio => " × pseudoXOF",
+                JudgedOn::BaselineRatioAcrossCounters => " × pseudoXOF, counter-free",
+            }
+        ),
+    }
+}

@@ -1,0 +1,59 @@
+//! `--manifest FILE` wherever instances come from: an ad-hoc `--lib` library is no longer
+//! NOKAT for want of a config. The manifest is made by `kat --write-manifest` from the
+//! library's own output (a real KAT worker), then `list` shows it as the instance's manifest and
+//! `run` checks the KAT against it before timing (its record says PASS).
+
+mod common;
+
+use serde_json::Value;
+
+#[test]
+fn run_and_list_take_a_manifest_for_an_ad_hoc_library() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source("hash-96", "MANI-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "MANI-256", &source);
+    let lib = lib.to_str().unwrap();
+    let manifest = tmp.path().join("kat.sha256");
+    let m = manifest.to_str().unwrap();
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &["kat", "--lib", lib, "--out", "K", "--write-manifest", m],
+    );
+    assert!(manifest.is_file(), "{}", common::output_text(&o));
+
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &["list", "--lib", lib, "--manifest", m, "--json"],
+    );
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("kat.sha256"),
+        "{text}"
+    );
+
+    let out = tmp.path().join("run");
+    let mut args = common::quick_run(lib, out.to_str().unwrap(), false);
+    args.extend(["--manifest", m]);
+    let o = common::cyclescope_in(tmp.path(), &args);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let record = out.join("records/hash-96/MANI-256__hash_32.json");
+    let r: Value = serde_json::from_slice(&std::fs::read(&record).expect(&text)).unwrap();
+    assert_eq!(r["kat"], "PASS", "{text}");
+
+    // A manifest that is not there is named, before anything runs.
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &[
+            "run",
+            "--lib",
+            lib,
+            "--manifest",
+            "missing.sha256",
+            "--allow-unfixed-host",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::output_text(&o).contains("--manifest missing.sha256: no such file"));
+}
