@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,11 +28,13 @@ fn hold_cpu0(dir: &Path) -> Child {
     std::fs::create_dir_all(dir).unwrap();
     let lock = dir.join(".cpu0.lock");
     // A real run of someone else's holding it is waited for, never written over.
+    // In a group of its own: flock's `sleep` child inherits the lock, and `release` ends both.
     let holder = Command::new("flock")
         .args(["-x", "-w", "1800"])
         .arg(&lock)
         .args(["sleep", "600"])
         .stdin(Stdio::null())
+        .process_group(0)
         .spawn()
         .expect("flock(1) is installed");
     let deadline = Instant::now() + Duration::from_secs(1800);
@@ -46,6 +49,14 @@ fn hold_cpu0(dir: &Path) -> Child {
     );
     std::fs::write(&lock, note).unwrap();
     holder
+}
+
+/// Ends the holder and its `sleep`, which holds the lock too (killing flock alone left it held
+/// for ten minutes).
+fn release(holder: &mut Child) {
+    let group = nix::unistd::Pid::from_raw(holder.id() as i32);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = holder.wait();
 }
 
 /// cyclescope with the machine's default lock folder: the suite's folder and wait taken away,
@@ -87,8 +98,7 @@ fn a_run_into_another_runs_folder_is_refused_a_cpu_another_cyclescope_holds() {
         .args(["check", "--cpu", "0"])
         .output()
         .unwrap();
-    let _ = holder.kill();
-    let _ = holder.wait();
+    release(&mut holder);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{}", common::output_text(&o));
     assert!(
@@ -107,5 +117,56 @@ fn a_run_into_another_runs_folder_is_refused_a_cpu_another_cyclescope_holds() {
             holder.id()
         )),
         "{text}"
+    );
+}
+
+/// A shard's runs folder is the campaign's, shared by every machine its slices run on: a lock
+/// held there (by a shard of CPU 0 on another node, say) must not stop a shard here, while a
+/// plain run into that folder still takes the harness's lock there and is refused.
+#[test]
+fn a_shard_locks_machine_wide_only_never_in_the_shared_runs_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = tmp.path().join("xdg");
+    let campaign = tmp.path().join("campaign");
+    let mut holder = hold_cpu0(&campaign);
+    // Its own machine-wide folder (as root the default is the real /run/cyclescope, which
+    // the test above holds).
+    let machine = tmp.path().join("machine");
+    let run = |out: &str, extra: &[&str]| {
+        unqueued(&xdg)
+            .env(LOCK_DIR_ENV, &machine)
+            .args([
+                "run",
+                "pseudohash-512",
+                "--lengths",
+                "1024",
+                "--trials",
+                "2",
+                "--trial-target",
+                "0.01",
+                "--allow-unfixed-host",
+                "--no-reference-jobs",
+                "--cpu",
+                "0",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(campaign.join(out))
+            .output()
+            .unwrap()
+    };
+    let plain = run("plain", &[]);
+    let shard = run("shard-1", &["--shard", "1/2"]);
+    release(&mut holder);
+    assert!(
+        !plain.status.success()
+            && String::from_utf8_lossy(&plain.stderr).contains("CPU 0 is taken"),
+        "{}",
+        common::output_text(&plain)
+    );
+    assert!(
+        shard.status.success(),
+        "the shard was held back by the shared folder's lock:\n{}",
+        common::output_text(&shard)
     );
 }

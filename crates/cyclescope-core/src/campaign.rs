@@ -250,8 +250,14 @@ fn lock_cpus(
     };
     // The machine-wide folder first, then the runs folder: every cyclescope takes them in that
     // order, so two runs never hold one folder's lock each while waiting for the other's.
+    // A shard's runs folder is the campaign's, shared by the machines its slices run on: a
+    // lock there would make CPU N of every machine one lock. Shards lock machine-wide only.
+    let dirs = match req.shard {
+        Some(_) => vec![req.cpu_lock_dir.clone()],
+        None => lock::lock_dirs(&req.cpu_lock_dir, &req.run_dir),
+    };
     let mut held = Vec::new();
-    for dir in lock::lock_dirs(&req.cpu_lock_dir, &req.run_dir) {
+    for dir in dirs {
         held.extend(lock::lock_all(
             &dir,
             &req.cpus,

@@ -167,9 +167,8 @@ fn shards_script(c: &SlurmCampaign) -> Result<String, SlurmError> {
         "#!/bin/sh\n\
          # One shard of the campaign per array task, written by `cyclescope slurm`.\n\
          {sbatch}\
-         # CPU locks are the node's own: in the shared campaign folder, CPU N of every node\n\
-         # would be one lock.\n\
-         export CYCLESCOPE_LOCK_DIR=\"${{CYCLESCOPE_LOCK_DIR:-/tmp/cyclescope-cpus}}\"\n\
+         # CPU locks stay the node's own (cyclescope's machine-wide folder; a shard never locks\n\
+         # in the shared campaign folder, where CPU N of every node would be one lock).\n\
          k=\"$SLURM_ARRAY_TASK_ID\"\n\
          run={folder}/shard-\"$k\"\n\
          # Slurm ends a task (time limit, scancel) with SIGTERM first: say so before it kills.\n\
@@ -305,7 +304,6 @@ mod tests {
             "#SBATCH --qos=long\n",
             "#SBATCH --output=/data/campaign/shard-%a.log\n",
             "#SBATCH --export=ALL,CYCLESCOPE_LOCK_DIR=/shared/locks\n",
-            "export CYCLESCOPE_LOCK_DIR=\"${CYCLESCOPE_LOCK_DIR:-/tmp/cyclescope-cpus}\"\n",
             "srun --ntasks=1 --cpus-per-task=2 --cpu-bind=cores /opt/cyclescope/bin/cyclescope \
              \"$@\" --config '/home/eval/my config.toml'\n",
         ] {
