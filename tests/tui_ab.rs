@@ -5,32 +5,10 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::tmux::Tmux;
-
 #[test]
 fn an_ab_result_is_a_row_in_results_a_file_in_the_run_and_in_the_printout() {
     let cwd = tempfile::tempdir().expect("temp dir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
-    let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!(
-        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host --allow-kat-fail; echo EXIT:$?; sleep 60",
-        cwd.path().join("cache").display(),
-        src.display()
-    );
-    let t = Tmux::start_in("ab-result", 160, 48, cwd.path(), &script);
-    let screen = t.wait_for("FIXH-256 guide");
-    if !screen.contains("Catalog · 0 selected") {
-        t.send(&["Space"]);
-        t.wait_for("Catalog · 0 selected");
-    }
-    t.send(&["j", "j", "Space"]);
-    t.wait_for("[x] FIXH-256 guide");
-    for k in ["2", "3", "4", "5", "6", "7", "8"] {
-        t.send(&[k]);
-    }
-    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    let t = common::tuning::fixh256_workbench("ab-result", cwd.path(), "--allow-kat-fail");
     t.send(&["/"]);
     t.type_text("pseudoXOF-256");
     t.send(&["Enter"]);

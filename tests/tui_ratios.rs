@@ -117,25 +117,7 @@ fn an_earlier_runs_ratio_keeps_dividing_by_its_own_runs_baseline() {
 #[test]
 fn reference_marks_follow_the_run_that_added_the_job() {
     let cwd = tempfile::tempdir().expect("temp dir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
-    let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!(
-        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host --allow-kat-fail; echo EXIT:$?; sleep 60",
-        cwd.path().join("cache").display(),
-        src.display()
-    );
-    let t = Tmux::start_in("ratios-ref", 160, 48, cwd.path(), &script);
-    let screen = t.wait_for("FIXH-256 guide");
-    if !screen.contains("Catalog · 0 selected") {
-        t.send(&["Space"]);
-        t.wait_for("Catalog · 0 selected");
-    }
-    t.send(&["j", "j", "Space"]);
-    t.wait_for("[x] FIXH-256 guide");
-    for k in ["2", "3", "4", "5", "6", "7", "8"] {
-        t.send(&[k]);
-    }
-    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    let t = common::tuning::fixh256_workbench("ratios-ref", cwd.path(), "--allow-kat-fail");
     t.send(&["s"]);
     t.wait_for("jobs of run #1");
     let s = t.wait_for("cyclescope │ finished");

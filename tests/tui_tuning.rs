@@ -12,31 +12,7 @@ use common::tmux::Tmux;
 #[test]
 fn tuning_from_sources_rebuilds_with_new_flags_and_shows_the_delta() {
     let cwd = tempfile::tempdir().expect("temp dir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
-    let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!(
-        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host; echo EXIT:$?; sleep 60",
-        cwd.path().join("cache").display(),
-        src.display()
-    );
-    let t = Tmux::start_in("tuning", 160, 48, cwd.path(), &script);
-    // Built from sources with the guide's flags, each instance shows them.
-    let screen = t.wait_for("FIXH-256 guide");
-    // FIXH-256 (the second instance) measured, when the workbench did not select it already.
-    // `--src` selects what it built; only FIXH-256 (the second instance) is wanted here, so
-    // the candidate's row (under the cursor) clears the selection first.
-    if !screen.contains("Catalog · 0 selected") {
-        t.send(&["Space"]);
-        t.wait_for("Catalog · 0 selected");
-    }
-    t.send(&["j", "j", "Space"]);
-    t.wait_for("Catalog · 1 selected");
-    t.wait_for("[x] FIXH-256 guide");
-    // Only 32 B.
-    for k in ["2", "3", "4", "5", "6", "7", "8"] {
-        t.send(&[k]);
-    }
-    t.wait_for("len S1 ·2 ·3 ·4 ·5 ·6 ·7 ·8");
+    let t = common::tuning::fixh256_workbench("tuning", cwd.path(), "");
     t.send(&["s"]);
     t.wait_for("jobs of run #1");
     t.wait_for("cyclescope │ finished");

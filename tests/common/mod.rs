@@ -36,6 +36,7 @@ pub mod cc;
 pub mod conform;
 pub mod slurm;
 pub mod tmux;
+pub mod tuning;
 
 /// The CPU-lock folder every cyclescope the tests start shares: one for the whole suite, every
 /// test binary and every clone on this machine, so that no two tests measure on one CPU at once
