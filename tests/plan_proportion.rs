@@ -17,8 +17,15 @@ use support::*;
 /// Far beyond what a refusal needs.
 const BOUND: Duration = Duration::from_secs(60);
 
+/// Reads its whole message, so its 2 MiB figure is plausible (a library that skips it is refused).
 fn candidate(dir: &Path) -> PathBuf {
-    let source = common::cc::candidate_source("hash-20", "plain256", 256, "", "");
+    let source = common::cc::candidate_source(
+        "hash-20",
+        "plain256",
+        256,
+        common::cc::READ_WHOLE_MESSAGE,
+        "",
+    );
     common::cc::build_library(dir, "plain256", &source)
 }
 

@@ -6,6 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// A `candidate_source` body that reads every byte of the message into a sink the compiler must
+/// keep: a library that skips its message is refused as IMPLAUSIBLE at long lengths (more bytes
+/// per nanosecond than a core can load), so a test timing megabytes needs one that reads them.
+pub const READ_WHOLE_MESSAGE: &str = "static volatile unsigned char sink; unsigned char acc = 0; \
+    for (unsigned long long i = 0; i < (msg_len_bits + 7) / 8; i++) acc ^= msg[i]; sink = acc;";
+
 /// The `ngcc_meta` block and a `CryptHash` that writes a fixed pattern (enough to load, list,
 /// KAT-check and time). `prelude` is inserted before them; `body` runs first in `CryptHash`.
 pub fn candidate_source(
