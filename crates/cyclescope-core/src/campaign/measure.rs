@@ -90,7 +90,10 @@ impl Layout {
         // runs them all.
         let one_per_process = p.separate_processes || req.adaptive.is_some();
         let per_process = if one_per_process { 1 } else { p.trials };
+        let counted = req.counter == Counter::Instructions;
         let processes = match req.adaptive {
+            // An exact count needs no second process, adaptive or not.
+            _ if counted => 1,
             Some(a) => a.max_trials.max(MIN_ADAPTIVE_TRIALS),
             None if p.separate_processes => p.trials,
             None => 1,
