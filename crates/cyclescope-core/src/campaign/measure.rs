@@ -107,7 +107,12 @@ impl Layout {
                 iterations: p.iterations_per_trial,
                 warmups: p.warmups,
                 trials: per_process,
-                sample_calls: job::sample_calls_for(p, j.t1, req.planning.trial_target_s),
+                // A count has no per-call phase: valgrind's time per call is no figure.
+                sample_calls: if req.counter == Counter::Instructions {
+                    0
+                } else {
+                    job::sample_calls_for(p, j.t1, req.planning.trial_target_s)
+                },
                 abi: j.inst.abi,
                 fresh_seed: None,
                 offsets: None,

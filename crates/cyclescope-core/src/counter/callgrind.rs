@@ -98,6 +98,10 @@ pub enum CallgrindError {
 /// valgrind's arguments before the worker's program and arguments.
 pub fn valgrind_args(out_file: &Path) -> Vec<String> {
     [
+        // Quiet: no banner naming the worker's path in the stderr the record keeps; but the
+        // report of an instruction valgrind cannot run (AVX-512) still, which names it.
+        "-q",
+        "--sigill-diagnostics=yes",
         "--tool=callgrind",
         "--cache-sim=yes",
         "--compress-strings=no",

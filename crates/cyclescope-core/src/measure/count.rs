@@ -59,9 +59,21 @@ impl CountRun {
     pub(crate) fn finish(
         &self,
         spec: &TrialSpec,
+        worker_exe: &std::path::Path,
         run: &mut ProcessRun,
         sandbox: Option<SandboxInForce>,
     ) {
+        // valgrind's reports name the worker and the library by absolute path: the evidence
+        // names them as the record does elsewhere.
+        let shown = crate::catalog::display_path(&spec.library);
+        run.record.stderr = run
+            .record
+            .stderr
+            .replace(
+                &worker_exe.display().to_string(),
+                crate::worker::TRIAL_WORKER_NAME,
+            )
+            .replace(&spec.library.display().to_string(), &shown);
         if let Some(e) = callgrind::unhandled_instruction(&run.record.stderr) {
             run.record.status = crate::vocabulary::ProcessStatus::Partial;
             run.outcome = JobOutcome::Failed(JobFailure::new(FailureKind::Crash, e.to_string()));

@@ -319,7 +319,7 @@ pub(crate) fn run_process(
         instructions: None,
     };
     if let Some(Ok(c)) = &count {
-        c.finish(spec, &mut run, sandbox);
+        c.finish(spec, &setup.exe, &mut run, sandbox);
     }
     run
 }

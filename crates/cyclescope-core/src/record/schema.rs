@@ -228,6 +228,7 @@ impl TimingRecord {
             per_call: add.and_then(|a| a.per_call),
             per_call_scale,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
+            exact: add.is_some_and(|a| a.cycle_source.is_some_and(|c| c.is_exact())),
             failed_check: add
                 .and_then(|a| a.conformance.as_ref())
                 .and_then(|c| crate::conform::first_failure(&c.checks))
