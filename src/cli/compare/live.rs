@@ -269,7 +269,9 @@ fn overrides(o: &LiveArgs) -> RequestOverrides {
         allow_unfixed_host: o.allow_unfixed_host,
         allow_kat_fail: o.allow_kat_fail,
         allow_large_plan: o.allow_large_plan,
-        counter: o.counter.map_or(crate::counter::Counter::Cycles, Into::into),
+        counter: o
+            .counter
+            .map_or(crate::counter::Counter::Cycles, Into::into),
         ..RequestOverrides::default()
     }
 }

@@ -13,7 +13,11 @@ use crate::record::TimingRecord;
 use crate::report::compare::{Figure, Verdict, judge};
 
 /// Counts both sides and prints the table (or `--json`).
-pub(super) fn run(req: &RunRequest, json: bool, cancel: &Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+pub(super) fn run(
+    req: &RunRequest,
+    json: bool,
+    cancel: &Arc<AtomicBool>,
+) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(req);
     campaign::run(req, &mut |ev| progress.show(&ev), cancel)?;
     progress.clear();
@@ -43,11 +47,14 @@ pub(super) fn run(req: &RunRequest, json: bool, cancel: &Arc<AtomicBool>) -> any
             (Some(x), Some(y)) => Some(judge(x, y)),
             _ => None,
         };
-        rows.push((len, fa.map(|f| f.mean_cycles), fb.map(|f| f.mean_cycles), verdict));
+        rows.push((
+            len,
+            fa.map(|f| f.mean_cycles),
+            fb.map(|f| f.mean_cycles),
+            verdict,
+        ));
     }
-    let complete = rows
-        .iter()
-        .all(|r| matches!(r.3, Some(Verdict::Exact(_))));
+    let complete = rows.iter().all(|r| matches!(r.3, Some(Verdict::Exact(_))));
     if json {
         let list: Vec<serde_json::Value> = rows
             .iter()

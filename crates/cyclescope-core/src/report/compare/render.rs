@@ -93,8 +93,12 @@ pub fn table(rows: &[Comparison]) -> String {
         );
     }
     if rows.iter().any(|r| {
-        r.judged_ratio()
-            .is_some_and(|j| matches!(j.3, JudgedOn::BaselineRatio | JudgedOn::BaselineRatioAcrossCounters))
+        r.judged_ratio().is_some_and(|j| {
+            matches!(
+                j.3,
+                JudgedOn::BaselineRatio | JudgedOn::BaselineRatioAcrossCounters
+            )
+        })
     }) {
         out += "\n× pseudoXOF: judged on each run's ratio to its own baseline pseudoXOF of the same \
                 width and length, so what the host did during a whole run cancels";
