@@ -229,13 +229,23 @@ pub fn kat_notes<'a>(rows: impl IntoIterator<Item = (&'a JobKey, &'a JobSummary)
 
 /// The §4 table in Markdown (header, rule, one line per row); empty without rows.
 pub fn perf_table<'a>(rows: impl IntoIterator<Item = [String; 7]> + 'a) -> String {
+    perf_table_of(crate::counter::Counter::Cycles, rows)
+}
+
+/// [`perf_table`] with the header of `counter`'s figures (instructions/call and /byte for an
+/// instruction count).
+pub fn perf_table_of<'a>(
+    counter: crate::counter::Counter,
+    rows: impl IntoIterator<Item = [String; 7]> + 'a,
+) -> String {
+    let header = perf_header(counter);
     let mut out = String::new();
     for (i, cells) in rows.into_iter().enumerate() {
         if i == 0 {
             out = format!(
                 "| {} |\n|{}\n",
-                PERF_HEADER.join(" | "),
-                "---|".repeat(PERF_HEADER.len())
+                header.join(" | "),
+                "---|".repeat(header.len())
             );
         }
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
