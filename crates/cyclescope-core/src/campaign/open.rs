@@ -180,6 +180,7 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             tui_attached: req.tui_attached,
             adaptive: req.adaptive,
             baseline: Some(req.baseline.candidate.clone()),
+            counter: req.counter,
             reference_jobs: req.reference_jobs.clone(),
             state: CampaignState::Running,
         },

@@ -213,6 +213,8 @@ impl RunRequest {
         req.reference_jobs = c.reference_jobs;
         // The reference jobs belong to the stored baseline: it wins over a new flag.
         o.baseline = c.baseline.or(o.baseline);
+        // A resumed run counts what it counted.
+        o.counter = c.counter;
         o.allow_unfixed_host |= c.allow_unfixed_host;
         o.allow_kat_fail |= c.allow_kat_fail;
         req.apply(settings, o)?;
