@@ -84,23 +84,42 @@ fn assert_points(dir: &Path, s: &Value, record_stem: &str) {
     assert!(cost(256) > 2.0 * cost(8), "{points:?}");
 }
 
-// What these tests assert, and why no more: on this 2-core VM a busy host slows whole stretches
+// What the timed tests assert, and why no more: on this 2-core VM a busy host slows whole stretches
 // of a sweep together (by about 1.35× when the other core is loaded), and the timed fit then
 // picks the wrong block size with a confident interval (48 B, 64 B and 248 B for SM3 in four
-// sweeps on one loaded afternoon). Until the block and the padding threshold come from exact
-// instruction counts, the tests assert only what such a level shift cannot flip: every length
+// sweeps on one loaded afternoon). The block and the padding threshold are asserted exactly by
+// the instruction sweeps below; the timed tests assert only what such a level shift cannot flip: every length
 // measured and recorded, intervals that hold their estimates, a positive per-block cost, the
 // long-message cost within an order of magnitude, and more blocks costing more.
 
 #[test]
-fn sm3_is_swept_and_fitted_to_a_model_of_the_right_order() {
+fn sm3s_blocks_come_exact_from_an_instruction_sweep_and_the_timed_sweep_fits_under_them() {
     let t = tempfile::tempdir().unwrap();
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.toml");
-    let s = sweep(
+    // B and p from exact counts first (what a loaded host cannot move), then the timed sweep
+    // fits only the coefficients under them.
+    let counted = instruction_sweep(
         t.path(),
+        "192",
         &["sm3hash-256", "--config", config.to_str().unwrap()],
     );
+    assert_eq!(exact_structure(&counted), (64, 9));
+    let s = sweep(
+        t.path(),
+        &[
+            "sm3hash-256",
+            "--config",
+            config.to_str().unwrap(),
+            "--blocks-from",
+            "icount",
+        ],
+    );
     let m = model(&s);
+    assert_eq!(m["structure"], "given", "{m}");
+    assert_eq!(
+        (m["block_bytes"].as_u64(), m["padding_bytes"].as_u64()),
+        (Some(64), Some(9))
+    );
     // SM3 costs about 6 TSC cycles a byte here (a 64-byte block in about 380).
     assert_intervals(m, 1.0..100.0);
     assert_points(t.path(), &s, "iccs/sm3hash-256");
@@ -129,4 +148,66 @@ fn a_fixture_with_32_byte_blocks_is_swept_and_fitted_to_a_model_of_the_right_ord
     // A block is a chain of 300 dependent multiply-adds over 32 bytes: tens of cycles a byte.
     assert_intervals(m, 3.0..1000.0);
     assert_points(t.path(), &s, "blocks32/blocks32-256");
+}
+
+/// An instruction sweep: exact counts, so B and p are asserted exactly, on any machine.
+fn instruction_sweep(dir: &Path, max_bytes: &str, args: &[&str]) -> Value {
+    let mut all = vec![
+        "sweep",
+        "--counter",
+        "instructions",
+        "--out",
+        "icount",
+        "--allow-unfixed-host",
+        "--json",
+        "--no-guide-lengths",
+        "--step",
+        "16",
+        "--max-bytes",
+        max_bytes,
+    ];
+    all.extend_from_slice(args);
+    let out = common::cyclescope_in(dir, &all);
+    assert!(
+        out.status.success(),
+        "sweep failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("--json prints sweep.json")
+}
+
+fn exact_structure(s: &Value) -> (u64, u64) {
+    let i = &s["instances"][0];
+    assert_eq!(i["counter"], "valgrind:callgrind:Ir", "{i}");
+    let m = model(s);
+    assert_eq!(m["structure"], "instructions", "{m}");
+    assert!(m["fixed_cycles"]["value"].as_f64().unwrap() >= 0.0, "{m}");
+    (
+        m["block_bytes"].as_u64().unwrap(),
+        m["padding_bytes"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn an_instruction_sweep_finds_the_fixtures_32_byte_blocks_and_5_byte_threshold() {
+    let t = tempfile::tempdir().unwrap();
+    let prelude = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/blocks32.c"),
+    )
+    .unwrap();
+    let source = common::cc::candidate_source(
+        "blocks32",
+        "blocks32-256",
+        256,
+        "blocks32_work(msg, msg_len_bits);",
+        &prelude,
+    );
+    let lib = common::cc::build_library(t.path(), "blocks32", &source);
+    // Boundaries at 28, 60, 92 and 124 B.
+    let s = instruction_sweep(
+        t.path(),
+        "128",
+        &["--lib", lib.to_str().unwrap(), "--allow-kat-fail"],
+    );
+    assert_eq!(exact_structure(&s), (32, 5));
 }

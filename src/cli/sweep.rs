@@ -63,6 +63,14 @@ pub struct SweepArgs {
     /// (per-call), `mean` (the guide's loop mean).
     #[arg(long, value_enum, default_value_t = Statistic::Low)]
     pub statistic: Statistic,
+    /// What each point counts: `cycles` (timed, adaptive) or `instructions` (exact counts
+    /// under valgrind; B and p are then read off the counts' jumps, byte by byte)
+    #[arg(long, value_enum, default_value_t = super::run::CounterArg::Cycles)]
+    pub counter: super::run::CounterArg,
+    /// Take each instance's block size and padding threshold from the instruction sweep in
+    /// RUN_DIR (`sweep --counter instructions`) and fit only the cycles' coefficients
+    #[arg(long, value_name = "RUN_DIR")]
+    pub blocks_from: Option<PathBuf>,
     /// Fit again from the records of an earlier sweep in RUN_DIR, without measuring.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "out")]
     pub refit: Option<PathBuf>,
@@ -108,6 +116,10 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
     if out.join("campaign.json").exists() {
         anyhow::bail!("{} already holds a run; give a new --out", out.display());
     }
+    let given = match &args.blocks_from {
+        Some(dir) => sweep::structure_from(dir)?,
+        None => sweep::GivenStructure::new(),
+    };
     let lengths = SweepLengths {
         step: args.step,
         max_bytes: args.max_bytes,
@@ -125,6 +137,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
         allow_large_plan: args.allow_large_plan,
+        counter: args.counter.into(),
         ..RequestOverrides::default()
     };
     let req = RunRequest::build(&catalog.settings, instances, out, o)?;
@@ -133,7 +146,8 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
     let mut progress = Progress::new(&req);
-    let outcome = sweep::run(&req, lengths, &mut |ev| progress.show(&ev), &cancel)?;
+    let outcome =
+        sweep::run_with_structure(&req, lengths, &given, &mut |ev| progress.show(&ev), &cancel)?;
     progress.clear();
     show(&outcome.file, args.json)?;
     eprintln!(

@@ -79,6 +79,8 @@ pub enum Action {
     Sweep,
     /// Start, timing each job at the buffer layouts of `run --layouts` too.
     StartLayouts,
+    /// The counter of the next run: cycles ⇄ exact instructions under valgrind.
+    ToggleCounter,
 }
 
 impl Action {
@@ -91,6 +93,7 @@ impl Action {
                 | Action::CustomLength
                 | Action::Start
                 | Action::StartLayouts
+                | Action::ToggleCounter
                 | Action::StartAnyway
                 | Action::Cancel
                 | Action::RecheckHost

@@ -205,6 +205,12 @@ pub const BINDINGS: &[Binding] = &[
         None,
     ),
     bind(
+        &[Char('i')],
+        Action::ToggleCounter,
+        "counter of the next run: cycles ⇄ instructions (exact, under valgrind, with a cache-simulated cycle estimate)",
+        None,
+    ),
+    bind(
         &[Char('A')],
         Action::StartAnyway,
         "measure anyway: failed host checks, KAT not passed (stored with the run)",

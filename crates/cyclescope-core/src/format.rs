@@ -112,7 +112,7 @@ pub(crate) fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
 }
 
 /// Ratio to a baseline: `1.52×`, or `(ratio –)` when unavailable.
-pub(crate) fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
+pub fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
     match crate::baseline::ratio(value, baseline) {
         Some(r) => format!("{r:.2}×"),
         None => format!("(ratio {MISSING})"),

@@ -2,9 +2,12 @@
 //! `max_bytes`, plus the guide's S1–S8) through the campaign in its adaptive mode, fit the cost
 //! model (`fit`), then measure every byte length around the first block boundaries the fit
 //! could not place exactly, and fit again. The points, the fit and how they were measured go
-//! to `sweep.json` in the run directory beside the records. It owns no measurement of its own:
-//! every figure comes from a campaign record, and it never draws anything.
+//! to `sweep.json` in the run directory beside the records. With `--counter instructions` the
+//! points are exact counts and B and p are read off their jumps (`exact`) instead of fitted; a
+//! cycles sweep can take them from such a sweep (`run_with_structure`). It owns no measurement
+//! of its own: every figure comes from a campaign record, and it never draws anything.
 
+mod exact;
 pub mod fit;
 
 #[cfg(test)]
@@ -130,6 +133,8 @@ pub struct SweepFile {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
+    #[error("cannot take block sizes from {run_dir}: {why}")]
+    NoStructure { run_dir: PathBuf, why: String },
     #[error(transparent)]
     Campaign(#[from] CampaignError),
     #[error("cannot write {path}: {source}")]
@@ -148,6 +153,9 @@ pub struct SweepOutcome {
     pub failed: usize,
 }
 
+/// Block size and padding threshold by instance label, taken from an instruction sweep.
+pub type GivenStructure = BTreeMap<String, (u64, u64)>;
+
 /// Runs the sweep of `base`'s instances into `base.run_dir` (its lengths are replaced).
 pub fn run(
     base: &RunRequest,
@@ -155,6 +163,48 @@ pub fn run(
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &Arc<AtomicBool>,
 ) -> Result<SweepOutcome, SweepError> {
+    run_with_structure(base, lengths, &GivenStructure::new(), emit, cancel)
+}
+
+/// B and p of every instance an instruction sweep in `run_dir` determined.
+pub fn structure_from(run_dir: &Path) -> Result<GivenStructure, SweepError> {
+    let file = read(run_dir).ok_or_else(|| SweepError::NoStructure {
+        run_dir: run_dir.to_path_buf(),
+        why: "it holds no readable sweep.json".into(),
+    })?;
+    let given: GivenStructure = file
+        .instances
+        .iter()
+        .filter_map(|i| {
+            let m = i.model.as_ref()?;
+            (m.structure == exact::STRUCTURE)
+                .then(|| (i.label.clone(), (m.block_bytes, m.padding_bytes)))
+        })
+        .collect();
+    if given.is_empty() {
+        return Err(SweepError::NoStructure {
+            run_dir: run_dir.to_path_buf(),
+            why: "no instance of its sweep has a block structure from instruction counts \
+                  (sweep it with --counter instructions)"
+                .into(),
+        });
+    }
+    Ok(given)
+}
+
+/// [`run`], with B and p of the instances in `given` taken as known rather than fitted.
+pub fn run_with_structure(
+    base: &RunRequest,
+    mut lengths: SweepLengths,
+    given: &GivenStructure,
+    emit: &mut dyn FnMut(EngineEvent),
+    cancel: &Arc<AtomicBool>,
+) -> Result<SweepOutcome, SweepError> {
+    let counted = base.counter == crate::counter::Counter::Instructions;
+    if counted {
+        // A count has no per-call samples: its point is the count per call.
+        lengths.statistic = PointStatistic::LoopMean;
+    }
     let mut req = base.clone();
     req.lengths = lengths.coarse();
     let mut passed: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -174,24 +224,42 @@ pub fn run(
     let mut failed = first.failed + first.kat_blocked;
     let mut cancelled = first.cancelled;
     if lengths.refine && !cancelled {
-        for inst in &base.instances {
-            let (points, ..) = points_of(&base.run_dir, inst, lengths.statistic);
-            let Ok(model) = fit::fit(&points) else {
-                continue;
-            };
-            let measured: BTreeSet<u64> = points.iter().map(|p| p.input_bytes).collect();
-            let extra = refinement(&model, &measured);
-            if extra.is_empty() || cancel.load(Ordering::Relaxed) {
-                continue;
+        // Exact counts bisect each jump (one length per boundary per round); a timed fit
+        // measures every byte it cannot place in one round.
+        let rounds = if counted { exact::MAX_ROUNDS } else { 1 };
+        let mut work: Vec<Instance> = base.instances.clone();
+        for _ in 0..rounds {
+            let mut next = Vec::new();
+            for inst in &work {
+                let (points, ..) = points_of(&base.run_dir, inst, lengths.statistic);
+                let extra = if counted {
+                    exact::refinement(&points)
+                } else if given.contains_key(&inst.label) {
+                    Vec::new()
+                } else {
+                    let Ok(model) = fit::fit(&points) else {
+                        continue;
+                    };
+                    let measured: BTreeSet<u64> = points.iter().map(|p| p.input_bytes).collect();
+                    refinement(&model, &measured)
+                };
+                if extra.is_empty() || cancel.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let mut r = base.clone();
+                r.instances = vec![inst.clone()];
+                r.lengths = extra;
+                // The KAT passed in the first pass: its log is carried over, not run again.
+                r.kat_passed.extend(passed.clone());
+                let o = campaign::run(&r, &mut |ev| forward(ev, &mut passed), cancel)?;
+                failed += o.failed + o.kat_blocked;
+                cancelled |= o.cancelled;
+                next.push(inst.clone());
             }
-            let mut r = base.clone();
-            r.instances = vec![inst.clone()];
-            r.lengths = extra;
-            // The KAT passed in the first pass: its log is carried over, not run again.
-            r.kat_passed.extend(passed.clone());
-            let o = campaign::run(&r, &mut |ev| forward(ev, &mut passed), cancel)?;
-            failed += o.failed + o.kat_blocked;
-            cancelled |= o.cancelled;
+            work = next;
+            if work.is_empty() || cancelled {
+                break;
+            }
         }
     }
     let file = SweepFile {
@@ -200,7 +268,7 @@ pub fn run(
         instances: base
             .instances
             .iter()
-            .map(|i| instance_sweep(&base.run_dir, i, lengths.statistic))
+            .map(|i| instance_sweep(&base.run_dir, i, lengths.statistic, given.get(&i.label)))
             .collect(),
     };
     write(&base.run_dir, &file)?;
@@ -225,7 +293,7 @@ pub fn refit(run_dir: &Path, statistic: PointStatistic) -> Result<SweepFile, Swe
             .cyclescope
             .instances
             .iter()
-            .map(|i| instance_sweep(run_dir, i, statistic))
+            .map(|i| instance_sweep(run_dir, i, statistic, None))
             .collect(),
     };
     write(run_dir, &file)?;
@@ -304,11 +372,22 @@ pub(crate) fn points_of(
     (points, statistic, counter)
 }
 
-fn instance_sweep(run_dir: &Path, inst: &Instance, wanted: PointStatistic) -> InstanceSweep {
+fn instance_sweep(
+    run_dir: &Path,
+    inst: &Instance,
+    wanted: PointStatistic,
+    given: Option<&(u64, u64)>,
+) -> InstanceSweep {
     let (points, statistic, counter) = points_of(run_dir, inst, wanted);
-    let (model, unfitted) = match fit::fit(&points) {
+    let counted = crate::counter::CycleSource::from_name(&counter).is_some_and(|c| c.is_exact());
+    let fitted = match (counted, given) {
+        (true, _) => exact::model(&points),
+        (false, Some(&(b, p))) => fit::fit_given(&points, b, p, "given").map_err(|e| e.to_string()),
+        (false, None) => fit::fit(&points).map_err(|e| e.to_string()),
+    };
+    let (model, unfitted) = match fitted {
         Ok(m) => (Some(m), None),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(e)),
     };
     InstanceSweep {
         candidate: inst.candidate.clone(),
@@ -362,9 +441,45 @@ pub fn describe(s: &InstanceSweep) -> Vec<String> {
     } else {
         format!(" (equally: {:?})", m.padding_alternatives)
     };
-    let mut lines = vec![
+    let unit = if crate::counter::CycleSource::from_name(&s.counter).is_some_and(|c| c.is_exact()) {
+        "instructions"
+    } else {
+        "cycles"
+    };
+    let whence = match m.structure.as_str() {
+        "instructions" => " (B and p exact, from the instruction counts' jumps)",
+        "given" => " (B and p given by an instruction sweep)",
+        _ => "",
+    };
+    let head = if m.block_determined() {
+        String::new()
+    } else {
+        let close: Vec<String> = m
+            .close_blocks
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} B (p = {}, {:.2}× the loss)",
+                    c.block_bytes, c.padding_bytes, c.loss_ratio
+                )
+            })
+            .collect();
         format!(
-            "{}: block {} B, padding threshold {} B{open}; T(n) = a + b·⌈(n + {})/{}⌉{}",
+            "{}: block size undetermined: {} B fits best, but {} fit nearly as well; the figures \
+             below hold only if B = {} B (`sweep --counter instructions` settles it)",
+            s.label,
+            m.block_bytes,
+            close.join(", "),
+            m.block_bytes
+        )
+    };
+    let mut lines = Vec::new();
+    if !head.is_empty() {
+        lines.push(head);
+    }
+    lines.extend([
+        format!(
+            "{}: block {} B, padding threshold {} B{open}{whence}; T(n) = a + b·⌈(n + {})/{}⌉{}",
             s.label,
             m.block_bytes,
             m.padding_bytes,
@@ -376,14 +491,22 @@ pub fn describe(s: &InstanceSweep) -> Vec<String> {
                 ""
             }
         ),
-        format!("  fixed cost a       {} cycles/call", iv(&m.fixed_cycles)),
-        format!("  per block b        {} cycles", iv(&m.cycles_per_block)),
-    ];
+        format!(
+            "  fixed cost a       {} {unit}/call{}",
+            iv(&m.fixed_cycles),
+            if m.fixed_at_zero {
+                " (held at 0: the free fit put it below zero)"
+            } else {
+                ""
+            }
+        ),
+        format!("  per block b        {} {unit}", iv(&m.cycles_per_block)),
+    ]);
     if let Some(c) = &m.cycles_per_extra_byte {
-        lines.push(format!("  per byte c         {} cycles", iv(c)));
+        lines.push(format!("  per byte c         {} {unit}", iv(c)));
     }
     lines.push(format!(
-        "  long messages      {} cycles/byte",
+        "  long messages      {} {unit}/byte",
         iv(&m.cycles_per_byte)
     ));
     lines.push(format!(

@@ -21,6 +21,7 @@ use crate::cli::{InstanceArgs, arg_value};
 use crate::vocabulary::EngineEvent;
 
 mod calibration;
+mod counted;
 
 /// Options of `compare --live` (each needs `--live`).
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -106,6 +107,10 @@ pub struct LiveArgs {
     /// than 1 MiB
     #[arg(long, requires = "live")]
     pub allow_large_plan: bool,
+    /// What each side counts: `cycles` (interleaved timed trials) or `instructions` (one
+    /// exact count per side and length under valgrind; no interleaving, no interval)
+    #[arg(long, value_enum, requires = "live")]
+    pub counter: Option<crate::cli::run::CounterArg>,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
     #[arg(long, hide = true, value_name = "S", value_parser = arg_value::timeout_cap, requires = "live")]
     pub timeout_cap: Option<f64>,
@@ -166,6 +171,9 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
+    if o.counter == Some(crate::cli::run::CounterArg::Instructions) {
+        return counted::run(&req, args.output.format() == super::Format::Json, &cancel);
+    }
     let pairs = o.pairs.unwrap_or(DEFAULT_PAIRS);
     let mut status = Status::new(pairs, req.lengths.len(), &req.run_dir);
     let result = campaign::interleave(&req, pairs, &mut |ev| status.show(&ev), &cancel)?;
@@ -261,6 +269,9 @@ fn overrides(o: &LiveArgs) -> RequestOverrides {
         allow_unfixed_host: o.allow_unfixed_host,
         allow_kat_fail: o.allow_kat_fail,
         allow_large_plan: o.allow_large_plan,
+        counter: o
+            .counter
+            .map_or(crate::counter::Counter::Cycles, Into::into),
         ..RequestOverrides::default()
     }
 }

@@ -437,3 +437,29 @@ fn l_starts_a_run_that_times_the_buffer_layouts_too() {
     };
     assert!(!spec.layouts, "s keeps the guide's layout alone");
 }
+
+#[test]
+fn i_switches_the_next_runs_counter_to_exact_instructions_and_back() {
+    use crate::counter::Counter;
+    let mut app = demo::idle();
+    assert_eq!(app.act(Action::ToggleCounter), None);
+    assert_eq!(app.counter, Counter::Instructions);
+    assert!(
+        app.log
+            .last()
+            .is_some_and(|l| l.text.contains("instructions")),
+        "the log says which counter"
+    );
+    let Some(Effect::Start(spec)) = app.act(Action::Start) else {
+        panic!("s starts");
+    };
+    assert_eq!(spec.counter, Counter::Instructions);
+    // Twice is back to cycles.
+    let mut again = demo::idle();
+    again.act(Action::ToggleCounter);
+    again.act(Action::ToggleCounter);
+    let Some(Effect::Start(spec)) = again.act(Action::Start) else {
+        panic!("s starts");
+    };
+    assert_eq!(spec.counter, Counter::Cycles);
+}

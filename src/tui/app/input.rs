@@ -201,6 +201,20 @@ impl App {
                 });
             }
             Action::HistLogScale => self.hist_log = !self.hist_log,
+            Action::ToggleCounter => {
+                use crate::counter::Counter;
+                self.counter = match self.counter {
+                    Counter::Cycles => Counter::Instructions,
+                    Counter::Instructions => Counter::Cycles,
+                };
+                let note = match self.counter {
+                    Counter::Cycles => "counter: cycles (timed trials)",
+                    Counter::Instructions => {
+                        "counter: instructions — exact counts under valgrind, a cycle estimate beside them"
+                    }
+                };
+                self.push_log(super::LogLevel::Info, note);
+            }
             Action::CurveScale => {
                 let log = self.curve_is_log();
                 self.curve_log = Some(!log);

@@ -66,6 +66,7 @@ impl App {
             interleaved_pairs: None,
             rebuild,
             layouts: false,
+            counter: self.counter,
         };
         self.last_spec = Some(spec.clone());
         Some(Effect::Start(spec))
@@ -158,6 +159,7 @@ impl App {
             rebuild: Vec::new(),
             reference_pool: Vec::new(),
             layouts: false,
+            counter: self.counter,
         }))
     }
 

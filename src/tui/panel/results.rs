@@ -262,6 +262,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
             break;
         }
     }
+    // An instruction count's figures are named so (no longer than the cycles' names, so the
+    // widths fitted above hold).
+    let summaries: Vec<&crate::vocabulary::JobSummary> =
+        rows.iter().filter_map(|r| r.summary).collect();
+    if crate::report::counter_of(summaries.iter().copied()) == crate::counter::Counter::Instructions
+    {
+        let short = header == SHORT_HEADER;
+        header[2] = if short { "instr" } else { "instr/call" };
+        header[3] = if short { "i/B" } else { "instr/B" };
+    }
     let body_h = usize::from(grid.height.saturating_sub(1));
     let first = scroll_start(app.results_cursor, body_h);
     let blk = match scroll_hint(first, body_h, rows.len()) {

@@ -37,7 +37,10 @@ fn all_problems(hosts: &[HostGate]) -> Vec<String> {
 /// A host whose checks failed on any measurement CPU is refused unless the request consents.
 pub(super) fn refuse_unfixed(req: &RunRequest, hosts: &[HostGate]) -> Result<(), CampaignError> {
     let problems = all_problems(hosts);
-    if !problems.is_empty() && !req.allow_unfixed_host {
+    // A host unfit for timing (governor, turbo, no PMU) cannot move an exact count: a count
+    // runs anyway, its records naming the problems as for `--allow-unfixed-host`.
+    let timed = req.counter == crate::counter::Counter::Cycles;
+    if !problems.is_empty() && !req.allow_unfixed_host && timed {
         return Err(CampaignError::UnfixedHost(problems));
     }
     Ok(())
@@ -180,6 +183,7 @@ fn new_campaign(req: &RunRequest, host: &HostGate) -> Campaign {
             tui_attached: req.tui_attached,
             adaptive: req.adaptive,
             baseline: Some(req.baseline.candidate.clone()),
+            counter: req.counter,
             reference_jobs: req.reference_jobs.clone(),
             state: CampaignState::Running,
         },

@@ -102,6 +102,8 @@ pub(crate) struct Evidence<'a> {
     /// they cannot be compared.
     pub(crate) per_call_scale: Option<f64>,
     pub(crate) ci95_relative: Option<f64>,
+    /// An exact count (instructions under valgrind): its three calls are the whole figure.
+    pub(crate) exact: bool,
     /// The conformance check the KAT gate failed (NONCONFORM), named beside the status.
     pub(crate) failed_check: Option<crate::conform::Check>,
 }
@@ -142,7 +144,7 @@ pub(crate) fn doubts(e: &Evidence) -> Vec<Doubt> {
     if let Some(relative) = e.ci95_relative.filter(|&r| r > MAX_CI95_RELATIVE) {
         out.push(Doubt::WideInterval { relative });
     }
-    if e.measurements < 100 {
+    if e.measurements < 100 && !e.exact {
         out.push(Doubt::FewMeasurements {
             measurements: e.measurements,
         });

@@ -111,6 +111,9 @@ pub struct CampaignRequest {
     /// The candidate "× pseudoXOF" divides by (absent in runs before it was stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// What the run counts (absent: cycles), so that a resumed run counts the same.
+    #[serde(default, skip_serializing_if = "is_cycles")]
+    pub counter: crate::counter::Counter,
     /// Labels of the baseline instances added as reference jobs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reference_jobs: Vec<String>,
@@ -288,4 +291,8 @@ pub fn instance_wall_seconds(root: &Path) -> BTreeMap<String, f64> {
             .or_insert(0.0) += wall;
     }
     costs
+}
+
+fn is_cycles(c: &crate::counter::Counter) -> bool {
+    *c == crate::counter::Counter::Cycles
 }

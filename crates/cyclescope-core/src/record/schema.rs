@@ -137,6 +137,11 @@ pub struct Additions {
     /// The figure at each buffer layout of `run --layouts`, and their spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<crate::measure::layout::LayoutSpread>,
+    /// The instruction count under valgrind (`cycle_source` `valgrind:callgrind:Ir`, where
+    /// `mean_cycles` holds instructions per call): calls, instructions, simulated cache misses,
+    /// the cycle estimate and its formula, and what the sandbox gave up under valgrind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<crate::counter::callgrind::InstructionCount>,
 }
 
 impl Additions {
@@ -223,6 +228,7 @@ impl TimingRecord {
             per_call: add.and_then(|a| a.per_call),
             per_call_scale,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
+            exact: add.is_some_and(|a| a.cycle_source.is_some_and(|c| c.is_exact())),
             failed_check: add
                 .and_then(|a| a.conformance.as_ref())
                 .and_then(|c| crate::conform::first_failure(&c.checks))

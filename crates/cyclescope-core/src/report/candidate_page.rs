@@ -168,7 +168,15 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
             }
         })
     });
-    l.push(super::perf_table(rows).trim_end().to_string());
+    let counter = super::counter_of(
+        instances
+            .iter()
+            .flat_map(|i| i.records.iter())
+            .map(|(_, r)| r.summary())
+            .collect::<Vec<_>>()
+            .iter(),
+    );
+    l.push(super::perf_table_of(counter, rows).trim_end().to_string());
     l.push(String::new());
     // Why a figure carries ⚠ (cyclescope's doubt rule), one line each.
     let summaries: Vec<(JobKey, crate::vocabulary::JobSummary)> = instances

@@ -42,6 +42,9 @@ pub enum Verdict {
     /// The record of this job in one run breaks a rule of the record check: the record and
     /// its first finding.
     Invalid(Side, String),
+    /// Both runs counted instructions exactly (`valgrind:callgrind:Ir`): B's count against A's,
+    /// with no interval because there is no noise to weigh.
+    Exact(std::cmp::Ordering),
 }
 
 /// Which of the two runs.
@@ -72,6 +75,9 @@ impl Verdict {
             Verdict::NotComparable(_) => "not_comparable",
             Verdict::Doubtful(..) => "doubtful",
             Verdict::Invalid(..) => "invalid",
+            Verdict::Exact(std::cmp::Ordering::Less) => "fewer_instructions",
+            Verdict::Exact(std::cmp::Ordering::Equal) => "same_instructions",
+            Verdict::Exact(std::cmp::Ordering::Greater) => "more_instructions",
         }
     }
 }
@@ -87,6 +93,15 @@ impl std::fmt::Display for Verdict {
             Verdict::NotComparable(why) => write!(f, "not comparable: {why}"),
             Verdict::Doubtful(side, why) => write!(f, "doubtful (⚠ {side}: {why})"),
             Verdict::Invalid(side, finding) => write!(f, "invalid ({side}): {finding}"),
+            Verdict::Exact(o) => write!(
+                f,
+                "{} (exact count, no interval needed)",
+                match o {
+                    std::cmp::Ordering::Less => "fewer instructions",
+                    std::cmp::Ordering::Equal => "the same instructions",
+                    std::cmp::Ordering::Greater => "more instructions",
+                }
+            ),
         }
     }
 }
@@ -112,6 +127,8 @@ pub enum JudgedOn {
     MeanCycles,
     /// Each run's `× pseudoXOF` ratio at that length (same counter in both runs).
     BaselineRatio,
+    /// Two exact instruction counts: B / A as it is, no interval.
+    ExactCount,
     /// The `× pseudoXOF` ratios of two runs counted by different counters (another host):
     /// counter-free.
     BaselineRatioAcrossCounters,
@@ -123,6 +140,7 @@ impl JudgedOn {
         match self {
             JudgedOn::MeanCycles => "mean_cycles",
             JudgedOn::BaselineRatio => "ratio_to_pseudoxof",
+            JudgedOn::ExactCount => "exact_instructions",
             JudgedOn::BaselineRatioAcrossCounters => "ratio_to_pseudoxof_counter_free",
         }
     }
@@ -132,6 +150,9 @@ impl Comparison {
     /// How far B lies above A beyond the between-run noise, as a share of A (the judged
     /// ratio's lower 95 % bound minus one), for a job judged slower; None otherwise.
     pub fn excess_slowdown(&self) -> Option<f64> {
+        if let Verdict::Exact(std::cmp::Ordering::Greater) = self.verdict {
+            return self.weighed.map(|(w, _)| w.log_ratio.exp() - 1.0);
+        }
         if self.verdict != Verdict::Slower {
             return None;
         }
@@ -268,6 +289,19 @@ pub fn judge_with(
         if let Some(why) = &f.doubt {
             return (Verdict::Doubtful(side, why.clone()), None);
         }
+    }
+    // Two exact counts differ by what they differ: no noise, no interval, no baseline.
+    if a.source == b.source
+        && a.source.is_some_and(|s| s.is_exact())
+        && a.mean_cycles > 0.0
+        && b.mean_cycles > 0.0
+    {
+        let w = Weighed {
+            log_ratio: (b.mean_cycles / a.mean_cycles).ln(),
+            half_width: 0.0,
+        };
+        let order = b.mean_cycles.total_cmp(&a.mean_cycles);
+        return (Verdict::Exact(order), Some((w, JudgedOn::ExactCount)));
     }
     // A baseline is used only when it is clean and counted by its own run's counter.
     let refs = refs.filter(|(ra, rb)| {
@@ -456,6 +490,10 @@ fn compare_records<'a>(
     let (on_means, on_ratios) = (extra(false), extra(true));
     for r in &mut rows {
         if let Some((w, on)) = r.weighed {
+            // An exact count has no noise between runs to widen it by.
+            if on == JudgedOn::ExactCount {
+                continue;
+            }
             let more = if on == JudgedOn::MeanCycles {
                 on_means
             } else {

@@ -66,7 +66,34 @@ pub struct CostModel {
     pub residual_relative_sd: f64,
     /// The next-best block size and how much worse its robust loss is (a ratio ≥ 1).
     pub runner_up: Option<RunnerUp>,
+    /// Other block sizes that fit within [`CLOSE_LOSS_RATIO`] of the best: the lengths cannot
+    /// decide between them, so B (and every coefficient that depends on it) is undetermined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub close_blocks: Vec<RunnerUp>,
+    /// True when the unconstrained fit put the fixed cost below zero: a is then held at its
+    /// bound 0 (a call cannot cost less than nothing) and b, c are fitted under it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixed_at_zero: bool,
+    /// Where B and p come from: `fit` (searched over the grid), `instructions` (the jumps of an
+    /// exact instruction count, byte by byte), or `given` (another sweep's, `--blocks-from`).
+    #[serde(default = "searched")]
+    pub structure: String,
 }
+
+fn searched() -> String {
+    "fit".to_string()
+}
+
+impl CostModel {
+    /// Whether B is determined by the data (or given): no other block size fits nearly as well.
+    pub fn block_determined(&self) -> bool {
+        self.close_blocks.is_empty()
+    }
+}
+
+/// A block size whose robust loss is within this factor of the best one's is as good an
+/// explanation of timed points: the fit then answers "undetermined".
+pub const CLOSE_LOSS_RATIO: f64 = 1.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunnerUp {
@@ -189,9 +216,55 @@ pub fn fit(points: &[SweepPoint]) -> Result<CostModel, FitError> {
                 f64::INFINITY
             },
         });
+    // Every other block size within the close ratio, its best threshold each.
+    let mut close_blocks: Vec<RunnerUp> = Vec::new();
+    for &(loss, b, p) in &scored {
+        let ratio = if best_loss > 0.0 {
+            loss / best_loss
+        } else if loss > 0.0 {
+            f64::INFINITY
+        } else {
+            1.0
+        };
+        if b != block
+            && ratio <= CLOSE_LOSS_RATIO
+            && !close_blocks.iter().any(|c| c.block_bytes == b)
+        {
+            close_blocks.push(RunnerUp {
+                block_bytes: b,
+                padding_bytes: p,
+                loss_ratio: ratio,
+            });
+        }
+    }
     let mut model = final_fit(points, block, padding)?;
     model.padding_alternatives = padding_alternatives;
     model.runner_up = runner_up;
+    model.close_blocks = close_blocks;
+    Ok(model)
+}
+
+/// The model with B and p given (by an instruction sweep, or as known): the coefficients only.
+pub fn fit_given(
+    points: &[SweepPoint],
+    b: u64,
+    p: u64,
+    structure: &str,
+) -> Result<CostModel, FitError> {
+    if points.len() < MIN_POINTS {
+        return Err(FitError::TooFewPoints {
+            need: MIN_POINTS,
+            have: points.len(),
+        });
+    }
+    if let Some(pt) = points
+        .iter()
+        .find(|pt| !(pt.cycles.is_finite() && pt.cycles > 0.0))
+    {
+        return Err(FitError::BadPoint(pt.input_bytes));
+    }
+    let mut model = final_fit(points, b, p)?;
+    model.structure = structure.to_string();
     Ok(model)
 }
 
@@ -330,7 +403,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The chosen (B, p): flag outliers by the median absolute residual, refit on the rest, keep
 /// the per-byte term only when its interval excludes zero, and derive the intervals.
-fn final_fit(points: &[SweepPoint], b: u64, p: u64) -> Result<CostModel, FitError> {
+pub(crate) fn final_fit(points: &[SweepPoint], b: u64, p: u64) -> Result<CostModel, FitError> {
     let all: Vec<&SweepPoint> = points.iter().collect();
     let (x, y) = design(&all, b, p, false);
     let (beta, _) = solve(&x, &y).ok_or(FitError::NoCandidate(b))?;
@@ -355,6 +428,15 @@ fn final_fit(points: &[SweepPoint], b: u64, p: u64) -> Result<CostModel, FitErro
         Some(f) => f,
         None => coefficients(&inliers, b, p, false).ok_or(FitError::NoCandidate(b))?,
     };
+    // A negative fixed cost is no cost: hold a at 0 and fit the rest under it.
+    let fixed_at_zero = f.beta[0] < 0.0;
+    let f = if fixed_at_zero {
+        let per_byte = f.beta.len() == 3;
+        at_zero_fixed(&inliers, b, p, per_byte, f.intervals[0].high)
+            .ok_or(FitError::NoCandidate(b))?
+    } else {
+        f
+    };
     let per_byte = f.intervals.get(2).copied();
     // Var(b/B + c) = Var(b)/B² + Var(c) + 2·Cov(b, c)/B.
     let bf = b as f64;
@@ -375,6 +457,53 @@ fn final_fit(points: &[SweepPoint], b: u64, p: u64) -> Result<CostModel, FitErro
         outliers,
         residual_relative_sd: f.sd,
         runner_up: None,
+        close_blocks: Vec::new(),
+        fixed_at_zero,
+        structure: searched(),
+    })
+}
+
+/// The coefficients with a held at 0: the design without its constant column, a's interval
+/// [0, max(0, the unconstrained upper end)], its row and column of the covariance zero.
+fn at_zero_fixed(
+    points: &[&SweepPoint],
+    b: u64,
+    p: u64,
+    per_byte: bool,
+    free_high: f64,
+) -> Option<Coefficients> {
+    let (x, y) = design(points, b, p, per_byte);
+    let x = x.remove_column(0);
+    let k = x.ncols();
+    if points.len() <= k {
+        return None;
+    }
+    let (beta, inv) = solve(&x, &y)?;
+    let r = residuals(&x, &y, &beta);
+    let df = (points.len() - k) as u64;
+    let s2 = r.iter().map(|v| v * v).sum::<f64>() / df as f64;
+    let t = t95(df);
+    let mut cov = DMatrix::zeros(k + 1, k + 1);
+    for i in 0..k {
+        for j in 0..k {
+            cov[(i + 1, j + 1)] = inv[(i, j)] * s2;
+        }
+    }
+    let mut intervals = vec![Interval {
+        value: 0.0,
+        low: 0.0,
+        high: free_high.max(0.0),
+    }];
+    intervals
+        .extend((0..k).map(|j| Interval::around(beta[j], cov[(j + 1, j + 1)].max(0.0).sqrt(), t)));
+    let mut all_beta = vec![0.0];
+    all_beta.extend(beta.iter().copied());
+    Some(Coefficients {
+        beta: all_beta,
+        cov,
+        intervals,
+        sd: s2.sqrt(),
+        t,
     })
 }
 

@@ -163,3 +163,39 @@ fn block_candidates_repeat_within_the_lengths() {
     assert!(c.contains(&64) && c.contains(&136) && c.contains(&2048));
     assert_eq!(SweepLengths::default().coarse().len(), 256 + 4);
 }
+
+/// A fit whose free fixed cost comes out below zero holds it at 0 and says so; the per-block
+/// cost is still found.
+#[test]
+fn a_negative_fixed_cost_is_held_at_zero() {
+    let lengths: Vec<u64> = (1..=64).map(|k| 8 * k).collect();
+    let points = sweep(&lengths, (-60.0, 400.0, 0.0), (64, 9), 0.002);
+    let m = super::fit::fit_given(&points, 64, 9, "given").unwrap();
+    assert!(m.fixed_at_zero, "{m:?}");
+    assert_eq!(m.fixed_cycles.value, 0.0);
+    assert_eq!(m.fixed_cycles.low, 0.0);
+    assert!(m.fixed_cycles.high >= 0.0);
+    // Held at 0, a block absorbs some of the negative part: within 10 %.
+    assert!((m.cycles_per_block.value - 400.0).abs() < 40.0, "{m:?}");
+    assert_eq!(m.structure, "given");
+    // The searched fit never reports one either.
+    let searched = fit(&points).unwrap();
+    assert!(searched.fixed_cycles.value >= 0.0, "{searched:?}");
+}
+
+/// Points with no block structure (a cost linear in the length, noisy) fit many block sizes
+/// about equally: the answer is "undetermined", with the candidates that came close.
+#[test]
+fn lengths_that_cannot_tell_block_sizes_apart_leave_the_block_undetermined() {
+    let lengths: Vec<u64> = (1..=32).map(|k| 8 * k).collect();
+    let points = sweep(&lengths, (500.0, 0.0, 6.0), (64, 9), 0.03);
+    let m = fit(&points).unwrap();
+    assert!(!m.block_determined(), "{m:?}");
+    assert!(m.close_blocks.iter().all(|c| c.block_bytes != m.block_bytes
+        && c.loss_ratio <= super::fit::CLOSE_LOSS_RATIO));
+    // A clean SM3-like sweep is determined.
+    let clean = sweep(&lengths, (300.0, 380.0, 0.0), (64, 9), 0.002);
+    let m = fit(&clean).unwrap();
+    assert_eq!((m.block_bytes, m.padding_bytes), (64, 9));
+    assert!(m.block_determined(), "{m:?}");
+}

@@ -19,6 +19,9 @@ pub fn word(v: &Verdict) -> (&'static str, Color) {
         Verdict::Slower => ("slower", BAD),
         Verdict::WithinNoise => ("≈ noise", DIM),
         Verdict::Doubtful(..) => ("⚠ doubt", WARN),
+        Verdict::Exact(std::cmp::Ordering::Less) => ("fewer (exact)", GOOD),
+        Verdict::Exact(std::cmp::Ordering::Equal) => ("= same (exact)", DIM),
+        Verdict::Exact(std::cmp::Ordering::Greater) => ("more (exact)", BAD),
         Verdict::NotComparable(_) | Verdict::Invalid(..) | Verdict::OnlyInA | Verdict::OnlyInB => {
             ("n/c", WARN)
         }

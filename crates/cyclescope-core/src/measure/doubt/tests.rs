@@ -40,6 +40,7 @@ fn clean<'a>(trials: &'a [Trial], preempted: &'a [Option<u64>]) -> Evidence<'a> 
         per_call: Some(per_call(950, 990, 1100, 100_000)),
         per_call_scale: Some(1.0),
         ci95_relative: Some(0.004),
+        exact: false,
         failed_check: None,
     }
 }

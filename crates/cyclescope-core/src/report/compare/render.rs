@@ -93,8 +93,12 @@ pub fn table(rows: &[Comparison]) -> String {
         );
     }
     if rows.iter().any(|r| {
-        r.judged_ratio()
-            .is_some_and(|j| j.3 != JudgedOn::MeanCycles)
+        r.judged_ratio().is_some_and(|j| {
+            matches!(
+                j.3,
+                JudgedOn::BaselineRatio | JudgedOn::BaselineRatioAcrossCounters
+            )
+        })
     }) {
         out += "\n× pseudoXOF: judged on each run's ratio to its own baseline pseudoXOF of the same \
                 width and length, so what the host did during a whole run cancels";
@@ -114,6 +118,7 @@ pub fn table(rows: &[Comparison]) -> String {
 fn judged_cell(r: &Comparison) -> String {
     match r.judged_ratio() {
         None => "–".into(),
+        Some((x, .., JudgedOn::ExactCount)) => format!("{x:.4}× exact"),
         Some((x, lo, hi, on)) => format!(
             "{:.2}× [{lo:.2}, {hi:.2}]{}",
             x,
@@ -121,6 +126,7 @@ fn judged_cell(r: &Comparison) -> String {
                 JudgedOn::MeanCycles => "",
                 JudgedOn::BaselineRatio => " × pseudoXOF",
                 JudgedOn::BaselineRatioAcrossCounters => " × pseudoXOF, counter-free",
+                JudgedOn::ExactCount => " exact",
             }
         ),
     }
