@@ -18,6 +18,7 @@ use super::counter::{self, LoopCounter, PerfRefusal, Witness};
 use super::guarded::Guarded;
 use super::json::Channel;
 use super::library::{self, Entry, LoadError, MetaBlock};
+use super::perf_attr::CounterFault;
 use super::procfs;
 use super::proof::{self, Fresh};
 use super::sys;
@@ -147,7 +148,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         Some(f) => f.fill(msg.data_mut()),
     }
     let baseline_rss_bytes = procfs::resident_bytes();
-    let (mut loop_counter, refusal) = LoopCounter::open();
+    let (mut loop_counter, refusal) = LoopCounter::open(inv.pmu_type);
     let witness = Witness::open(&loop_counter, inv.cpu);
     let overhead = counter::timer_overhead();
     send_ready(
@@ -208,7 +209,10 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
             Some(_) => call.call_pool(inv.iterations, msg_len),
         };
         let inner1 = witness.inner();
-        let cycles = loop_counter.stop();
+        let cycles = match loop_counter.stop_checked() {
+            Ok(cycles) => cycles,
+            Err(fault) => return send_counter_fault(ch, fault),
+        };
         let clock = witness.pair(outer, (inner0, inner1), cycles);
         let t1 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let waited = procfs::runqueue_wait_ns()
@@ -367,6 +371,24 @@ pub(crate) fn send_overflow(ch: &Channel) {
 /// The message is not the one the worker prepared: the candidate wrote into its input.
 pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
     ch.message("input_changed").number("offset", offset).send();
+}
+
+/// The loop counter's reading is no figure (zero, multiplexed, unread): the job ends with
+/// it named.
+pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
+    let (enabled, running) = match fault {
+        CounterFault::Multiplexed {
+            enabled_ns,
+            running_ns,
+        } => (enabled_ns, running_ns),
+        _ => (0, 0),
+    };
+    ch.message("counter_fault")
+        .name("fault", fault.name())
+        .number("enabled_ns", enabled)
+        .number("running_ns", running)
+        .send();
+    EXIT_FAULT
 }
 
 /// The candidate returned non-zero.

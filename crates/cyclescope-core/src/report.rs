@@ -224,10 +224,19 @@ pub fn measured_by(
     if let Some(cpu) = cpu {
         text += &format!(", CPU {cpu} ({model})");
     }
+    // The core type (its PMU), so a hybrid CPU's P- and E-core figures are never mistaken.
+    if let Some(core_type) = core_type(env) {
+        text += &format!(" on {}", crate::sanitize::markdown(core_type));
+    }
     if env.get("virtualized").and_then(serde_json::Value::as_bool) == Some(true) {
         text += ", virtualized";
     }
     text
+}
+
+/// The core type a record's figures were counted on (`host::pmu`), when the host had a PMU.
+pub fn core_type(env: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    env.get("core_type").and_then(serde_json::Value::as_str)
 }
 
 #[cfg(test)]
@@ -247,6 +256,13 @@ mod tests {
         assert_eq!(
             measured_by(env.as_object().unwrap(), "perf_event:cpu-cycles:u", false),
             "cycles: perf_event:cpu-cycles:u (core cycles, clock 2.695 GHz), CPU 3 (Qualcomm Oryon)"
+        );
+        let env = serde_json::json!({"cpu_model": "12th Gen Intel(R) Core(TM) i7-12700",
+            "cpu_number": 16, "core_type": "cpu_atom"});
+        assert_eq!(
+            measured_by(env.as_object().unwrap(), "perf_event:cpu-cycles:u", false),
+            "cycles: perf_event:cpu-cycles:u (core cycles), CPU 16 (12th Gen Intel(R) Core(TM) \
+             i7-12700) on cpu_atom"
         );
     }
 

@@ -31,6 +31,8 @@ use crate::worker::{self, Exit, Limits, WorkerCommand};
 pub(crate) struct WorkerSetup {
     pub(crate) exe: PathBuf,
     pub(crate) cpu: usize,
+    /// The extended perf type of `cpu`'s core PMU on a hybrid CPU (`host::pmu`).
+    pub(crate) pmu_type: Option<u32>,
     pub(crate) limits: Limits,
     pub(crate) cancel: Arc<AtomicBool>,
     /// The reference counter's rate the clock probe measured (Hz), when known: a worker
@@ -79,6 +81,7 @@ pub(crate) fn run_process(
     let args = MeasureInvocation {
         spec: spec.clone(),
         cpu: Some(setup.cpu),
+        pmu_type: setup.pmu_type,
         limits: setup.limits,
     }
     .to_args();
@@ -182,6 +185,16 @@ pub(crate) fn run_process(
                     fault = Some(JobFailure::new(
                         FailureKind::Loadfail,
                         load_error(spec, stage, detail),
+                    ))
+                }
+                TrialMessage::CounterFault {
+                    fault: kind,
+                    enabled_ns,
+                    running_ns,
+                } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Counterfault,
+                        kind.explain(enabled_ns, running_ns),
                     ))
                 }
                 TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),

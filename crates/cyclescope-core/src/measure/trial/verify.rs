@@ -101,7 +101,8 @@ impl TrialOrder {
                 Phase::Measuring,
                 TrialMessage::Cryptofail { .. }
                 | TrialMessage::Overflow
-                | TrialMessage::InputChanged { .. },
+                | TrialMessage::InputChanged { .. }
+                | TrialMessage::CounterFault { .. },
             ) => {
                 self.phase = Phase::Ended;
                 Ok(())
