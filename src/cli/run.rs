@@ -83,6 +83,11 @@ pub struct RunArgs {
     /// 64-byte boundary, and show the lowest, median and highest figure beside the guide's
     #[arg(long)]
     pub layouts: bool,
+    /// What each job counts: `cycles` (the guide's timed trials) or `instructions` (the
+    /// candidate's instructions per call, exact, from one process under valgrind, with a
+    /// cache-simulated cycle estimate beside it)
+    #[arg(long, value_enum, default_value_t = CounterArg::Cycles)]
+    pub counter: CounterArg,
     /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["out", "lengths"])]
     pub resume: Option<PathBuf>,
@@ -300,6 +305,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         allow_kat_fail: args.allow_kat_fail,
         allow_large_plan: args.allow_large_plan,
         layouts: args.layouts,
+        counter: args.counter.into(),
         tui_attached: false,
         kat_passed: Default::default(),
         baseline: args.baseline.clone(),
@@ -338,4 +344,20 @@ pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
         "{host}-campaign-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
     ))
+}
+
+/// `--counter`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CounterArg {
+    Cycles,
+    Instructions,
+}
+
+impl From<CounterArg> for crate::counter::Counter {
+    fn from(c: CounterArg) -> Self {
+        match c {
+            CounterArg::Cycles => crate::counter::Counter::Cycles,
+            CounterArg::Instructions => crate::counter::Counter::Instructions,
+        }
+    }
 }

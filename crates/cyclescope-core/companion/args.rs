@@ -1,7 +1,8 @@
 //! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
-//! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]`. Parsing
+//! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
+//! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
+//! [--count]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -35,6 +36,10 @@ pub(crate) struct Invocation<'a> {
     /// A layout of its own (`measure::layout`): the message and the digest this many bytes
     /// past a 64-byte boundary, instead of where their allocations put them.
     pub(crate) offsets: Option<(usize, usize)>,
+    /// The instruction count (`counter::callgrind`): the process runs under valgrind, its
+    /// warm-ups and its counted calls each in a function of their own that the parent finds
+    /// in callgrind's call graph, and no per-call phase.
+    pub(crate) count: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +61,7 @@ impl fmt::Display for ArgsError<'_> {
                 "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
-                 [--fresh-seed S] [--msg-offset O --digest-offset O]",
+                 [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -112,7 +117,15 @@ pub(crate) fn parse<'a>(
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
     let mut values: [Option<u64>; 15] = [None; 15];
     let mut abi: Option<bool> = None;
+    let mut count = false;
     while let Some(k) = it.next().map(CStr::to_bytes) {
+        if k == b"--count" {
+            if count {
+                return Err(ArgsError::Twice(k));
+            }
+            count = true;
+            continue;
+        }
         if k == b"--abi" {
             let supercop = match it.next().map(CStr::to_bytes) {
                 Some(b"iccs") => false,
@@ -183,5 +196,6 @@ pub(crate) fn parse<'a>(
             (Some(_), Some(_)) => return Err(ArgsError::OutOfRange("an offset (0–63)")),
             _ => return Err(ArgsError::Missing),
         },
+        count,
     })
 }

@@ -98,6 +98,13 @@ impl Line {
         self
     }
 
+    /// `,"key":true` or `false`.
+    pub(crate) fn boolean(mut self, key: &str, v: bool) -> Self {
+        self.key(key);
+        self.raw(if v { b"true" } else { b"false" });
+        self
+    }
+
     /// `,"key":"<name>"` for a fixed name (no escaping needed).
     pub(crate) fn name(mut self, key: &str, name: &str) -> Self {
         self.key(key);

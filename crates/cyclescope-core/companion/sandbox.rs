@@ -45,13 +45,23 @@ pub(crate) fn write_rights(abi: i64) -> u64 {
     rights
 }
 
-/// Installs both parts.
-pub(crate) fn install() -> Result<(), SetupError> {
-    restrict_writes()?;
-    filter_system_calls()
+/// Which parts are in force, as the worker reports them in `ready`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InForce {
+    pub(crate) landlock: bool,
+    pub(crate) seccomp: bool,
 }
 
-fn restrict_writes() -> Result<(), SetupError> {
+/// Installs both parts. `count`: under valgrind, which answers `seccomp(2)` with ENOSYS, the
+/// filter goes in through `prctl` instead (valgrind's own calls then pass it too; none of
+/// them is forbidden).
+pub(crate) fn install(count: bool) -> Result<InForce, SetupError> {
+    let landlock = restrict_writes()?;
+    let seccomp = filter_system_calls(count)?;
+    Ok(InForce { landlock, seccomp })
+}
+
+fn restrict_writes() -> Result<bool, SetupError> {
     // SAFETY: the version query passes no pointer (NULL, size 0) and a flag.
     let abi = unsafe {
         sys::syscall(
@@ -64,7 +74,7 @@ fn restrict_writes() -> Result<(), SetupError> {
     if abi <= 0 {
         // ENOSYS (no Landlock, or qemu-user) or EOPNOTSUPP (built in, turned off): nothing
         // to enforce with, as the engine's workers report in `check`.
-        return Ok(());
+        return Ok(false);
     }
     let attr = RulesetAttr {
         handled_access_fs: write_rights(abi),
@@ -91,7 +101,7 @@ fn restrict_writes() -> Result<(), SetupError> {
     let rc = unsafe { sys::syscall(sys::NR_LANDLOCK_RESTRICT_SELF as c_long, fd as c_int, 0u32) };
     let err = (rc < 0).then(|| failed("Landlock restrict_self"));
     sys::close_fd(fd as c_int);
-    err.map_or(Ok(()), Err)
+    err.map_or(Ok(true), Err)
 }
 
 /// `struct sock_filter`.
@@ -154,7 +164,7 @@ pub(crate) fn program() -> [SockFilter; PROGRAM_LEN] {
     p
 }
 
-fn filter_system_calls() -> Result<(), SetupError> {
+fn filter_system_calls(count: bool) -> Result<bool, SetupError> {
     let filter = program();
     let prog = SockFprog {
         len: PROGRAM_LEN as u16,
@@ -170,14 +180,23 @@ fn filter_system_calls() -> Result<(), SetupError> {
             &prog as *const SockFprog,
         )
     };
+    let refused = |errno| SetupError::Sys {
+        what: "seccomp filter",
+        errno,
+    };
     match (rc, sys::errno()) {
-        (0.., _) => Ok(()),
+        (0.., _) => Ok(true),
+        (_, sys::ENOSYS) if count => {
+            // SAFETY: `prog` describes `filter`, both alive until the call returns.
+            match unsafe { sys::prctl_seccomp_filter((&prog as *const SockFprog).cast()) } {
+                Ok(()) => Ok(true),
+                Err(sys::EINVAL | sys::ENOSYS) => Ok(false),
+                Err(errno) => Err(refused(errno)),
+            }
+        }
         // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all (as
         // under qemu-user).
-        (_, sys::EINVAL | sys::ENOSYS) => Ok(()),
-        (_, errno) => Err(SetupError::Sys {
-            what: "seccomp filter",
-            errno,
-        }),
+        (_, sys::EINVAL | sys::ENOSYS) => Ok(false),
+        (_, errno) => Err(refused(errno)),
     }
 }

@@ -67,7 +67,17 @@ pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
         sys::set_rlimit(sys::RLIMIT_FSIZE, bytes, bytes).map_err(sys_err("RLIMIT_FSIZE"))?;
     }
     if let Some(n) = inv.open_files {
-        sys::set_rlimit(sys::RLIMIT_NOFILE, n, n).map_err(sys_err("RLIMIT_NOFILE"))?;
+        match sys::set_rlimit(sys::RLIMIT_NOFILE, n, n) {
+            // Valgrind keeps descriptors of its own above the client's hard limit and refuses
+            // to move it: under it (`--count`) only the soft limit is set, which the record
+            // says (`counter::callgrind::RELAXED`).
+            Err(sys::EPERM) if inv.count => {
+                let hard = sys::hard_rlimit(sys::RLIMIT_NOFILE).unwrap_or(n);
+                sys::set_rlimit(sys::RLIMIT_NOFILE, n.min(hard), hard)
+            }
+            other => other,
+        }
+        .map_err(sys_err("RLIMIT_NOFILE"))?;
     }
     if let Some(cpu) = inv.cpu {
         sys::pin_to(cpu).map_err(sys_err("pin to the measurement CPU"))?;

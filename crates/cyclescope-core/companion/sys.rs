@@ -21,6 +21,7 @@ pub(crate) const RLIMIT_CORE: c_int = 4;
 pub(crate) const RLIMIT_NOFILE: c_int = 7;
 pub(crate) const RLIMIT_AS: c_int = 9;
 pub(crate) const ENOSYS: c_int = 38;
+pub(crate) const EPERM: c_int = 1;
 pub(crate) const EINVAL: c_int = 22;
 pub(crate) const EINTR: c_int = 4;
 
@@ -189,6 +190,19 @@ pub(crate) fn prctl_int(option: c_int, arg: c_ulong) -> Result<(), c_int> {
     if rc < 0 { Err(errno()) } else { Ok(()) }
 }
 
+/// `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog)`: the older way in to a filter, for a
+/// host that answers `seccomp(2)` with ENOSYS but passes `prctl` through (valgrind).
+///
+/// # Safety
+/// `prog` must point to a live `struct sock_fprog` whose filter array it describes exactly.
+pub(crate) unsafe fn prctl_seccomp_filter(prog: *const core::ffi::c_void) -> Result<(), c_int> {
+    const PR_SET_SECCOMP: c_int = 22;
+    const SECCOMP_MODE_FILTER: c_ulong = 2;
+    // SAFETY: the caller's contract; the kernel copies the program.
+    let rc = unsafe { prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0 as c_ulong, 0 as c_ulong) };
+    if rc < 0 { Err(errno()) } else { Ok(()) }
+}
+
 pub(crate) fn set_rlimit(resource: c_int, soft: u64, hard: u64) -> Result<(), c_int> {
     let limit = Rlimit {
         cur: soft,
@@ -200,6 +214,13 @@ pub(crate) fn set_rlimit(resource: c_int, soft: u64, hard: u64) -> Result<(), c_
     } else {
         Ok(())
     }
+}
+
+/// The hard limit of `resource`.
+pub(crate) fn hard_rlimit(resource: c_int) -> Option<u64> {
+    let mut limit = Rlimit { cur: 0, max: 0 };
+    // SAFETY: the kernel writes a live local struct.
+    (unsafe { getrlimit(resource, &mut limit) } == 0).then_some(limit.max)
 }
 
 /// The soft limit of `resource`.

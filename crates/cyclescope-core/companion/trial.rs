@@ -21,6 +21,7 @@ use super::library::{self, Entry, LoadError, MetaBlock};
 use super::perf_attr::CounterFault;
 use super::procfs;
 use super::proof::{self, Fresh};
+use super::sandbox::InForce;
 use super::sys;
 
 /// Samples per batch message, and the longest a batch waits (ns).
@@ -94,6 +95,25 @@ impl Call {
     }
 }
 
+/// The warm-up calls of an instruction count (`--count`), in a function of their own: the
+/// parent reads callgrind's call graph and counts only what the candidate executed when called
+/// from [`cyclescope_counted_calls`], so first-call costs (lazy binding, page faults) stay here.
+/// One call per invocation, so that its code differs from the counted loop's (identical
+/// functions would be folded into one symbol).
+#[unsafe(no_mangle)]
+#[inline(never)]
+fn cyclescope_warmup_calls(call: &Call) -> c_int {
+    call.call_n(1)
+}
+
+/// The counted calls of an instruction count (`--count`): `call_n` is inlined here, so the
+/// only calls out of this function are the candidate's entry point.
+#[unsafe(no_mangle)]
+#[inline(never)]
+fn cyclescope_counted_calls(call: &Call, n: u64) -> c_int {
+    call.call_n(n)
+}
+
 /// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
 pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
     for (i, b) in msg.iter_mut().enumerate() {
@@ -102,7 +122,7 @@ pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
 }
 
 /// Runs the invocation and reports on `ch`; the process's exit code.
-pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
+pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_int {
     let lib = match library::open(inv.library, inv.supercop) {
         Ok(l) => l,
         Err(LoadError::Dlopen(detail)) => return error(ch, "load", detail),
@@ -158,6 +178,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         &loop_counter,
         refusal,
         overhead,
+        in_force,
     );
 
     let call = Call {
@@ -188,7 +209,12 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         })
     };
     for _ in 0..inv.warmups {
-        if let Some(code) = check(call.call_n(1), &msg, &digest, fresh) {
+        let rc = if inv.count {
+            cyclescope_warmup_calls(&call)
+        } else {
+            call.call_n(1)
+        };
+        if let Some(code) = check(rc, &msg, &digest, fresh) {
             return code;
         }
     }
@@ -205,6 +231,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel) -> c_int {
         loop_counter.start();
         let inner0 = witness.inner();
         let failed_rc = match state {
+            None if inv.count => cyclescope_counted_calls(&call, inv.iterations),
             None => call.call_n(inv.iterations),
             Some(_) => call.call_pool(inv.iterations, msg_len),
         };
@@ -294,6 +321,7 @@ pub(crate) fn send_ready(
     loop_counter: &LoopCounter,
     refusal: Option<PerfRefusal>,
     overhead: Option<u64>,
+    in_force: InForce,
 ) {
     ch.message("ready")
         .pipe(|line| match &lib.meta {
@@ -319,6 +347,10 @@ pub(crate) fn send_ready(
             _ => line.null("per_call_source"),
         })
         .number("timer_overhead_ticks", overhead.unwrap_or(0))
+        .object("sandbox", |o| {
+            o.boolean("landlock", in_force.landlock)
+                .boolean("seccomp", in_force.seccomp)
+        })
         .send();
 }
 

@@ -42,11 +42,12 @@ pub(crate) unsafe fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         Ok(inv) => inv,
         Err(e) => return fail(format_args!("{e}")),
     };
-    let ch = match setup::enter(&inv).and_then(|ch| sandbox::install().map(|()| ch)) {
-        Ok(ch) => ch,
-        Err(e) => return fail(format_args!("{e}")),
-    };
-    trial::run(&inv, &ch)
+    let (ch, in_force) =
+        match setup::enter(&inv).and_then(|ch| sandbox::install(inv.count).map(|f| (ch, f))) {
+            Ok(pair) => pair,
+            Err(e) => return fail(format_args!("{e}")),
+        };
+    trial::run(&inv, &ch, in_force)
 }
 
 /// `cyclescope worker: <why>` on stderr; exit code 2.

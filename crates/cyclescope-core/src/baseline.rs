@@ -196,6 +196,7 @@ pub const DOUBTFUL_RATIO_NOTE: &str =
 /// it: per row its §4 cells, whether the run added it as a reference job (marked), its ratio.
 /// Empty without rows.
 pub fn perf_table_with_ratio(
+    counter: crate::counter::Counter,
     rows: impl IntoIterator<Item = ([String; 7], bool, Option<XofRatio>)>,
 ) -> String {
     let cells: Vec<Vec<String>> = rows
@@ -212,15 +213,19 @@ pub fn perf_table_with_ratio(
     if cells.is_empty() {
         return String::new();
     }
-    let mut header: Vec<&str> = crate::report::PERF_HEADER.to_vec();
+    let mut header: Vec<&str> = crate::report::perf_header(counter).to_vec();
     header.push(COLUMN);
     crate::report::export::markdown(&header, &cells)
 }
 
 /// The sentence under every table that carries the column: which baseline it divides by.
-pub fn divides_by(baseline: &Baseline) -> String {
+pub fn divides_by(baseline: &Baseline, counter: crate::counter::Counter) -> String {
+    let figure = match counter {
+        crate::counter::Counter::Cycles => "mean cycles",
+        crate::counter::Counter::Instructions => "instructions per call",
+    };
     format!(
-        "{COLUMN}: mean cycles over `pseudoXOF` of the same output width, length and counter, from candidate `{}`{}",
+        "{COLUMN}: {figure} over `pseudoXOF` of the same output width, length and counter, from candidate `{}`{}",
         baseline.candidate,
         if baseline.candidate == DEFAULT_CANDIDATE {
             " (cyclescope's Rust helpers, faster than the official C ones: not comparable with published ratios; `--baseline iccs-c` divides by the C helpers)"

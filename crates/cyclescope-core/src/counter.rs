@@ -5,6 +5,7 @@
 //! module allowed `unsafe`, and every block says why it is sound. It never decides whether a
 //! host is fit to measure on (that is `host`), and never converts cycles to time.
 
+pub mod callgrind;
 mod clock;
 mod perf;
 pub(crate) mod perf_attr;
@@ -48,6 +49,38 @@ pub enum CycleSource {
     /// The AArch64 virtual counter `cntvct_el0`: reference ticks at `cntfrq_el0`.
     #[serde(rename = "cntvct_el0")]
     Cntvct,
+    /// Instructions the candidate executed, counted exactly under valgrind's callgrind
+    /// (`callgrind`). A record of this source holds instructions where others hold cycles.
+    #[serde(rename = "valgrind:callgrind:Ir")]
+    CallgrindInstructions,
+}
+
+/// What a run counts (`--counter`): cycles (the guide's unit, perf_event or the reference
+/// counter) or instructions (exact, under valgrind; a hardware `instructions:u` source belongs
+/// here too). Ratios and Δ divide only within one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Counter {
+    #[default]
+    Cycles,
+    Instructions,
+}
+
+impl Counter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Cycles => "cycles",
+            Counter::Instructions => "instructions",
+        }
+    }
+
+    /// The unit a figure of this counter is shown in, per call.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Counter::Cycles => "cycles",
+            Counter::Instructions => "instr",
+        }
+    }
 }
 
 /// Whether a source follows the core clock or a fixed reference clock.
@@ -56,6 +89,7 @@ pub enum CycleSource {
 pub(crate) enum CycleKind {
     Core,
     Reference,
+    Instructions,
 }
 
 impl CycleSource {
@@ -65,12 +99,18 @@ impl CycleSource {
             CycleSource::PerfUserCycles => "perf_event:cpu-cycles:u",
             CycleSource::Tsc => "tsc",
             CycleSource::Cntvct => "cntvct_el0",
+            CycleSource::CallgrindInstructions => "valgrind:callgrind:Ir",
         }
     }
 
     /// Parses a record name back (the inverse of [`CycleSource::name`]).
     pub(crate) fn from_name(name: &str) -> Option<Self> {
-        [Self::PerfUserCycles, Self::Tsc, Self::Cntvct]
+        [
+            Self::PerfUserCycles,
+            Self::Tsc,
+            Self::Cntvct,
+            Self::CallgrindInstructions,
+        ]
             .into_iter()
             .find(|s| s.name() == name)
     }
@@ -79,7 +119,21 @@ impl CycleSource {
         match self {
             CycleSource::PerfUserCycles => CycleKind::Core,
             CycleSource::Tsc | CycleSource::Cntvct => CycleKind::Reference,
+            CycleSource::CallgrindInstructions => CycleKind::Instructions,
         }
+    }
+
+    /// What this source counts.
+    pub fn counter(self) -> Counter {
+        match self.kind() {
+            CycleKind::Instructions => Counter::Instructions,
+            CycleKind::Core | CycleKind::Reference => Counter::Cycles,
+        }
+    }
+
+    /// True for an exact count (no interval needed between two of them).
+    pub fn is_exact(self) -> bool {
+        self == CycleSource::CallgrindInstructions
     }
 
     /// True for core cycles (the guide's unit), false for reference cycles.
@@ -174,6 +228,7 @@ mod tests {
             CycleSource::PerfUserCycles,
             CycleSource::Tsc,
             CycleSource::Cntvct,
+            CycleSource::CallgrindInstructions,
         ] {
             assert_eq!(CycleSource::from_name(s.name()), Some(s));
             assert_eq!(

@@ -38,6 +38,42 @@ pub const PERF_HEADER: [&str; 7] = [
     "n",
 ];
 
+/// The §4 header of instruction counts (`--counter instructions`): per call and per byte,
+/// exact; no time, since valgrind's is not the candidate's.
+pub const INSTRUCTION_HEADER: [&str; 7] = [
+    "instance",
+    "message",
+    "instructions/call",
+    "instructions/byte",
+    "mean time",
+    "MB/s",
+    "n",
+];
+
+/// The header of a table of `counter`'s figures.
+pub fn perf_header(counter: crate::counter::Counter) -> [&'static str; 7] {
+    match counter {
+        crate::counter::Counter::Cycles => PERF_HEADER,
+        crate::counter::Counter::Instructions => INSTRUCTION_HEADER,
+    }
+}
+
+/// Instructions when every summary is an instruction count, else cycles.
+pub fn counter_of<'a>(summaries: impl IntoIterator<Item = &'a JobSummary>) -> crate::counter::Counter {
+    let mut all = summaries.into_iter().peekable();
+    if all.peek().is_none() {
+        return crate::counter::Counter::Cycles;
+    }
+    if all.all(|s| {
+        s.cycle_source
+            .is_some_and(|c| c.counter() == crate::counter::Counter::Instructions)
+    }) {
+        crate::counter::Counter::Instructions
+    } else {
+        crate::counter::Counter::Cycles
+    }
+}
+
 /// One §4 row: a finished job's figures, or `failed` with its reason in the last column. The
 /// mean carries its 95 % confidence interval when the record has one, and ` ⚠` when the
 /// figure is doubtful (`doubt_notes` says why, under the table).
@@ -64,7 +100,9 @@ pub fn perf_cells_unmarked(
     match summary {
         Some(s) => {
             let ci = s.ci95_relative.map_or_else(String::new, ci_text);
+            let exact = s.cycle_source.is_some_and(|c| c.is_exact());
             let mean = match s.mean_cycles {
+                Some(c) if exact => format::int(Some(c)),
                 Some(c) if s.measurements < 100 => {
                     format!("{}{ci} (n={})", format::int(Some(c)), s.measurements)
                 }
@@ -74,13 +112,22 @@ pub fn perf_cells_unmarked(
             let cpb = s.mean_cycles.map_or(format::MISSING.into(), |c| {
                 format::cycles_per_byte(c, key.input_bytes)
             });
+            // Under valgrind the time is valgrind's, not the candidate's: no figure.
+            let (time, mbs) = if exact {
+                (format::MISSING.to_string(), format::MISSING.to_string())
+            } else {
+                (
+                    format::time(s.mean_seconds),
+                    format!("{:.1}", s.throughput_mb_per_second),
+                )
+            };
             [
                 label,
                 message,
                 mean,
                 cpb,
-                format::time(s.mean_seconds),
-                format!("{:.1}", s.throughput_mb_per_second),
+                time,
+                mbs,
                 format!(
                     "{} ({} × {})",
                     s.measurements, s.trials, s.iterations_per_trial
@@ -203,7 +250,14 @@ pub fn measured_by(
     reference_cycles: bool,
 ) -> String {
     let get_f = |k: &str| env.get(k).and_then(serde_json::Value::as_f64);
-    let kind = if reference_cycles {
+    let counted = crate::counter::CycleSource::from_name(cycle_source).is_some_and(|c| c.is_exact());
+    let what = if counted { "instructions" } else { "cycles" };
+    let kind = if counted {
+        format!(
+            "the candidate's instructions, counted exactly under valgrind; cycle estimate {}",
+            crate::counter::callgrind::ESTIMATE_FORMULA
+        )
+    } else if reference_cycles {
         match get_f("reference_clock_hz") {
             Some(hz) => format!("reference cycles at {:.3} GHz", hz / 1e9),
             None => "reference cycles".to_string(),
@@ -220,7 +274,7 @@ pub fn measured_by(
         .and_then(serde_json::Value::as_str)
         .unwrap_or("unknown CPU");
     let model = crate::sanitize::markdown(model);
-    let mut text = format!("cycles: {cycle_source} ({kind})");
+    let mut text = format!("{what}: {cycle_source} ({kind})");
     if let Some(cpu) = cpu {
         text += &format!(", CPU {cpu} ({model})");
     }

@@ -139,6 +139,9 @@ pub struct WorkerCommand {
     pub limits: Limits,
     /// The CPU the arguments pin the worker to: the parent checks it stays there.
     pub pinned_cpu: Option<usize>,
+    /// A program the worker runs under, with its arguments before the worker's (valgrind,
+    /// for an instruction count: `counter::callgrind`).
+    pub launcher: Option<(PathBuf, Vec<String>)>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable.
@@ -174,7 +177,14 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let token = SessionToken::generate().map_err(WorkerError::Token)?;
     // The worker inherits this thread's scheduling: what it must still have at the end.
     let expected = place::Expected::of_this_thread(cmd.pinned_cpu);
-    let mut command = Command::new(&cmd.exe);
+    let mut command = match &cmd.launcher {
+        None => Command::new(&cmd.exe),
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(&cmd.exe);
+            c
+        }
+    };
     command
         .arg("worker")
         .args(&cmd.args)

@@ -228,8 +228,11 @@ impl Progress {
             }
             EngineEvent::JobFinished { job, summary, .. } => {
                 let tag = self.tag(job);
+                let unit = summary
+                    .cycle_source
+                    .map_or("cycles", |c| c.counter().unit());
                 self.line(&format!(
-                    "done {job}{tag}: {} cycles/call ({}), n={}",
+                    "done {job}{tag}: {} {unit}/call ({}), n={}",
                     crate::format::int(summary.mean_cycles),
                     summary.cycle_source.map_or("", CycleSource::name),
                     summary.measurements

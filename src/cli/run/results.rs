@@ -164,7 +164,8 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
         rows.iter()
             .any(|o| o.job.label == r.job.label && o.job.candidate != r.job.candidate)
     };
-    let mut out = baseline::perf_table_with_ratio(rows.iter().map(|r| {
+    let counter = crate::report::counter_of(rows.iter().map(|r| &r.summary));
+    let mut out = baseline::perf_table_with_ratio(counter, rows.iter().map(|r| {
         let mut cells = crate::report::perf_cells(&r.job, Some(&r.summary), None);
         if shared(r) {
             cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
@@ -206,7 +207,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
             out += &format!("{line}\n");
         }
     }
-    out += &format!("\n{}\n", baseline::divides_by(baseline));
+    out += &format!("\n{}\n", baseline::divides_by(baseline, counter));
     if rows.iter().any(|r| r.x_pseudoxof_doubtful) {
         out += &format!("{}\n", baseline::DOUBTFUL_RATIO_NOTE);
     }

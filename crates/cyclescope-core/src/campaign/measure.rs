@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::RunRequest;
 use super::plan::Job;
 use super::runner::TrialRunner;
-use crate::counter::CycleSource;
+use crate::counter::{Counter, CycleSource};
 use crate::measure::clock::ClockRule;
 use crate::measure::job::{self, ProcessRun};
 use crate::measure::plan::{Adaptive, MAX_ATTEMPTS, MIN_ADAPTIVE_TRIALS};
@@ -40,6 +40,8 @@ pub(crate) struct JobMeasurement {
     pub(crate) clock_hz_by_trial: Vec<Option<f64>>,
     /// The figures at the other buffer layouts (`--layouts`).
     pub(crate) layouts: Option<crate::measure::layout::LayoutSpread>,
+    /// The instruction count (`--counter instructions`).
+    pub(crate) instructions: Option<crate::counter::callgrind::InstructionCount>,
 }
 
 impl JobMeasurement {
@@ -53,6 +55,7 @@ impl JobMeasurement {
             failure: None,
             clock_hz_by_trial: Vec::new(),
             layouts: None,
+            instructions: None,
         }
     }
 }
@@ -105,6 +108,7 @@ impl Layout {
                 abi: j.inst.abi,
                 fresh_seed: None,
                 offsets: None,
+                count: req.counter == Counter::Instructions,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
@@ -171,10 +175,13 @@ pub(super) fn measure_job(
             break;
         }
     }
-    if run.m.failure.is_none() && !run.probe_fresh_messages() {
+    // An instruction count is the candidate's instructions, not its time: the fresh-message
+    // probe and the layouts time, so they belong to the cycles counter.
+    let timed = req.counter == Counter::Cycles;
+    if timed && run.m.failure.is_none() && !run.probe_fresh_messages() {
         return Measured::Cancelled;
     }
-    if req.layouts && run.m.failure.is_none() && !run.time_layouts() {
+    if timed && req.layouts && run.m.failure.is_none() && !run.time_layouts() {
         return Measured::Cancelled;
     }
     Measured::Done(Box::new(run.m))
@@ -217,7 +224,9 @@ impl Measuring<'_> {
                     });
                 }
             }
+            // A count is not disturbed by a busy host: it is never run again for one.
             if failure.is_none()
+                && !self.layout.spec.count
                 && attempt < MAX_ATTEMPTS
                 && let Some(reason) =
                     disturbance_of(&run, self.clock.fixed_clock_hz).or(clock_drift)
@@ -240,6 +249,7 @@ impl Measuring<'_> {
                 }
                 Some(f) => self.m.failure = Some(f),
             }
+            self.m.instructions = self.m.instructions.take().or(run.instructions.clone());
             self.m.clock_hz_by_trial.extend(clock_hz);
             self.m.processes.push(run);
             return true;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::kat_gate::{KatResult, kat_gate};
 use super::{CampaignError, Run, write};
 use crate::catalog::Instance;
+use crate::counter::Counter;
 use crate::measure::plan::{TrialPlan, plan};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{EngineEvent, JobKey, JobOutcome};
@@ -128,6 +129,7 @@ impl Run<'_> {
             abi: inst.abi,
             fresh_seed: None,
             offsets: None,
+            count: false,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self
@@ -137,7 +139,10 @@ impl Run<'_> {
         let setup_s = (run.record.wall_s - t1).max(0.0);
         let reason = match &run.outcome {
             JobOutcome::Complete => {
-                let p = plan(t1, setup_s, &self.req.planning);
+                let p = match self.req.counter {
+                    Counter::Cycles => plan(t1, setup_s, &self.req.planning),
+                    Counter::Instructions => count_plan(t1, setup_s),
+                };
                 self.events.send(EngineEvent::JobPlanned {
                     job: key.clone(),
                     plan: p,
@@ -170,5 +175,25 @@ impl Run<'_> {
             record: Some(record),
         });
         Ok(Calibrated::Failed)
+    }
+}
+
+/// Valgrind runs a call some 20–100 times slower than the CPU, and starts in about a second.
+const VALGRIND_SLOWDOWN: f64 = 200.0;
+const VALGRIND_START_S: f64 = 30.0;
+
+/// An instruction count's plan: one process under valgrind, one warm-up call, then
+/// `callgrind::COUNTED_CALLS` counted calls (the count is exact: no more are needed), its
+/// deadline far above what valgrind takes for them (the cold call `t1` times its slowdown).
+pub(super) fn count_plan(t1: f64, setup_s: f64) -> TrialPlan {
+    let calls = crate::counter::callgrind::COUNTED_CALLS;
+    let estimated_s = setup_s + t1 * (calls + 1) as f64;
+    TrialPlan {
+        iterations_per_trial: calls,
+        warmups: 1,
+        trials: 1,
+        separate_processes: true,
+        estimated_s,
+        timeout_per_process_s: VALGRIND_START_S + VALGRIND_SLOWDOWN * estimated_s,
     }
 }

@@ -60,6 +60,9 @@ pub struct RunRequest {
     /// The machine-wide CPU-lock folder (`cpu::lock::machine_lock_dir`; tests that never
     /// measure give their own).
     pub cpu_lock_dir: PathBuf,
+    /// What each job counts: cycles by the guide's trials, or instructions under valgrind
+    /// (`--counter instructions`, one counted process per job).
+    pub counter: crate::counter::Counter,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -89,6 +92,8 @@ pub struct RequestOverrides {
     pub allow_large_plan: bool,
     /// Time each job at several buffer layouts too (`--layouts`).
     pub layouts: bool,
+    /// What each job counts (`--counter`).
+    pub counter: crate::counter::Counter,
     pub tui_attached: bool,
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// The baseline candidate (default: the setting).
@@ -245,6 +250,7 @@ impl RunRequest {
             reference_jobs: Vec::new(),
             layouts: false,
             cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
+            counter: crate::counter::Counter::Cycles,
         }
     }
 
@@ -278,6 +284,7 @@ impl RunRequest {
         self.allow_kat_fail |= o.allow_kat_fail;
         self.tui_attached |= o.tui_attached;
         self.layouts |= o.layouts;
+        self.counter = o.counter;
         self.kat_passed = o.kat_passed;
         self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);

@@ -77,6 +77,7 @@ pub(super) fn job_record(
         failure: m.failure.clone(),
         clock_hz_by_trial: m.clock_hz_by_trial.clone(),
         layouts: m.layouts.clone(),
+        instructions: m.instructions.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
     let rec = assemble(
@@ -142,7 +143,7 @@ fn base_additions(
         .into(),
         adaptive_precision: req.adaptive.map(|a| a.precision),
         cycle_source: info.map(|i| i.cycle_source),
-        reference_cycles: info.is_some_and(|i| !i.core_cycles),
+        reference_cycles: info.is_some_and(|i| !i.core_cycles && !i.cycle_source.is_exact()),
         ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: None,
         timer_overhead_ticks: 0.0,
@@ -164,6 +165,7 @@ fn base_additions(
         clock_hz_by_trial: Vec::new(),
         conformance: None,
         layouts: None,
+        instructions: None,
     }
 }
 

@@ -265,6 +265,7 @@ pub fn run_kat(
         cancel: opts.cancel.clone(),
         limits,
         pinned_cpu: None,
+        launcher: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);

@@ -40,6 +40,17 @@ pub struct TrialSpec {
     /// A layout of its own (`measure::layout`); None: the guide's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offsets: Option<super::layout::BufferOffsets>,
+    /// An instruction count under valgrind (`counter::callgrind`) instead of timed trials.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count: bool,
+}
+
+/// Which parts of its sandbox the worker put in force (`companion/sandbox.rs`); under
+/// valgrind Landlock is not among them (valgrind does not pass its system calls through).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInForce {
+    pub landlock: bool,
+    pub seccomp: bool,
 }
 
 /// Messages from the worker (JSON objects tagged by `t`, written by `companion/trial.rs`).
@@ -60,6 +71,9 @@ pub(crate) enum TrialMessage {
         /// The per-call counter (None when this machine has none).
         per_call_source: Option<CycleSource>,
         timer_overhead_ticks: u64,
+        /// Absent from workers of earlier versions.
+        #[serde(default)]
+        sandbox: Option<SandboxInForce>,
     },
     Trial {
         measurements: u64,

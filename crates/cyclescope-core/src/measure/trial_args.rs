@@ -53,6 +53,9 @@ impl MeasureInvocation {
                 o.digest.to_string(),
             ]);
         }
+        if s.count {
+            args.push("--count".to_string());
+        }
         args
     }
 }
@@ -79,6 +82,7 @@ mod tests {
                 abi: Abi::Iccs,
                 fresh_seed: None,
                 offsets: None,
+                count: false,
             },
             cpu,
             pmu_type: None,
@@ -117,6 +121,7 @@ mod tests {
                         message: m as u32,
                         digest: d as u32,
                     }),
+                count: inv.count,
             },
             cpu: inv.cpu,
             pmu_type: inv.pmu_type,
@@ -161,6 +166,9 @@ mod tests {
             let mut placed = inv.clone();
             placed.spec.offsets = Some(crate::measure::layout::LAYOUTS[7]);
             assert_eq!(read_back(&c_args(&placed.to_args())), Ok(placed));
+            let mut counted = inv.clone();
+            counted.spec.count = true;
+            assert_eq!(read_back(&c_args(&counted.to_args())), Ok(counted));
             let mut with_worker = vec!["worker".to_string()];
             with_worker.extend(args);
             assert_eq!(read_back(&c_args(&with_worker)), Ok(inv));

@@ -137,6 +137,11 @@ pub struct Additions {
     /// The figure at each buffer layout of `run --layouts`, and their spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<crate::measure::layout::LayoutSpread>,
+    /// The instruction count under valgrind (`cycle_source` `valgrind:callgrind:Ir`, where
+    /// `mean_cycles` holds instructions per call): calls, instructions, simulated cache misses,
+    /// the cycle estimate and its formula, and what the sandbox gave up under valgrind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<crate::counter::callgrind::InstructionCount>,
 }
 
 impl Additions {

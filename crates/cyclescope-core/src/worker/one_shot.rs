@@ -67,6 +67,7 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
         cancel: None,
         limits,
         pinned_cpu: None,
+        launcher: None,
     };
     let mut reply = None;
     let outcome = super::run(&cmd, |r: Reply| match reply {

@@ -253,6 +253,7 @@ impl TrialRunner for Scripted {
             }),
             outcome,
             peak_rss_bytes: 2 << 20,
+            instructions: None,
         }
     }
 }

@@ -185,6 +185,10 @@ fn ready_carries_the_metadata_the_engine_would_read_itself() {
             &LoopCounter::Reference(0),
             Some(WorkerRefusal::Errno(2)),
             Some(41),
+            crate::companion::sandbox::InForce {
+                landlock: true,
+                seccomp: false,
+            },
         )
     });
     let [
@@ -196,6 +200,7 @@ fn ready_carries_the_metadata_the_engine_would_read_itself() {
             perf_unavailable,
             per_call_source,
             timer_overhead_ticks,
+            sandbox,
         },
     ] = &got[..]
     else {
@@ -205,6 +210,13 @@ fn ready_carries_the_metadata_the_engine_would_read_itself() {
     assert_eq!(Some(*cycle_source), crate::counter::REFERENCE_SOURCE);
     assert_eq!(*per_call_source, crate::counter::REFERENCE_SOURCE);
     assert_eq!(*timer_overhead_ticks, 41);
+    assert_eq!(
+        *sandbox,
+        Some(super::SandboxInForce {
+            landlock: true,
+            seccomp: false
+        })
+    );
     assert_eq!(*perf_unavailable, Some(PerfRefusal::Errno(2)));
     assert!(
         perf_unavailable

@@ -16,6 +16,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         abi: crate::plugin::Abi::Iccs,
         fresh_seed: None,
         offsets: None,
+        count: false,
     }
 }
 
@@ -28,6 +29,7 @@ fn ready() -> TrialMessage {
         perf_unavailable: None,
         per_call_source: Some(CycleSource::Tsc),
         timer_overhead_ticks: 30,
+        sandbox: None,
     }
 }
 

@@ -1,0 +1,149 @@
+//! The parent side of an instruction count (`counter::callgrind`): a trial worker started
+//! under valgrind with `--count`, its file-size limit raised for valgrind's output file (in a
+//! private scratch folder), and, once it ended, the count read from that file into the
+//! process's figures: its one trial then holds the candidate's instructions where a timed trial
+//! holds cycles, its source is `valgrind:callgrind:Ir`, and the record keeps the full count
+//! (cache misses, the cycle estimate, what the sandbox gave up). It never plans or retries.
+
+use std::path::PathBuf;
+
+use super::job::{ProcessRun, WorkerInfo};
+use super::trial::{SandboxInForce, TrialSpec};
+use crate::counter::CycleSource;
+use crate::counter::callgrind::{
+    self, CallgrindError, ESTIMATE_FORMULA, InstructionCount, LANDLOCK_RELAXED, RELAXED,
+    SECCOMP_RELAXED,
+};
+use crate::vocabulary::{FailureKind, JobFailure, JobOutcome};
+use crate::worker::Limits;
+
+/// A count's launcher and where valgrind writes.
+pub(crate) struct CountRun {
+    _scratch: tempfile::TempDir,
+    out_file: PathBuf,
+    pub(crate) valgrind: PathBuf,
+}
+
+impl CountRun {
+    /// The scratch folder and valgrind's path, or why a count cannot run here.
+    pub(crate) fn prepare() -> Result<Self, CallgrindError> {
+        let valgrind = callgrind::find_valgrind()?;
+        let scratch = tempfile::Builder::new()
+            .prefix("cyclescope-count-")
+            .tempdir()
+            .map_err(|e| CallgrindError::NoOutput {
+                why: format!("cannot make a scratch folder: {e}"),
+            })?;
+        let out_file = scratch.path().join("callgrind.out");
+        Ok(Self {
+            _scratch: scratch,
+            out_file,
+            valgrind,
+        })
+    }
+
+    /// valgrind's arguments before the worker's.
+    pub(crate) fn launcher_args(&self) -> Vec<String> {
+        callgrind::valgrind_args(&self.out_file)
+    }
+
+    /// The worker's limits under valgrind: its output file must fit.
+    pub(crate) fn limits(limits: Limits) -> Limits {
+        Limits {
+            file_size_bytes: Some(callgrind::OUTPUT_FILE_LIMIT_BYTES),
+            ..limits
+        }
+    }
+
+    /// Reads the count into `run` (a complete process), or fails it with the reason.
+    pub(crate) fn finish(&self, spec: &TrialSpec, run: &mut ProcessRun, sandbox: Option<SandboxInForce>) {
+        if let Some(e) = callgrind::unhandled_instruction(&run.record.stderr) {
+            run.record.status = crate::vocabulary::ProcessStatus::Partial;
+            run.outcome = JobOutcome::Failed(JobFailure::new(FailureKind::Crash, e.to_string()));
+            return;
+        }
+        if run.outcome != JobOutcome::Complete {
+            return;
+        }
+        match self.read(spec, run.record.wall_s, sandbox) {
+            Ok(count) => apply(run, count),
+            Err(e) => {
+                run.record.status = crate::vocabulary::ProcessStatus::Partial;
+                run.outcome =
+                    JobOutcome::Failed(JobFailure::new(FailureKind::Loadfail, e.to_string()))
+            }
+        }
+    }
+
+    fn read(
+        &self,
+        spec: &TrialSpec,
+        wall_s: f64,
+        sandbox: Option<SandboxInForce>,
+    ) -> Result<InstructionCount, CallgrindError> {
+        let text = std::fs::read_to_string(&self.out_file).map_err(|e| CallgrindError::NoOutput {
+            why: e.to_string(),
+        })?;
+        let c = callgrind::parse(&text)?;
+        let made = spec.iterations * u64::from(spec.trials);
+        if c.calls != made {
+            return Err(CallgrindError::CallsMismatch {
+                seen: c.calls,
+                made,
+            });
+        }
+        Ok(InstructionCount {
+            tool: callgrind::tool_of(&text),
+            calls: c.calls,
+            instructions: c.ir,
+            l1_misses: c.l1_misses,
+            ll_misses: c.ll_misses,
+            estimated_cycles: c.estimated_cycles(),
+            estimate_formula: ESTIMATE_FORMULA.to_string(),
+            sandbox_relaxed: relaxed(sandbox),
+            wall_s,
+        })
+    }
+}
+
+/// What the sandbox gave up under valgrind, the worker's report included.
+pub(crate) fn relaxed(sandbox: Option<SandboxInForce>) -> Vec<String> {
+    let mut out: Vec<String> = RELAXED.iter().map(|s| s.to_string()).collect();
+    let s = sandbox.unwrap_or(SandboxInForce {
+        landlock: false,
+        seccomp: false,
+    });
+    if !s.landlock {
+        out.push(LANDLOCK_RELAXED.to_string());
+    }
+    if !s.seccomp {
+        out.push(SECCOMP_RELAXED.to_string());
+    }
+    out
+}
+
+/// The process's figures become the count's: one trial of the counted calls, whose `cycles`
+/// are the candidate's instructions.
+fn apply(run: &mut ProcessRun, count: InstructionCount) {
+    let calls_per_trial = count.calls / run.record.trials.len().max(1) as u64;
+    let per_trial = count.instructions / run.record.trials.len().max(1) as u64;
+    for t in &mut run.record.trials {
+        t.measurements = calls_per_trial;
+        t.cycles = per_trial;
+    }
+    // Waiting for the CPU slows valgrind down, never changes the count: no trial of a count
+    // is disturbed, and no clock applies to it.
+    run.waited_ns.iter_mut().for_each(|w| *w = None);
+    run.clock.iter_mut().for_each(|c| *c = None);
+    if let Some(info) = &mut run.info {
+        *info = WorkerInfo {
+            cycle_source: CycleSource::CallgrindInstructions,
+            core_cycles: false,
+            perf_unavailable: None,
+            per_call_source: None,
+            timer_overhead_ticks: 0.0,
+            ..info.clone()
+        };
+    }
+    run.instructions = Some(count);
+}
