@@ -199,7 +199,15 @@ pub(crate) unsafe fn prctl_seccomp_filter(prog: *const core::ffi::c_void) -> Res
     const PR_SET_SECCOMP: c_int = 22;
     const SECCOMP_MODE_FILTER: c_ulong = 2;
     // SAFETY: the caller's contract; the kernel copies the program.
-    let rc = unsafe { prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0 as c_ulong, 0 as c_ulong) };
+    let rc = unsafe {
+        prctl(
+            PR_SET_SECCOMP,
+            SECCOMP_MODE_FILTER,
+            prog,
+            0 as c_ulong,
+            0 as c_ulong,
+        )
+    };
     if rc < 0 { Err(errno()) } else { Ok(()) }
 }
 

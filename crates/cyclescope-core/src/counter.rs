@@ -111,8 +111,8 @@ impl CycleSource {
             Self::Cntvct,
             Self::CallgrindInstructions,
         ]
-            .into_iter()
-            .find(|s| s.name() == name)
+        .into_iter()
+        .find(|s| s.name() == name)
     }
 
     pub(crate) fn kind(self) -> CycleKind {

@@ -59,7 +59,9 @@ pub fn perf_header(counter: crate::counter::Counter) -> [&'static str; 7] {
 }
 
 /// Instructions when every summary is an instruction count, else cycles.
-pub fn counter_of<'a>(summaries: impl IntoIterator<Item = &'a JobSummary>) -> crate::counter::Counter {
+pub fn counter_of<'a>(
+    summaries: impl IntoIterator<Item = &'a JobSummary>,
+) -> crate::counter::Counter {
     let mut all = summaries.into_iter().peekable();
     if all.peek().is_none() {
         return crate::counter::Counter::Cycles;
@@ -250,7 +252,8 @@ pub fn measured_by(
     reference_cycles: bool,
 ) -> String {
     let get_f = |k: &str| env.get(k).and_then(serde_json::Value::as_f64);
-    let counted = crate::counter::CycleSource::from_name(cycle_source).is_some_and(|c| c.is_exact());
+    let counted =
+        crate::counter::CycleSource::from_name(cycle_source).is_some_and(|c| c.is_exact());
     let what = if counted { "instructions" } else { "cycles" };
     let kind = if counted {
         format!(

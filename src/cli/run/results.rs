@@ -165,14 +165,17 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
             .any(|o| o.job.label == r.job.label && o.job.candidate != r.job.candidate)
     };
     let counter = crate::report::counter_of(rows.iter().map(|r| &r.summary));
-    let mut out = baseline::perf_table_with_ratio(counter, rows.iter().map(|r| {
-        let mut cells = crate::report::perf_cells(&r.job, Some(&r.summary), None);
-        if shared(r) {
-            cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
-        }
-        crate::report::mark_kat(&mut cells, Some(&r.summary));
-        (cells, r.reference_job, r.ratio())
-    }));
+    let mut out = baseline::perf_table_with_ratio(
+        counter,
+        rows.iter().map(|r| {
+            let mut cells = crate::report::perf_cells(&r.job, Some(&r.summary), None);
+            if shared(r) {
+                cells[0] = format!("`{}/{}`", r.job.candidate, r.job.label);
+            }
+            crate::report::mark_kat(&mut cells, Some(&r.summary));
+            (cells, r.reference_job, r.ratio())
+        }),
+    );
     // Why a figure carries ⚠ (the core's doubt rule), which were timed without a passing KAT,
     // and the spread of the buffer layouts, one line each.
     let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));

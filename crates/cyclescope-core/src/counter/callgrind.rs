@@ -81,7 +81,9 @@ pub enum CallgrindError {
          with SIGILL"
     )]
     Unhandled { bytes: String },
-    #[error("valgrind is not installed (no `valgrind` on PATH): install the distribution's valgrind package")]
+    #[error(
+        "valgrind is not installed (no `valgrind` on PATH): install the distribution's valgrind package"
+    )]
     NotInstalled,
     #[error("valgrind wrote no call graph ({why})")]
     NoOutput { why: String },

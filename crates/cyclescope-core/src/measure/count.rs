@@ -56,7 +56,12 @@ impl CountRun {
     }
 
     /// Reads the count into `run` (a complete process), or fails it with the reason.
-    pub(crate) fn finish(&self, spec: &TrialSpec, run: &mut ProcessRun, sandbox: Option<SandboxInForce>) {
+    pub(crate) fn finish(
+        &self,
+        spec: &TrialSpec,
+        run: &mut ProcessRun,
+        sandbox: Option<SandboxInForce>,
+    ) {
         if let Some(e) = callgrind::unhandled_instruction(&run.record.stderr) {
             run.record.status = crate::vocabulary::ProcessStatus::Partial;
             run.outcome = JobOutcome::Failed(JobFailure::new(FailureKind::Crash, e.to_string()));
@@ -81,9 +86,8 @@ impl CountRun {
         wall_s: f64,
         sandbox: Option<SandboxInForce>,
     ) -> Result<InstructionCount, CallgrindError> {
-        let text = std::fs::read_to_string(&self.out_file).map_err(|e| CallgrindError::NoOutput {
-            why: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(&self.out_file)
+            .map_err(|e| CallgrindError::NoOutput { why: e.to_string() })?;
         let c = callgrind::parse(&text)?;
         let made = spec.iterations * u64::from(spec.trials);
         if c.calls != made {

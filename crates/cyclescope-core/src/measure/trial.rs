@@ -139,7 +139,9 @@ impl CounterFaultKind {
                 "the perf_event cycle counter counted 0 over a trial of calls".to_string()
             }
             CounterFaultKind::Multiplexed => format!(
-                "the perf_event cycle counter ran {running_ns} ns of the {enabled_ns} ns it was                  enabled (multiplexed with other events, or on a CPU of another core type):                  its count is not the trial's"
+                "the perf_event cycle counter ran {running_ns} ns of the {enabled_ns} ns it was \
+                 enabled (multiplexed with other events, or on a CPU of another core type): \
+                 its count is not the trial's"
             ),
         }
     }

@@ -15,11 +15,14 @@ fn run_table(app: &App, run: usize) -> String {
         .filter(|r| r.run == run)
         .collect();
     let counter = crate::report::counter_of(rows.iter().filter_map(|r| r.summary));
-    let mut out = crate::baseline::perf_table_with_ratio(counter, rows.iter().map(|r| {
-        let mut cells = crate::report::perf_cells(r.key, r.summary, r.failure);
-        crate::report::mark_kat(&mut cells, r.summary);
-        (cells, r.reference, r.x_pseudoxof)
-    }));
+    let mut out = crate::baseline::perf_table_with_ratio(
+        counter,
+        rows.iter().map(|r| {
+            let mut cells = crate::report::perf_cells(r.key, r.summary, r.failure);
+            crate::report::mark_kat(&mut cells, r.summary);
+            (cells, r.reference, r.x_pseudoxof)
+        }),
+    );
     let mut notes =
         crate::report::doubt_notes(rows.iter().filter_map(|r| Some((r.key, r.summary?))));
     notes.extend(crate::report::kat_notes(
@@ -32,7 +35,10 @@ fn run_table(app: &App, run: usize) -> String {
         }
     }
     if rows.iter().any(|r| r.x_pseudoxof.is_some()) {
-        out += &format!("\n{}\n", crate::baseline::divides_by(&app.xof_baseline, counter));
+        out += &format!(
+            "\n{}\n",
+            crate::baseline::divides_by(&app.xof_baseline, counter)
+        );
     }
     if rows
         .iter()

@@ -1,0 +1,94 @@
+//! `cyclescope profile LABEL --length N [--json]`: where the cost of each named instance goes
+//! at one message length — its share per function, and per source line where the library has
+//! debug information — from profile trials of its own (`profile`: the calls counted under
+//! valgrind's callgrind, then run natively for the overhead). Text or `--json` on stdout.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::{InstanceArgs, arg_value};
+use crate::profile::{self, ProfileRequest};
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    pub select: InstanceArgs,
+    /// Message length, bytes.
+    #[arg(long, value_name = "BYTES", value_parser = arg_value::length)]
+    pub length: u64,
+    /// Calls profiled (the counts are exact: a few suffice).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub calls: u64,
+    /// CPU the profile's workers run on (default: the config's, else the highest-numbered CPU
+    /// this process may use).
+    #[arg(long, value_parser = arg_value::cpu)]
+    pub cpu: Option<usize>,
+    /// Source lines shown in the text (all of them go into --json).
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub lines: usize,
+    /// Print the profiles as JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode> {
+    let (catalog, instances) = args.select.resolve(config, false)?;
+    let cpu = args
+        .cpu
+        .or(catalog.settings.cpu)
+        .unwrap_or_else(crate::cpu::last_allowed);
+    let mib =
+        crate::worker::limits::address_space_mib(None, catalog.settings.max_address_space_mib)
+            .map_err(anyhow::Error::msg)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
+    // The native trial is timed: keep off a CPU another process measures on.
+    let lock_dir = crate::cpu::lock::machine_lock_dir();
+    let wait = crate::cpu::lock::lock_wait()?;
+    let _held = crate::cpu::lock::lock_all(
+        &lock_dir,
+        &[cpu],
+        Path::new("profile"),
+        wait,
+        &cancel,
+        &mut |busy| eprintln!("cyclescope: {busy}; waiting"),
+    )?;
+    let mut profiles = Vec::new();
+    for instance in instances {
+        eprintln!(
+            "profiling {} @ {} on CPU {cpu} ({} calls under valgrind callgrind)",
+            crate::sanitize::terminal(&instance.label),
+            crate::format::size(args.length),
+            args.calls
+        );
+        let req = ProfileRequest {
+            instance,
+            input_bytes: args.length,
+            cpu,
+            calls: args.calls,
+            limits: crate::worker::Limits::standard(mib),
+            cancel: Some(cancel.clone()),
+        };
+        let p = profile::profile(&req).with_context(|| {
+            format!(
+                "profiling {}",
+                crate::sanitize::terminal(&req.instance.label)
+            )
+        })?;
+        if !args.json {
+            for line in p.describe(args.lines) {
+                outln!("{line}");
+            }
+        }
+        profiles.push(p);
+    }
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&profiles)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,95 @@
+//! `cyclescope profile`: a fixture library built with `-g`, whose cost is split between named
+//! functions by construction (`tests/fixtures/profile/split.c`), profiled under the real
+//! valgrind. The counts are exact, so nothing here depends on a quiet machine.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+fn split_library(dir: &Path) -> std::path::PathBuf {
+    let prelude = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile/split.c"),
+    )
+    .unwrap();
+    let source = common::cc::candidate_source(
+        "split",
+        "split-256",
+        256,
+        "profile_work(msg, msg_len_bits);",
+        &prelude,
+    );
+    common::cc::build_library_with(dir, "split", &source, &["-O1", "-g"])
+}
+
+fn profile(dir: &Path, lib: &Path) -> Value {
+    let out = common::cyclescope_in(
+        dir,
+        &[
+            "profile",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--length",
+            "256",
+            "--calls",
+            "4",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let all: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(all.as_array().map(Vec::len), Some(1), "{all}");
+    all[0].clone()
+}
+
+#[test]
+fn a_library_built_with_debug_info_is_profiled_per_function_and_line() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = split_library(t.path());
+    let p = profile(t.path(), &lib);
+    assert_eq!(p["event"], "valgrind:callgrind:Ir");
+    assert_eq!(p["calls"], 4);
+    let functions = p["functions"].as_array().expect("functions");
+    let share = |name: &str| {
+        functions
+            .iter()
+            .find(|f| f["function"] == name)
+            .and_then(|f| f["share"].as_f64())
+            .unwrap_or_else(|| panic!("no {name} in {functions:?}"))
+    };
+    // Named, and split as built: 8 multiply-adds a byte over 256 bytes against 400 once.
+    let (absorb, finish) = (share("profile_absorb"), share("profile_finish"));
+    assert!(
+        absorb > 0.6 && finish > 0.05 && absorb > 3.0 * finish,
+        "{absorb} {finish}"
+    );
+    share("CryptHash");
+    assert!(
+        functions.iter().all(|f| f["object"] == "libsplit.so"
+            || f["object"].as_str().is_some_and(|o| o.starts_with("libc"))),
+        "{functions:?}"
+    );
+    let sum: f64 = functions.iter().filter_map(|f| f["share"].as_f64()).sum();
+    assert!((sum - 1.0).abs() <= 0.01, "shares sum to {sum}");
+    let n: u64 = functions
+        .iter()
+        .filter_map(|f| f["instructions"].as_u64())
+        .sum();
+    assert_eq!(Some(n), p["instructions"].as_u64());
+    // Per source line: the library's own lines, from its DWARF.
+    let lines = p["lines"].as_array().expect("lines");
+    let own: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["file"].as_str().is_some_and(|f| f.ends_with("split.c")))
+        .collect();
+    assert!(!own.is_empty(), "no line of split.c in {lines:?}");
+    assert!(own.iter().any(|l| l["function"] == "profile_absorb"));
+    let line_sum: f64 = own.iter().filter_map(|l| l["share"].as_f64()).sum();
+    assert!(line_sum > 0.9 && line_sum <= 1.0 + 1e-9, "{line_sum}");
+    // The overhead is measured, both sides.
+    let o = &p["overhead"];
+    assert!(o["native_loop_s"].as_f64().unwrap() > 0.0);
+    assert!(o["profiled_loop_s"].as_f64().unwrap() > 0.0, "{o}");
+}
