@@ -73,11 +73,8 @@ fn a_library_built_with_debug_info_is_profiled_per_function_and_line() {
     );
     let sum: f64 = functions.iter().filter_map(|f| f["share"].as_f64()).sum();
     assert!((sum - 1.0).abs() <= 0.01, "shares sum to {sum}");
-    let n: u64 = functions
-        .iter()
-        .filter_map(|f| f["instructions"].as_u64())
-        .sum();
-    assert_eq!(Some(n), p["instructions"].as_u64());
+    let n: u64 = functions.iter().filter_map(|f| f["count"].as_u64()).sum();
+    assert_eq!(Some(n), p["total"].as_u64());
     // Per source line: the library's own lines, from its DWARF.
     let lines = p["lines"].as_array().expect("lines");
     let own: Vec<&Value> = lines
@@ -92,4 +89,53 @@ fn a_library_built_with_debug_info_is_profiled_per_function_and_line() {
     let o = &p["overhead"];
     assert!(o["native_loop_s"].as_f64().unwrap() > 0.0);
     assert!(o["profiled_loop_s"].as_f64().unwrap() > 0.0, "{o}");
+}
+
+/// The sampled profile (perf_event cpu-clock here: no PMU on the CI machine) of the same
+/// library: its instruction pointers, symbolised, put most samples in the function built to
+/// hold most of the work (about 85 % of the instructions, far from any other), and every
+/// sample somewhere.
+#[test]
+fn the_sampled_profile_names_the_function_that_does_the_work() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = split_library(t.path());
+    let out = common::cyclescope_in(
+        t.path(),
+        &[
+            "profile",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--length",
+            "256",
+            "--calls",
+            "4",
+            "--sampled",
+            "0.1",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let all: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let s = &all[1];
+    assert!(
+        s["event"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("perf_event:")),
+        "{s}"
+    );
+    let functions = s["functions"].as_array().expect("functions");
+    assert_eq!(functions[0]["function"], "profile_absorb", "{functions:?}");
+    let n: u64 = functions.iter().filter_map(|f| f["count"].as_u64()).sum();
+    assert_eq!(Some(n), s["total"].as_u64());
+    assert!(n >= 50, "only {n} samples");
+    let sum: f64 = functions.iter().filter_map(|f| f["share"].as_f64()).sum();
+    assert!((sum - 1.0).abs() <= 0.01, "shares sum to {sum}");
+    let lines = s["lines"].as_array().expect("lines");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["file"].as_str().is_some_and(|f| f.ends_with("split.c"))),
+        "{lines:?}"
+    );
 }

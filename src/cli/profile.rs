@@ -31,6 +31,11 @@ pub struct ProfileArgs {
     /// Source lines shown in the text (all of them go into --json).
     #[arg(long, value_name = "N", default_value_t = 15)]
     pub lines: usize,
+    /// Also a sampled profile: the calls run natively for about SECONDS with their
+    /// instruction pointers sampled by perf_event (hardware cycles where the PMU allows, else
+    /// the cpu-clock software event), symbolised with addr2line.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "0.2")]
+    pub sampled: Option<f64>,
     /// Print the profiles as JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +89,34 @@ pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode
             for line in p.describe(args.lines) {
                 outln!("{line}");
             }
+        }
+        if let Some(seconds) = args.sampled {
+            // As many calls as fill the time natively: from the exact profile's native loop,
+            // and — should a preempted loop make that look slow — at least as many as four
+            // instructions a nanosecond would take that long.
+            let seconds = seconds.clamp(0.01, 10.0);
+            let per_call = p.overhead.native_loop_s / p.calls.max(1) as f64;
+            let by_time = seconds / per_call.max(1e-9);
+            let by_count = seconds * 4e9 / p.per_call().max(1.0);
+            let calls = by_time.max(by_count).ceil() as u64;
+            let s = profile::sampled(&ProfileRequest {
+                calls: calls.clamp(1, 10_000_000),
+                ..req.clone()
+            })
+            .with_context(|| {
+                format!(
+                    "sampling {}",
+                    crate::sanitize::terminal(&req.instance.label)
+                )
+            })?;
+            if !args.json {
+                for line in s.describe(args.lines) {
+                    outln!("{line}");
+                }
+            }
+            profiles.push(p);
+            profiles.push(s);
+            continue;
         }
         profiles.push(p);
     }

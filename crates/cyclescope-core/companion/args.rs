@@ -2,7 +2,7 @@
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
-//! [--count]`. Parsing
+//! [--count] [--sample-period NS]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -24,6 +24,9 @@ pub(crate) struct Invocation<'a> {
     /// The perf type of the measurement CPU's core PMU on a hybrid CPU (`host::pmu`): the
     /// cycles event names it in its config.
     pub(crate) pmu_type: Option<u32>,
+    /// The sampled profile (`sampler`): sample the calls' instruction pointers every this
+    /// many nanoseconds of cpu-clock (hardware cycles where the PMU allows).
+    pub(crate) sample_period_ns: Option<u64>,
     pub(crate) address_space_bytes: Option<u64>,
     pub(crate) cpu_seconds: Option<u64>,
     pub(crate) file_size_bytes: Option<u64>,
@@ -61,7 +64,8 @@ impl fmt::Display for ArgsError<'_> {
                 "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
-                 [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]",
+                 [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
+                 [--sample-period NS]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -77,7 +81,7 @@ impl fmt::Display for ArgsError<'_> {
 }
 
 /// The numeric options, in the order the engine writes them.
-const OPTIONS: [&[u8]; 15] = [
+const OPTIONS: [&[u8]; 16] = [
     b"--digest-bits",
     b"--bytes",
     b"--iters",
@@ -93,6 +97,7 @@ const OPTIONS: [&[u8]; 15] = [
     b"--msg-offset",
     b"--digest-offset",
     b"--pmu-type",
+    b"--sample-period",
 ];
 
 /// A decimal u64 (no sign, no spaces, no overflow).
@@ -115,7 +120,7 @@ pub(crate) fn parse<'a>(
         return Err(ArgsError::Usage);
     }
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
-    let mut values: [Option<u64>; 15] = [None; 15];
+    let mut values: [Option<u64>; 16] = [None; 16];
     let mut abi: Option<bool> = None;
     let mut count = false;
     while let Some(k) = it.next().map(CStr::to_bytes) {
@@ -165,6 +170,7 @@ pub(crate) fn parse<'a>(
         msg_offset,
         digest_offset,
         pmu_type,
+        sample_period,
     ] = values;
     let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
         (bits, bytes, iters, warmups)
@@ -183,6 +189,7 @@ pub(crate) fn parse<'a>(
         cpu: cpu
             .map(|c| usize::try_from(c).map_err(|_| ArgsError::OutOfRange("--cpu")))
             .transpose()?,
+        sample_period_ns: sample_period,
         pmu_type: pmu_type.map(|t| narrow(t, "--pmu-type")).transpose()?,
         address_space_bytes: space,
         cpu_seconds: secs,

@@ -21,6 +21,7 @@ use super::library::{self, Entry, LoadError, MetaBlock};
 use super::perf_attr::CounterFault;
 use super::procfs;
 use super::proof::{self, Fresh};
+use super::sampler::Sampler;
 use super::sandbox::InForce;
 use super::sys;
 
@@ -171,6 +172,17 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     let (mut loop_counter, refusal) = LoopCounter::open(inv.pmu_type);
     let witness = Witness::open(&loop_counter, inv.cpu);
     let overhead = counter::timer_overhead();
+    let entry: *const core::ffi::c_void = match lib.entry {
+        Entry::Iccs(f) => f as *const core::ffi::c_void,
+        Entry::Supercop(f) => f as *const core::ffi::c_void,
+    };
+    let mut sampler = match inv.sample_period_ns {
+        None => None,
+        Some(ns) => match Sampler::open(inv.pmu_type, ns, entry) {
+            Some(s) => Some(s),
+            None => return error(ch, "sampler", b"no perf_event sampling event opens here"),
+        },
+    };
     send_ready(
         ch,
         &lib,
@@ -228,6 +240,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         let wait0 = procfs::runqueue_wait_ns();
         let t0 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let outer = witness.outer();
+        if let Some(s) = &sampler {
+            s.enable();
+        }
         loop_counter.start();
         let inner0 = witness.inner();
         let failed_rc = match state {
@@ -240,6 +255,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             Ok(cycles) => cycles,
             Err(fault) => return send_counter_fault(ch, fault),
         };
+        if let Some(s) = &sampler {
+            s.disable();
+        }
         let clock = witness.pair(outer, (inner0, inner1), cycles);
         let t1 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let waited = procfs::runqueue_wait_ns()
@@ -259,6 +277,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
                 digest: digest.data(),
             },
         );
+        if let Some(s) = &mut sampler {
+            s.drain(ch);
+        }
         if inv.sample_calls > 0 {
             if batch.is_none() {
                 batch = sys::alloc_filled(BATCH_SAMPLES * 8, 0);

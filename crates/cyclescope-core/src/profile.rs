@@ -8,14 +8,17 @@
 
 mod graph;
 mod run;
+mod symbols;
 
 pub use graph::GraphError;
-pub use run::{ProfileRequest, profile};
+pub use run::{ProfileRequest, profile, sampled};
 
 use serde::{Deserialize, Serialize};
 
-/// The cost event the shares are of.
+/// The cost event the exact profile's shares are of.
 pub const EVENT: &str = "valgrind:callgrind:Ir";
+/// Nanoseconds of cpu-clock between two samples of a sampled profile.
+pub const SAMPLE_PERIOD_NS: u64 = 100_000;
 
 /// One function's share.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,8 +27,9 @@ pub struct FunctionShare {
     pub function: String,
     /// The file name of the object it is in (the candidate library, the C library, …).
     pub object: String,
-    /// Instructions executed in it (self cost) over the profiled calls.
-    pub instructions: u64,
+    /// What landed in it over the profiled calls: instructions executed in it (self cost) for
+    /// the exact profile, samples for a sampled one.
+    pub count: u64,
     /// Its fraction of all the instructions of the calls, 0–1.
     pub share: f64,
 }
@@ -36,7 +40,7 @@ pub struct LineShare {
     pub file: String,
     pub line: u64,
     pub function: String,
-    pub instructions: u64,
+    pub count: u64,
     pub share: f64,
 }
 
@@ -51,8 +55,9 @@ pub struct Profile {
     pub tool: String,
     /// The calls profiled.
     pub calls: u64,
-    /// Instructions of those calls (the sum of the functions' self costs).
-    pub instructions: u64,
+    /// What the shares are of: instructions of those calls (the sum of the functions' self
+    /// costs), or the samples taken in them.
+    pub total: u64,
     /// Functions, most instructions first.
     pub functions: Vec<FunctionShare>,
     /// Source lines, most instructions first (empty without debug information).
@@ -60,6 +65,9 @@ pub struct Profile {
     pub overhead: Overhead,
     /// What the sandbox gave up under valgrind.
     pub sandbox_relaxed: Vec<String>,
+    /// Samples the kernel dropped (a sampled profile's ring buffer ran full).
+    #[serde(default)]
+    pub lost: u64,
 }
 
 /// What the profile cost, measured: the profiled calls' loop under valgrind against the same
@@ -75,19 +83,33 @@ pub struct Overhead {
 }
 
 impl Profile {
-    /// Instructions per call.
+    /// The count per call (instructions, or samples).
     pub fn per_call(&self) -> f64 {
-        self.instructions as f64 / self.calls.max(1) as f64
+        self.total as f64 / self.calls.max(1) as f64
+    }
+
+    /// True for the exact profile (instruction counts), false for a sampled one.
+    pub fn is_exact(&self) -> bool {
+        self.event == EVENT
     }
 
     /// The profile's lines of text: the share table per function, then the top lines.
     pub fn describe(&self, top_lines: usize) -> Vec<String> {
         use crate::format;
         let mut out = vec![format!(
-            "{} @ {}: {} instructions per call over {} calls ({}, {})",
+            "{} @ {}: {} {} over {} calls ({}, {})",
             crate::sanitize::terminal(&self.label),
             format::size(self.input_bytes),
-            format::int(Some(self.per_call())),
+            format::int(Some(if self.is_exact() {
+                self.per_call()
+            } else {
+                self.total as f64
+            })),
+            if self.is_exact() {
+                "instructions per call"
+            } else {
+                "samples"
+            },
             self.calls,
             self.event,
             crate::sanitize::terminal(&self.tool),
@@ -96,7 +118,11 @@ impl Profile {
             out.push(format!(
                 "  {:>7}  {:>12}  {}  ({})",
                 format::share(f.share),
-                format::int(Some(f.instructions as f64 / self.calls.max(1) as f64)),
+                format::int(Some(if self.is_exact() {
+                    f.count as f64 / self.calls.max(1) as f64
+                } else {
+                    f.count as f64
+                })),
                 crate::sanitize::terminal(&f.function),
                 crate::sanitize::terminal(&f.object),
             ));
@@ -113,11 +139,22 @@ impl Profile {
                 crate::sanitize::terminal(&l.function),
             ));
         }
+        if self.lost > 0 {
+            out.push(format!(
+                "  {} samples lost (the ring buffer ran full)",
+                self.lost
+            ));
+        }
         let o = &self.overhead;
         out.push(format!(
-            "overhead: the profiled calls took {} under valgrind, {} natively ({}× slower); \
-             {} for the whole profile process",
+            "overhead: the profiled calls took {} {}, {} natively ({}× slower); {} for the \
+             whole profile process",
             format::time(o.profiled_loop_s),
+            if self.is_exact() {
+                "under valgrind"
+            } else {
+                "sampled"
+            },
             format::time(o.native_loop_s),
             format::g3(o.slowdown),
             format::time(o.profile_wall_s),
@@ -145,7 +182,7 @@ impl FunctionMove {
 
 /// Per function, how the count per call moved from `before` to `after`, largest move first.
 pub fn moved(before: &Profile, after: &Profile) -> Vec<FunctionMove> {
-    let per_call = |p: &Profile, f: &FunctionShare| f.instructions as f64 / p.calls.max(1) as f64;
+    let per_call = |p: &Profile, f: &FunctionShare| f.count as f64 / p.calls.max(1) as f64;
     let mut out: Vec<FunctionMove> = Vec::new();
     for f in &before.functions {
         out.push(FunctionMove {
@@ -179,6 +216,10 @@ pub enum ProfileError {
     Bundled(#[from] crate::catalog::bundled::BundledError),
     #[error("the profile's worker failed: {0}")]
     Worker(String),
+    #[error("cannot read the symbols of {path}: {why}")]
+    Symbols { path: String, why: String },
+    #[error("the sampled profile caught no sample in the candidate's calls")]
+    NoSamples,
     #[error("cannot make the profile's scratch folder: {0}")]
     Scratch(std::io::Error),
     #[error(
@@ -199,13 +240,13 @@ mod tests {
             event: EVENT.into(),
             tool: "valgrind-3.19.0 callgrind".into(),
             calls,
-            instructions: functions.iter().map(|f| f.1).sum(),
+            total: functions.iter().map(|f| f.1).sum(),
             functions: functions
                 .iter()
                 .map(|&(f, n)| FunctionShare {
                     function: f.into(),
                     object: "libx.so".into(),
-                    instructions: n,
+                    count: n,
                     share: 0.0,
                 })
                 .collect(),
@@ -217,6 +258,7 @@ mod tests {
                 profile_wall_s: 1.5,
             },
             sandbox_relaxed: Vec::new(),
+            lost: 0,
         }
     }
 

@@ -7,6 +7,17 @@ const PERF_TYPE_HARDWARE: u32 = 0;
 const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+// The sampling items serve the trial worker (`companion/sampler.rs`), which includes this file.
+#[allow(dead_code)]
+const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
+/// `PERF_SAMPLE_IP`: each sample record holds the instruction pointer alone.
+#[allow(dead_code)]
+const PERF_SAMPLE_IP: u64 = 1;
+/// `PERF_RECORD_LOST` and `PERF_RECORD_SAMPLE`, the ring buffer's record types read.
+#[allow(dead_code)]
+pub(crate) const PERF_RECORD_LOST: u32 = 2;
+#[allow(dead_code)]
+pub(crate) const PERF_RECORD_SAMPLE: u32 = 9;
 /// `PERF_PMU_TYPE_SHIFT`: a generic hardware event names its PMU (a hybrid CPU's core type)
 /// in the upper 32 bits of `config`.
 const PERF_PMU_TYPE_SHIFT: u32 = 32;
@@ -72,6 +83,29 @@ impl PerfEventAttr {
             read_format: READ_TIMES,
             flags: FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
             ..PerfEventAttr::default()
+        }
+    }
+
+    /// A sampling event for the profile: hardware cycles every `period` cycles (on the PMU of
+    /// type `pmu` on a hybrid CPU), user mode only, each sample the instruction pointer.
+    #[allow(dead_code)]
+    pub(crate) fn sampling_cycles(pmu: Option<u32>, period: u64) -> Self {
+        PerfEventAttr {
+            sample_period: period,
+            sample_type: PERF_SAMPLE_IP,
+            read_format: 0,
+            ..Self::user_cycles(pmu)
+        }
+    }
+
+    /// The `cpu-clock` software event sampling every `period_ns` nanoseconds, where there is no
+    /// PMU (as in most virtual machines).
+    #[allow(dead_code)]
+    pub(crate) fn sampling_cpu_clock(period_ns: u64) -> Self {
+        PerfEventAttr {
+            type_: PERF_TYPE_SOFTWARE,
+            config: PERF_COUNT_SW_CPU_CLOCK,
+            ..Self::sampling_cycles(None, period_ns)
         }
     }
 

@@ -89,6 +89,7 @@ pub(crate) fn run_process(
         spec: spec.clone(),
         cpu: Some(setup.cpu),
         pmu_type: setup.pmu_type,
+        sample_period_ns: None,
         limits,
     }
     .to_args();
@@ -175,6 +176,12 @@ pub(crate) fn run_process(
                     trials.push(t);
                 }
                 TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                // The guide's trials are never sampled: a worker that says so is not ours.
+                TrialMessage::IpSamples { .. } => {
+                    return Err(worker::Tampering(
+                        "instruction pointer samples from a timed trial".into(),
+                    ));
+                }
                 TrialMessage::Cryptofail { rc } => {
                     fault = Some(JobFailure::new(
                         FailureKind::Cryptofail,
@@ -368,7 +375,7 @@ fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
         LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
         LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
         LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
-        LoadStage::Memory => detail,
+        LoadStage::Memory | LoadStage::Sampler => detail,
     }
 }
 

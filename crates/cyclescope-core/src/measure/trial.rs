@@ -101,6 +101,14 @@ pub(crate) enum TrialMessage {
     InputChanged {
         offset: u64,
     },
+    /// Instruction pointers the sampled profile's event caught in a trial (`--sample-period`),
+    /// with the candidate library's load address.
+    IpSamples {
+        event: String,
+        base: u64,
+        ips: Vec<u64>,
+        lost: u64,
+    },
     /// The loop counter's reading of a trial was no figure (`counter::perf_attr`): it
     /// counted zero, or ran for less time than it was enabled.
     CounterFault {
@@ -179,6 +187,8 @@ pub(crate) enum LoadStage {
     Symbol,
     /// The buffers could not be allocated.
     Memory,
+    /// No perf_event sampling event opens (the sampled profile).
+    Sampler,
 }
 
 #[cfg(test)]

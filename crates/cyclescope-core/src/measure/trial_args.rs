@@ -16,6 +16,8 @@ pub struct MeasureInvocation {
     pub cpu: Option<usize>,
     /// The extended perf type of the CPU's core PMU on a hybrid CPU (`host::pmu`).
     pub pmu_type: Option<u32>,
+    /// The sampled profile's period, ns (`profile::sampled`); None for every other trial.
+    pub sample_period_ns: Option<u64>,
     pub limits: Limits,
 }
 
@@ -36,6 +38,9 @@ impl MeasureInvocation {
         }
         if let Some(t) = self.pmu_type {
             put("--pmu-type", u64::from(t));
+        }
+        if let Some(ns) = self.sample_period_ns {
+            put("--sample-period", ns);
         }
         args.extend(self.limits.to_args());
         // Only a SUPERCOP library says so: ICCS commands stay as the records always had them.
@@ -86,6 +91,7 @@ mod tests {
             },
             cpu,
             pmu_type: None,
+            sample_period_ns: None,
             limits,
         }
     }
@@ -125,6 +131,7 @@ mod tests {
             },
             cpu: inv.cpu,
             pmu_type: inv.pmu_type,
+            sample_period_ns: inv.sample_period_ns,
             limits: Limits {
                 address_space_bytes: inv.address_space_bytes,
                 cpu_seconds: inv.cpu_seconds,
@@ -162,6 +169,7 @@ mod tests {
             assert_eq!(read_back(&c_args(&probe.to_args())), Ok(probe));
             let mut atom = inv.clone();
             atom.pmu_type = Some(10);
+            atom.sample_period_ns = Some(20_000);
             assert_eq!(read_back(&c_args(&atom.to_args())), Ok(atom));
             let mut placed = inv.clone();
             placed.spec.offsets = Some(crate::measure::layout::LAYOUTS[7]);

@@ -33,11 +33,32 @@ pub struct ProfileRequest {
     pub cancel: Option<Arc<AtomicBool>>,
 }
 
-/// One worker's report: its loop's nanoseconds, its sandbox, its wall time.
+/// One worker's report: its loop's nanoseconds, its sandbox, its wall time, and the sampled
+/// profile's instruction pointers.
 struct TrialRun {
     loop_ns: u64,
     sandbox: Option<SandboxInForce>,
     wall: Duration,
+    samples: Samples,
+}
+
+/// What a sampling worker sent.
+#[derive(Default)]
+struct Samples {
+    event: String,
+    base: u64,
+    ips: Vec<u64>,
+    lost: u64,
+}
+
+/// How a profile worker runs.
+enum Mode<'a> {
+    /// Under valgrind's callgrind, writing to this file.
+    Callgrind(&'a Path, &'a Path),
+    /// Natively, sampling its instruction pointers.
+    Sampled,
+    /// Natively, timed only.
+    Native,
 }
 
 /// Profiles `req.instance` at `req.input_bytes`.
@@ -48,7 +69,7 @@ pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         .tempdir()
         .map_err(ProfileError::Scratch)?;
     let out_file = scratch.path().join("callgrind.out");
-    let profiled = run_worker(req, Some((&valgrind, &out_file)))?;
+    let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
     let text = std::fs::read_to_string(&out_file)
         .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })?;
     let g = graph::parse(&text, COUNTED_FN)?;
@@ -59,7 +80,7 @@ pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         }
         .into());
     }
-    let native = run_worker(req, None)?;
+    let native = run_worker(req, Mode::Native)?;
     let overhead = Overhead {
         profiled_loop_s: profiled.loop_ns as f64 / 1e9,
         native_loop_s: native.loop_ns as f64 / 1e9,
@@ -103,10 +124,11 @@ fn valgrind_args(out_file: &Path) -> Vec<String> {
     ]
 }
 
-fn run_worker(
-    req: &ProfileRequest,
-    under: Option<(&Path, &Path)>,
-) -> Result<TrialRun, ProfileError> {
+fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileError> {
+    let under = match mode {
+        Mode::Callgrind(v, out) => Some((v, out)),
+        _ => None,
+    };
     let spec = spec(req, under.is_some());
     let limits = match under {
         Some(_) => crate::measure::count::CountRun::limits(req.limits),
@@ -115,7 +137,11 @@ fn run_worker(
     let args = MeasureInvocation {
         spec: spec.clone(),
         cpu: Some(req.cpu),
-        pmu_type: None,
+        pmu_type: crate::host::core_pmu(&crate::host::HostRoot::system(), req.cpu)
+            .ok()
+            .flatten()
+            .and_then(|p| p.extended_type()),
+        sample_period_ns: matches!(mode, Mode::Sampled).then_some(super::SAMPLE_PERIOD_NS),
         limits,
     }
     .to_args();
@@ -132,11 +158,23 @@ fn run_worker(
     let mut sandbox = None;
     let mut fault = None;
     let mut done = false;
+    let mut samples = Samples::default();
     let outcome = worker::run(&cmd, |m: TrialMessage| {
         match m {
             TrialMessage::Ready { sandbox: s, .. } => sandbox = s,
             TrialMessage::Trial { nanoseconds, .. } => loop_ns = Some(nanoseconds),
             TrialMessage::Samples { .. } => {}
+            TrialMessage::IpSamples {
+                event,
+                base,
+                ips,
+                lost,
+            } => {
+                samples.event = event;
+                samples.base = base;
+                samples.ips.extend(ips);
+                samples.lost += lost;
+            }
             TrialMessage::Done { .. } => done = true,
             TrialMessage::Cryptofail { rc } => fault = Some(format!("CryptHash returned {rc}")),
             TrialMessage::Overflow => {
@@ -170,6 +208,7 @@ fn run_worker(
             loop_ns: ns,
             sandbox,
             wall: outcome.wall,
+            samples,
         }),
         (exit, _) => Err(ProfileError::Worker(format!(
             "{exit}{}; stderr: {}",
@@ -177,6 +216,87 @@ fn run_worker(
             crate::sanitize::log_field(outcome.stderr_tail.trim())
         ))),
     }
+}
+
+/// The sampled profile: the calls run natively with their instruction pointers sampled
+/// (hardware cycles where the PMU allows, else cpu-clock), symbolised with `addr2line`.
+pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
+    let run = run_worker(req, Mode::Sampled)?;
+    let native = run_worker(req, Mode::Native)?;
+    let s = &run.samples;
+    if s.ips.is_empty() {
+        return Err(ProfileError::NoSamples);
+    }
+    let t = super::symbols::tally(&req.instance.library, s.base, &s.ips)?;
+    let total = s.ips.len() as u64;
+    let share = |n: u64| n as f64 / total as f64;
+    let object = req
+        .instance
+        .library
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut functions: Vec<FunctionShare> = t
+        .functions
+        .iter()
+        .map(|(f, &n)| FunctionShare {
+            function: f.clone(),
+            object: object.clone(),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    if t.outside > 0 {
+        functions.push(FunctionShare {
+            function: super::symbols::OUTSIDE.to_string(),
+            object: String::new(),
+            count: t.outside,
+            share: share(t.outside),
+        });
+    }
+    functions.sort_by_key(|f| std::cmp::Reverse(f.count));
+    let mut lines: Vec<LineShare> = t
+        .lines
+        .iter()
+        .map(|((file, line, function), &n)| LineShare {
+            file: file.clone(),
+            line: *line,
+            function: function.clone(),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    lines.sort_by_key(|l| std::cmp::Reverse(l.count));
+    let (event, tool) = match s.event.as_str() {
+        "cycles" => (
+            "perf_event:cycles:u samples",
+            "perf_event sampling every 100 000 user cycles".to_string(),
+        ),
+        _ => (
+            "perf_event:cpu-clock samples",
+            format!(
+                "perf_event sampling every {} of cpu-clock",
+                crate::format::time(super::SAMPLE_PERIOD_NS as f64 / 1e9)
+            ),
+        ),
+    };
+    Ok(Profile {
+        label: req.instance.label.clone(),
+        input_bytes: req.input_bytes,
+        event: event.to_string(),
+        tool,
+        calls: req.calls.max(1),
+        total,
+        functions,
+        lines,
+        overhead: Overhead {
+            profiled_loop_s: run.loop_ns as f64 / 1e9,
+            native_loop_s: native.loop_ns as f64 / 1e9,
+            slowdown: run.loop_ns as f64 / native.loop_ns.max(1) as f64,
+            profile_wall_s: run.wall.as_secs_f64(),
+        },
+        sandbox_relaxed: Vec::new(),
+        lost: s.lost,
+    })
 }
 
 /// The graph's self costs as shares of their sum.
@@ -206,11 +326,11 @@ fn shares(
         .map(|(k, &n)| FunctionShare {
             function: k.function.clone(),
             object: file_name(&k.object),
-            instructions: n,
+            count: n,
             share: share(n),
         })
         .collect();
-    functions.sort_by_key(|f| std::cmp::Reverse(f.instructions));
+    functions.sort_by_key(|f| std::cmp::Reverse(f.count));
     let mut lines: Vec<LineShare> = g
         .lines
         .iter()
@@ -219,21 +339,22 @@ fn shares(
             file: k.file.clone(),
             line: k.line,
             function: k.function.clone(),
-            instructions: n,
+            count: n,
             share: share(n),
         })
         .collect();
-    lines.sort_by_key(|l| std::cmp::Reverse(l.instructions));
+    lines.sort_by_key(|l| std::cmp::Reverse(l.count));
     Ok(Profile {
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: EVENT.to_string(),
         tool,
         calls: g.root_calls,
-        instructions: total,
+        total,
         functions,
         lines,
         overhead,
         sandbox_relaxed,
+        lost: 0,
     })
 }
