@@ -139,3 +139,56 @@ fn the_sampled_profile_names_the_function_that_does_the_work() {
         "{lines:?}"
     );
 }
+
+/// `profile --out` keeps the profile in a run's `profiles.json`, and the candidate page of that
+/// run gets the section on where the cost goes.
+#[test]
+fn a_kept_profile_is_a_section_of_the_candidate_page() {
+    let t = tempfile::tempdir().unwrap();
+    let lib = split_library(t.path());
+    let lib = lib.to_str().unwrap();
+    let run = common::cyclescope_in(t.path(), &common::quick_run(lib, "R", true));
+    assert!(run.status.success(), "{}", common::output_text(&run));
+    let out = common::cyclescope_in(
+        t.path(),
+        &[
+            "profile",
+            "--lib",
+            lib,
+            "--no-baselines",
+            "--length",
+            "32",
+            "--calls",
+            "3",
+            "--out",
+            "R",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("profile_finish"), "{text}");
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("R/profiles.json")).unwrap()).unwrap();
+    assert_eq!(kept["profiles"][0]["candidate"], "split");
+    let report = common::cyclescope_in(t.path(), &["report", "R", "--out", "P"]);
+    assert!(report.status.success(), "{}", common::output_text(&report));
+    let page = std::fs::read_to_string(t.path().join("P/split/perf_local.md"))
+        .or_else(|_| {
+            let dir = t.path().join("P/split");
+            let name = std::fs::read_dir(&dir)?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "md"))
+                .ok_or_else(|| std::io::Error::other("no page"))?;
+            std::fs::read_to_string(name)
+        })
+        .expect("the candidate page");
+    assert!(
+        page.contains("## 9. Where the cost goes (cyclescope)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("| `profile_finish` | libsplit.so |"),
+        "{page}"
+    );
+}

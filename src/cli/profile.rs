@@ -36,6 +36,10 @@ pub struct ProfileArgs {
     /// the cpu-clock software event), symbolised with addr2line.
     #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "0.2")]
     pub sampled: Option<f64>,
+    /// Also keep the profiles in RUN_DIR/profiles.json, for the candidate page's section on
+    /// where the cost goes (`cyclescope report RUN_DIR`).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub out: Option<std::path::PathBuf>,
     /// Print the profiles as JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -119,6 +123,10 @@ pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode
             continue;
         }
         profiles.push(p);
+    }
+    if let Some(dir) = &args.out {
+        profile::add(dir, &profiles)
+            .with_context(|| format!("writing {}", crate::sanitize::terminal_path(dir)))?;
     }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&profiles)?);

@@ -6,10 +6,12 @@
 //! same calls run natively, which gives the profile's overhead. This module owns the figures
 //! and their comparison after a rebuild; it prints nothing.
 
+mod file;
 mod graph;
 mod run;
 mod symbols;
 
+pub use file::{FILE_NAME, ProfileFile, add, read};
 pub use graph::GraphError;
 pub use run::{ProfileRequest, profile, sampled};
 
@@ -47,6 +49,8 @@ pub struct LineShare {
 /// A candidate's profile at one length.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
+    #[serde(default)]
+    pub candidate: String,
     pub label: String,
     pub input_bytes: u64,
     /// What the shares count ([`EVENT`]), and the tool that counted (`valgrind-3.19.0
@@ -235,6 +239,7 @@ mod tests {
 
     fn profile(functions: &[(&str, u64)], calls: u64) -> Profile {
         Profile {
+            candidate: "c".into(),
             label: "X".into(),
             input_bytes: 64,
             event: EVENT.into(),

@@ -14,6 +14,7 @@ pub(crate) mod host_view;
 pub mod method_cyclescope;
 pub mod method_page;
 pub(crate) mod page_set;
+pub(crate) mod profile_section;
 pub(crate) mod published;
 pub mod readback;
 pub(crate) mod side_files;

@@ -280,6 +280,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         ),
     };
     Ok(Profile {
+        candidate: req.instance.candidate.clone(),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: event.to_string(),
@@ -345,6 +346,7 @@ fn shares(
         .collect();
     lines.sort_by_key(|l| std::cmp::Reverse(l.count));
     Ok(Profile {
+        candidate: req.instance.candidate.clone(),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: EVENT.to_string(),
