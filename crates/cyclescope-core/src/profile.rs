@@ -131,7 +131,7 @@ impl Profile {
                 crate::sanitize::terminal(&f.object),
             ));
         }
-        if !self.lines.is_empty() {
+        if !self.lines.is_empty() && top_lines > 0 {
             out.push("  by source line:".to_string());
         }
         for l in self.lines.iter().take(top_lines) {
