@@ -26,6 +26,7 @@ mod lanes;
 mod list;
 mod merge;
 mod output;
+mod profile;
 mod report;
 mod run;
 mod screenshots;
@@ -101,6 +102,10 @@ pub enum Command {
     /// Cost model from a dense length sweep: block size, padding threshold, fixed cost, cycles
     /// per block and per byte with 95 % intervals.
     Sweep(sweep::SweepArgs),
+    /// Where the cost goes: each instance's share per function (and per source line with
+    /// debug information) at one length, exact from valgrind's callgrind, in profile trials of
+    /// their own.
+    Profile(profile::ProfileArgs),
     /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise;
     /// `--live A B` measures two instances interleaved and reports B/A with its 95 % CI.
     Compare(compare::CompareArgs),
@@ -160,6 +165,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(a)) => run::run(config.as_deref(), &a),
         Some(Command::Report(a)) => report::run(&a),
         Some(Command::Sweep(a)) => sweep::run(config.as_deref(), &a),
+        Some(Command::Profile(a)) => profile::run(config.as_deref(), &a),
         Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),

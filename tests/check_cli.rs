@@ -263,7 +263,7 @@ fn this_host_is_described_honestly() {
     }
 
     let env = &doc["environment"];
-    match PerfCycles::open() {
+    match PerfCycles::open(None) {
         Err(CounterError::NoPmu { .. }) => {
             // No PMU: the counter row must fail and say so, records must not claim core cycles,
             // and the host is not ready.

@@ -332,11 +332,13 @@ const HARNESS_KEYS: [&str; 26] = [
     "core_clock_max_hz",
     "core_clock_mhz",
 ];
-const CYCLESCOPE_KEYS: [&str; 4] = [
+const CYCLESCOPE_KEYS: [&str; 6] = [
     "cycle_source",
     "clock_source",
     "reference_clock_hz",
     "ref_to_core_ratio",
+    "core_type",
+    "core_pmu_type",
 ];
 
 #[test]
@@ -430,4 +432,97 @@ fn a_fixture_root_without_probes_file_is_an_error_that_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let err = Probes::for_root(&HostRoot::new(dir.path())).unwrap_err();
     assert!(err.to_string().contains(host::PROBES_FILE), "{err}");
+}
+
+fn pmu_tree(name: &str) -> HostRoot {
+    HostRoot::new(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pmu")
+            .join(name),
+    )
+}
+
+/// (CPU, core type, extended type the cycles event carries).
+type PmuChoice = (usize, &'static str, Option<u32>);
+
+/// The PMU chosen for each CPU of each fixture tree.
+#[test]
+fn the_hybrid_fixtures_select_the_core_pmu_of_the_measurement_cpu() {
+    let cases: [(&str, &[PmuChoice]); 3] = [
+        (
+            "i7-12700",
+            &[
+                (0, "cpu_core", Some(4)),
+                (15, "cpu_core", Some(4)),
+                (16, "cpu_atom", Some(10)),
+                (19, "cpu_atom", Some(10)),
+            ],
+        ),
+        (
+            "rk3588",
+            &[
+                (0, "armv8_cortex_a55", Some(8)),
+                (3, "armv8_cortex_a55", Some(8)),
+                (4, "armv8_cortex_a76", Some(9)),
+                (7, "armv8_cortex_a76", Some(9)),
+            ],
+        ),
+        // One core PMU: the plain generic event, no extended type.
+        (
+            "acpi-arm",
+            &[(0, "armv8_pmuv3_0", None), (11, "armv8_pmuv3_0", None)],
+        ),
+    ];
+    for (tree, cpus) in cases {
+        let root = pmu_tree(tree);
+        // The uncore PMUs (cstate, DSU, SPE, i915, …) are never core PMUs.
+        let names: Vec<String> = host::core_pmus(&root)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(
+            names.len(),
+            if tree == "acpi-arm" { 1 } else { 2 },
+            "{tree}: {names:?}"
+        );
+        for &(cpu, core_type, extended) in cpus {
+            let pmu = host::core_pmu(&root, cpu).unwrap().expect("a core PMU");
+            assert_eq!(
+                (pmu.core_type(), pmu.extended_type()),
+                (core_type, extended),
+                "{tree} CPU {cpu}"
+            );
+        }
+    }
+    let err = host::core_pmu(&pmu_tree("rk3588"), 8).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("CPU 8 is on none of the core PMUs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn lanes_of_one_core_type_pass_and_mixed_ones_are_refused() {
+    let intel = pmu_tree("i7-12700");
+    assert_eq!(host::check_one_core_type(&intel, &[3, 5, 7]), Ok(()));
+    assert_eq!(host::check_one_core_type(&intel, &[17, 19]), Ok(()));
+    let err = host::check_one_core_type(&intel, &[14, 16]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "these CPUs are of different core types, whose cycles are not comparable: CPU 14 on \
+         cpu_core, CPU 16 on cpu_atom; pick CPUs of one type (one PMU) for the lanes"
+    );
+    let arm = pmu_tree("rk3588");
+    assert!(host::check_one_core_type(&arm, &[1, 6]).is_err());
+    assert_eq!(host::check_one_core_type(&arm, &[5, 6, 7]), Ok(()));
+}
+
+#[test]
+fn every_record_names_the_core_type_it_counted_on() {
+    assert_eq!(environment("hybrid-ecore", 16)["core_type"], "cpu_atom");
+    assert_eq!(environment("hybrid-ecore", 16)["core_pmu_type"], 10);
+    assert_eq!(environment("tuned-intel", 2)["core_type"], "cpu_core");
+    assert_eq!(environment("vm-no-cpufreq", 1)["core_type"], Value::Null);
 }

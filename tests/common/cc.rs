@@ -47,13 +47,20 @@ int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long 
     )
 }
 
-/// Compiles `source` into `dir/lib<name>.so` with `cc -shared -fPIC`.
+/// Compiles `source` into `dir/lib<name>.so` with `cc -shared -fPIC -O1`.
 pub fn build_library(dir: &Path, name: &str, source: &str) -> PathBuf {
+    build_library_with(dir, name, source, &["-O1"])
+}
+
+/// [`build_library`] with these compiler flags instead of `-O1` (`-g` for debug information).
+pub fn build_library_with(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).expect("write the C source");
     let lib = dir.join(format!("lib{name}.so"));
     let out = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .args(["-shared", "-fPIC"])
+        .args(flags)
+        .arg("-o")
         .arg(&lib)
         .arg(&src)
         .output()

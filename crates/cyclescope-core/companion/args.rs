@@ -1,7 +1,8 @@
 //! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
-//! [--cpu C] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]`. Parsing
+//! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
+//! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
+//! [--count] [--sample-period NS]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -20,6 +21,12 @@ pub(crate) struct Invocation<'a> {
     pub(crate) trials: u32,
     pub(crate) sample_calls: u64,
     pub(crate) cpu: Option<usize>,
+    /// The perf type of the measurement CPU's core PMU on a hybrid CPU (`host::pmu`): the
+    /// cycles event names it in its config.
+    pub(crate) pmu_type: Option<u32>,
+    /// The sampled profile (`sampler`): sample the calls' instruction pointers every this
+    /// many nanoseconds of cpu-clock (hardware cycles where the PMU allows).
+    pub(crate) sample_period_ns: Option<u64>,
     pub(crate) address_space_bytes: Option<u64>,
     pub(crate) cpu_seconds: Option<u64>,
     pub(crate) file_size_bytes: Option<u64>,
@@ -55,9 +62,10 @@ impl fmt::Display for ArgsError<'_> {
         match self {
             ArgsError::Usage => f.write_str(
                 "usage: measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] \
-                 [--samples S] [--cpu C] [--max-address-space B] [--max-cpu-seconds S] \
+                 [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
-                 [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]",
+                 [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
+                 [--sample-period NS]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -73,7 +81,7 @@ impl fmt::Display for ArgsError<'_> {
 }
 
 /// The numeric options, in the order the engine writes them.
-const OPTIONS: [&[u8]; 14] = [
+const OPTIONS: [&[u8]; 16] = [
     b"--digest-bits",
     b"--bytes",
     b"--iters",
@@ -88,6 +96,8 @@ const OPTIONS: [&[u8]; 14] = [
     b"--fresh-seed",
     b"--msg-offset",
     b"--digest-offset",
+    b"--pmu-type",
+    b"--sample-period",
 ];
 
 /// A decimal u64 (no sign, no spaces, no overflow).
@@ -110,7 +120,7 @@ pub(crate) fn parse<'a>(
         return Err(ArgsError::Usage);
     }
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
-    let mut values: [Option<u64>; 14] = [None; 14];
+    let mut values: [Option<u64>; 16] = [None; 16];
     let mut abi: Option<bool> = None;
     let mut count = false;
     while let Some(k) = it.next().map(CStr::to_bytes) {
@@ -159,6 +169,8 @@ pub(crate) fn parse<'a>(
         fresh_seed,
         msg_offset,
         digest_offset,
+        pmu_type,
+        sample_period,
     ] = values;
     let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
         (bits, bytes, iters, warmups)
@@ -177,6 +189,8 @@ pub(crate) fn parse<'a>(
         cpu: cpu
             .map(|c| usize::try_from(c).map_err(|_| ArgsError::OutOfRange("--cpu")))
             .transpose()?,
+        sample_period_ns: sample_period,
+        pmu_type: pmu_type.map(|t| narrow(t, "--pmu-type")).transpose()?,
         address_space_bytes: space,
         cpu_seconds: secs,
         file_size_bytes: file_size,

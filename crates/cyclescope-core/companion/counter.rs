@@ -8,7 +8,8 @@
 use core::ffi::{CStr, c_int, c_long, c_ulong};
 
 use super::perf_attr::{
-    PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_RESET, PerfEventAttr,
+    CounterFault, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_RESET,
+    PerfEventAttr, PerfReading,
 };
 use super::sys;
 
@@ -57,9 +58,15 @@ pub(crate) enum LoopCounter {
 }
 
 impl LoopCounter {
-    /// perf_event user cycles if they open and count, else the reference counter (and why).
-    pub(crate) fn open() -> (Self, Option<PerfRefusal>) {
-        match open_counting_perf() {
+    /// perf_event user cycles (on the PMU of type `pmu`, a hybrid CPU's core type) if they
+    /// open and count, else the reference counter (and why).
+    pub(crate) fn open(pmu: Option<u32>) -> (Self, Option<PerfRefusal>) {
+        Self::open_event(PerfEventAttr::user_cycles(pmu))
+    }
+
+    /// [`LoopCounter::open`] with any event read like the cycles (the tests' software clock).
+    pub(crate) fn open_event(attr: PerfEventAttr) -> (Self, Option<PerfRefusal>) {
+        match open_counting_perf(attr) {
             Ok(fd) => (LoopCounter::Perf(fd), None),
             Err(why) => (LoopCounter::Reference(0), Some(why)),
         }
@@ -80,11 +87,19 @@ impl LoopCounter {
         }
     }
 
+    #[cfg_attr(not(test), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn stop(&mut self) -> u64 {
+        self.stop_checked().unwrap_or(0)
+    }
+
+    /// The count since `start`, or the fault that makes perf's no figure: zero, or running
+    /// for less time than enabled (multiplexed, or on another core type's CPU).
+    #[inline(always)]
+    pub(crate) fn stop_checked(&mut self) -> Result<u64, CounterFault> {
         match self {
-            LoopCounter::Perf(fd) => disable_read(*fd),
-            LoopCounter::Reference(start) => reference_now().wrapping_sub(*start),
+            LoopCounter::Perf(fd) => PerfReading::checked(disable_read(*fd)),
+            LoopCounter::Reference(start) => Ok(reference_now().wrapping_sub(*start)),
         }
     }
 }
@@ -100,20 +115,18 @@ fn reset_enable(fd: c_int) {
     perf_ioctl(fd, PERF_EVENT_IOC_ENABLE);
 }
 
+/// Stops the event and reads its count and times (None when the read comes up short).
 #[inline(always)]
-fn disable_read(fd: c_int) -> u64 {
+fn disable_read(fd: c_int) -> Option<PerfReading> {
     perf_ioctl(fd, PERF_EVENT_IOC_DISABLE);
-    let mut count = [0u8; 8];
-    match sys::read_fd(fd, &mut count) {
-        Ok(8) => u64::from_ne_bytes(count),
-        _ => 0,
-    }
+    let mut bytes = [0u8; 24];
+    let n = sys::read_fd(fd, &mut bytes).ok()?;
+    PerfReading::from_bytes(&bytes, n as isize)
 }
 
-/// Opens the harness's event and checks that it counts (some hypervisors accept it and never
-/// advance it).
-fn open_counting_perf() -> Result<c_int, PerfRefusal> {
-    let attr = PerfEventAttr::user_cycles();
+/// Opens the event and checks that it counts (some hypervisors accept it and never advance
+/// it).
+fn open_counting_perf(attr: PerfEventAttr) -> Result<c_int, PerfRefusal> {
     // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size` field
     // is its true size; the kernel only reads it. pid 0, cpu -1, no group, no flags.
     let fd = unsafe {
@@ -135,7 +148,7 @@ fn open_counting_perf() -> Result<c_int, PerfRefusal> {
     for i in 0..100_000u64 {
         x = core::hint::black_box(x.wrapping_add(i));
     }
-    if disable_read(fd) == 0 {
+    if PerfReading::checked(disable_read(fd)).is_err() {
         sys::close_fd(fd);
         return Err(PerfRefusal::NoCount);
     }

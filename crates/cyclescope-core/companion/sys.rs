@@ -47,6 +47,15 @@ struct Timespec {
     tv_nsec: c_long,
 }
 
+/// `Dl_info` of `<dlfcn.h>`.
+#[repr(C)]
+pub(crate) struct DlInfo {
+    pub(crate) fname: *const c_char,
+    pub(crate) fbase: *mut c_void,
+    pub(crate) sname: *const c_char,
+    pub(crate) saddr: *mut c_void,
+}
+
 #[repr(C)]
 struct Rlimit {
     cur: u64,
@@ -79,6 +88,16 @@ unsafe extern "C" {
     pub(crate) fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void;
     pub(crate) fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
     fn dlerror() -> *const c_char;
+    pub(crate) fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    pub(crate) fn mmap(
+        addr: *mut c_void,
+        len: usize,
+        prot: c_int,
+        flags: c_int,
+        fd: c_int,
+        offset: i64,
+    ) -> *mut c_void;
+    pub(crate) fn munmap(addr: *mut c_void, len: usize) -> c_int;
     pub(crate) fn abort() -> !;
 }
 

@@ -18,8 +18,10 @@ use super::counter::{self, LoopCounter, PerfRefusal, Witness};
 use super::guarded::Guarded;
 use super::json::Channel;
 use super::library::{self, Entry, LoadError, MetaBlock};
+use super::perf_attr::CounterFault;
 use super::procfs;
 use super::proof::{self, Fresh};
+use super::sampler::Sampler;
 use super::sandbox::InForce;
 use super::sys;
 
@@ -167,9 +169,20 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         Some(f) => f.fill(msg.data_mut()),
     }
     let baseline_rss_bytes = procfs::resident_bytes();
-    let (mut loop_counter, refusal) = LoopCounter::open();
+    let (mut loop_counter, refusal) = LoopCounter::open(inv.pmu_type);
     let witness = Witness::open(&loop_counter, inv.cpu);
     let overhead = counter::timer_overhead();
+    let entry: *const core::ffi::c_void = match lib.entry {
+        Entry::Iccs(f) => f as *const core::ffi::c_void,
+        Entry::Supercop(f) => f as *const core::ffi::c_void,
+    };
+    let mut sampler = match inv.sample_period_ns {
+        None => None,
+        Some(ns) => match Sampler::open(inv.pmu_type, ns, entry) {
+            Some(s) => Some(s),
+            None => return error(ch, "sampler", b"no perf_event sampling event opens here"),
+        },
+    };
     send_ready(
         ch,
         &lib,
@@ -227,6 +240,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         let wait0 = procfs::runqueue_wait_ns();
         let t0 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let outer = witness.outer();
+        if let Some(s) = &sampler {
+            s.enable();
+        }
         loop_counter.start();
         let inner0 = witness.inner();
         let failed_rc = match state {
@@ -235,7 +251,13 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             Some(_) => call.call_pool(inv.iterations, msg_len),
         };
         let inner1 = witness.inner();
-        let cycles = loop_counter.stop();
+        let cycles = match loop_counter.stop_checked() {
+            Ok(cycles) => cycles,
+            Err(fault) => return send_counter_fault(ch, fault),
+        };
+        if let Some(s) = &sampler {
+            s.disable();
+        }
         let clock = witness.pair(outer, (inner0, inner1), cycles);
         let t1 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let waited = procfs::runqueue_wait_ns()
@@ -255,6 +277,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
                 digest: digest.data(),
             },
         );
+        if let Some(s) = &mut sampler {
+            s.drain(ch);
+        }
         if inv.sample_calls > 0 {
             if batch.is_none() {
                 batch = sys::alloc_filled(BATCH_SAMPLES * 8, 0);
@@ -399,6 +424,24 @@ pub(crate) fn send_overflow(ch: &Channel) {
 /// The message is not the one the worker prepared: the candidate wrote into its input.
 pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
     ch.message("input_changed").number("offset", offset).send();
+}
+
+/// The loop counter's reading is no figure (zero, multiplexed, unread): the job ends with
+/// it named.
+pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
+    let (enabled, running) = match fault {
+        CounterFault::Multiplexed {
+            enabled_ns,
+            running_ns,
+        } => (enabled_ns, running_ns),
+        _ => (0, 0),
+    };
+    ch.message("counter_fault")
+        .name("fault", fault.name())
+        .number("enabled_ns", enabled)
+        .number("running_ns", running)
+        .send();
+    EXIT_FAULT
 }
 
 /// The candidate returned non-zero.

@@ -17,6 +17,7 @@ pub(crate) mod json;
 pub(crate) mod library;
 pub(crate) mod procfs;
 pub(crate) mod proof;
+pub(crate) mod sampler;
 pub(crate) mod sandbox;
 pub(crate) mod setup;
 pub(crate) mod sys;

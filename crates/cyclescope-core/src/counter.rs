@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn the_trial_workers_loop_counter_counts_something() {
         use crate::companion::counter::{CycleSource as WorkerSource, LoopCounter};
-        let (mut c, refusal) = LoopCounter::open();
+        let (mut c, refusal) = LoopCounter::open(None);
         c.start();
         let mut x = 0u64;
         for i in 0..10_000u64 {
@@ -285,6 +285,42 @@ mod tests {
             crate::companion::counter::REFERENCE_SOURCE.map(|s| s.name()),
             REFERENCE_SOURCE.map(CycleSource::name)
         );
+    }
+
+    /// The trial worker's perf_event path — open, the counting check, start, stop, the
+    /// running == enabled and non-zero checks of every trial — with the software task clock,
+    /// so a machine without a PMU (CI) runs the code hardware cycles take.
+    #[test]
+    fn the_trial_workers_perf_path_runs_with_a_software_event() {
+        use crate::companion::counter::{CycleSource as WorkerSource, LoopCounter};
+        use crate::companion::perf_attr::PerfEventAttr;
+        let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(3);
+        let (mut c, refusal) = LoopCounter::open_event(PerfEventAttr::task_clock());
+        if paranoid > 2
+            || matches!(refusal, Some(crate::companion::counter::PerfRefusal::Errno(e)) if e == libc::ENOSYS)
+        {
+            return;
+        }
+        assert_eq!(
+            refusal, None,
+            "the task clock must open and count (paranoid {paranoid})"
+        );
+        assert_eq!(c.source(), WorkerSource::PerfUserCycles);
+        let mut last = 0;
+        for _ in 0..3 {
+            c.start();
+            let mut x = 0u64;
+            for i in 0..200_000u64 {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
+            last = c.stop_checked().expect("a whole, non-zero reading");
+            assert!(last > 0);
+        }
+        // Stopped, it counts no further: a second reading is the same figure.
+        assert_eq!(c.stop_checked(), Ok(last));
     }
 
     #[test]

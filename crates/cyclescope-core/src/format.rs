@@ -36,6 +36,14 @@ pub(crate) fn pct(x: Option<f64>) -> String {
     }
 }
 
+/// A profile's share of the cost, one decimal: `41.7 %` (0.417); `<0.1 %` above zero.
+pub fn share(x: f64) -> String {
+    if x > 0.0 && x < 0.0005 {
+        return "<0.1 %".into();
+    }
+    format!("{:.1} %", 100.0 * x)
+}
+
 /// A clock rate in GHz with three decimals (`2.100`), as trial clocks are shown live.
 pub fn ghz(hz: f64) -> String {
     format!("{:.3}", hz / 1e9)

@@ -18,6 +18,7 @@ pub mod kat;
 pub mod measure;
 pub mod name;
 pub mod plugin;
+pub mod profile;
 pub mod record;
 pub mod report;
 pub mod sanitize;

@@ -14,6 +14,7 @@ pub(crate) mod host_view;
 pub mod method_cyclescope;
 pub mod method_page;
 pub(crate) mod page_set;
+pub(crate) mod profile_section;
 pub(crate) mod published;
 pub mod readback;
 pub(crate) mod side_files;
@@ -291,10 +292,19 @@ pub fn measured_by(
     if let Some(cpu) = cpu {
         text += &format!(", CPU {cpu} ({model})");
     }
+    // The core type (its PMU), so a hybrid CPU's P- and E-core figures are never mistaken.
+    if let Some(core_type) = core_type(env) {
+        text += &format!(" on {}", crate::sanitize::markdown(core_type));
+    }
     if env.get("virtualized").and_then(serde_json::Value::as_bool) == Some(true) {
         text += ", virtualized";
     }
     text
+}
+
+/// The core type a record's figures were counted on (`host::pmu`), when the host had a PMU.
+pub fn core_type(env: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    env.get("core_type").and_then(serde_json::Value::as_str)
 }
 
 #[cfg(test)]
@@ -314,6 +324,13 @@ mod tests {
         assert_eq!(
             measured_by(env.as_object().unwrap(), "perf_event:cpu-cycles:u", false),
             "cycles: perf_event:cpu-cycles:u (core cycles, clock 2.695 GHz), CPU 3 (Qualcomm Oryon)"
+        );
+        let env = serde_json::json!({"cpu_model": "12th Gen Intel(R) Core(TM) i7-12700",
+            "cpu_number": 16, "core_type": "cpu_atom"});
+        assert_eq!(
+            measured_by(env.as_object().unwrap(), "perf_event:cpu-cycles:u", false),
+            "cycles: perf_event:cpu-cycles:u (core cycles), CPU 16 (12th Gen Intel(R) Core(TM) \
+             i7-12700) on cpu_atom"
         );
     }
 

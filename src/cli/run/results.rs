@@ -17,6 +17,8 @@ pub struct Row {
     pub summary: JobSummary,
     /// What measured it (counter, clock, CPU), from the record.
     pub measured_by: String,
+    /// The core type (PMU) of the CPU it was counted on, from the record (`host::pmu`).
+    pub core_type: Option<String>,
     /// Output bits of the instance (the width its baseline has).
     pub digest_bits: u32,
     /// Mean cycles over the baseline's pseudoXOF of the same width, length and counter.
@@ -31,20 +33,33 @@ pub struct Row {
 
 /// What measured a finished job (counter, clock, CPU), from its record in `run_dir`.
 pub fn measured_by(run_dir: &Path, s: &JobSummary, record: &Path) -> String {
+    measured_by_and_core_type(run_dir, s, record).0
+}
+
+/// [`measured_by`] and the record's core type.
+fn measured_by_and_core_type(
+    run_dir: &Path,
+    s: &JobSummary,
+    record: &Path,
+) -> (String, Option<String>) {
     let source = s.cycle_source.map_or("", crate::counter::CycleSource::name);
     std::fs::read(run_dir.join(record))
         .ok()
         .and_then(|b| serde_json::from_slice::<crate::record::TimingRecord>(&b).ok())
         .map(|r| {
             let reference = r.cyclescope.as_ref().is_some_and(|a| a.reference_cycles);
-            crate::report::measured_by(&r.environment, source, reference)
+            (
+                crate::report::measured_by(&r.environment, source, reference),
+                crate::report::core_type(&r.environment)
+                    .map(|t| crate::sanitize::log_field(t).into_owned()),
+            )
         })
-        .unwrap_or_else(|| format!("cycles: {source}"))
+        .unwrap_or_else(|| (format!("cycles: {source}"), None))
 }
 
 impl Row {
     pub(super) fn from(req: &RunRequest, job: &JobKey, s: &JobSummary, record: &Path) -> Self {
-        let measured_by = measured_by(&req.run_dir, s, record);
+        let (measured_by, core_type) = measured_by_and_core_type(&req.run_dir, s, record);
         let digest_bits = req
             .instances
             .iter()
@@ -54,6 +69,7 @@ impl Row {
             job: job.clone(),
             summary: s.clone(),
             measured_by,
+            core_type,
             digest_bits,
             x_pseudoxof: None,
             x_pseudoxof_doubtful: false,
@@ -216,7 +232,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
 }
 
 /// The columns of `--csv`.
-const CSV_COLUMNS: [&str; 17] = [
+const CSV_COLUMNS: [&str; 18] = [
     "candidate",
     "instance",
     "message_bytes",
@@ -233,6 +249,7 @@ const CSV_COLUMNS: [&str; 17] = [
     "x_pseudoxof_doubtful",
     "baseline",
     "cycle_source",
+    "core_type",
     "doubts",
 ];
 
@@ -263,6 +280,7 @@ pub fn csv(rows: &[Row]) -> String {
                 s.cycle_source
                     .map_or("", crate::counter::CycleSource::name)
                     .to_string(),
+                r.core_type.clone().unwrap_or_default(),
                 doubts.join("; "),
             ]
         })
@@ -284,6 +302,7 @@ mod tests {
             },
             summary: demo::summary(cycles, bytes),
             measured_by: "cycles: perf_event:cpu-cycles:u (core cycles)".into(),
+            core_type: Some("cpu_core".into()),
             digest_bits: bits,
             x_pseudoxof: None,
             x_pseudoxof_doubtful: false,

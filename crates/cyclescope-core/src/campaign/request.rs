@@ -112,6 +112,8 @@ pub enum RequestError {
     Cpu(String),
     #[error("measurement CPUs: {}", .0.join("; "))]
     SmtSiblings(Vec<String>),
+    #[error("measurement CPUs: {0}")]
+    CoreTypes(crate::host::PmuError),
     #[error("shard {0} holds no instance of this campaign (it has fewer instances than shards)")]
     EmptyShard(Shard),
     #[error("trials per job must be 1…16 (--trials), not {0}")]
@@ -305,6 +307,10 @@ impl RunRequest {
         let pairs = crate::host::HostRoot::new(&self.host_root).smt_sibling_pairs(&self.cpus);
         if !pairs.is_empty() {
             return Err(RequestError::SmtSiblings(pairs));
+        }
+        if self.cpus.len() > 1 {
+            let root = crate::host::HostRoot::new(&self.host_root);
+            crate::host::check_one_core_type(&root, &self.cpus).map_err(RequestError::CoreTypes)?;
         }
         Ok(())
     }

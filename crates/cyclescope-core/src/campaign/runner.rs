@@ -102,6 +102,11 @@ impl WorkerRunner {
             setup: WorkerSetup {
                 exe: crate::catalog::bundled::trial_worker()?,
                 cpu,
+                // The worker counts on this machine, whatever tree `--root` reads.
+                pmu_type: crate::host::core_pmu(&crate::host::HostRoot::system(), cpu)
+                    .ok()
+                    .flatten()
+                    .and_then(|p| p.extended_type()),
                 limits: req.limits,
                 cancel: cancel.clone(),
                 reference_clock_hz: None,

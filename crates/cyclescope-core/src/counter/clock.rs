@@ -83,7 +83,13 @@ pub fn monotonic_raw_ns() -> u64 {
 
 /// Probes the clock: perf core cycles when they open, else the reference counter's rate.
 pub fn clock_probe(config: &ClockProbeConfig) -> Result<ClockProbe, CounterError> {
-    let perf = PerfCycles::open_counting().ok();
+    let pmu = config.cpu.and_then(|cpu| {
+        crate::host::core_pmu(&crate::host::HostRoot::system(), cpu)
+            .ok()
+            .flatten()
+            .and_then(|p| p.extended_type())
+    });
+    let perf = PerfCycles::open_counting(pmu).ok();
     let reference = REFERENCE_SOURCE;
     let source = match (&perf, reference) {
         (Some(_), _) => CycleSource::PerfUserCycles,

@@ -1,7 +1,9 @@
 //! `perf_event_open` user-mode hardware cycles of the calling thread, exactly as the harness's
 //! `ngcc_perf.c` and `clockprobe.c` open them (`PERF_TYPE_HARDWARE`, `PERF_COUNT_HW_CPU_CYCLES`,
-//! disabled, exclude_kernel, exclude_hv, pid 0, cpu -1). The attribute struct is in `perf_attr`
-//! because the `libc` crate does not define it. Nothing else: no multiplexing scaling, no groups.
+//! disabled, exclude_kernel, exclude_hv, pid 0, cpu -1), on a hybrid CPU on the measurement
+//! CPU's core PMU. The attribute struct is in `perf_attr` because the `libc` crate does not
+//! define it. No multiplexing scaling, no groups: a reading that ran for less time than it was
+//! enabled, or counted zero, is no count at all.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -9,7 +11,8 @@ use nix::errno::Errno;
 
 use super::CounterError;
 use super::perf_attr::{
-    PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_RESET, PerfEventAttr,
+    CounterFault, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_RESET,
+    PerfEventAttr, PerfReading,
 };
 
 /// An open user-mode cycle counter of the calling thread (it follows the thread across CPUs).
@@ -21,9 +24,13 @@ pub struct PerfCycles {
 impl PerfCycles {
     /// Opens the counter, disabled. The error says why it is unavailable: no PMU (ENOENT,
     /// ENODEV, EOPNOTSUPP — e.g. a virtual machine) or not permitted (EACCES, EPERM —
-    /// `kernel.perf_event_paranoid`).
-    pub fn open() -> Result<Self, CounterError> {
-        let attr = PerfEventAttr::user_cycles();
+    /// `kernel.perf_event_paranoid`). `pmu`: the extended type of a hybrid CPU's core PMU
+    /// (`host::CorePmu::extended_type`).
+    pub fn open(pmu: Option<u32>) -> Result<Self, CounterError> {
+        Self::open_event(PerfEventAttr::user_cycles(pmu))
+    }
+
+    fn open_event(attr: PerfEventAttr) -> Result<Self, CounterError> {
         let (pid, cpu, group_fd, flags): (libc::pid_t, libc::c_int, libc::c_int, libc::c_ulong) =
             (0, -1, -1, 0);
         // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size`
@@ -52,8 +59,8 @@ impl PerfCycles {
 
     /// Opens the counter and checks that it counts: some hypervisors accept the event but
     /// never advance it, which would otherwise show up as zero cycles in every trial.
-    pub(crate) fn open_counting() -> Result<Self, CounterError> {
-        let perf = Self::open()?;
+    pub(crate) fn open_counting(pmu: Option<u32>) -> Result<Self, CounterError> {
+        let perf = Self::open(pmu)?;
         perf.reset_enable();
         let mut x = 0u64;
         for i in 0..100_000u64 {
@@ -81,24 +88,28 @@ impl PerfCycles {
         self.ioctl(PERF_EVENT_IOC_ENABLE);
     }
 
-    /// Stops counting and returns the count (0 if it could not be read).
+    /// Stops counting and returns the count (0 if it is no figure: see `disable_read_checked`).
     #[inline]
     pub(crate) fn disable_read(&self) -> u64 {
+        self.disable_read_checked().unwrap_or(0)
+    }
+
+    /// Stops counting and returns the count, or the fault that makes it none (unread, zero,
+    /// multiplexed).
+    #[inline]
+    pub(crate) fn disable_read_checked(&self) -> Result<u64, CounterFault> {
         self.ioctl(PERF_EVENT_IOC_DISABLE);
-        let mut count = 0u64;
-        // SAFETY: reads at most 8 bytes into a live local u64 from a descriptor owned by `self`.
+        let mut bytes = [0u8; 24];
+        // SAFETY: reads at most 24 bytes into a live local buffer of 24 bytes from a descriptor
+        // owned by `self`.
         let n = unsafe {
             libc::read(
                 self.fd.as_raw_fd(),
-                (&mut count as *mut u64).cast::<libc::c_void>(),
-                std::mem::size_of::<u64>(),
+                bytes.as_mut_ptr().cast::<libc::c_void>(),
+                bytes.len(),
             )
         };
-        if n == std::mem::size_of::<u64>() as isize {
-            count
-        } else {
-            0
-        }
+        PerfReading::checked(PerfReading::from_bytes(&bytes, n))
     }
 }
 
@@ -144,7 +155,7 @@ mod tests {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(3);
-        let opened = PerfCycles::open_counting();
+        let opened = PerfCycles::open_counting(None);
         if let Err(CounterError::Unimplemented { .. }) = opened {
             // No perf_event_open at all (qemu-user answers ENOSYS): there is no counter to
             // agree with sysfs, which describes the host kernel, not this one.
@@ -175,5 +186,27 @@ mod tests {
         };
         let (small, large) = (count(10_000), count(1_000_000));
         assert!(small > 0 && large > 10 * small, "{small} then {large}");
+    }
+
+    /// The read path hardware cycles take (times, the running == enabled check), with the
+    /// software task clock, which every Linux with perf events has, PMU or not.
+    #[test]
+    fn the_read_path_checks_a_software_events_times_and_count() {
+        let perf = match PerfCycles::open_event(PerfEventAttr::task_clock()) {
+            Err(CounterError::Unimplemented { .. } | CounterError::NotPermitted { .. }) => return,
+            other => other.expect("the software task clock opens where perf_event_open exists"),
+        };
+        perf.reset_enable();
+        let mut x = 0u64;
+        for i in 0..1_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        let ns = perf
+            .disable_read_checked()
+            .expect("a whole, non-zero reading");
+        assert!(ns > 0);
+        // Disabled, it counts no further, and a reset zeroes it: a zero is a fault, not a 0.
+        perf.ioctl(PERF_EVENT_IOC_RESET);
+        assert_eq!(perf.disable_read_checked(), Err(CounterFault::Zero));
     }
 }

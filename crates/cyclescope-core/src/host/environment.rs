@@ -72,6 +72,8 @@ pub fn environment(root: &HostRoot, cpu: usize, probes: &mut Probes) -> Map<Stri
         reference_source
     };
     let sys = |rel: &str| root.read(&format!("sys/devices/system/cpu/{rel}"));
+    // The core type the measurement CPU counts on (its core PMU); null without a PMU.
+    let pmu = super::pmu::core_pmu(root, cpu).ok().flatten();
     let entries = [
         ("hostname", json!(probes.hostname)),
         ("architecture", json!(probes.machine)),
@@ -121,6 +123,8 @@ pub fn environment(root: &HostRoot, cpu: usize, probes: &mut Probes) -> Map<Stri
             "ref_to_core_ratio",
             json!(probe.as_ref().and_then(|p| p.ref_to_core_ratio)),
         ),
+        ("core_type", json!(pmu.as_ref().map(|p| p.core_type()))),
+        ("core_pmu_type", json!(pmu.as_ref().map(|p| p.type_id))),
     ];
     entries
         .into_iter()

@@ -41,7 +41,7 @@ impl Probes {
             machine: sysinfo::System::cpu_arch(),
             hostname: sysinfo::System::host_name().ok(),
             kernel: sysinfo::System::kernel_version().ok(),
-            perf: PerfCycles::open_counting().map(drop),
+            perf: PerfCycles::open_counting(None).map(drop),
             cpu_access: CpuAccess::Live,
             clock: ClockProber::live(),
             tools: Tools::Live,

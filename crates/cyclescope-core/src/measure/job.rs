@@ -31,6 +31,8 @@ use crate::worker::{self, Exit, Limits, WorkerCommand};
 pub(crate) struct WorkerSetup {
     pub(crate) exe: PathBuf,
     pub(crate) cpu: usize,
+    /// The extended perf type of `cpu`'s core PMU on a hybrid CPU (`host::pmu`).
+    pub(crate) pmu_type: Option<u32>,
     pub(crate) limits: Limits,
     pub(crate) cancel: Arc<AtomicBool>,
     /// The reference counter's rate the clock probe measured (Hz), when known: a worker
@@ -86,6 +88,8 @@ pub(crate) fn run_process(
     let args = MeasureInvocation {
         spec: spec.clone(),
         cpu: Some(setup.cpu),
+        pmu_type: setup.pmu_type,
+        sample_period_ns: None,
         limits,
     }
     .to_args();
@@ -172,6 +176,12 @@ pub(crate) fn run_process(
                     trials.push(t);
                 }
                 TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                // The guide's trials are never sampled: a worker that says so is not ours.
+                TrialMessage::IpSamples { .. } => {
+                    return Err(worker::Tampering(
+                        "instruction pointer samples from a timed trial".into(),
+                    ));
+                }
                 TrialMessage::Cryptofail { rc } => {
                     fault = Some(JobFailure::new(
                         FailureKind::Cryptofail,
@@ -201,6 +211,16 @@ pub(crate) fn run_process(
                     fault = Some(JobFailure::new(
                         FailureKind::Loadfail,
                         load_error(spec, stage, detail),
+                    ))
+                }
+                TrialMessage::CounterFault {
+                    fault: kind,
+                    enabled_ns,
+                    running_ns,
+                } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Counterfault,
+                        kind.explain(enabled_ns, running_ns),
                     ))
                 }
                 TrialMessage::Done { peak_rss_bytes } => done_peak = Some(peak_rss_bytes),
@@ -355,7 +375,7 @@ fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
         LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
         LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
         LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
-        LoadStage::Memory => detail,
+        LoadStage::Memory | LoadStage::Sampler => detail,
     }
 }
 

@@ -101,6 +101,21 @@ pub(crate) enum TrialMessage {
     InputChanged {
         offset: u64,
     },
+    /// Instruction pointers the sampled profile's event caught in a trial (`--sample-period`),
+    /// with the candidate library's load address.
+    IpSamples {
+        event: String,
+        base: u64,
+        ips: Vec<u64>,
+        lost: u64,
+    },
+    /// The loop counter's reading of a trial was no figure (`counter::perf_attr`): it
+    /// counted zero, or ran for less time than it was enabled.
+    CounterFault {
+        fault: CounterFaultKind,
+        enabled_ns: u64,
+        running_ns: u64,
+    },
     Done {
         peak_rss_bytes: u64,
     },
@@ -110,6 +125,34 @@ pub(crate) enum TrialMessage {
         /// The dynamic linker's or the worker's own words.
         detail: String,
     },
+}
+
+/// A counter fault as the worker names it (`perf_attr::CounterFault::name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CounterFaultKind {
+    Unread,
+    Zero,
+    Multiplexed,
+}
+
+impl CounterFaultKind {
+    /// What the job's failure says of it.
+    pub(crate) fn explain(self, enabled_ns: u64, running_ns: u64) -> String {
+        match self {
+            CounterFaultKind::Unread => {
+                "the perf_event cycle counter could not be read after a trial".to_string()
+            }
+            CounterFaultKind::Zero => {
+                "the perf_event cycle counter counted 0 over a trial of calls".to_string()
+            }
+            CounterFaultKind::Multiplexed => format!(
+                "the perf_event cycle counter ran {running_ns} ns of the {enabled_ns} ns it was \
+                 enabled (multiplexed with other events, or on a CPU of another core type): \
+                 its count is not the trial's"
+            ),
+        }
+    }
 }
 
 /// Why the worker did not use perf_event cycles.
@@ -144,6 +187,8 @@ pub(crate) enum LoadStage {
     Symbol,
     /// The buffers could not be allocated.
     Memory,
+    /// No perf_event sampling event opens (the sampled profile).
+    Sampler,
 }
 
 #[cfg(test)]

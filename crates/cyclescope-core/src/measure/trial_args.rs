@@ -14,6 +14,10 @@ pub struct MeasureInvocation {
     pub spec: TrialSpec,
     /// The CPU the worker pins itself to (none: wherever it was started).
     pub cpu: Option<usize>,
+    /// The extended perf type of the CPU's core PMU on a hybrid CPU (`host::pmu`).
+    pub pmu_type: Option<u32>,
+    /// The sampled profile's period, ns (`profile::sampled`); None for every other trial.
+    pub sample_period_ns: Option<u64>,
     pub limits: Limits,
 }
 
@@ -31,6 +35,12 @@ impl MeasureInvocation {
         put("--samples", s.sample_calls);
         if let Some(cpu) = self.cpu {
             put("--cpu", cpu as u64);
+        }
+        if let Some(t) = self.pmu_type {
+            put("--pmu-type", u64::from(t));
+        }
+        if let Some(ns) = self.sample_period_ns {
+            put("--sample-period", ns);
         }
         args.extend(self.limits.to_args());
         // Only a SUPERCOP library says so: ICCS commands stay as the records always had them.
@@ -80,6 +90,8 @@ mod tests {
                 count: false,
             },
             cpu,
+            pmu_type: None,
+            sample_period_ns: None,
             limits,
         }
     }
@@ -118,6 +130,8 @@ mod tests {
                 count: inv.count,
             },
             cpu: inv.cpu,
+            pmu_type: inv.pmu_type,
+            sample_period_ns: inv.sample_period_ns,
             limits: Limits {
                 address_space_bytes: inv.address_space_bytes,
                 cpu_seconds: inv.cpu_seconds,
@@ -153,6 +167,10 @@ mod tests {
             let mut probe = inv.clone();
             probe.spec.fresh_seed = Some(u64::MAX);
             assert_eq!(read_back(&c_args(&probe.to_args())), Ok(probe));
+            let mut atom = inv.clone();
+            atom.pmu_type = Some(10);
+            atom.sample_period_ns = Some(20_000);
+            assert_eq!(read_back(&c_args(&atom.to_args())), Ok(atom));
             let mut placed = inv.clone();
             placed.spec.offsets = Some(crate::measure::layout::LAYOUTS[7]);
             assert_eq!(read_back(&c_args(&placed.to_args())), Ok(placed));

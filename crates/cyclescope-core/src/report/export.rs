@@ -37,7 +37,7 @@ pub fn number(x: Option<f64>) -> String {
 }
 
 /// The columns of `records_csv`.
-pub const RECORD_COLUMNS: [&str; 17] = [
+pub const RECORD_COLUMNS: [&str; 18] = [
     "candidate",
     "instance",
     "message_bytes",
@@ -52,6 +52,7 @@ pub const RECORD_COLUMNS: [&str; 17] = [
     "iterations_per_trial",
     "ci95_relative",
     "cycle_source",
+    "core_type",
     "x_pseudoxof",
     "x_pseudoxof_doubtful",
     "reference_job",
@@ -84,6 +85,9 @@ pub fn records_csv(records: &[TimingRecord], baseline: &crate::baseline::Baselin
                 s.iterations_per_trial.to_string(),
                 number(s.ci95_relative),
                 add.map_or("", |a| a.cycle_source_name()).to_string(),
+                crate::report::core_type(&r.environment)
+                    .map(|t| crate::sanitize::log_field(t).into_owned())
+                    .unwrap_or_default(),
                 number(ratio.map(|r| r.value)),
                 ratio.is_some_and(|r| r.doubtful).to_string(),
                 add.is_some_and(|a| a.reference_job).to_string(),

@@ -90,6 +90,8 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
     let baseline_instances = by_candidate.get(baseline).map_or(&[][..], Vec::as_slice);
     // A run with a length sweep adds its cost models to the candidate pages (§8).
     let sweep = crate::sweep::read(dataset);
+    // And one with profiles, where each instance's cost goes (§9).
+    let profiles = crate::profile::read(dataset);
     let mut pages = Vec::new();
     let helpers = |c: &str| c == crate::baseline::DEFAULT_CANDIDATE || c == baseline;
     for (cand, instances) in by_candidate.iter().filter(|(c, _)| !helpers(c)) {
@@ -105,6 +107,13 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         if let Some(lines) = sweep
             .as_ref()
             .and_then(|s| super::sweep_section::render(s, cand))
+        {
+            text.push('\n');
+            text.push_str(&lines.join("\n"));
+        }
+        if let Some(lines) = profiles
+            .as_ref()
+            .and_then(|p| super::profile_section::render(p, cand))
         {
             text.push('\n');
             text.push_str(&lines.join("\n"));

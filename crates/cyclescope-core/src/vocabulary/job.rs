@@ -50,6 +50,8 @@ pub enum FailureKind {
     /// The guide's figure on the harness's message is far below the fresh-message probe's:
     /// the library recognised or cached the timing message (`measure::proof`).
     Probefail,
+    /// The loop counter's reading of a trial was no figure: zero, or multiplexed.
+    Counterfault,
     /// A record that is not complete and does not say why (the harness stores no reason).
     Unexplained,
 }
@@ -65,6 +67,7 @@ impl FailureKind {
             FailureKind::Tampered => "TAMPERED",
             FailureKind::Implausible => "IMPLAUSIBLE",
             FailureKind::Probefail => "PROBEFAIL",
+            FailureKind::Counterfault => "COUNTERFAULT",
             FailureKind::Unexplained => "FAILED",
         }
     }

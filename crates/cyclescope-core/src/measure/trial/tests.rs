@@ -93,6 +93,14 @@ fn faults_errors_and_the_end_are_read_as_written() {
         worker::send_cryptofail(ch, -7);
         worker::send_overflow(ch);
         worker::send_input_changed(ch, 31);
+        worker::send_counter_fault(
+            ch,
+            crate::companion::perf_attr::CounterFault::Multiplexed {
+                enabled_ns: 900,
+                running_ns: 450,
+            },
+        );
+        worker::send_counter_fault(ch, crate::companion::perf_attr::CounterFault::Zero);
         worker::error(ch, "load", b"lib\"x\\y\n\xff.so: no");
         ch.message("done")
             .number("peak_rss_bytes", 1_515_520u64)
@@ -104,6 +112,16 @@ fn faults_errors_and_the_end_are_read_as_written() {
             TrialMessage::Cryptofail { rc: -7 },
             TrialMessage::Overflow,
             TrialMessage::InputChanged { offset: 31 },
+            TrialMessage::CounterFault {
+                fault: CounterFaultKind::Multiplexed,
+                enabled_ns: 900,
+                running_ns: 450
+            },
+            TrialMessage::CounterFault {
+                fault: CounterFaultKind::Zero,
+                enabled_ns: 0,
+                running_ns: 0
+            },
             TrialMessage::Error {
                 stage: LoadStage::Load,
                 detail: "lib\"x\\y\n\u{FFFD}.so: no".into(),

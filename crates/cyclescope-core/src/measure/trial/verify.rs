@@ -87,6 +87,10 @@ impl TrialOrder {
                 self.samples = 0;
                 Ok(())
             }
+            (Phase::Measuring, TrialMessage::IpSamples { .. }) if self.seen > 0 => Ok(()),
+            (Phase::Measuring, TrialMessage::IpSamples { .. }) => {
+                out_of_order("instruction pointer samples before a trial")
+            }
             (Phase::Measuring, TrialMessage::Samples { ticks }) => {
                 self.samples += ticks.len() as u64;
                 if self.seen == 0 || self.samples > self.sample_calls {
@@ -101,7 +105,8 @@ impl TrialOrder {
                 Phase::Measuring,
                 TrialMessage::Cryptofail { .. }
                 | TrialMessage::Overflow
-                | TrialMessage::InputChanged { .. },
+                | TrialMessage::InputChanged { .. }
+                | TrialMessage::CounterFault { .. },
             ) => {
                 self.phase = Phase::Ended;
                 Ok(())

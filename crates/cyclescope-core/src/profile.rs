@@ -1,0 +1,280 @@
+//! Where the cost of a candidate goes: its share per function, and per source line where the
+//! library has debug information. A profile comes from trials of its own, never from the
+//! guide's timed ones: a trial worker runs the calls under valgrind's callgrind with collection
+//! switched on only inside the worker's counted-calls function (`counter::callgrind`), so the
+//! shares are exact instruction counts of the candidate's calls and nothing else; beside it the
+//! same calls run natively, which gives the profile's overhead. This module owns the figures
+//! and their comparison after a rebuild; it prints nothing.
+
+mod file;
+mod graph;
+mod run;
+mod symbols;
+
+pub use file::{FILE_NAME, ProfileFile, add, read};
+pub use graph::GraphError;
+pub use run::{ProfileRequest, profile, sampled};
+
+use serde::{Deserialize, Serialize};
+
+/// The cost event the exact profile's shares are of.
+pub const EVENT: &str = "valgrind:callgrind:Ir";
+/// Nanoseconds of cpu-clock between two samples of a sampled profile.
+pub const SAMPLE_PERIOD_NS: u64 = 100_000;
+
+/// One function's share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionShare {
+    /// As valgrind names it (demangled), from the object's symbols.
+    pub function: String,
+    /// The file name of the object it is in (the candidate library, the C library, …).
+    pub object: String,
+    /// What landed in it over the profiled calls: instructions executed in it (self cost) for
+    /// the exact profile, samples for a sampled one.
+    pub count: u64,
+    /// Its fraction of all the instructions of the calls, 0–1.
+    pub share: f64,
+}
+
+/// One source line's share (only lines the library has debug information for).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineShare {
+    pub file: String,
+    pub line: u64,
+    pub function: String,
+    pub count: u64,
+    pub share: f64,
+}
+
+/// A candidate's profile at one length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    #[serde(default)]
+    pub candidate: String,
+    pub label: String,
+    pub input_bytes: u64,
+    /// What the shares count ([`EVENT`]), and the tool that counted (`valgrind-3.19.0
+    /// callgrind`).
+    pub event: String,
+    pub tool: String,
+    /// The calls profiled.
+    pub calls: u64,
+    /// What the shares are of: instructions of those calls (the sum of the functions' self
+    /// costs), or the samples taken in them.
+    pub total: u64,
+    /// Functions, most instructions first.
+    pub functions: Vec<FunctionShare>,
+    /// Source lines, most instructions first (empty without debug information).
+    pub lines: Vec<LineShare>,
+    pub overhead: Overhead,
+    /// What the sandbox gave up under valgrind.
+    pub sandbox_relaxed: Vec<String>,
+    /// Samples the kernel dropped (a sampled profile's ring buffer ran full).
+    #[serde(default)]
+    pub lost: u64,
+}
+
+/// What the profile cost, measured: the profiled calls' loop under valgrind against the same
+/// calls natively (both timed by the worker with CLOCK_MONOTONIC_RAW), and the whole profile
+/// process's wall time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    pub profiled_loop_s: f64,
+    pub native_loop_s: f64,
+    /// `profiled_loop_s / native_loop_s`.
+    pub slowdown: f64,
+    pub profile_wall_s: f64,
+}
+
+impl Profile {
+    /// The count per call (instructions, or samples).
+    pub fn per_call(&self) -> f64 {
+        self.total as f64 / self.calls.max(1) as f64
+    }
+
+    /// True for the exact profile (instruction counts), false for a sampled one.
+    pub fn is_exact(&self) -> bool {
+        self.event == EVENT
+    }
+
+    /// The profile's lines of text: the share table per function, then the top lines.
+    pub fn describe(&self, top_lines: usize) -> Vec<String> {
+        use crate::format;
+        let mut out = vec![format!(
+            "{} @ {}: {} {} over {} calls ({}, {})",
+            crate::sanitize::terminal(&self.label),
+            format::size(self.input_bytes),
+            format::int(Some(if self.is_exact() {
+                self.per_call()
+            } else {
+                self.total as f64
+            })),
+            if self.is_exact() {
+                "instructions per call"
+            } else {
+                "samples"
+            },
+            self.calls,
+            self.event,
+            crate::sanitize::terminal(&self.tool),
+        )];
+        for f in &self.functions {
+            out.push(format!(
+                "  {:>7}  {:>12}  {}  ({})",
+                format::share(f.share),
+                format::int(Some(if self.is_exact() {
+                    f.count as f64 / self.calls.max(1) as f64
+                } else {
+                    f.count as f64
+                })),
+                crate::sanitize::terminal(&f.function),
+                crate::sanitize::terminal(&f.object),
+            ));
+        }
+        if !self.lines.is_empty() && top_lines > 0 {
+            out.push("  by source line:".to_string());
+        }
+        for l in self.lines.iter().take(top_lines) {
+            out.push(format!(
+                "  {:>7}  {}:{}  ({})",
+                format::share(l.share),
+                crate::sanitize::terminal(&l.file),
+                l.line,
+                crate::sanitize::terminal(&l.function),
+            ));
+        }
+        if self.lost > 0 {
+            out.push(format!(
+                "  {} samples lost (the ring buffer ran full)",
+                self.lost
+            ));
+        }
+        let o = &self.overhead;
+        out.push(format!(
+            "overhead: the profiled calls took {} {}, {} natively ({}× slower); {} for the \
+             whole profile process",
+            format::time(o.profiled_loop_s),
+            if self.is_exact() {
+                "under valgrind"
+            } else {
+                "sampled"
+            },
+            format::time(o.native_loop_s),
+            format::g3(o.slowdown),
+            format::time(o.profile_wall_s),
+        ));
+        out
+    }
+}
+
+/// How one function's count moved between two profiles (after a rebuild).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionMove {
+    pub function: String,
+    /// Instructions per call before and after (None: absent from that profile).
+    pub before: Option<f64>,
+    pub after: Option<f64>,
+}
+
+impl FunctionMove {
+    /// After minus before, instructions per call (an absent side counts as 0). Exact: both
+    /// are counts.
+    pub fn delta(&self) -> f64 {
+        self.after.unwrap_or(0.0) - self.before.unwrap_or(0.0)
+    }
+}
+
+/// Per function, how the count per call moved from `before` to `after`, largest move first.
+pub fn moved(before: &Profile, after: &Profile) -> Vec<FunctionMove> {
+    let per_call = |p: &Profile, f: &FunctionShare| f.count as f64 / p.calls.max(1) as f64;
+    let mut out: Vec<FunctionMove> = Vec::new();
+    for f in &before.functions {
+        out.push(FunctionMove {
+            function: f.function.clone(),
+            before: Some(per_call(before, f)),
+            after: None,
+        });
+    }
+    for f in &after.functions {
+        let v = per_call(after, f);
+        match out.iter_mut().find(|m| m.function == f.function) {
+            Some(m) => m.after = Some(v),
+            None => out.push(FunctionMove {
+                function: f.function.clone(),
+                before: None,
+                after: Some(v),
+            }),
+        }
+    }
+    out.sort_by(|a, b| b.delta().abs().total_cmp(&a.delta().abs()));
+    out
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error(transparent)]
+    Valgrind(#[from] crate::counter::callgrind::CallgrindError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error(transparent)]
+    Bundled(#[from] crate::catalog::bundled::BundledError),
+    #[error("the profile's worker failed: {0}")]
+    Worker(String),
+    #[error("cannot read the symbols of {path}: {why}")]
+    Symbols { path: String, why: String },
+    #[error("the sampled profile caught no sample in the candidate's calls")]
+    NoSamples,
+    #[error("cannot make the profile's scratch folder: {0}")]
+    Scratch(std::io::Error),
+    #[error(
+        "callgrind collected no instructions of the candidate's calls ({calls} calls out of the \
+         worker's counted-calls function)"
+    )]
+    Empty { calls: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(functions: &[(&str, u64)], calls: u64) -> Profile {
+        Profile {
+            candidate: "c".into(),
+            label: "X".into(),
+            input_bytes: 64,
+            event: EVENT.into(),
+            tool: "valgrind-3.19.0 callgrind".into(),
+            calls,
+            total: functions.iter().map(|f| f.1).sum(),
+            functions: functions
+                .iter()
+                .map(|&(f, n)| FunctionShare {
+                    function: f.into(),
+                    object: "libx.so".into(),
+                    count: n,
+                    share: 0.0,
+                })
+                .collect(),
+            lines: Vec::new(),
+            overhead: Overhead {
+                profiled_loop_s: 1.0,
+                native_loop_s: 0.02,
+                slowdown: 50.0,
+                profile_wall_s: 1.5,
+            },
+            sandbox_relaxed: Vec::new(),
+            lost: 0,
+        }
+    }
+
+    #[test]
+    fn moves_per_function_are_per_call_and_largest_first() {
+        let before = profile(&[("compress", 1000), ("pad", 100)], 10);
+        let after = profile(&[("compress", 600), ("pad", 100), ("load", 40)], 5);
+        let m = moved(&before, &after);
+        let names: Vec<&str> = m.iter().map(|m| m.function.as_str()).collect();
+        assert_eq!(names, ["compress", "pad", "load"]);
+        assert_eq!((m[0].delta(), m[1].delta()), (20.0, 10.0));
+        assert_eq!((m[2].before, m[2].after), (None, Some(8.0)));
+    }
+}

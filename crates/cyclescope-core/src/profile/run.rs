@@ -1,0 +1,362 @@
+//! The profile's two trials: the counted calls in a trial worker under valgrind's callgrind,
+//! collecting only inside the worker's counted-calls function (`--toggle-collect`), then the
+//! same calls in a native trial worker for the overhead. Both are ordinary trial workers —
+//! pinned, limited, sandboxed as far as valgrind lets them be (what it relaxes is recorded),
+//! their protocol checked — and neither is ever one of the guide's timed trials.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::graph::{self, Graph};
+use super::{EVENT, FunctionShare, LineShare, Overhead, Profile, ProfileError};
+use crate::catalog::Instance;
+use crate::counter::callgrind::{self, COUNTED_FN};
+use crate::measure::trial::{SandboxInForce, TrialMessage, TrialSpec};
+use crate::measure::trial_args::MeasureInvocation;
+use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand};
+
+/// The longest one profile trial may take (valgrind runs the calls some 50× slower).
+const PROFILE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What to profile, where.
+#[derive(Debug, Clone)]
+pub struct ProfileRequest {
+    pub instance: Instance,
+    pub input_bytes: u64,
+    /// The CPU the workers are pinned to.
+    pub cpu: usize,
+    /// Calls profiled (the shares are exact counts: a few suffice).
+    pub calls: u64,
+    pub limits: Limits,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// One worker's report: its loop's nanoseconds, its sandbox, its wall time, and the sampled
+/// profile's instruction pointers.
+struct TrialRun {
+    loop_ns: u64,
+    sandbox: Option<SandboxInForce>,
+    wall: Duration,
+    samples: Samples,
+}
+
+/// What a sampling worker sent.
+#[derive(Default)]
+struct Samples {
+    event: String,
+    base: u64,
+    ips: Vec<u64>,
+    lost: u64,
+}
+
+/// How a profile worker runs.
+enum Mode<'a> {
+    /// Under valgrind's callgrind, writing to this file.
+    Callgrind(&'a Path, &'a Path),
+    /// Natively, sampling its instruction pointers.
+    Sampled,
+    /// Natively, timed only.
+    Native,
+}
+
+/// Profiles `req.instance` at `req.input_bytes`.
+pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
+    let valgrind = callgrind::find_valgrind()?;
+    let scratch = tempfile::Builder::new()
+        .prefix("cyclescope-profile-")
+        .tempdir()
+        .map_err(ProfileError::Scratch)?;
+    let out_file = scratch.path().join("callgrind.out");
+    let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
+    let text = std::fs::read_to_string(&out_file)
+        .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })?;
+    let g = graph::parse(&text, COUNTED_FN)?;
+    if g.root_calls != spec(req, true).iterations {
+        return Err(callgrind::CallgrindError::CallsMismatch {
+            seen: g.root_calls,
+            made: spec(req, true).iterations,
+        }
+        .into());
+    }
+    let native = run_worker(req, Mode::Native)?;
+    let overhead = Overhead {
+        profiled_loop_s: profiled.loop_ns as f64 / 1e9,
+        native_loop_s: native.loop_ns as f64 / 1e9,
+        slowdown: profiled.loop_ns as f64 / native.loop_ns.max(1) as f64,
+        profile_wall_s: profiled.wall.as_secs_f64(),
+    };
+    shares(
+        req,
+        &g,
+        callgrind::tool_of(&text),
+        overhead,
+        crate::measure::count::relaxed(profiled.sandbox),
+    )
+}
+
+fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
+    TrialSpec {
+        library: req.instance.library.clone(),
+        digest_bits: req.instance.digest_bits,
+        input_bytes: req.input_bytes,
+        iterations: req.calls.max(1),
+        warmups: 1,
+        trials: 1,
+        sample_calls: 0,
+        abi: req.instance.abi,
+        fresh_seed: None,
+        offsets: None,
+        count,
+    }
+}
+
+/// valgrind's arguments for a profile: call graph and lines, collection only inside the
+/// worker's counted calls.
+fn valgrind_args(out_file: &Path) -> Vec<String> {
+    vec![
+        "--tool=callgrind".into(),
+        "--compress-strings=no".into(),
+        "--compress-pos=no".into(),
+        format!("--toggle-collect={COUNTED_FN}"),
+        format!("--callgrind-out-file={}", out_file.display()),
+    ]
+}
+
+fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileError> {
+    let under = match mode {
+        Mode::Callgrind(v, out) => Some((v, out)),
+        _ => None,
+    };
+    let spec = spec(req, under.is_some());
+    let limits = match under {
+        Some(_) => crate::measure::count::CountRun::limits(req.limits),
+        None => req.limits,
+    };
+    let args = MeasureInvocation {
+        spec: spec.clone(),
+        cpu: Some(req.cpu),
+        pmu_type: crate::host::core_pmu(&crate::host::HostRoot::system(), req.cpu)
+            .ok()
+            .flatten()
+            .and_then(|p| p.extended_type()),
+        sample_period_ns: matches!(mode, Mode::Sampled).then_some(super::SAMPLE_PERIOD_NS),
+        limits,
+    }
+    .to_args();
+    let cmd = WorkerCommand {
+        exe: crate::catalog::bundled::trial_worker()?,
+        args,
+        timeout: PROFILE_TIMEOUT,
+        cancel: req.cancel.clone(),
+        limits,
+        pinned_cpu: Some(req.cpu),
+        launcher: under.map(|(v, out)| (v.to_path_buf(), valgrind_args(out))),
+    };
+    let mut loop_ns = None;
+    let mut sandbox = None;
+    let mut fault = None;
+    let mut done = false;
+    let mut samples = Samples::default();
+    let outcome = worker::run(&cmd, |m: TrialMessage| {
+        match m {
+            TrialMessage::Ready { sandbox: s, .. } => sandbox = s,
+            TrialMessage::Trial { nanoseconds, .. } => loop_ns = Some(nanoseconds),
+            TrialMessage::Samples { .. } => {}
+            TrialMessage::IpSamples {
+                event,
+                base,
+                ips,
+                lost,
+            } => {
+                samples.event = event;
+                samples.base = base;
+                samples.ips.extend(ips);
+                samples.lost += lost;
+            }
+            TrialMessage::Done { .. } => done = true,
+            TrialMessage::Cryptofail { rc } => fault = Some(format!("CryptHash returned {rc}")),
+            TrialMessage::Overflow => {
+                fault = Some("the candidate wrote outside its buffers".into())
+            }
+            TrialMessage::InputChanged { offset } => {
+                fault = Some(format!(
+                    "the candidate changed its message at byte {offset}"
+                ))
+            }
+            TrialMessage::CounterFault {
+                fault: kind,
+                enabled_ns,
+                running_ns,
+            } => fault = Some(kind.explain(enabled_ns, running_ns)),
+            TrialMessage::Error { detail, .. } => {
+                fault = Some(crate::sanitize::log_field(&detail).into_owned())
+            }
+        }
+        Ok::<(), Tampering>(())
+    })
+    .map_err(|e| ProfileError::Worker(e.to_string()))?;
+    if let Some(e) = callgrind::unhandled_instruction(&outcome.stderr_tail) {
+        return Err(e.into());
+    }
+    if let Some(why) = fault {
+        return Err(ProfileError::Worker(why));
+    }
+    match (&outcome.exit, loop_ns) {
+        (Exit::Code(0), Some(ns)) if done => Ok(TrialRun {
+            loop_ns: ns,
+            sandbox,
+            wall: outcome.wall,
+            samples,
+        }),
+        (exit, _) => Err(ProfileError::Worker(format!(
+            "{exit}{}; stderr: {}",
+            outcome.death_note(),
+            crate::sanitize::log_field(outcome.stderr_tail.trim())
+        ))),
+    }
+}
+
+/// The sampled profile: the calls run natively with their instruction pointers sampled
+/// (hardware cycles where the PMU allows, else cpu-clock), symbolised with `addr2line`.
+pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
+    let run = run_worker(req, Mode::Sampled)?;
+    let native = run_worker(req, Mode::Native)?;
+    let s = &run.samples;
+    if s.ips.is_empty() {
+        return Err(ProfileError::NoSamples);
+    }
+    let t = super::symbols::tally(&req.instance.library, s.base, &s.ips)?;
+    let total = s.ips.len() as u64;
+    let share = |n: u64| n as f64 / total as f64;
+    let object = req
+        .instance
+        .library
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut functions: Vec<FunctionShare> = t
+        .functions
+        .iter()
+        .map(|(f, &n)| FunctionShare {
+            function: f.clone(),
+            object: object.clone(),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    if t.outside > 0 {
+        functions.push(FunctionShare {
+            function: super::symbols::OUTSIDE.to_string(),
+            object: String::new(),
+            count: t.outside,
+            share: share(t.outside),
+        });
+    }
+    functions.sort_by_key(|f| std::cmp::Reverse(f.count));
+    let mut lines: Vec<LineShare> = t
+        .lines
+        .iter()
+        .map(|((file, line, function), &n)| LineShare {
+            file: file.clone(),
+            line: *line,
+            function: function.clone(),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    lines.sort_by_key(|l| std::cmp::Reverse(l.count));
+    let (event, tool) = match s.event.as_str() {
+        "cycles" => (
+            "perf_event:cycles:u samples",
+            "perf_event sampling every 100 000 user cycles".to_string(),
+        ),
+        _ => (
+            "perf_event:cpu-clock samples",
+            format!(
+                "perf_event sampling every {} of cpu-clock",
+                crate::format::time(super::SAMPLE_PERIOD_NS as f64 / 1e9)
+            ),
+        ),
+    };
+    Ok(Profile {
+        candidate: req.instance.candidate.clone(),
+        label: req.instance.label.clone(),
+        input_bytes: req.input_bytes,
+        event: event.to_string(),
+        tool,
+        calls: req.calls.max(1),
+        total,
+        functions,
+        lines,
+        overhead: Overhead {
+            profiled_loop_s: run.loop_ns as f64 / 1e9,
+            native_loop_s: native.loop_ns as f64 / 1e9,
+            slowdown: run.loop_ns as f64 / native.loop_ns.max(1) as f64,
+            profile_wall_s: run.wall.as_secs_f64(),
+        },
+        sandbox_relaxed: Vec::new(),
+        lost: s.lost,
+    })
+}
+
+/// The graph's self costs as shares of their sum.
+fn shares(
+    req: &ProfileRequest,
+    g: &Graph,
+    tool: String,
+    overhead: Overhead,
+    sandbox_relaxed: Vec<String>,
+) -> Result<Profile, ProfileError> {
+    let total: u64 = g.functions.values().sum();
+    if total == 0 {
+        return Err(ProfileError::Empty {
+            calls: g.root_calls,
+        });
+    }
+    let share = |n: u64| n as f64 / total as f64;
+    let file_name = |p: &str| {
+        Path::new(p)
+            .file_name()
+            .map_or_else(|| p.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let mut functions: Vec<FunctionShare> = g
+        .functions
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, &n)| FunctionShare {
+            function: k.function.clone(),
+            object: file_name(&k.object),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    functions.sort_by_key(|f| std::cmp::Reverse(f.count));
+    let mut lines: Vec<LineShare> = g
+        .lines
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, &n)| LineShare {
+            file: k.file.clone(),
+            line: k.line,
+            function: k.function.clone(),
+            count: n,
+            share: share(n),
+        })
+        .collect();
+    lines.sort_by_key(|l| std::cmp::Reverse(l.count));
+    Ok(Profile {
+        candidate: req.instance.candidate.clone(),
+        label: req.instance.label.clone(),
+        input_bytes: req.input_bytes,
+        event: EVENT.to_string(),
+        tool,
+        calls: g.root_calls,
+        total,
+        functions,
+        lines,
+        overhead,
+        sandbox_relaxed,
+        lost: 0,
+    })
+}
