@@ -275,6 +275,8 @@ pub struct App {
     pub dirty: bool,
     /// Cost models of the length sweeps of this session (`w`), newest per instance.
     pub sweeps: Vec<crate::sweep::InstanceSweep>,
+    /// The key bindings in force (the built-in table with the config's `[keys]`).
+    pub keys: crate::tui::keymap::Keymap,
 }
 
 impl App {
@@ -348,6 +350,7 @@ impl App {
             clock: 0.0,
             dirty: true,
             sweeps: Vec::new(),
+            keys: crate::tui::keymap::Keymap::default(),
         }
     }
 

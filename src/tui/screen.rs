@@ -89,7 +89,7 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         (Panel::Progress, progress),
     ]);
     if app.mode == Mode::Help {
-        panel::help::render(frame, area);
+        panel::help::render(frame, area, &app.keys);
     }
     map
 }
@@ -141,7 +141,11 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(line, area);
     if room >= 8 {
         frame.render_widget(
-            Line::from(Span::styled("? keys ", Style::new().fg(DIM))).alignment(Alignment::Right),
+            Line::from(Span::styled(
+                format!("{} keys ", app.keys.key_of(super::action::Action::Help)),
+                Style::new().fg(DIM),
+            ))
+            .alignment(Alignment::Right),
             area,
         );
     }

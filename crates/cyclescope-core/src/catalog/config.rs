@@ -71,6 +71,9 @@ struct ConfigFile {
     // `[slurm]` belongs to `campaign::slurm`, which reads it.
     #[serde(default, rename = "slurm")]
     _slurm: Option<serde::de::IgnoredAny>,
+    // `[keys]` belongs to the workbench's key table, which reads and validates it.
+    #[serde(default, rename = "keys")]
+    _keys: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
