@@ -125,6 +125,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         allow_unfixed_host: args.allow_unfixed_host,
         allow_kat_fail: args.allow_kat_fail,
         allow_large_plan: args.allow_large_plan,
+        journal: crate::journal::JournalTarget::of_setting(catalog.settings.journal.as_deref()),
         ..RequestOverrides::default()
     };
     let req = RunRequest::build(&catalog.settings, instances, out, o)?;

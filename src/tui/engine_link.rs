@@ -441,6 +441,7 @@ pub fn request(
         host_root: options.host_root.clone(),
         reference_pool: spec.reference_pool,
         layouts: spec.layouts,
+        journal: crate::journal::JournalTarget::of_setting(options.settings.journal.as_deref()),
         ..RequestOverrides::default()
     };
     RunRequest::build(&options.settings, spec.instances, run_dir, overrides)

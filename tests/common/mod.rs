@@ -55,6 +55,17 @@ pub fn suite_locks(cmd: &mut std::process::Command) -> &mut std::process::Comman
     use cyclescope_core::cpu::lock::{LOCK_DIR_ENV, LOCK_WAIT_ENV};
     cmd.env(LOCK_DIR_ENV, suite_lock_dir())
         .env(LOCK_WAIT_ENV, SUITE_LOCK_WAIT_S)
+        // The tuning journal of every test process is its own, never the user's.
+        .env("XDG_DATA_HOME", test_data_home())
+        .env_remove(cyclescope_core::journal::JOURNAL_ENV)
+}
+
+/// The `$XDG_DATA_HOME` of the cyclescopes this test process starts (the tuning journal's
+/// folder): one per test process under the build's temporary folder.
+pub fn test_data_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("xdg-data")
+        .join(std::process::id().to_string())
 }
 
 /// The real binary, under the suite's CPU locks: every test starts cyclescope through this

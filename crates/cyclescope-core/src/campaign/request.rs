@@ -60,6 +60,9 @@ pub struct RunRequest {
     /// The machine-wide CPU-lock folder (`cpu::lock::machine_lock_dir`; tests that never
     /// measure give their own).
     pub cpu_lock_dir: PathBuf,
+    /// Where the run indexes its jobs (the tuning journal), and as what.
+    pub journal: crate::journal::JournalTarget,
+    pub origin: crate::journal::Origin,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -97,6 +100,10 @@ pub struct RequestOverrides {
     /// selection needs and lacks. Empty: no reference jobs (a frontend whose session has them
     /// measured already passes only the ones still missing).
     pub reference_pool: Vec<Instance>,
+    /// The tuning journal to index into (default: none; frontends pass the settings').
+    pub journal: crate::journal::JournalTarget,
+    /// What the run is (default: a run, or the workbench's when `tui_attached`).
+    pub origin: Option<crate::journal::Origin>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -243,6 +250,8 @@ impl RunRequest {
             reference_jobs: Vec::new(),
             layouts: false,
             cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
+            journal: crate::journal::JournalTarget::Off,
+            origin: crate::journal::Origin::Run,
         }
     }
 
@@ -277,6 +286,12 @@ impl RunRequest {
         self.tui_attached |= o.tui_attached;
         self.layouts |= o.layouts;
         self.kat_passed = o.kat_passed;
+        self.journal = o.journal;
+        self.origin = o.origin.unwrap_or(if self.tui_attached {
+            crate::journal::Origin::Workbench
+        } else {
+            crate::journal::Origin::Run
+        });
         self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);
         self.kat_timeout = Duration::from_secs_f64(kat_timeout_s.max(0.1));
@@ -348,6 +363,7 @@ mod tests {
             bundled_baselines: true,
             baseline: "iccs".into(),
             max_address_space_mib: Some(1024),
+            journal: None,
         }
     }
 
