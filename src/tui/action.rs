@@ -80,6 +80,10 @@ pub enum Action {
     Sweep,
     /// Start, timing each job at the buffer layouts of `run --layouts` too.
     StartLayouts,
+    /// Show the History panel: the tuning journal's builds of the instance under the cursor.
+    ShowHistory,
+    /// History: make the highlighted build the baseline of the Δ column (again: unpin).
+    PinBuild,
 }
 
 impl Action {

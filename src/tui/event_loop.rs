@@ -71,6 +71,11 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
     }
     let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
     app.keys = opts.keys.clone();
+    app.journal =
+        match crate::journal::JournalTarget::of_setting(opts.catalog.settings.journal.as_deref()) {
+            crate::journal::JournalTarget::At(p) => Some(p),
+            _ => None,
+        };
     app.selected.extend(opts.selected.iter().cloned());
     if let Some((dir, _)) = &opts.sources {
         let instances: Vec<_> = opts.catalog.instances().cloned().collect();

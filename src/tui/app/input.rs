@@ -295,9 +295,11 @@ impl App {
             Action::SwapChart => {
                 self.chart = match self.chart {
                     Chart::Histogram => Chart::Curve,
-                    Chart::Curve => Chart::Histogram,
+                    Chart::Curve | Chart::History => Chart::Histogram,
                 };
             }
+            Action::ShowHistory => self.show_history(),
+            Action::PinBuild => self.pin_history_build(),
         }
         None
     }
@@ -308,6 +310,7 @@ impl App {
         match p {
             Panel::Histogram => self.chart = Chart::Histogram,
             Panel::Curve => self.chart = Chart::Curve,
+            Panel::History => self.chart = Chart::History,
             _ => {}
         }
     }
@@ -339,6 +342,7 @@ impl App {
                 let n = self.curves().len();
                 step(&mut self.curve_series, up, n);
             }
+            Panel::History => self.step_history(up),
         }
     }
 

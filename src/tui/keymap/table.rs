@@ -126,6 +126,19 @@ pub const DEFAULTS: &[Row] = &[
         "reverse the order",
         None,
     ),
+    bind_in(
+        Panel::History,
+        &[Char('b')],
+        Action::PinBuild,
+        "make the highlighted build the baseline of the Δ column (again: unpin)",
+        Some("Δ baseline"),
+    ),
+    bind(
+        &[Char('H')],
+        Action::ShowHistory,
+        "history: the tuning journal's builds of the instance under the cursor (↑/↓ pick one)",
+        None,
+    ),
     bind(
         &[Char('e')],
         Action::Export,

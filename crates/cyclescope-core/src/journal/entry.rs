@@ -110,6 +110,15 @@ impl Entry {
         })
     }
 
+    /// The flags as one short text: the class, and the compiler words when there are any.
+    pub fn flags_text(&self) -> String {
+        if self.build_flags.trim().is_empty() {
+            self.flags.clone()
+        } else {
+            format!("{}: {}", self.flags, self.build_flags)
+        }
+    }
+
     /// The figure the verdict weighs (None without cycles).
     pub fn figure(&self) -> Option<Figure> {
         Some(Figure {

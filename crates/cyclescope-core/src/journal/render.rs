@@ -61,16 +61,6 @@ fn figure_text(r: &BuildRow) -> String {
     }
 }
 
-/// The flags cell: the class, and the compiler words when there are any.
-fn flags_text(r: &BuildRow) -> String {
-    let e = &r.entry;
-    if e.build_flags.trim().is_empty() {
-        e.flags.clone()
-    } else {
-        format!("{}: {}", e.flags, e.build_flags)
-    }
-}
-
 /// A Markdown table, one row per build, numbered per length.
 pub fn table(rows: &[BuildRow]) -> String {
     let mut out = String::from(
@@ -96,7 +86,7 @@ pub fn table(rows: &[BuildRow]) -> String {
             format::size(e.input_bytes),
             markdown(&date),
             markdown_code(e.library_sha256.get(..12).unwrap_or(&e.library_sha256)),
-            markdown(&flags_text(r)),
+            markdown(&r.entry.flags_text()),
             figure_text(r),
             markdown(if e.counter.is_empty() {
                 "–"
