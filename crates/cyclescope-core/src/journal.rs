@@ -9,6 +9,7 @@
 
 mod entry;
 mod history;
+mod kat_cache;
 mod rebuild;
 mod render;
 mod schema;
@@ -21,6 +22,7 @@ use rusqlite::Connection;
 
 pub use entry::{Entry, Origin};
 pub use history::{BuildRow, history};
+pub use kat_cache::{KatKey, KatPass};
 pub use rebuild::{RebuildSummary, rebuild};
 pub use render::{rows_csv, rows_json, table};
 pub use writer::{JournalTarget, JournalWriter};

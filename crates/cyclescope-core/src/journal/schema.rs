@@ -5,10 +5,10 @@
 use rusqlite::Connection;
 
 /// The schema this code writes.
-pub(super) const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 3;
 
 /// Migration `i` takes version `i` to `i + 1`.
-pub(super) const MIGRATIONS: [&str; 2] = [V1, V2];
+pub(super) const MIGRATIONS: [&str; 3] = [V1, V2, V3];
 
 /// Version 1: one row per measured job.
 pub(super) const V1: &str = "
@@ -40,6 +40,24 @@ const V2: &str = "
 ALTER TABLE measurement ADD COLUMN origin TEXT NOT NULL DEFAULT 'run';
 ALTER TABLE measurement ADD COLUMN process_sd_relative REAL;
 ALTER TABLE measurement ADD COLUMN doubt TEXT;
+";
+
+/// Version 3: KAT passes that a later run of the same library, manifest, checks and scope
+/// reuses instead of running the KAT again.
+const V3: &str = "
+CREATE TABLE kat_pass (
+    library_sha256 TEXT NOT NULL,
+    manifest_sha256 TEXT NOT NULL,
+    checks_version INTEGER NOT NULL,
+    scope TEXT NOT NULL,
+    kat_name TEXT NOT NULL,
+    digest_bits INTEGER NOT NULL,
+    run_dir TEXT NOT NULL,
+    log TEXT NOT NULL,
+    log_sha256 TEXT NOT NULL,
+    passed_utc TEXT NOT NULL,
+    PRIMARY KEY (library_sha256, manifest_sha256, checks_version, scope, kat_name, digest_bits)
+);
 ";
 
 #[derive(Debug)]

@@ -177,3 +177,54 @@ fn the_location_follows_the_environment_and_the_settings() {
         );
     }
 }
+
+#[test]
+fn a_kat_pass_is_found_only_under_its_whole_key_and_while_its_log_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = Journal::open(&dir.path().join("journal.sqlite")).unwrap();
+    let log = dir.path().join("kat.log");
+    std::fs::write(&log, "RESULT PASS\n").unwrap();
+    let key = KatKey {
+        library_sha256: "aa".into(),
+        manifest_sha256: "mm".into(),
+        checks_version: crate::conform::CHECKS_VERSION,
+        scope: "default".into(),
+        kat_name: "FIXH-256".into(),
+        digest_bits: 256,
+    };
+    let pass = KatPass {
+        run_dir: dir.path().to_path_buf(),
+        log: log.clone(),
+        log_sha256: crate::record::sha256_file(&log).unwrap(),
+    };
+    j.remember_kat_pass(&key, &pass).unwrap();
+    assert_eq!(j.kat_pass(&key).unwrap(), Some(pass.clone()));
+    assert!(pass.still_there());
+    let others = [
+        KatKey {
+            library_sha256: "ab".into(),
+            ..key.clone()
+        },
+        KatKey {
+            manifest_sha256: "mn".into(),
+            ..key.clone()
+        },
+        KatKey {
+            checks_version: key.checks_version + 1,
+            ..key.clone()
+        },
+        KatKey {
+            scope: "loop".into(),
+            ..key.clone()
+        },
+        KatKey {
+            digest_bits: 512,
+            ..key.clone()
+        },
+    ];
+    for other in others {
+        assert_eq!(j.kat_pass(&other).unwrap(), None, "{other:?}");
+    }
+    std::fs::write(&log, "RESULT PASS, edited\n").unwrap();
+    assert!(!pass.still_there());
+}
