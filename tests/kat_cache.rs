@@ -102,6 +102,9 @@ fn an_unchanged_library_reuses_its_kat_and_a_changed_library_or_manifest_runs_it
         dir.join("r2/kat/hash-91/xof.log").is_file(),
         "the log is copied in"
     );
+    // The reuse names the run by its folder: the run still holds no absolute path.
+    let v = common::cyclescope_in(dir, &["validate", "r2"]);
+    assert!(v.status.success(), "{}", common::output_text(&v));
 
     // Another build of the library: its own KAT.
     append(&lib, b"\0another build");

@@ -60,12 +60,15 @@ pub fn suite_locks(cmd: &mut std::process::Command) -> &mut std::process::Comman
         .env_remove(cyclescope_core::journal::JOURNAL_ENV)
 }
 
-/// The `$XDG_DATA_HOME` of the cyclescopes this test process starts (the tuning journal's
-/// folder): one per test process under the build's temporary folder.
+/// A fresh `$XDG_DATA_HOME` (the tuning journal's folder) under the build's temporary folder,
+/// one per command: no test sees another's journal or reuses its KAT passes. Tests of the
+/// journal set their own and share it between their commands.
 pub fn test_data_home() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("xdg-data")
-        .join(std::process::id().to_string())
+        .join(format!("{}-{n}", std::process::id()))
 }
 
 /// The real binary, under the suite's CPU locks: every test starts cyclescope through this

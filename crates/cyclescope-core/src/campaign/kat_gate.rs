@@ -132,7 +132,11 @@ impl KatCache {
         if !pass.still_there() || !copy_log(&pass.log, &log_path) {
             return None;
         }
-        let from = display_path(&pass.run_dir);
+        // The run's folder name only: a run folder never holds an absolute path.
+        let from = pass
+            .run_dir
+            .file_name()
+            .map_or_else(|| "?".into(), |n| n.to_string_lossy().into_owned());
         Some(KatResult {
             status: KatStatus::Pass,
             detail: format!("cached from run {from} (same library, manifest, checks and scope)"),
