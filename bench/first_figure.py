@@ -11,7 +11,8 @@ then waits for the run to finish and quits. Three situations, each `--rounds` ti
            (the KAT cache reuses its pass where the binary has one)
   rerun    a second `s` in the same session (the session's own KAT carry-over)
 
-usage: bench/first_figure.py [--exe target/release/cyclescope] [--rounds 3]   (needs tmux)
+usage: bench/first_figure.py [--exe target/release/cyclescope] [--rounds 3] [--journal-off]
+(needs tmux; --journal-off: `[settings] journal = "off"`, i.e. no KAT cache)
 Prints one line per situation: median, min and max seconds, and the rounds.
 """
 import argparse, os, pathlib, statistics, subprocess, tempfile, time
@@ -40,9 +41,9 @@ def wait_for(sock, text, timeout=300, poll=0.05):
     raise SystemExit(f"timed out waiting for {text!r}:\n{screen(sock)}")
 
 
-def start(sock, exe, cwd, data):
+def start(sock, exe, cwd, data, config):
     env = (f"XDG_DATA_HOME={data} CYCLESCOPE_LOCK_DIR={LOCKS} CYCLESCOPE_LOCK_WAIT=1800")
-    cmd = (f"{env} {exe} --config {CONFIG} --trial-target 0.05 --allow-unfixed-host; "
+    cmd = (f"{env} {exe} --config {config} --trial-target 0.05 --allow-unfixed-host; "
            "sleep 30")
     tmux(sock, "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", "-c", str(cwd), cmd)
     wait_for(sock, "Catalog · 0 selected")
@@ -66,11 +67,11 @@ def press_s(sock, run_no):
     return first
 
 
-def session(exe, data, presses):
+def session(exe, data, presses, config):
     sock = f"first-figure-{os.getpid()}"
     cwd = tempfile.mkdtemp()
     try:
-        start(sock, exe, cwd, data)
+        start(sock, exe, cwd, data, config)
         return [press_s(sock, n + 1) for n in range(presses)]
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
@@ -80,13 +81,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", default=str(ROOT / "target" / "release" / "cyclescope"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--journal-off", action="store_true")
     a = ap.parse_args()
+    config = CONFIG
+    if a.journal_off:
+        config = pathlib.Path(tempfile.mkdtemp()) / "config.toml"
+        config.write_text(CONFIG.read_text().replace("[settings]\n", "[settings]\njournal = \"off\"\n", 1))
     a.exe = str(pathlib.Path(a.exe).resolve())
     times = {"cold": [], "warm": [], "rerun": []}
     for _ in range(a.rounds):
         data = tempfile.mkdtemp()
-        cold, rerun = session(a.exe, data, 2)
-        (warm,) = session(a.exe, data, 1)
+        cold, rerun = session(a.exe, data, 2, config)
+        (warm,) = session(a.exe, data, 1, config)
         times["cold"].append(cold)
         times["rerun"].append(rerun)
         times["warm"].append(warm)
