@@ -21,6 +21,7 @@ pub(crate) mod build;
 mod check;
 mod compare;
 mod hash;
+mod history;
 mod kat;
 mod lanes;
 mod list;
@@ -109,6 +110,9 @@ pub enum Command {
     /// Compare two runs job by job: mean cycles, ratio, and whether it is beyond the noise;
     /// `--live A B` measures two instances interleaved and reports B/A with its 95 % CI.
     Compare(compare::CompareArgs),
+    /// The tuning journal: per build of LABEL, the figure with its interval, the flags, the
+    /// date and the verdict against the build before; `--rebuild DIR…` indexes run folders.
+    History(history::HistoryArgs),
     /// Check run directories and datasets by the harness's validation rules.
     Validate(validate::ValidateArgs),
     /// Follow a run another process is writing, in the workbench, read-only (`--lanes`: its
@@ -167,6 +171,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sweep(a)) => sweep::run(config.as_deref(), &a),
         Some(Command::Profile(a)) => profile::run(config.as_deref(), &a),
         Some(Command::Compare(a)) => compare::run(config.as_deref(), &a),
+        Some(Command::History(a)) => history::run(config.as_deref(), &a),
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::Tune(a)) => tune::run(config.as_deref(), &a),
         Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),

@@ -228,7 +228,17 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
     let req = match &args.resume {
         Some(dir) => {
             let c = read_campaign(dir)?;
-            RunRequest::resume(&base.settings, c, dir.clone(), overrides(args))?
+            RunRequest::resume(
+                &base.settings,
+                c,
+                dir.clone(),
+                RequestOverrides {
+                    journal: crate::journal::JournalTarget::of_setting(
+                        base.settings.journal.as_deref(),
+                    ),
+                    ..overrides(args)
+                },
+            )?
         }
         None => {
             let (catalog, instances) = args.select.resolve(config, true)?;
@@ -261,6 +271,9 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             }
             let o = RequestOverrides {
                 reference_pool: pool,
+                journal: crate::journal::JournalTarget::of_setting(
+                    catalog.settings.journal.as_deref(),
+                ),
                 ..overrides(args)
             };
             let req = RunRequest::build(&catalog.settings, instances, out, o)?;
@@ -310,6 +323,9 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         kat_passed: Default::default(),
         baseline: args.baseline.clone(),
         reference_pool: Vec::new(),
+        // Set where the settings are at hand (a new run and a resumed one).
+        journal: Default::default(),
+        origin: None,
     }
 }
 

@@ -138,6 +138,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         allow_kat_fail: args.allow_kat_fail,
         allow_large_plan: args.allow_large_plan,
         counter: args.counter.into(),
+        journal: crate::journal::JournalTarget::of_setting(catalog.settings.journal.as_deref()),
         ..RequestOverrides::default()
     };
     let req = RunRequest::build(&catalog.settings, instances, out, o)?;

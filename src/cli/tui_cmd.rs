@@ -71,6 +71,7 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--run {} is not a directory", dir.display());
     }
+    let keys = keymap(config)?;
     require_terminal()?;
     let table = event_loop::run(Options {
         catalog,
@@ -84,10 +85,19 @@ pub fn run(config: Option<&Path>, args: &TuiArgs) -> anyhow::Result<ExitCode> {
         allow_large_plan: args.allow_large_plan,
         host_root: args.host_root.clone(),
         sources,
+        keys,
     })
     .context("the terminal failed")?;
     print!("{table}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The key bindings the config's `[keys]` asks for (the built-in table without a config).
+pub fn keymap(config: Option<&Path>) -> anyhow::Result<crate::tui::keymap::Keymap> {
+    Ok(match super::select::config_path(config) {
+        Some(path) => crate::tui::keymap::load(&path)?,
+        None => crate::tui::keymap::Keymap::default(),
+    })
 }
 
 /// The workbench's rebuild of `src` with one flag choice: the same build and tree as `--src`

@@ -69,6 +69,7 @@ pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> 
         allow_large_plan: false,
         host_root: None,
         sources: None,
+        keys: super::tui_cmd::keymap(config)?,
     })
     .context("the terminal failed")?;
     print!("{table}");

@@ -5,7 +5,8 @@
 /// Everything a key (or a mouse gesture) can ask for. `EnumIter` lists every variant (with
 /// `ToggleLength(0)` standing for all eight lengths), so the keymap test covers an action the
 /// moment it is added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Action {
     /// Leave the workbench (q, Esc when nothing is open).
     Quit,
@@ -81,6 +82,10 @@ pub enum Action {
     StartLayouts,
     /// The counter of the next run: cycles ⇄ exact instructions under valgrind.
     ToggleCounter,
+    /// Show the History panel: the tuning journal's builds of the instance under the cursor.
+    ShowHistory,
+    /// History: make the highlighted build the baseline of the Δ column (again: unpin).
+    PinBuild,
 }
 
 impl Action {

@@ -4,6 +4,7 @@
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
 mod delta;
+mod history;
 mod input;
 mod jobs;
 mod launch;
@@ -36,16 +37,19 @@ pub enum Panel {
     Curve,
     Results,
     Progress,
+    /// The tuning journal's builds of one instance (in the curve's place while shown).
+    History,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 6] = [
+    pub const ALL: [Panel; 7] = [
         Panel::Catalog,
         Panel::Host,
         Panel::Histogram,
         Panel::Curve,
         Panel::Results,
         Panel::Progress,
+        Panel::History,
     ];
 
     pub fn title(self) -> &'static str {
@@ -56,6 +60,7 @@ impl Panel {
             Panel::Curve => "Curve",
             Panel::Results => "Results",
             Panel::Progress => "Progress",
+            Panel::History => "History",
         }
     }
 }
@@ -152,6 +157,8 @@ pub enum HistView {
 pub enum Chart {
     Histogram,
     Curve,
+    /// The History panel, in the curve's place.
+    History,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,6 +286,13 @@ pub struct App {
     pub dirty: bool,
     /// Cost models of the length sweeps of this session (`w`), newest per instance.
     pub sweeps: Vec<crate::sweep::InstanceSweep>,
+    /// The key bindings in force (the built-in table with the config's `[keys]`).
+    pub keys: crate::tui::keymap::Keymap,
+    /// The tuning journal (None: off) and the History panel's view of it.
+    pub journal: Option<PathBuf>,
+    pub history: history::HistoryView,
+    /// A journal build pinned as the Δ baseline (`b` in History).
+    pub pinned_build: Option<history::PinnedBuild>,
 }
 
 impl App {
@@ -353,6 +367,10 @@ impl App {
             clock: 0.0,
             dirty: true,
             sweeps: Vec::new(),
+            keys: crate::tui::keymap::Keymap::default(),
+            journal: None,
+            history: Default::default(),
+            pinned_build: None,
         }
     }
 

@@ -442,6 +442,7 @@ pub fn request(
         reference_pool: spec.reference_pool,
         layouts: spec.layouts,
         counter: spec.counter,
+        journal: crate::journal::JournalTarget::of_setting(options.settings.journal.as_deref()),
         ..RequestOverrides::default()
     };
     RunRequest::build(&options.settings, spec.instances, run_dir, overrides)

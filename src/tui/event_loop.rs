@@ -55,6 +55,8 @@ pub struct Options {
     pub host_root: Option<PathBuf>,
     /// `--src DIR`: the submission tree the catalog was built from, and how to rebuild it.
     pub sources: Option<(PathBuf, super::engine_link::SrcBuilder)>,
+    /// The key bindings in force (`[keys]` of the config applied).
+    pub keys: super::keymap::Keymap,
 }
 
 /// Builds the app the options describe (catalog, settings, reloaded results), without a
@@ -68,6 +70,12 @@ pub fn initial_app(opts: &Options, cpus_online: usize) -> (App, Option<Follower>
         settings.cpu = Some(c);
     }
     let mut app = App::new(opts.catalog.candidates.clone(), &settings, cpus_online);
+    app.keys = opts.keys.clone();
+    app.journal =
+        match crate::journal::JournalTarget::of_setting(opts.catalog.settings.journal.as_deref()) {
+            crate::journal::JournalTarget::At(p) => Some(p),
+            _ => None,
+        };
     app.selected.extend(opts.selected.iter().cloned());
     if let Some((dir, _)) = &opts.sources {
         let instances: Vec<_> = opts.catalog.instances().cloned().collect();

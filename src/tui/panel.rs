@@ -7,6 +7,7 @@ pub mod curve;
 pub mod footer;
 pub mod help;
 pub mod histogram;
+pub mod history;
 pub mod host;
 pub mod progress;
 pub mod results;

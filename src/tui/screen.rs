@@ -65,17 +65,25 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         let [h, c] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .areas(charts);
         panel::histogram::render(frame, h, app);
-        panel::curve::render(frame, c, app);
-        map.panels
-            .extend([(Panel::Histogram, h), (Panel::Curve, c)]);
+        // The History panel takes the curve's half while it is shown.
+        let right = if app.chart == Chart::History {
+            panel::history::render(frame, c, app);
+            Panel::History
+        } else {
+            panel::curve::render(frame, c, app);
+            Panel::Curve
+        };
+        map.panels.extend([(Panel::Histogram, h), (right, c)]);
     } else {
         match app.chart {
             Chart::Histogram => panel::histogram::render(frame, charts, app),
             Chart::Curve => panel::curve::render(frame, charts, app),
+            Chart::History => panel::history::render(frame, charts, app),
         }
         let shown = match app.chart {
             Chart::Histogram => Panel::Histogram,
             Chart::Curve => Panel::Curve,
+            Chart::History => Panel::History,
         };
         map.panels.push((shown, charts));
     }
@@ -89,7 +97,7 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         (Panel::Progress, progress),
     ]);
     if app.mode == Mode::Help {
-        panel::help::render(frame, area);
+        panel::help::render(frame, area, &app.keys);
     }
     map
 }
@@ -141,7 +149,11 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(line, area);
     if room >= 8 {
         frame.render_widget(
-            Line::from(Span::styled("? keys ", Style::new().fg(DIM))).alignment(Alignment::Right),
+            Line::from(Span::styled(
+                format!("{} keys ", app.keys.key_of(super::action::Action::Help)),
+                Style::new().fg(DIM),
+            ))
+            .alignment(Alignment::Right),
             area,
         );
     }

@@ -55,6 +55,20 @@ pub fn suite_locks(cmd: &mut std::process::Command) -> &mut std::process::Comman
     use cyclescope_core::cpu::lock::{LOCK_DIR_ENV, LOCK_WAIT_ENV};
     cmd.env(LOCK_DIR_ENV, suite_lock_dir())
         .env(LOCK_WAIT_ENV, SUITE_LOCK_WAIT_S)
+        // The tuning journal of every test process is its own, never the user's.
+        .env("XDG_DATA_HOME", test_data_home())
+        .env_remove(cyclescope_core::journal::JOURNAL_ENV)
+}
+
+/// A fresh `$XDG_DATA_HOME` (the tuning journal's folder) under the build's temporary folder,
+/// one per command: no test sees another's journal or reuses its KAT passes. Tests of the
+/// journal set their own and share it between their commands.
+pub fn test_data_home() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("xdg-data")
+        .join(format!("{}-{n}", std::process::id()))
 }
 
 /// The real binary, under the suite's CPU locks: every test starts cyclescope through this

@@ -6,14 +6,15 @@ use std::path::Path;
 use super::tmux::Tmux;
 
 /// `cyclescope --src fixhash --trial-target 0.01 --allow-unfixed-host <extra>` in tmux session
-/// `name` (160×48, in `cwd`, its build cache there), with FIXH-256 the only instance selected
-/// and 32 B the only length.
+/// `name` (160×48, in `cwd`, its build cache and its tuning journal, `cwd/data`, there), with
+/// FIXH-256 the only instance selected and 32 B the only length.
 pub fn fixh256_workbench(name: &str, cwd: &Path, extra: &str) -> Tmux {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     let script = format!(
-        "XDG_CACHE_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host {extra}; echo EXIT:$?; sleep 60",
+        "XDG_CACHE_HOME={} XDG_DATA_HOME={} {bin} --src {} --trial-target 0.01 --allow-unfixed-host {extra}; echo EXIT:$?; sleep 60",
         cwd.join("cache").display(),
+        cwd.join("data").display(),
         src.display()
     );
     let t = Tmux::start_in(name, 160, 48, cwd, &script);

@@ -184,6 +184,7 @@ impl<'e> Opened<'e> {
         let (dir, journal) = open::lock_and_journal(req)?;
         let mut events = Events {
             journal,
+            index: crate::journal::JournalWriter::new(req.journal.clone(), req.origin),
             emit,
             run_dir: &req.run_dir,
         };
@@ -273,6 +274,8 @@ fn lock_cpus(
 /// Sends events to the frontend and appends the journal's form of them.
 struct Events<'a> {
     journal: JournalWriter,
+    /// The tuning journal (the user's index of every measurement), not the run's event log.
+    index: crate::journal::JournalWriter,
     emit: &'a mut dyn FnMut(EngineEvent),
     run_dir: &'a std::path::Path,
 }
@@ -284,7 +287,14 @@ impl Events<'_> {
             // records are what counts, and they are written atomically.
             let _ = self.journal.append(j);
         }
+        let indexed = match &ev {
+            EngineEvent::JobFinished { record, .. } => self.index.add(self.run_dir, record),
+            _ => None,
+        };
         (self.emit)(ev);
+        if let Some(message) = indexed {
+            self.send(EngineEvent::Warning { message });
+        }
     }
 }
 

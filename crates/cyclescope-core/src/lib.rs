@@ -14,6 +14,7 @@ pub mod counter;
 pub mod cpu;
 pub mod format;
 pub mod host;
+pub mod journal;
 pub mod kat;
 pub mod measure;
 pub mod name;

@@ -207,6 +207,7 @@ pub fn run_with_structure(
     }
     let mut req = base.clone();
     req.lengths = lengths.coarse();
+    req.origin = crate::journal::Origin::Sweep;
     let mut passed: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut forward = |ev: EngineEvent, passed: &mut BTreeMap<String, PathBuf>| {
         if let EngineEvent::KatFinished {
@@ -249,6 +250,7 @@ pub fn run_with_structure(
                 let mut r = base.clone();
                 r.instances = vec![inst.clone()];
                 r.lengths = extra;
+                r.origin = crate::journal::Origin::Sweep;
                 // The KAT passed in the first pass: its log is carried over, not run again.
                 r.kat_passed.extend(passed.clone());
                 let o = campaign::run(&r, &mut |ev| forward(ev, &mut passed), cancel)?;

@@ -165,7 +165,11 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
     if out.exists() {
         anyhow::bail!("{} exists already: give a new --out folder", out.display());
     }
-    let req = RunRequest::build(&catalog.settings, instances, out, overrides(o))?;
+    let overrides = RequestOverrides {
+        journal: crate::journal::JournalTarget::of_setting(catalog.settings.journal.as_deref()),
+        ..overrides(o)
+    };
+    let req = RunRequest::build(&catalog.settings, instances, out, overrides)?;
     campaign::check_pair(&req)?;
     std::fs::create_dir_all(&req.run_dir)
         .with_context(|| format!("creating {}", req.run_dir.display()))?;

@@ -75,6 +75,15 @@ fn cli_and_tui_ask_for_the_same_run_from_the_same_settings() {
     }
     // … and the requests differ in nothing but who is watching.
     assert!(tui.tui_attached && !cli.tui_attached);
+    // …and so what the journal calls them.
+    assert_eq!(
+        (tui.origin, cli.origin),
+        (
+            crate::journal::Origin::Workbench,
+            crate::journal::Origin::Run
+        )
+    );
     tui.tui_attached = false;
+    tui.origin = cli.origin;
     assert_eq!(tui, cli);
 }

@@ -12,8 +12,9 @@ use super::{App, CurveSeries, JobState, ResultRow};
 /// A row's figure against its earlier one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delta {
-    /// The run the earlier figure comes from (index into `App::runs`).
-    pub earlier_run: usize,
+    /// Where the earlier figure comes from: `#2` (a run of this session) or `b3` (build 3
+    /// of the History panel, pinned).
+    pub from: String,
     pub earlier: Figure,
     /// This figure over the earlier one (mean cycles).
     pub ratio: f64,
@@ -44,10 +45,24 @@ impl App {
     /// The Δ of a finished row; None for a failed row, one without cycles, or a first figure.
     pub fn delta(&self, r: &ResultRow) -> Option<Delta> {
         let now = Figure::of_summary(r.summary?)?;
+        if let Some(p) = &self.pinned_build {
+            let e = &p.row.entry;
+            if e.label == r.key.label
+                && e.input_bytes == r.key.input_bytes
+                && let Some(earlier) = e.figure()
+            {
+                return Some(Delta {
+                    from: format!("b{}", p.number),
+                    ratio: now.mean_cycles / earlier.mean_cycles,
+                    verdict: judge(&earlier, &now),
+                    earlier,
+                });
+            }
+        }
         let run = self.earlier_run(r.key, r.run)?;
         let earlier = Figure::of_summary(self.done_in(r.key, run)?)?;
         Some(Delta {
-            earlier_run: run,
+            from: format!("#{}", run + 1),
             ratio: now.mean_cycles / earlier.mean_cycles,
             verdict: judge(&earlier, &now),
             earlier,
@@ -165,7 +180,7 @@ mod tests {
         };
         // 1455 against the baseline's 1469.
         let d = app.delta(&rows[at(1, 32)]).unwrap();
-        assert_eq!((d.earlier_run, d.earlier.mean_cycles), (0, 1469.0));
+        assert_eq!((d.from.as_str(), d.earlier.mean_cycles), ("#1", 1469.0));
         assert!((d.ratio - 1455.0 / 1469.0).abs() < 1e-12);
         assert_eq!(d.verdict, Verdict::Faster);
         // 128 B was never measured before; the baseline's own rows have nothing earlier.
@@ -223,7 +238,7 @@ mod tests {
             .iter()
             .find(|r| r.run == 1 && r.key.input_bytes == 32)
             .unwrap();
-        assert_eq!(app.delta(r).unwrap().earlier_run, 0);
+        assert_eq!(app.delta(r).unwrap().from, "#1");
         let curves = app.curves();
         let earlier = curves
             .iter()

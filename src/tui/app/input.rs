@@ -11,7 +11,6 @@ use super::{App, Chart, HistView, HostRow, LogLevel, Mode, Panel, RunState};
 use crate::catalog::GUIDE_LENGTHS;
 use crate::host::Status as CheckStatus;
 use crate::tui::action::{Action, Effect};
-use crate::tui::keymap;
 use crate::tui::screen::Hitmap;
 
 /// The longest message the harness accepts (16 MiB).
@@ -112,12 +111,12 @@ impl App {
             Mode::Help => {
                 // Any key closes the help; the ones that mean something else still do it.
                 self.mode = Mode::Normal;
-                match keymap::lookup(&ev, self.focus) {
+                match self.keys.lookup(&ev, self.focus) {
                     Some(Action::Help | Action::Back) | None => None,
                     Some(a) => self.act(a),
                 }
             }
-            Mode::Normal => keymap::lookup(&ev, self.focus).and_then(|a| self.act(a)),
+            Mode::Normal => self.keys.lookup(&ev, self.focus).and_then(|a| self.act(a)),
         }
     }
 
@@ -310,9 +309,11 @@ impl App {
             Action::SwapChart => {
                 self.chart = match self.chart {
                     Chart::Histogram => Chart::Curve,
-                    Chart::Curve => Chart::Histogram,
+                    Chart::Curve | Chart::History => Chart::Histogram,
                 };
             }
+            Action::ShowHistory => self.show_history(),
+            Action::PinBuild => self.pin_history_build(),
         }
         None
     }
@@ -323,6 +324,7 @@ impl App {
         match p {
             Panel::Histogram => self.chart = Chart::Histogram,
             Panel::Curve => self.chart = Chart::Curve,
+            Panel::History => self.chart = Chart::History,
             _ => {}
         }
     }
@@ -354,6 +356,7 @@ impl App {
                 let n = self.curves().len();
                 step(&mut self.curve_series, up, n);
             }
+            Panel::History => self.step_history(up),
         }
     }
 

@@ -244,6 +244,8 @@ impl App {
                 }
                 // Jobs the run left unfinished (a cancelled trial) are not results.
                 self.jobs.retain(|j| j.is_finished());
+                // The engine indexed every record before saying the run ended.
+                self.refresh_history();
                 self.current = None;
                 self.run = RunState::Finished {
                     cancelled,

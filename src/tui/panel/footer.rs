@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use super::{ACCENT, DIM};
 use crate::tui::action::Action;
 use crate::tui::app::{App, Mode};
-use crate::tui::keymap::{BINDINGS, Scope};
+use crate::tui::keymap::Scope;
 
 /// Whether the footer should offer `a` in the current state.
 fn offered(app: &App, a: Action) -> bool {
@@ -97,7 +97,7 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
         Mode::Normal => {}
     }
     let mut spans = vec![Span::raw(" ")];
-    for b in BINDINGS {
+    for b in app.keys.rows() {
         let Some(word) = b.footer else { continue };
         let here = match b.scope {
             Scope::Global => true,
@@ -107,8 +107,8 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
             continue;
         }
         // The first key is enough here; the help overlay names them all.
-        let key = match (b.action, b.keys) {
-            (Action::HistPrev, _) => b.keys_text(),
+        let key = match (b.action, b.keys.as_slice()) {
+            (Action::HistPrev, _) => app.keys.keys_text(b),
             (_, [k, ..]) => k.text(),
             (_, []) => continue,
         };

@@ -8,16 +8,18 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
 use super::{ACCENT, DIM};
-use crate::tui::keymap::{Scope, help_rows};
+use crate::tui::keymap::{Keymap, Scope};
 
-pub fn lines() -> Vec<Line<'static>> {
-    let key_w = help_rows()
-        .map(|b| b.keys_text().chars().count())
+pub fn lines(keys: &Keymap) -> Vec<Line<'static>> {
+    let key_w = keys
+        .help_rows()
+        .map(|b| keys.keys_text(b).chars().count())
         .max()
         .unwrap_or(5);
-    let mut out: Vec<Line> = help_rows()
+    let mut out: Vec<Line> = keys
+        .help_rows()
         .map(|b| {
-            let key = b.keys_text();
+            let key = keys.keys_text(b);
             let scope = match b.scope {
                 Scope::Global => String::new(),
                 Scope::In(p) => format!("{}: ", p.title()),
@@ -42,8 +44,8 @@ pub fn lines() -> Vec<Line<'static>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect) {
-    let mut text = lines();
+pub fn render(frame: &mut Frame, area: Rect, keys: &Keymap) {
+    let mut text = lines(keys);
     // On a short terminal the rows that do not fit are counted, never silently cut.
     let room = usize::from(area.height.saturating_sub(2));
     if text.len() > room && room > 1 {
@@ -79,18 +81,39 @@ pub fn render(frame: &mut Frame, area: Rect) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::keymap::BINDINGS;
+
+    fn text(keys: &Keymap) -> Vec<String> {
+        lines(keys)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_overlay_names_the_keys_in_force() {
+        let keys = crate::tui::keymap::from_config_text(
+            "[keys]\nstart = \"F5\"\ncpu-next = \".\"\n",
+            std::path::Path::new("config.toml"),
+        )
+        .unwrap();
+        let text = text(&keys);
+        let start = text.iter().find(|l| l.contains("start: KAT")).unwrap();
+        assert!(start.trim_start().starts_with("F5 "), "{start}");
+        let cpu = text.iter().find(|l| l.contains("measurement CPU")).unwrap();
+        assert!(cpu.contains("</."), "{cpu}");
+    }
 
     #[test]
     fn every_help_row_of_the_table_is_in_the_overlay() {
-        let text: Vec<String> = lines()
+        let keys = Keymap::default();
+        let text: Vec<String> = lines(&keys)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        for b in help_rows() {
+        for b in keys.help_rows() {
             assert!(text.iter().any(|l| l.contains(b.help)), "{}", b.help);
         }
-        assert!(text.len() < BINDINGS.len() + 2, "pairs are merged");
+        assert!(text.len() < keys.rows().len() + 2, "pairs are merged");
         assert!(text.iter().any(|l| l.contains("Ctrl-C")));
     }
 }

@@ -89,6 +89,9 @@ struct BuildFile {
     _candidate: Option<IgnoredAny>,
     #[serde(default, rename = "slurm")]
     _slurm: Option<IgnoredAny>,
+    // The workbench's key table, read by the binary's keymap.
+    #[serde(default, rename = "keys")]
+    _keys: Option<IgnoredAny>,
 }
 
 /// Reads the build sections of `path` (None: no config file, defaults only).

@@ -82,6 +82,7 @@ pub(crate) fn interleave_with(
     let req = &RunRequest {
         adaptive: None,
         cpus: req.cpus[..1].to_vec(),
+        origin: crate::journal::Origin::CompareLive,
         ..req.clone()
     };
     let started = std::time::Instant::now();

@@ -1,7 +1,8 @@
 //! The KAT gate: an instance is timed only once its KAT passed (unless allowed, as the
 //! harness does). It runs the KAT job through the campaign's runner (or carries over a log the
-//! TUI's session already has), records the verdict in `build.json` and reports it as events.
-//! It never measures.
+//! TUI's session already has, or reuses a pass the tuning journal remembers for the same
+//! library, manifest, checks' version and scope: "cached from run X"), records the verdict in
+//! `build.json` and reports it as events. It never measures.
 
 use std::path::Path;
 
@@ -25,6 +26,8 @@ pub(crate) struct KatResult {
     pub(crate) log_sha256: Option<String>,
     /// The conformance checks' outcomes (empty for a KAT carried over or never run).
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
+    /// The earlier run whose pass this one reused (the journal's KAT cache).
+    pub(crate) cached_from: Option<String>,
 }
 
 impl KatResult {
@@ -47,10 +50,18 @@ pub(super) fn kat_gate(
     let rel = Path::new("kat")
         .join(&inst.candidate)
         .join(format!("{}.log", inst.label));
-    let result = match carried_over(req, inst, dir, &rel) {
+    let cache = KatCache::open(req, inst);
+    let result = match carried_over(req, inst, dir, &rel)
+        .or_else(|| cache.as_ref().and_then(|c| c.reuse(dir, &rel)))
+    {
         Some(r) => r,
         None => match run_fresh(inst, req, dir, &rel, runner, send)? {
-            Some(r) => r,
+            Some(r) => {
+                if let Some(c) = &cache {
+                    c.remember(dir, &rel, &r);
+                }
+                r
+            }
             None => return Ok(None),
         },
     };
@@ -80,7 +91,74 @@ fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> 
         log: Some(rel.display().to_string()),
         log_sha256: crate::record::sha256_file(&log_path).ok(),
         conformance: Vec::new(),
+        cached_from: None,
     })
+}
+
+/// The journal's KAT passes, for one instance: its key, and the journal it is kept in.
+struct KatCache {
+    journal: crate::journal::Journal,
+    key: crate::journal::KatKey,
+}
+
+impl KatCache {
+    /// None when the run keeps no journal, or it cannot be opened (the KAT then simply runs).
+    fn open(req: &RunRequest, inst: &Instance) -> Option<Self> {
+        let crate::journal::JournalTarget::At(path) = &req.journal else {
+            return None;
+        };
+        let journal =
+            crate::journal::Journal::open_waiting(path, std::time::Duration::from_secs(1)).ok()?;
+        let manifest_sha256 = match &inst.kat_manifest {
+            Some(m) => crate::record::sha256_file(m).ok()?,
+            None => "none".into(),
+        };
+        let key = crate::journal::KatKey {
+            library_sha256: crate::record::sha256_file(&inst.library).ok()?,
+            manifest_sha256,
+            checks_version: crate::conform::CHECKS_VERSION,
+            // The campaign's gate runs the default scope (`kat --loop`/`--full` are their own).
+            scope: "default".into(),
+            kat_name: inst.kat_name.clone().unwrap_or_else(|| inst.label.clone()),
+            digest_bits: inst.digest_bits,
+        };
+        Some(Self { journal, key })
+    }
+
+    /// The remembered pass, its log copied into this run.
+    fn reuse(&self, dir: &RunDir, rel: &Path) -> Option<KatResult> {
+        let pass = self.journal.kat_pass(&self.key).ok()??;
+        let log_path = dir.root().join(rel);
+        if !pass.still_there() || !copy_log(&pass.log, &log_path) {
+            return None;
+        }
+        // The run's folder name only: a run folder never holds an absolute path.
+        let from = pass
+            .run_dir
+            .file_name()
+            .map_or_else(|| "?".into(), |n| n.to_string_lossy().into_owned());
+        Some(KatResult {
+            status: KatStatus::Pass,
+            detail: format!("cached from run {from} (same library, manifest, checks and scope)"),
+            log: Some(rel.display().to_string()),
+            log_sha256: crate::record::sha256_file(&log_path).ok(),
+            conformance: Vec::new(),
+            cached_from: Some(from),
+        })
+    }
+
+    /// Keeps a fresh pass for the runs after this one (a failure to keep it costs only time).
+    fn remember(&self, dir: &RunDir, rel: &Path, r: &KatResult) {
+        let (KatStatus::Pass, Some(log_sha256)) = (r.status, &r.log_sha256) else {
+            return;
+        };
+        let pass = crate::journal::KatPass {
+            run_dir: dir.root().to_path_buf(),
+            log: dir.root().join(rel),
+            log_sha256: log_sha256.clone(),
+        };
+        let _ = self.journal.remember_kat_pass(&self.key, &pass);
+    }
 }
 
 fn run_fresh(
@@ -133,6 +211,7 @@ fn run_fresh(
             .then(|| crate::record::sha256_file(&log_path).ok())
             .flatten(),
         conformance: run.conformance,
+        cached_from: None,
     }))
 }
 
@@ -174,5 +253,8 @@ fn build_entry(inst: &Instance, kat: &KatResult) -> Value {
     );
     m.insert("kat_log".into(), json!(kat.log));
     m.insert("kat_log_sha256".into(), json!(kat.log_sha256));
+    if let Some(from) = &kat.cached_from {
+        m.insert("kat_cached_from".into(), json!(from));
+    }
     Value::Object(m)
 }

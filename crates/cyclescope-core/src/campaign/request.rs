@@ -63,6 +63,9 @@ pub struct RunRequest {
     /// What each job counts: cycles by the guide's trials, or instructions under valgrind
     /// (`--counter instructions`, one counted process per job).
     pub counter: crate::counter::Counter,
+    /// Where the run indexes its jobs (the tuning journal), and as what.
+    pub journal: crate::journal::JournalTarget,
+    pub origin: crate::journal::Origin,
 }
 
 /// What a frontend sets on top of the settings; `None` keeps the setting (or the default).
@@ -102,6 +105,10 @@ pub struct RequestOverrides {
     /// selection needs and lacks. Empty: no reference jobs (a frontend whose session has them
     /// measured already passes only the ones still missing).
     pub reference_pool: Vec<Instance>,
+    /// The tuning journal to index into (default: none; frontends pass the settings').
+    pub journal: crate::journal::JournalTarget,
+    /// What the run is (default: a run, or the workbench's when `tui_attached`).
+    pub origin: Option<crate::journal::Origin>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -253,6 +260,8 @@ impl RunRequest {
             layouts: false,
             cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
             counter: crate::counter::Counter::Cycles,
+            journal: crate::journal::JournalTarget::Off,
+            origin: crate::journal::Origin::Run,
         }
     }
 
@@ -288,6 +297,12 @@ impl RunRequest {
         self.layouts |= o.layouts;
         self.counter = o.counter;
         self.kat_passed = o.kat_passed;
+        self.journal = o.journal;
+        self.origin = o.origin.unwrap_or(if self.tui_attached {
+            crate::journal::Origin::Workbench
+        } else {
+            crate::journal::Origin::Run
+        });
         self.baseline = Baseline::new(o.baseline.as_deref().unwrap_or(&settings.baseline));
         let kat_timeout_s = o.kat_timeout_s.unwrap_or(settings.kat_timeout_s);
         self.kat_timeout = Duration::from_secs_f64(kat_timeout_s.max(0.1));
@@ -363,6 +378,7 @@ mod tests {
             bundled_baselines: true,
             baseline: "iccs".into(),
             max_address_space_mib: Some(1024),
+            journal: None,
         }
     }
 

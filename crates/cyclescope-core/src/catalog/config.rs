@@ -35,6 +35,8 @@ pub struct Settings {
     /// Address-space limit of every worker, MiB (RLIMIT_AS; a flag and
     /// `CYCLESCOPE_MAX_ADDRESS_SPACE_MIB` win over it); None: 2048.
     pub max_address_space_mib: Option<u64>,
+    /// The tuning journal's file (`"off"`: none); None: `$XDG_DATA_HOME/cyclescope/journal.sqlite`.
+    pub journal: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -50,6 +52,7 @@ impl Default for Settings {
             bundled_baselines: true,
             baseline: crate::baseline::DEFAULT_CANDIDATE.to_string(),
             max_address_space_mib: None,
+            journal: None,
         }
     }
 }
@@ -71,6 +74,9 @@ struct ConfigFile {
     // `[slurm]` belongs to `campaign::slurm`, which reads it.
     #[serde(default, rename = "slurm")]
     _slurm: Option<serde::de::IgnoredAny>,
+    // `[keys]` belongs to the workbench's key table, which reads and validates it.
+    #[serde(default, rename = "keys")]
+    _keys: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +166,13 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
         message,
     };
     validate_settings(&file.settings).map_err(invalid)?;
+    let mut file = file;
+    if let Some(j) = file.settings.journal.as_mut()
+        && j.is_relative()
+        && j.as_path() != Path::new("off")
+    {
+        *j = base.join(&*j);
+    }
     let mut seen = std::collections::HashSet::new();
     let mut candidates = Vec::new();
     for c in file.candidates {

@@ -274,6 +274,11 @@ pub(crate) fn read_record(
     serde_json::from_slice(&super::read::read_inside(root, &rel, JSON_LIMIT).ok()?).ok()
 }
 
+/// The record at `rel` inside `root`, if it is one.
+pub(crate) fn read_record_at(root: &Path, rel: &Path) -> Option<TimingRecord> {
+    serde_json::from_slice(&super::read::read_inside(root, rel, JSON_LIMIT).ok()?).ok()
+}
+
 /// Every record under `records/`, with its path relative to the run directory (files that
 /// are not records are left out: callers that must name them use `read::scan_records`).
 pub fn list_records(root: &Path) -> Vec<(PathBuf, TimingRecord)> {

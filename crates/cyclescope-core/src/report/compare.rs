@@ -228,7 +228,7 @@ fn figure_doubt(doubts: &[crate::measure::doubt::Doubt]) -> Option<String> {
 }
 
 impl Figure {
-    fn of_record(r: &TimingRecord) -> Option<Self> {
+    pub(crate) fn of_record(r: &TimingRecord) -> Option<Self> {
         let mean = r.mean_cycles?;
         let spread = trial_spread(&r.trials);
         Some(Self {

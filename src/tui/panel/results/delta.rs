@@ -32,8 +32,8 @@ pub fn word(v: &Verdict) -> (&'static str, Color) {
 pub fn cells(d: &Delta) -> [String; 3] {
     [
         format!(
-            "#{} {}",
-            d.earlier_run + 1,
+            "{} {}",
+            d.from,
             crate::format::int(Some(d.earlier.mean_cycles))
         ),
         format!("×{:.3}", d.ratio),
@@ -71,8 +71,12 @@ pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
     let (_, colour) = word(&d.verdict);
     Some((
         format!(
-            "Δ vs run #{}: {} → {} cycles, ×{:.3}, {}",
-            d.earlier_run + 1,
+            "Δ vs {}: {} → {} cycles, ×{:.3}, {}",
+            if d.from.starts_with('b') {
+                format!("build {} of the history", &d.from[1..])
+            } else {
+                format!("run {}", d.from)
+            },
             crate::format::int(Some(d.earlier.mean_cycles)),
             crate::format::int(Some(now)),
             d.ratio,

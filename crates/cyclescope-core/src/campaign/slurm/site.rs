@@ -66,6 +66,9 @@ struct SlurmFile {
     _profiles: Option<IgnoredAny>,
     #[serde(default, rename = "submission")]
     _submission: Option<IgnoredAny>,
+    // The workbench's key table, read by the binary's keymap.
+    #[serde(default, rename = "keys")]
+    _keys: Option<IgnoredAny>,
 }
 
 /// The `[slurm]` section of `path` (None: no config file, the defaults), checked.
