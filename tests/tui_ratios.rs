@@ -146,3 +146,78 @@ fn reference_marks_follow_the_run_that_added_the_job() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+/// Two runs of FIXH-256 at 32 B, then `b` on the newest run's row in Results at 160×48: the
+/// `× pseudoXOF` column stays on screen beside the run and Δ columns, and run #1's rows name
+/// no "earlier" figure (the pinned run #2 is later, never earlier); run #2's name run #1.
+#[test]
+fn pinning_the_newest_run_keeps_the_ratio_and_names_no_later_run_earlier() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let t = common::tuning::fixh256_workbench("ratios-pin", cwd.path(), "--allow-kat-fail");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #2");
+    t.wait_for("cyclescope │ finished");
+    // Focus Results (Catalog → Host → Histogram → Curve → Results): its footer offers `b`.
+    let mut s = t.capture();
+    for _ in 0..6 {
+        if s.contains("b baseline") {
+            break;
+        }
+        t.send(&["Tab"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        s = t.capture();
+    }
+    assert!(s.contains("b baseline"), "Results focused:\n{s}");
+    t.send(&["b"]);
+    let s = t.wait_for("baseline: run #2");
+    let header = s
+        .lines()
+        .find(|l| l.contains(" instance ") && l.contains(" msg"))
+        .unwrap_or_else(|| panic!("the results header:\n{s}"));
+    // (The panel may abbreviate the header to `×XOF`, as at every width the demo checks.)
+    assert!(
+        (header.contains("× pseudoXOF") || header.contains("×XOF")) && header.contains("earlier"),
+        "the ratio column stays beside the Δ columns at 160×48: {header}\n{s}"
+    );
+    // A row's run is the first `#N` on it (the run column); an earlier figure is `#M` after.
+    let rows = |run: &str| -> Vec<&str> {
+        s.lines()
+            .filter(|l| l.contains(" 32 B "))
+            .filter(|l| {
+                l.find('#')
+                    .is_some_and(|at| l[at..].starts_with(&format!("{run} ")))
+            })
+            .collect()
+    };
+    let first = rows("#1");
+    let second = rows("#2");
+    assert!(
+        !first.is_empty() && !second.is_empty(),
+        "both runs' rows:\n{s}"
+    );
+    for l in &first {
+        assert!(
+            !l.contains("#2 "),
+            "run #1's row names the later run #2 as earlier:\n{s}"
+        );
+    }
+    assert!(
+        second.iter().any(|l| l.matches("#1 ").count() == 1),
+        "run #2's rows name run #1 as earlier:\n{s}"
+    );
+    // The ratio cells are there too: each run's baseline over its own figure.
+    assert!(
+        first
+            .iter()
+            .chain(&second)
+            .filter(|l| l.contains(" 1.00× "))
+            .count()
+            == 2,
+        "each run's baseline row reads 1.00×:\n{s}"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}

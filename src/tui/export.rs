@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::app::App;
-use crate::campaign::ab_result::EXPORT_COLUMNS;
 use super::panel::results;
+use crate::campaign::ab_result::EXPORT_COLUMNS;
 
 /// The CSV columns, in order.
 const COLUMNS: [&str; 22] = [
