@@ -22,6 +22,7 @@ mod check;
 mod compare;
 mod hash;
 mod kat;
+pub(crate) mod kat_refs;
 mod lanes;
 mod list;
 mod merge;

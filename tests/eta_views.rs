@@ -43,7 +43,10 @@ fn run_and_watch_show_the_plans_eta_before_any_job_finishes() {
         "eta-watch",
         140,
         20,
-        &format!("{EXE} watch --lanes {}; echo EXIT:$?; sleep 60", run.display()),
+        &format!(
+            "{EXE} watch --lanes {}; echo EXIT:$?; sleep 60",
+            run.display()
+        ),
     );
     let runner = Tmux::start(
         "eta-run",

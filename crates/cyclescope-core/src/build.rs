@@ -172,6 +172,9 @@ pub struct BuildRequest {
     /// A kat.sha256 manifest (`--manifest`) written into each candidate's manifest in the
     /// tree, beside what the shipped KAT files give.
     pub manifest: Option<PathBuf>,
+    /// A folder of reference KAT files (`--kat-dir`): the files it holds for an instance
+    /// (at DIR/<label>/ or DIR/) are digested into its candidate's manifest, as shipped ones.
+    pub kat_dir: Option<PathBuf>,
 }
 
 /// Builds every instance of `instances` with `toolchain` and `profile`, one compiler job per
@@ -267,5 +270,6 @@ pub fn build_tree(
         &toolchain,
         request.kat,
         request.manifest.as_deref(),
+        request.kat_dir.as_deref(),
     )
 }

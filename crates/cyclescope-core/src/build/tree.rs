@@ -62,8 +62,9 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
-/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines, and
-/// `given`'s when a manifest was given), logs and build.json, and (with `kat`) KAT-checks them.
+/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines,
+/// `given`'s when a manifest was given, and the lines of the reference files `kat_dir` holds
+/// for an instance), logs and build.json, and (with `kat`) KAT-checks them.
 pub fn write_tree(
     out: &Path,
     builds: Vec<InstanceBuild>,
@@ -72,6 +73,7 @@ pub fn write_tree(
     toolchain: &Toolchain,
     kat: bool,
     given: Option<&Path>,
+    kat_dir: Option<&Path>,
 ) -> Result<TreeSummary, BuildError> {
     check_writable(out)?;
     let given = given
@@ -157,6 +159,34 @@ pub fn write_tree(
             }
         };
         let mut shipped = Vec::new();
+        // The reference folder's files for this instance, found as `kat --kat-dir` finds
+        // them, count as shipped ones (the submission's own copy of a name wins).
+        let from_dir: Vec<PathBuf> = kat_dir
+            .map(|d| {
+                crate::kat::KatFile::ALL
+                    .iter()
+                    .map(|f| f.file_name(&s.instance))
+                    .filter(|name| {
+                        !s.shipped_kat
+                            .iter()
+                            .any(|p| p.file_name().is_some_and(|n| n == name.as_str()))
+                    })
+                    .filter_map(|name| crate::kat::manifest::find_reference(d, &s.label, &name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for file in &from_dir {
+            let text = std::fs::read(file).map_err(|source| BuildError::Read {
+                path: file.clone(),
+                source,
+            })?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
+            shipped.push(Value::from(file.display().to_string()));
+        }
         for file in &s.shipped_kat {
             let text = std::fs::read(file).map_err(|source| BuildError::Read {
                 path: file.clone(),
@@ -237,6 +267,7 @@ pub fn write_tree(
                     kat_name: Some(s.instance.clone()),
                     abi: crate::plugin::Abi::Iccs,
                     oracle: None,
+                    kat_dir: None,
                 };
                 Some((key, inst))
             })

@@ -333,6 +333,7 @@ mod tests {
             kat_name: None,
             abi: Default::default(),
             oracle: None,
+            kat_dir: None,
         }
     }
 
