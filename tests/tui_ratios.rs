@@ -221,3 +221,118 @@ fn pinning_the_newest_run_keeps_the_ratio_and_names_no_later_run_earlier() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+/// The rows of a CSV file, as (header, lines).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).expect("CSV");
+    let header = r
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let lines = r
+        .records()
+        .map(|l| l.expect("line").iter().map(str::to_string).collect())
+        .collect();
+    (header, lines)
+}
+
+/// Two workbench starts into one folder (`--run DIR`): first the operator's pseudoXOF-256
+/// alone, then FIXH-256 (its reference job is already complete in the folder, so the second
+/// start resumes the folder's run and measures FIXH-256 only). The workbench, its export and
+/// `report --csv` of the folder divide FIXH-256 by the same baseline record, the folder's run's
+/// own: the same rows, the same ratios.
+#[test]
+fn report_of_a_folder_of_two_workbench_runs_divides_within_each_run() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let run_dir = cwd.path().join("shared");
+    let t = common::tuning::fixh256_workbench(
+        "ratios-report",
+        cwd.path(),
+        &format!("--allow-kat-fail --run {}", run_dir.display()),
+    );
+    // FIXH-256 (under the cursor) off, pseudoXOF-256 on: run #1.
+    t.send(&["Space"]);
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["/"]);
+    t.type_text("pseudoXOF-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] pseudoXOF-256");
+    t.send(&["j", "Space"]);
+    t.wait_for("[x] pseudoXOF-256");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    // Then FIXH-256 too: the second start.
+    t.send(&["Escape"]);
+    t.send(&["/"]);
+    t.type_text("FIXH-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] FIXH-256 guide");
+    t.send(&["j", "j", "Space"]);
+    t.wait_for("[x] FIXH-256 guide");
+    t.send(&["s"]);
+    // The folder's run goes on: its jobs are one run's in the workbench too.
+    t.wait_for("2/2 jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    t.send(&["e"]);
+    t.wait_for("exported ");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let exported = std::fs::read_dir(&run_dir)
+        .expect("run folder")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        .expect("the exported CSV");
+    let (header, lines) = read_csv(&exported);
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let tui = |run: &str, label: &str| -> String {
+        lines
+            .iter()
+            .find(|l| l[col("run")] == run && l[col("instance")] == label)
+            .unwrap_or_else(|| panic!("run {run}'s {label} in the export: {lines:?}"))
+            [col("x_pseudoxof")]
+        .clone()
+    };
+    let report_csv = cwd.path().join("records.csv");
+    let o = common::cyclescope()
+        .args([
+            "report",
+            run_dir.to_str().expect("path"),
+            "--no-figures",
+            "--out",
+            cwd.path().join("pages").to_str().expect("path"),
+            "--csv",
+            report_csv.to_str().expect("path"),
+        ])
+        .output()
+        .expect("report");
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let (rheader, rlines) = read_csv(&report_csv);
+    let rcol = |name: &str| rheader.iter().position(|h| h == name).expect(name);
+    let report = |label: &str| -> String {
+        rlines
+            .iter()
+            .find(|l| l[rcol("instance")] == label)
+            .unwrap_or_else(|| panic!("{label} in report --csv: {rlines:?}"))[rcol("x_pseudoxof")]
+        .clone()
+    };
+    assert_eq!(tui("1", "pseudoXOF-256"), "1", "{lines:?}");
+    // (The same division of the same two figures; the record's JSON keeps each to the bit
+    // or nearly, so the quotients are compared to a billionth.)
+    let same = |a: &str, b: &str| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        _ => a == b,
+    };
+    for label in ["pseudoXOF-256", "FIXH-256"] {
+        assert!(
+            same(&report(label), &tui("1", label)),
+            "{label}: the same row, the same ratio: {lines:?} / {rlines:?}"
+        );
+    }
+    assert!(
+        !report("FIXH-256").is_empty(),
+        "FIXH-256 divides by its run's baseline: {rlines:?}"
+    );
+}
