@@ -29,7 +29,7 @@ pub use compile::Toolchain;
 pub use config::{BuildConfig, SubmissionSettings, load_build_config};
 pub use discover::{InstanceSource, Unusable, discover};
 pub use profile::{FlagProfile, ProfileChoice};
-pub use tree::{TreeSummary, write_tree};
+pub use tree::{GivenReferences, TreeSummary, write_tree};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -269,7 +269,9 @@ pub fn build_tree(
         &profile,
         &toolchain,
         request.kat,
-        request.manifest.as_deref(),
-        request.kat_dir.as_deref(),
+        tree::GivenReferences {
+            manifest: request.manifest.as_deref(),
+            kat_dir: request.kat_dir.as_deref(),
+        },
     )
 }

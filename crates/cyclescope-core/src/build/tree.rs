@@ -62,9 +62,17 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
+/// What a tree's manifests take beside the shipped KAT files: a given manifest's lines
+/// (`--manifest`) and the reference files a KAT folder holds for each instance (`--kat-dir`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GivenReferences<'a> {
+    pub manifest: Option<&'a Path>,
+    pub kat_dir: Option<&'a Path>,
+}
+
 /// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines,
-/// `given`'s when a manifest was given, and the lines of the reference files `kat_dir` holds
-/// for an instance), logs and build.json, and (with `kat`) KAT-checks them.
+/// the given manifest's, and the lines of the reference files the given KAT folder holds for
+/// an instance), logs and build.json, and (with `kat`) KAT-checks them.
 pub fn write_tree(
     out: &Path,
     builds: Vec<InstanceBuild>,
@@ -72,11 +80,12 @@ pub fn write_tree(
     profile: &FlagProfile,
     toolchain: &Toolchain,
     kat: bool,
-    given: Option<&Path>,
-    kat_dir: Option<&Path>,
+    references: GivenReferences<'_>,
 ) -> Result<TreeSummary, BuildError> {
     check_writable(out)?;
-    let given = given
+    let kat_dir = references.kat_dir;
+    let given = references
+        .manifest
         .map(|p| {
             Manifest::load(p).map_err(|e| BuildError::Config {
                 path: p.to_path_buf(),
