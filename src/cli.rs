@@ -23,6 +23,7 @@ mod compare;
 mod hash;
 mod history;
 mod kat;
+pub(crate) mod kat_refs;
 mod lanes;
 mod list;
 mod merge;

@@ -23,6 +23,37 @@ fn an_ab_result_is_a_row_in_results_a_file_in_the_run_and_in_the_printout() {
         .find(|l| l.contains("│= ") && l.contains(" 32 B ") && l.contains("÷ FIXH-256"))
         .unwrap_or_else(|| panic!("the A/B row in Results:\n{s}"));
     assert!(row.contains("B/A "), "{row}");
+    // The export's CSV has the result as rows of its own: B over A, its interval and pairs.
+    t.send(&["e"]);
+    t.wait_for("exported ");
+    let csv_path = common::run_folders(&cwd.path().join("runs"))
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("run folder"))
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        .expect("an exported CSV");
+    let mut csv = csv::Reader::from_path(&csv_path).expect("CSV");
+    let header: Vec<String> = csv
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let ab_rows: Vec<Vec<String>> = csv
+        .records()
+        .map(|l| l.expect("line").iter().map(str::to_string).collect())
+        .filter(|l: &Vec<String>| l[col("mark")] == "=")
+        .collect();
+    assert_eq!(ab_rows.len(), 1, "one A/B row per length: {ab_rows:?}");
+    let ab = &ab_rows[0];
+    assert_eq!(ab[col("message_bytes")], "32", "{ab:?}");
+    assert_eq!(ab[col("ab_divided_by")], "fixhash/FIXH-256", "{ab:?}");
+    let ratio: f64 = ab[col("ab_ratio")].parse().expect("B/A in the CSV");
+    let low: f64 = ab[col("ab_ci95_low")].parse().expect("its interval");
+    let high: f64 = ab[col("ab_ci95_high")].parse().expect("its interval");
+    assert!(low <= ratio && ratio <= high, "{ab:?}");
+    assert!(!ab[col("ab_verdict")].is_empty(), "{ab:?}");
     t.send(&["q"]);
     let out = t.wait_for("EXIT:0");
     assert!(

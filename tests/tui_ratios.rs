@@ -146,3 +146,193 @@ fn reference_marks_follow_the_run_that_added_the_job() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
+
+/// Two runs of FIXH-256 at 32 B, then `b` on the newest run's row in Results at 160×48: the
+/// `× pseudoXOF` column stays on screen beside the run and Δ columns, and run #1's rows name
+/// no "earlier" figure (the pinned run #2 is later, never earlier); run #2's name run #1.
+#[test]
+fn pinning_the_newest_run_keeps_the_ratio_and_names_no_later_run_earlier() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let t = common::tuning::fixh256_workbench("ratios-pin", cwd.path(), "--allow-kat-fail");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #2");
+    t.wait_for("cyclescope │ finished");
+    // Focus Results (Catalog → Host → Histogram → Curve → Results): its footer offers `b`.
+    let mut s = t.capture();
+    for _ in 0..6 {
+        if s.contains("b baseline") {
+            break;
+        }
+        t.send(&["Tab"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        s = t.capture();
+    }
+    assert!(s.contains("b baseline"), "Results focused:\n{s}");
+    t.send(&["b"]);
+    let s = t.wait_for("baseline: run #2");
+    let header = s
+        .lines()
+        .find(|l| l.contains(" instance ") && l.contains(" msg"))
+        .unwrap_or_else(|| panic!("the results header:\n{s}"));
+    // (The panel may abbreviate the header to `×XOF`, as at every width the demo checks.)
+    assert!(
+        (header.contains("× pseudoXOF") || header.contains("×XOF")) && header.contains("earlier"),
+        "the ratio column stays beside the Δ columns at 160×48: {header}\n{s}"
+    );
+    // A row's run is the first `#N` on it (the run column); an earlier figure is `#M` after.
+    let rows = |run: &str| -> Vec<&str> {
+        s.lines()
+            .filter(|l| l.contains(" 32 B "))
+            .filter(|l| {
+                l.find('#')
+                    .is_some_and(|at| l[at..].starts_with(&format!("{run} ")))
+            })
+            .collect()
+    };
+    let first = rows("#1");
+    let second = rows("#2");
+    assert!(
+        !first.is_empty() && !second.is_empty(),
+        "both runs' rows:\n{s}"
+    );
+    for l in &first {
+        assert!(
+            !l.contains("#2 "),
+            "run #1's row names the later run #2 as earlier:\n{s}"
+        );
+    }
+    assert!(
+        second.iter().any(|l| l.matches("#1 ").count() == 1),
+        "run #2's rows name run #1 as earlier:\n{s}"
+    );
+    // The ratio cells are there too: each run's baseline over its own figure.
+    assert!(
+        first
+            .iter()
+            .chain(&second)
+            .filter(|l| l.contains(" 1.00× "))
+            .count()
+            == 2,
+        "each run's baseline row reads 1.00×:\n{s}"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}
+
+/// The rows of a CSV file, as (header, lines).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).expect("CSV");
+    let header = r
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let lines = r
+        .records()
+        .map(|l| l.expect("line").iter().map(str::to_string).collect())
+        .collect();
+    (header, lines)
+}
+
+/// Two workbench starts into one folder (`--run DIR`): first the operator's pseudoXOF-256
+/// alone, then FIXH-256 (its reference job is already complete in the folder, so the second
+/// start resumes the folder's run and measures FIXH-256 only). The workbench, its export and
+/// `report --csv` of the folder divide FIXH-256 by the same baseline record, the folder's run's
+/// own: the same rows, the same ratios.
+#[test]
+fn report_of_a_folder_of_two_workbench_runs_divides_within_each_run() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let run_dir = cwd.path().join("shared");
+    let t = common::tuning::fixh256_workbench(
+        "ratios-report",
+        cwd.path(),
+        &format!("--allow-kat-fail --run {}", run_dir.display()),
+    );
+    // FIXH-256 (under the cursor) off, pseudoXOF-256 on: run #1.
+    t.send(&["Space"]);
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["/"]);
+    t.type_text("pseudoXOF-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] pseudoXOF-256");
+    t.send(&["j", "Space"]);
+    t.wait_for("[x] pseudoXOF-256");
+    t.send(&["s"]);
+    t.wait_for("jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    // Then FIXH-256 too: the second start.
+    t.send(&["Escape"]);
+    t.send(&["/"]);
+    t.type_text("FIXH-256");
+    t.send(&["Enter"]);
+    t.wait_for("[ ] FIXH-256 guide");
+    t.send(&["j", "j", "Space"]);
+    t.wait_for("[x] FIXH-256 guide");
+    t.send(&["s"]);
+    // The folder's run goes on: its jobs are one run's in the workbench too.
+    t.wait_for("2/2 jobs of run #1");
+    t.wait_for("cyclescope │ finished");
+    t.send(&["e"]);
+    t.wait_for("exported ");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+    let exported = std::fs::read_dir(&run_dir)
+        .expect("run folder")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        .expect("the exported CSV");
+    let (header, lines) = read_csv(&exported);
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let tui = |run: &str, label: &str| -> String {
+        lines
+            .iter()
+            .find(|l| l[col("run")] == run && l[col("instance")] == label)
+            .unwrap_or_else(|| panic!("run {run}'s {label} in the export: {lines:?}"))
+            [col("x_pseudoxof")]
+        .clone()
+    };
+    let report_csv = cwd.path().join("records.csv");
+    let o = common::cyclescope()
+        .args([
+            "report",
+            run_dir.to_str().expect("path"),
+            "--no-figures",
+            "--out",
+            cwd.path().join("pages").to_str().expect("path"),
+            "--csv",
+            report_csv.to_str().expect("path"),
+        ])
+        .output()
+        .expect("report");
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let (rheader, rlines) = read_csv(&report_csv);
+    let rcol = |name: &str| rheader.iter().position(|h| h == name).expect(name);
+    let report = |label: &str| -> String {
+        rlines
+            .iter()
+            .find(|l| l[rcol("instance")] == label)
+            .unwrap_or_else(|| panic!("{label} in report --csv: {rlines:?}"))[rcol("x_pseudoxof")]
+        .clone()
+    };
+    assert_eq!(tui("1", "pseudoXOF-256"), "1", "{lines:?}");
+    // (The same division of the same two figures; the record's JSON keeps each to the bit
+    // or nearly, so the quotients are compared to a billionth.)
+    let same = |a: &str, b: &str| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        _ => a == b,
+    };
+    for label in ["pseudoXOF-256", "FIXH-256"] {
+        assert!(
+            same(&report(label), &tui("1", label)),
+            "{label}: the same row, the same ratio: {lines:?} / {rlines:?}"
+        );
+    }
+    assert!(
+        !report("FIXH-256").is_empty(),
+        "FIXH-256 divides by its run's baseline: {rlines:?}"
+    );
+}

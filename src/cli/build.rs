@@ -48,10 +48,11 @@ pub struct BuildArgs {
     /// iccs-c (default without SRC: [build] iccs_api).
     #[arg(long, value_name = "DIR")]
     pub iccs_api: Option<PathBuf>,
-    /// A kat.sha256 manifest to write into the tree's manifest of each candidate (beside the
-    /// lines its shipped KAT files give), so the built instances are KAT-checked against it.
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
+    /// References written into the tree's manifest of each candidate, beside the lines its
+    /// shipped KAT files give (`--manifest`'s lines; `--kat-dir`'s files, digested as shipped
+    /// ones are), so the built instances are KAT-checked against them.
+    #[command(flatten)]
+    pub kat_refs: super::kat_refs::KatRefArgs,
 }
 
 fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
@@ -63,6 +64,7 @@ fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
 }
 
 pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> {
+    args.kat_refs.check()?;
     let build_config = build::load_build_config(config_path(config).as_deref())?;
     let mut sources = args.sources.clone();
     let iccs_api = args.iccs_api.clone().or_else(|| {
@@ -91,7 +93,8 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         out: args.out.clone(),
         kat: !args.no_kat,
         iccs_api,
-        manifest: args.manifest.clone(),
+        manifest: args.kat_refs.manifest.clone(),
+        kat_dir: args.kat_refs.kat_dir.clone(),
     };
     let start = Instant::now();
     let summary = build::build_tree(
@@ -186,8 +189,10 @@ pub fn src_tree(args: &SourceArgs, src: &Path, config: Option<&Path>) -> anyhow:
         out: tree.clone(),
         kat: false,
         iccs_api: None,
-        // The --manifest of --src applies to its instances in the catalog (`SourceArgs`).
+        // The --manifest and --kat-dir of --src apply to its instances in the catalog
+        // (`SourceArgs`).
         manifest: None,
+        kat_dir: None,
     };
     let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == BuildStatus::Failed {
@@ -237,6 +242,7 @@ pub fn add_iccs_c(
         kat: false,
         iccs_api: Some(api.clone()),
         manifest: None,
+        kat_dir: None,
     };
     let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == BuildStatus::Failed {

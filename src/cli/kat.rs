@@ -26,9 +26,6 @@ const CANCELLED_EXIT: u8 = 130;
 pub struct KatArgs {
     #[command(flatten)]
     pub select: InstanceArgs,
-    /// Folder of reference KAT files, compared line by line when the manifest has no entry.
-    #[arg(long, value_name = "DIR")]
-    pub kat_dir: Option<PathBuf>,
     /// ALGORITHM_INSTANCE spelling in the KAT file names (default: catalog kat_name, else
     /// ngcc_meta instance, else the label).
     #[arg(long, value_name = "NAME", value_parser = super::arg_value::name)]
@@ -74,8 +71,10 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         (false, false) => KatScope::Default,
     };
     opts.timeout = Duration::from_secs_f64(timeout_s);
-    opts.manifest = args.select.source.manifest.clone();
-    opts.kat_dir = args.kat_dir.clone();
+    // `--manifest` and `--kat-dir` (the shared `KatRefArgs`) are on the instances already;
+    // the options repeat them so they win over a catalog manifest for every instance named.
+    opts.manifest = args.select.source.kat_refs.manifest.clone();
+    opts.kat_dir = args.select.source.kat_refs.kat_dir.clone();
     opts.kat_name = args.kat_name.clone();
     let mib = crate::worker::limits::address_space_mib(
         args.max_address_space_mib,
@@ -135,7 +134,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             }
         }
         worst = worst.worst(report.status);
-        entries.extend(report.manifest_entries(args.kat_dir.as_deref()));
+        entries.extend(report.manifest_entries(args.select.source.kat_refs.kat_dir.as_deref()));
     }
     if args.json {
         outln!(
@@ -244,6 +243,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         kat_name: None,
         abi: select.source.abi.into(),
         oracle: None,
+        kat_dir: None,
     }
 }
 

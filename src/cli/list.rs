@@ -36,6 +36,9 @@ struct Row {
     error: Option<String>,
     meta: Option<NgccMeta>,
     kat_manifest: Option<String>,
+    /// The folder of reference KAT files its KAT compares with (`--kat-dir`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kat_dir: Option<String>,
 }
 
 pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
@@ -68,6 +71,7 @@ pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
                 error: probe.as_ref().err().cloned(),
                 meta: probe.ok().flatten(),
                 kat_manifest: i.kat_manifest.as_deref().map(display_path),
+                kat_dir: i.kat_dir.as_deref().map(display_path),
             }
         })
         .collect();
@@ -120,6 +124,9 @@ fn print_table(rows: &[Row]) {
         );
         if let Some(e) = &r.error {
             outln!("{:<c$}  {:<w$}  ↳ {}", "", "", terminal(e));
+        }
+        if let Some(d) = &r.kat_dir {
+            outln!("{:<c$}  {:<w$}  ↳ KAT references: {}", "", "", terminal(d));
         }
     }
 }

@@ -59,10 +59,8 @@ pub struct SourceArgs {
     /// Leave the bundled ICCS baselines out of the catalog (as `bundled_baselines = false`).
     #[arg(long)]
     pub no_baselines: bool,
-    /// kat.sha256 manifest the KAT checks these instances against: those `--lib`, `--scan` or
-    /// `--src` bring, else the labels named (default: the catalog's kat_manifest).
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
+    #[command(flatten)]
+    pub kat_refs: super::kat_refs::KatRefArgs,
 }
 
 /// `--abi` on the command line (the core's [`Abi`](crate::plugin::Abi), as clap values).
@@ -174,20 +172,13 @@ impl SourceArgs {
         } else {
             Vec::new()
         };
-        if let Some(m) = &self.manifest {
-            if !m.is_file() {
-                bail!(
-                    "--manifest {}: no such file (a kat.sha256 manifest, as `cyclescope kat --write-manifest` writes)",
-                    crate::sanitize::path_as_given(m)
-                );
-            }
-            // What --lib, --scan or --src brought is checked against it (before the
-            // baselines join, which keep their own).
-            if on_clash == OnClash::PreferOwn {
-                for c in &mut catalog.candidates {
-                    for i in &mut c.instances {
-                        i.kat_manifest = Some(m.clone());
-                    }
+        self.kat_refs.check()?;
+        // What --lib, --scan or --src brought is checked against them (before the baselines
+        // join, which keep their own).
+        if on_clash == OnClash::PreferOwn {
+            for c in &mut catalog.candidates {
+                for i in &mut c.instances {
+                    self.kat_refs.apply(i);
                 }
             }
         }
@@ -245,17 +236,13 @@ impl InstanceArgs {
             catalog.select(&labels)?
         };
         let mut selected = selected;
-        // Labels named from a catalog file take the manifest given for them.
-        if let Some(m) = &self.source.manifest
-            && self.source.lib.is_none()
-            && self.source.scan.is_none()
-            && self.source.src.is_none()
-        {
+        // Labels named from a catalog file take the references given for them.
+        if self.source.lib.is_none() && self.source.scan.is_none() && self.source.src.is_none() {
             for i in selected
                 .iter_mut()
                 .filter(|i| self.labels.contains(&i.label))
             {
-                i.kat_manifest = Some(m.clone());
+                self.source.kat_refs.apply(i);
             }
         }
         Ok((catalog, selected))

@@ -104,22 +104,25 @@ pub fn keymap(config: Option<&Path>) -> anyhow::Result<crate::tui::keymap::Keyma
 /// elsewhere (`build::build_tree` into `build::src_tree_dir`), failures collected for the
 /// event log instead of printed over the screen. Only the flags change: the candidate id and
 /// the compiler the session started with are kept, so a rebuilt instance stays the same
-/// candidate's (its Δ, earlier curve and records line up with the first build).
+/// candidate's (its Δ, earlier curve and records line up with the first build), and its KAT
+/// references (`--manifest`, `--kat-dir`) stay its own.
 fn src_builder(src: &Path, source: &SourceArgs, config: Option<&Path>) -> SrcBuilder {
     let (src, config) = (src.to_path_buf(), config.map(Path::to_path_buf));
     let identity = SrcIdentity {
         id: source.id.clone(),
         cc: source.cc.clone(),
+        kat_refs: source.kat_refs.clone(),
     };
     SrcBuilder(std::sync::Arc::new(move |choice: &ProfileChoice| {
         build_src(&src, &identity, config.as_deref(), choice).map_err(|e| format!("{e:#}"))
     }))
 }
 
-/// What a rebuild keeps from the session's start (`--id`, `--cc`).
+/// What a rebuild keeps from the session's start (`--id`, `--cc`, `--manifest`, `--kat-dir`).
 struct SrcIdentity {
     id: Option<String>,
     cc: Option<String>,
+    kat_refs: super::kat_refs::KatRefArgs,
 }
 
 fn build_src(
@@ -141,7 +144,9 @@ fn build_src(
         kat: false,
         // The session's sources only: the baselines are not rebuilt by a flag change.
         iccs_api: None,
+        // The session's references go on the rebuilt instances below.
         manifest: None,
+        kat_dir: None,
     };
     let problems = std::sync::Mutex::new(Vec::new());
     build::build_tree(&request, &build_config, &cache, &|b| {
@@ -156,8 +161,12 @@ fn build_src(
         }
     })?;
     let (catalog, _) = crate::catalog::scan_dir(&out, super::worker_cmd::probe)?;
+    let mut instances: Vec<crate::catalog::Instance> = catalog.instances().cloned().collect();
+    for i in &mut instances {
+        identity.kat_refs.apply(i);
+    }
     Ok(SrcBuilt {
-        instances: catalog.instances().cloned().collect(),
+        instances,
         problems: problems.into_inner().unwrap_or_default(),
     })
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::app::App;
 use super::panel::results;
+use crate::campaign::ab_result::EXPORT_COLUMNS;
 
 /// The CSV columns, in order.
 const COLUMNS: [&str; 22] = [
@@ -34,7 +35,9 @@ const COLUMNS: [&str; 22] = [
     "built_with",
 ];
 
-/// The visible results rows as CSV (the `csv` crate quotes), header first.
+/// The visible results rows as CSV (the `csv` crate quotes), header first; after them one
+/// row per length of each interleaved A/B result (mark `=`, B's figure, B/A and its interval
+/// in the `ab_*` columns), as the Results panel lists them.
 pub fn csv(app: &App) -> String {
     use crate::report::export::number;
     // How each run's instances were built, from its records.
@@ -43,15 +46,17 @@ pub fn csv(app: &App) -> String {
         .iter()
         .map(|d| crate::report::readback::builds(d))
         .collect();
-    let rows: Vec<Vec<String>> = app
+    let folder_of = |run: usize| {
+        app.runs
+            .get(run)
+            .map(|d| crate::catalog::display_path(d))
+            .unwrap_or_default()
+    };
+    let mut rows: Vec<Vec<String>> = app
         .result_rows()
         .iter()
         .map(|r| {
-            let folder = app
-                .runs
-                .get(r.run)
-                .map(|d| crate::catalog::display_path(d))
-                .unwrap_or_default();
+            let folder = folder_of(r.run);
             let s = r.summary;
             let doubts: Vec<String> = results::doubts(r).iter().map(|d| d.text()).collect();
             vec![
@@ -85,9 +90,28 @@ pub fn csv(app: &App) -> String {
                     .cloned()
                     .unwrap_or_default(),
             ]
+            .into_iter()
+            .chain(std::iter::repeat_n(String::new(), EXPORT_COLUMNS.len()))
+            .collect()
         })
         .collect();
-    crate::report::export::csv(&COLUMNS, &rows)
+    for (run, ab) in &app.ab_results {
+        for c in &ab.lengths {
+            let mut cells = vec![String::new(); COLUMNS.len()];
+            cells[0] = (run + 1).to_string();
+            cells[1] = folder_of(*run);
+            cells[2] = (app.baseline == Some(*run)).to_string();
+            cells[3] = ab.b.candidate.clone();
+            cells[4] = ab.b.label.clone();
+            cells[5] = c.input_bytes.to_string();
+            cells[6] = "=".into();
+            cells[7] = number(c.b_mean_cycles);
+            cells.extend(ab.export_cells(c));
+            rows.push(cells);
+        }
+    }
+    let header: Vec<&str> = COLUMNS.iter().chain(&EXPORT_COLUMNS).copied().collect();
+    crate::report::export::csv(&header, &rows)
 }
 
 /// Writes `results-<UTC>.md` and `.csv` into `dir`; returns their paths.
@@ -138,7 +162,7 @@ mod tests {
             .iter()
             .find(|l| l.contains(",pseudoXOF-512,32,"))
             .expect("the baseline row");
-        assert!(xof.ends_with(",1,false,false,"), "{xof}");
+        assert!(xof.ends_with(",1,false,false,,,,,,,"), "{xof}");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub use compile::Toolchain;
 pub use config::{BuildConfig, SubmissionSettings, load_build_config};
 pub use discover::{InstanceSource, Unusable, discover};
 pub use profile::{FlagProfile, ProfileChoice};
-pub use tree::{TreeSummary, write_tree};
+pub use tree::{GivenReferences, TreeSummary, write_tree};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -172,6 +172,9 @@ pub struct BuildRequest {
     /// A kat.sha256 manifest (`--manifest`) written into each candidate's manifest in the
     /// tree, beside what the shipped KAT files give.
     pub manifest: Option<PathBuf>,
+    /// A folder of reference KAT files (`--kat-dir`): the files it holds for an instance
+    /// (at DIR/<label>/ or DIR/) are digested into its candidate's manifest, as shipped ones.
+    pub kat_dir: Option<PathBuf>,
 }
 
 /// Builds every instance of `instances` with `toolchain` and `profile`, one compiler job per
@@ -266,6 +269,9 @@ pub fn build_tree(
         &profile,
         &toolchain,
         request.kat,
-        request.manifest.as_deref(),
+        tree::GivenReferences {
+            manifest: request.manifest.as_deref(),
+            kat_dir: request.kat_dir.as_deref(),
+        },
     )
 }

@@ -53,6 +53,10 @@ pub struct Instance {
     /// conformance check (config `oracle = "LABEL"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle: Option<String>,
+    /// A folder of reference KAT files (`--kat-dir`) the KAT compares this instance's output
+    /// with, line by line, where its manifest has no entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kat_dir: Option<PathBuf>,
 }
 
 impl Instance {

@@ -55,9 +55,10 @@ pub struct LiveArgs {
     /// Candidate id of the --src instances.
     #[arg(long, requires = "src", value_parser = arg_value::name)]
     pub id: Option<String>,
-    /// kat.sha256 manifest both sides' KATs are checked against (default: the catalog's).
-    #[arg(long, value_name = "FILE", requires = "live")]
-    pub manifest: Option<PathBuf>,
+    /// What both sides' KATs are checked against (`--manifest`, `--kat-dir`; default: the
+    /// catalog's).
+    #[command(flatten)]
+    pub kat_refs: crate::cli::kat_refs::KatRefArgs,
     /// C compiler of the --src builds.
     #[arg(long, requires = "src", value_name = "CC")]
     pub cc: Option<String>,
@@ -138,7 +139,7 @@ pub fn run(config: Option<&Path>, args: &CompareArgs) -> anyhow::Result<ExitCode
                 profile: profile.clone(),
                 cflags: cflags.clone(),
                 cc: o.cc.clone(),
-                manifest: o.manifest.clone(),
+                kat_refs: o.kat_refs.clone(),
                 ..SourceArgs::default()
             },
         }

@@ -17,6 +17,7 @@ fn inst(candidate: &str, label: &str, bits: u32) -> Instance {
         kat_name: None,
         abi: crate::plugin::Abi::Iccs,
         oracle: None,
+        kat_dir: None,
     }
 }
 

@@ -62,8 +62,17 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     std::fs::remove_file(&probe).map_err(err)
 }
 
-/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines, and
-/// `given`'s when a manifest was given), logs and build.json, and (with `kat`) KAT-checks them.
+/// What a tree's manifests take beside the shipped KAT files: a given manifest's lines
+/// (`--manifest`) and the reference files a KAT folder holds for each instance (`--kat-dir`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GivenReferences<'a> {
+    pub manifest: Option<&'a Path>,
+    pub kat_dir: Option<&'a Path>,
+}
+
+/// Copies the built libraries into `out`, writes manifests (the shipped KAT files' lines,
+/// the given manifest's, and the lines of the reference files the given KAT folder holds for
+/// an instance), logs and build.json, and (with `kat`) KAT-checks them.
 pub fn write_tree(
     out: &Path,
     builds: Vec<InstanceBuild>,
@@ -71,10 +80,12 @@ pub fn write_tree(
     profile: &FlagProfile,
     toolchain: &Toolchain,
     kat: bool,
-    given: Option<&Path>,
+    references: GivenReferences<'_>,
 ) -> Result<TreeSummary, BuildError> {
     check_writable(out)?;
-    let given = given
+    let kat_dir = references.kat_dir;
+    let given = references
+        .manifest
         .map(|p| {
             Manifest::load(p).map_err(|e| BuildError::Config {
                 path: p.to_path_buf(),
@@ -157,6 +168,34 @@ pub fn write_tree(
             }
         };
         let mut shipped = Vec::new();
+        // The reference folder's files for this instance, found as `kat --kat-dir` finds
+        // them, count as shipped ones (the submission's own copy of a name wins).
+        let from_dir: Vec<PathBuf> = kat_dir
+            .map(|d| {
+                crate::kat::KatFile::ALL
+                    .iter()
+                    .map(|f| f.file_name(&s.instance))
+                    .filter(|name| {
+                        !s.shipped_kat
+                            .iter()
+                            .any(|p| p.file_name().is_some_and(|n| n == name.as_str()))
+                    })
+                    .filter_map(|name| crate::kat::manifest::find_reference(d, &s.label, &name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for file in &from_dir {
+            let text = std::fs::read(file).map_err(|source| BuildError::Read {
+                path: file.clone(),
+                source,
+            })?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            manifest.merge([entry_for_reference(&text, format!("{}/{name}", s.label))]);
+            shipped.push(Value::from(file.display().to_string()));
+        }
         for file in &s.shipped_kat {
             let text = std::fs::read(file).map_err(|source| BuildError::Read {
                 path: file.clone(),
@@ -237,6 +276,7 @@ pub fn write_tree(
                     kat_name: Some(s.instance.clone()),
                     abi: crate::plugin::Abi::Iccs,
                     oracle: None,
+                    kat_dir: None,
                 };
                 Some((key, inst))
             })

@@ -12,6 +12,18 @@ use super::{LiveComparison, RunRequest};
 /// The file name in the run folder.
 pub const FILE: &str = "ab_result.json";
 
+/// The columns an export gives each length of an A/B result, after its job columns (B's
+/// candidate, label, length and mean): what B was divided by, B/A, its interval, the pairs and
+/// the verdict. Job rows leave them empty.
+pub const EXPORT_COLUMNS: [&str; 6] = [
+    "ab_divided_by",
+    "ab_ratio",
+    "ab_ci95_low",
+    "ab_ci95_high",
+    "ab_pairs",
+    "ab_verdict",
+];
+
 /// One side of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AbSide {
@@ -82,6 +94,33 @@ impl AbResult {
             out += &format!("⚠ {}\n", crate::sanitize::terminal(p));
         }
         out
+    }
+
+    /// The [`EXPORT_COLUMNS`] cells of one length (raw text: the CSV writer quotes). A length
+    /// without an interval has empty figures and says why in the verdict.
+    pub fn export_cells(&self, c: &LiveComparison) -> [String; 6] {
+        use crate::report::export::number;
+        let a = format!("{}/{}", self.a.candidate, self.a.label);
+        match &c.ratio {
+            Some(r) => [
+                a,
+                number(Some(r.ratio)),
+                number(Some(r.ci95_low)),
+                number(Some(r.ci95_high)),
+                r.pairs.to_string(),
+                r.verdict().to_string(),
+            ],
+            None => [
+                a,
+                String::new(),
+                String::new(),
+                String::new(),
+                "0".into(),
+                c.problem
+                    .as_ref()
+                    .map_or_else(|| "no interval".into(), |p| format!("no interval: {p}")),
+            ],
+        }
     }
 
     /// `A = cand/label, B = cand/label` (terminal-escaped), the heading of its table.

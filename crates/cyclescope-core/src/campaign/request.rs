@@ -363,6 +363,7 @@ mod tests {
             kat_name: None,
             abi: Default::default(),
             oracle: None,
+            kat_dir: None,
         }
     }
 

@@ -38,6 +38,7 @@ fn instance() -> Instance {
         kat_name: None,
         abi: Default::default(),
         oracle: None,
+        kat_dir: None,
     }
 }
 

@@ -219,6 +219,7 @@ pub fn parse_config(text: &str, path: &Path, base: &Path) -> Result<Catalog, Con
                 label: i.label,
                 abi: i.abi,
                 oracle: i.oracle,
+                kat_dir: None,
             });
         }
         candidates.push(Candidate {

@@ -63,6 +63,7 @@ pub fn adhoc_instance(
             .map(|m| m.instance.clone()),
         abi: crate::plugin::Abi::Iccs,
         oracle: None,
+        kat_dir: None,
     };
     // Whatever the source of the names (--label, ngcc_meta, the file name), they become file
     // names: refuse the instance rather than write outside the run directory.

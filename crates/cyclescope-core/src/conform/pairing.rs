@@ -50,6 +50,7 @@ mod tests {
             kat_name: kat_name.map(str::to_string),
             abi: Default::default(),
             oracle: None,
+            kat_dir: None,
         }
     }
 

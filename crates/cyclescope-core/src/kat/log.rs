@@ -142,6 +142,7 @@ mod tests {
             kat_name: None,
             abi: Default::default(),
             oracle: None,
+            kat_dir: None,
         }
     }
 

@@ -266,10 +266,18 @@ pub(crate) fn entry_for_reference(text: &[u8], name: String) -> ManifestEntry {
 }
 
 /// The reference file for `file` of instance `label` in a `--kat-dir`: `<dir>/<label>/<file>`,
-/// else `<dir>/<file>`.
+/// else `<dir>/<instance>/<file>` (the instance the file name names), else `<dir>/<file>`.
 pub(crate) fn find_reference(dir: &Path, label: &str, file: &str) -> Option<PathBuf> {
-    [dir.join(label).join(file), dir.join(file)]
-        .into_iter()
+    // A submission's KAT folder is named by the instance its files name (`KAT/FIXH-256/`),
+    // which an optimized variant's label (`FIXH-256-opt`) is not.
+    let instance = ["KAT_2_12_", "KAT_2_23_", "KAT_2_33_", "KAT_Loop_"]
+        .iter()
+        .find_map(|p| file.strip_prefix(p))
+        .and_then(|rest| rest.strip_suffix(".txt"))
+        .filter(|i| !i.is_empty() && *i != label && !i.contains('/'));
+    std::iter::once(dir.join(label).join(file))
+        .chain(instance.map(|i| dir.join(i).join(file)))
+        .chain(std::iter::once(dir.join(file)))
         .find(|p| p.is_file())
 }
 

@@ -115,12 +115,12 @@ fn kat_section(
             kat += &format!(" [^{}]", footnotes.len());
         }
         // A published profile by its name, any other build with its flags (a -O0 page
-        // says -O0).
-        l.push(format!(
-            "| `{}` | {} | {kat} |",
-            i.label,
-            markdown(&super::readback::build_text(&i.flags, &i.build_flags))
-        ));
+        // says -O0), and the compiler a cyclescope run knows built it.
+        let mut built = super::readback::build_text(&i.flags, &i.build_flags);
+        if let Some(cc) = &i.compiler {
+            built += &format!(" ({cc})");
+        }
+        l.push(format!("| `{}` | {} | {kat} |", i.label, markdown(&built)));
     }
     l.push(String::new());
     for (n, text) in footnotes.iter().enumerate() {
@@ -304,6 +304,7 @@ mod tests {
             variant: "reference".into(),
             flags: "guide".into(),
             build_flags: String::new(),
+            compiler: None,
             kat: rec.kat.clone(),
             digest_bits: None,
             elf_load_bytes: None,

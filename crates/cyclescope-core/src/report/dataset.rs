@@ -66,6 +66,9 @@ pub struct InstanceEvidence {
     pub(crate) flags: String,
     /// The compiler flags its library was built with (build.json, else its records).
     pub(crate) build_flags: String,
+    /// The compiler that built its library (build.json's `compiler`, else what its KAT log
+    /// names), when known.
+    pub(crate) compiler: Option<String>,
     pub(crate) kat: crate::kat::KatVerdict,
     pub(crate) digest_bits: Option<u64>,
     pub elf_load_bytes: Option<u64>,
@@ -87,6 +90,8 @@ impl InstanceEvidence {
 /// The files of one dataset, read once.
 #[derive(Debug, Clone)]
 pub struct Dataset {
+    /// The folder it was read from (KAT logs are looked up inside it).
+    pub(crate) root: PathBuf,
     pub(crate) campaign: Map<String, Value>,
     pub(crate) build: Map<String, Value>,
     pub(crate) records: Vec<(PathBuf, TimingRecord)>,
@@ -145,6 +150,7 @@ impl Dataset {
             .collect();
         Ok((
             Self {
+                root: root.to_path_buf(),
                 campaign,
                 build,
                 records,
@@ -249,9 +255,22 @@ impl Dataset {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .or_else(|| first.kat_log_sha256.clone());
+            // The published pages name the profile alone; a cyclescope run names its compiler.
+            let compiler = build
+                .filter(|_| !self.is_harness())
+                .and_then(|b| b.get("compiler"))
+                .and_then(Value::as_str)
+                .filter(|c| !c.trim().is_empty())
+                .map(str::to_string)
+                .or_else(|| {
+                    (!self.is_harness())
+                        .then(|| super::readback::compiler_in_log(&self.root, kat_log.as_deref()))
+                        .flatten()
+                });
             out.entry(candidate.clone())
                 .or_default()
                 .push(InstanceEvidence {
+                    compiler,
                     variant: text("variant", &first.variant),
                     flags: text("flags", &first.flags),
                     build_flags: text("build_flags", &first.build_flags),

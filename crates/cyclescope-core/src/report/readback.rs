@@ -63,7 +63,7 @@ pub fn run_notes(run_dir: &Path) -> Vec<String> {
 
 /// The `compiler` field of a KAT log in the run folder (what the library's metadata says
 /// built it: `gcc 12.2.0`); None without a log inside the folder or without the field.
-fn compiler_in_log(run_dir: &Path, kat_log: Option<&str>) -> Option<String> {
+pub(crate) fn compiler_in_log(run_dir: &Path, kat_log: Option<&str>) -> Option<String> {
     let path = crate::record::safe_path::inside(run_dir, Path::new(kat_log?)).ok()?;
     let text = std::fs::read_to_string(path).ok()?;
     let value = text

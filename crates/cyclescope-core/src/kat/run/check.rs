@@ -60,7 +60,7 @@ impl References {
         Ok(Self {
             manifest,
             missing,
-            kat_dir: opts.kat_dir.clone(),
+            kat_dir: opts.kat_dir.clone().or_else(|| inst.kat_dir.clone()),
         })
     }
 

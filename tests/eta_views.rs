@@ -1,0 +1,96 @@
+//! The one ETA (`measure::eta`) as `run`'s status line and `watch --lanes` show it, in real
+//! terminals (tmux) on one real run: before any job has finished, both read the plans' expected
+//! time of the run (every job is planned before the first is measured), not a mean of finished
+//! jobs. Only what noise cannot move is asserted: the shown seconds lie between the plans' sum
+//! less the running job's plan and the plans' sum, read from the run's own journal.
+
+mod common;
+
+use std::path::Path;
+
+use common::tmux::Tmux;
+
+const EXE: &str = env!("CARGO_BIN_EXE_cyclescope");
+
+/// The seconds of the last `ETA <n> s` on the screen, if any.
+fn eta_seconds(screen: &str) -> Option<f64> {
+    let line = screen.lines().rev().find(|l| l.contains("ETA "))?;
+    let after = &line[line.rfind("ETA ")? + 4..];
+    let number: String = after.chars().take_while(char::is_ascii_digit).collect();
+    (!number.is_empty() && after[number.len()..].starts_with(" s"))
+        .then(|| number.parse().ok())
+        .flatten()
+}
+
+/// Every job's planned seconds, from the run's journal.
+fn plans(run: &Path) -> Vec<f64> {
+    std::fs::read_to_string(run.join("journal.jsonl"))
+        .expect("journal")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "job_planned")
+        .map(|v| v["plan"]["estimated_s"].as_f64().expect("estimated_s"))
+        .collect()
+}
+
+#[test]
+fn run_and_watch_show_the_plans_eta_before_any_job_finishes() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = tmp.path().join("run");
+    // The watcher waits for the run that is starting there.
+    std::fs::create_dir_all(&run).expect("run folder");
+    let watcher = Tmux::start(
+        "eta-watch",
+        140,
+        20,
+        &format!(
+            "{EXE} watch --lanes {}; echo EXIT:$?; sleep 60",
+            run.display()
+        ),
+    );
+    let runner = Tmux::start(
+        "eta-run",
+        200,
+        20,
+        &format!(
+            "{EXE} run pseudoXOF-512 --lengths 1024,65536 --trials 3 --trial-target 0.5 \
+             --allow-unfixed-host --out {}; echo EXIT:$?; sleep 60",
+            run.display()
+        ),
+    );
+    // `run`: a status line with an ETA in seconds while no job has finished (`done …`).
+    let shown_by_run = eta_seconds(&runner.wait("run's ETA before a job finished", |s| {
+        eta_seconds(s).is_some() && !s.contains("done ")
+    }))
+    .expect("an ETA");
+    // `watch --lanes`: its ETA says it is corrected by no finished job yet.
+    let s = watcher.wait("watch's ETA before a job finished", |s| {
+        s.contains("plans corrected by 0 finished job(s)") && eta_seconds(s).is_some()
+    });
+    let shown_by_watch = eta_seconds(&s).expect("an ETA");
+    runner.wait_for("EXIT:0");
+    watcher.wait_for("EXIT:0");
+    let plans = plans(&run);
+    assert_eq!(plans.len(), 2, "both jobs planned: {plans:?}");
+    eprintln!("plans {plans:?}, shown: run {shown_by_run} s, watch {shown_by_watch} s");
+    let sum: f64 = plans.iter().sum();
+    // One lane measures the cheapest plan first.
+    let first = plans.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        sum - first >= 1.0,
+        "the plans are long enough that an ETA of 0 s would be wrong: {plans:?}"
+    );
+    // Before a job finished, the ETA is what the plans leave of the run: all of them less the
+    // part done of the first (never more than its plan). Shown rounded to a second.
+    for (view, eta) in [("run", shown_by_run), ("watch --lanes", shown_by_watch)] {
+        assert!(
+            eta >= (sum - first - 0.5).floor() && eta <= (sum + 0.5).ceil(),
+            "{view} shows ETA {eta} s; the plans leave {:.2} … {sum:.2} s ({plans:?})",
+            sum - first
+        );
+    }
+    assert!(
+        shown_by_run > 0.0 && shown_by_watch > 0.0,
+        "a plan-derived ETA at the start is not zero: run {shown_by_run} s, watch {shown_by_watch} s"
+    );
+}
