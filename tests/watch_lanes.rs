@@ -23,6 +23,41 @@ fn both_cpus() -> std::sync::MutexGuard<'static, ()> {
 /// A run of two instances at two lengths, long enough to be watched for a few seconds: each
 /// lane measures for about 3 s, so a watcher redrawing twice a second sees both lanes in a
 /// trial at once even when the host is busy.
+/// Where `start_run` keeps the run's stderr (beside the run folder), for a failure's message.
+fn stderr_of(out: &Path) -> std::path::PathBuf {
+    out.with_extension("stderr")
+}
+
+/// Waits until the run has its CPUs and has written campaign.json (it locks its CPUs first):
+/// queueing behind another suite's measuring may take longer than a screen's deadline, and is
+/// bounded by the suite's lock wait instead. Fails when the run ends before.
+fn wait_until_started(run: &Path, child: &mut Child) {
+    let bound = std::time::Duration::from_secs(common::SUITE_LOCK_WAIT_S.parse().unwrap());
+    let start = std::time::Instant::now();
+    while !run.join("campaign.json").is_file() {
+        if let Some(status) = child.try_wait().expect("polling the run") {
+            panic!(
+                "the run ended ({status}) before it started measuring: {}",
+                std::fs::read_to_string(stderr_of(run)).unwrap_or_default()
+            );
+        }
+        assert!(start.elapsed() < bound, "the run never got its CPUs");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// `t.wait(what, ok)`, and on a timeout also what the run said (queued for a CPU, failed…).
+fn wait_naming_the_run(t: &Tmux, run: &Path, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.wait(what, ok))) {
+        Ok(s) => s,
+        Err(e) => {
+            let said = std::fs::read_to_string(stderr_of(run)).unwrap_or_default();
+            eprintln!("the run's stderr:\n{said}");
+            std::panic::resume_unwind(e)
+        }
+    }
+}
+
 fn start_run(out: &Path, extra: &[&str]) -> Child {
     let mut args = vec![
         "run",
@@ -43,7 +78,7 @@ fn start_run(out: &Path, extra: &[&str]) -> Child {
         .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(stderr_of(out)).expect("the run's stderr file"))
         .spawn()
         .expect("starting the run")
 }
@@ -63,7 +98,8 @@ fn a_run_on_two_cpus_shows_one_lane_per_cpu_until_it_finishes() {
     let run = tmp.path().join("two");
     let mut child = start_run(&run, &["--cpus", "0-1"]);
     let t = watch("lanes", &run);
-    let s = t.wait("both lanes measuring", |s| {
+    wait_until_started(&run, &mut child);
+    let s = wait_naming_the_run(&t, &run, "both lanes measuring", |s| {
         s.lines()
             .any(|l| l.trim_start().starts_with("CPU 0") && l.contains("trial"))
             && s.lines()
@@ -87,6 +123,8 @@ fn a_folder_of_shard_runs_is_followed_run_by_run() {
     t.wait_for("waiting for runs in");
     let mut a = start_run(&folder.join("s1"), &["--shard", "1/2", "--cpu", "0"]);
     let mut b = start_run(&folder.join("s2"), &["--shard", "2/2", "--cpu", "1"]);
+    wait_until_started(&folder.join("s1"), &mut a);
+    wait_until_started(&folder.join("s2"), &mut b);
     let s = t.wait("both shards listed", |s| {
         s.contains("(shard 1/2)") && s.contains("(shard 2/2)")
     });

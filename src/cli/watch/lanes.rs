@@ -141,7 +141,10 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
         };
         let mut out = std::io::stdout().lock();
         if tty {
-            let _ = write!(out, "\x1b[H\x1b[2J{text}");
+            // Overwritten in place (each line cleared to its end, then the rest of the
+            // screen), never cleared first: a terminal, or a reader of it, never sees a blank
+            // frame between two redraws.
+            let _ = write!(out, "\x1b[H{}\x1b[J", text.replace('\n', "\x1b[K\n"));
         } else if done || last_plain.elapsed() >= Duration::from_secs(5) {
             last_plain = Instant::now();
             let _ = write!(out, "{text}");
