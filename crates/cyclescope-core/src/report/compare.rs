@@ -303,6 +303,22 @@ pub fn judge_with(
         let order = b.mean_cycles.total_cmp(&a.mean_cycles);
         return (Verdict::Exact(order), Some((w, JudgedOn::ExactCount)));
     }
+    // Across two counters only the ratios compare: a ratio over a doubtful baseline is a
+    // doubtful ratio, named as such (not "not comparable", which would hide that both runs
+    // have the baseline).
+    if a.source != b.source
+        && let Some((ra, rb)) = refs
+    {
+        for (side, f) in [(Side::A, ra), (Side::B, rb)] {
+            if let Some(why) = &f.doubt {
+                let why = format!(
+                    "its baseline pseudoXOF is doubtful ({why}), and across two counters only \
+                     the × pseudoXOF ratios compare"
+                );
+                return (Verdict::Doubtful(side, why), None);
+            }
+        }
+    }
     // A baseline is used only when it is clean and counted by its own run's counter.
     let refs = refs.filter(|(ra, rb)| {
         ra.doubt.is_none() && rb.doubt.is_none() && ra.source == a.source && rb.source == b.source

@@ -338,3 +338,30 @@ fn two_counters_compare_on_the_baseline_ratios_counter_free() {
         "ratio_to_pseudoxof_counter_free"
     );
 }
+
+#[test]
+fn across_two_counters_a_doubtful_baseline_makes_the_row_doubtful_not_incomparable() {
+    let a = [
+        counted_by(wide("h-512", 512, 64, &[1000.0, 1005.0, 995.0]), "tsc"),
+        counted_by(
+            wide("pseudoXOF-512", 512, 64, &[1500.0, 2500.0, 2000.0]),
+            "tsc",
+        ),
+    ];
+    // The baseline's trials scatter by ±25 %: ⚠, as on a loaded host.
+    let mut a = a;
+    let spread = trial_spread(&a[1].trials);
+    a[1].cyclescope.as_mut().unwrap().trial_spread = spread;
+    let b = [
+        counted_by(wide("h-512", 512, 64, &[410.0, 412.0, 408.0]), "cntvct_el0"),
+        counted_by(
+            wide("pseudoXOF-512", 512, 64, &[820.0, 824.0, 816.0]),
+            "cntvct_el0",
+        ),
+    ];
+    let rows = compare(&a, &b);
+    let Verdict::Doubtful(Side::A, why) = &rows[0].verdict else {
+        panic!("{:?}", rows[0].verdict)
+    };
+    assert!(why.contains("baseline pseudoXOF is doubtful"), "{why}");
+}
