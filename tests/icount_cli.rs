@@ -110,6 +110,25 @@ fn the_baselines_count_the_same_to_the_instruction_in_two_runs() {
     assert!(!out.contains('⚠'), "an exact count is not doubtful: {out}");
     let v = common::cyclescope_in(t.path(), &["validate", "a"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // compare of the two runs: instructions per call, and the same count is the same,
+    // exactly, on every row (no interval, no noise to call a difference).
+    let c = common::cyclescope_in(t.path(), &["compare", "a", "b"]);
+    let table = String::from_utf8_lossy(&c.stdout);
+    assert!(c.status.success(), "{table}");
+    assert!(
+        table.contains("\n| instance | message | A instructions/call | B instructions/call |"),
+        "{table}"
+    );
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 6, "{table}");
+    for row in rows {
+        assert!(
+            row.ends_with(
+                "| 1.0000× exact | the same instructions (exact count, no interval needed) |"
+            ),
+            "{row}"
+        );
+    }
 }
 
 #[test]

@@ -118,6 +118,8 @@ pub struct Comparison {
     /// The difference as the verdict weighed it, and on what.
     pub(crate) weighed: Option<(Weighed, JudgedOn)>,
     pub(crate) verdict: Verdict,
+    /// What counted A's and B's figure (cycles or instructions), where the side has one.
+    pub(crate) counters: [Option<crate::counter::Counter>; 2],
 }
 
 /// What a verdict compared.
@@ -261,6 +263,13 @@ impl Figure {
         })
     }
 
+    /// What counted the figure: cycles unless its source says instructions (a record of
+    /// before the counter was named counted cycles).
+    pub fn counter(&self) -> crate::counter::Counter {
+        self.source
+            .map_or(crate::counter::Counter::Cycles, |s| s.counter())
+    }
+
     fn spread(&self) -> Option<Spread> {
         Some(Spread {
             mean: self.mean_cycles,
@@ -302,6 +311,19 @@ pub fn judge_with(
         };
         let order = b.mean_cycles.total_cmp(&a.mean_cycles);
         return (Verdict::Exact(order), Some((w, JudgedOn::ExactCount)));
+    }
+    // Cycles and instructions are two quantities: neither their figures nor their ratios to
+    // a baseline divide one by the other.
+    let (ka, kb) = (a.counter(), b.counter());
+    if ka != kb {
+        return (
+            Verdict::NotComparable(format!(
+                "A counted {}, B {}: the figures of two counters never divide",
+                ka.name(),
+                kb.name()
+            )),
+            None,
+        );
     }
     // Across two counters only the ratios compare: a ratio over a doubtful baseline is a
     // doubtful ratio, named as such (not "not comparable", which would hide that both runs
@@ -420,6 +442,7 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
                     ci_b: None,
                     weighed: None,
                     verdict: Verdict::OnlyInA,
+                    counters: [None, None],
                 },
             );
             i
@@ -427,8 +450,8 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
     };
     let row = &mut rows[at];
     match side {
-        Side::A => (row.a, row.ci_a) = (None, None),
-        Side::B => (row.b, row.ci_b) = (None, None),
+        Side::A => (row.a, row.ci_a, row.counters[0]) = (None, None, None),
+        Side::B => (row.b, row.ci_b, row.counters[1]) = (None, None, None),
     }
     row.weighed = None;
     if row.is_invalid() {
@@ -483,6 +506,7 @@ fn compare_records<'a>(
                 ci_b: fb.as_ref().and_then(|f| f.ci95_half_width),
                 weighed,
                 verdict,
+                counters: [fa.as_ref(), fb.as_ref()].map(|f| f.map(Figure::counter)),
             }
         })
         .collect();

@@ -2,10 +2,11 @@
 //! shared formatting module; the verdict's reason and the judged ratio travel in each.
 
 use super::{Comparison, JudgedOn, Verdict};
+use crate::counter::Counter;
 use crate::format;
 
-/// The columns of `rows_csv` and `rows_json`.
-pub(super) const COLUMNS: [&str; 12] = [
+/// The columns of `rows_csv` (the means are of the row's counter: `a_counter`, `b_counter`).
+pub(super) const COLUMNS: [&str; 14] = [
     "instance",
     "message_bytes",
     "a_mean_cycles",
@@ -18,7 +19,34 @@ pub(super) const COLUMNS: [&str; 12] = [
     "judged_high",
     "judged_on",
     "verdict",
+    "a_counter",
+    "b_counter",
 ];
+
+/// The counter's name of one side of the row, empty without a figure.
+fn counter_name(r: &Comparison, side: usize) -> &'static str {
+    r.counters[side].map_or("", Counter::name)
+}
+
+/// What the two mean columns of a table hold.
+#[derive(Clone, Copy)]
+enum Unit {
+    /// Every figure was counted by this counter.
+    One(Counter),
+    /// Figures of both counters: each cell names its unit.
+    Both,
+    /// No row has a figure.
+    NoFigure,
+}
+
+fn mean_unit(rows: &[Comparison]) -> Unit {
+    let mut all = rows.iter().flat_map(|r| r.counters.iter().flatten());
+    match all.next() {
+        None => Unit::NoFigure,
+        Some(&first) if all.all(|c| *c == first) => Unit::One(first),
+        Some(_) => Unit::Both,
+    }
+}
 
 fn raw_cells(r: &Comparison) -> Vec<String> {
     use crate::report::export::number;
@@ -36,6 +64,8 @@ fn raw_cells(r: &Comparison) -> Vec<String> {
         number(judged.map(|j| j.2)),
         judged.map_or("", |j| j.3.word()).to_string(),
         r.verdict.word().to_string(),
+        counter_name(r, 0).to_string(),
+        counter_name(r, 1).to_string(),
     ]
 }
 
@@ -61,6 +91,8 @@ pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
                 "b_over_a": x, "low": lo, "high": hi, "on": on.word(),
             })),
             "verdict": r.verdict.word(),
+            "a_counter": r.counters[0].map(Counter::name),
+            "b_counter": r.counters[1].map(Counter::name),
             "why": match &r.verdict {
                 Verdict::NotComparable(w) => Some(w.clone()),
                 Verdict::Doubtful(side, w) => Some(format!("{side}: {w}")),
@@ -76,16 +108,27 @@ pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
 /// The comparison as a Markdown table: the judged ratio with its interval under the
 /// between-run noise beside the raw B / A, and what it was judged on.
 pub fn table(rows: &[Comparison]) -> String {
-    let mut out = String::from(
-        "| instance | message | A mean cycles | B mean cycles | B / A | judged B / A (95 % between runs) | verdict |\n|---|---|---|---|---|---|---|\n",
+    let unit = mean_unit(rows);
+    let (head_a, head_b) = match unit {
+        Unit::One(Counter::Instructions) => ("A instructions/call", "B instructions/call"),
+        Unit::One(Counter::Cycles) | Unit::NoFigure => ("A mean cycles", "B mean cycles"),
+        Unit::Both => ("A mean", "B mean"),
+    };
+    let mut out = format!(
+        "| instance | message | {head_a} | {head_b} | B / A | judged B / A (95 % between runs) | verdict |\n|---|---|---|---|---|---|---|\n",
     );
+    // Rows of both counters name each cell's unit.
+    let cell = |x: Option<f64>, c: Option<Counter>| match (unit, c, x) {
+        (Unit::Both, Some(c), Some(_)) => format!("{} {}", format::int(x), c.unit()),
+        _ => format::int(x),
+    };
     for r in rows {
         out += &format!(
             "| {} | {} B | {} | {} | {} | {} | {} |\n",
             crate::sanitize::markdown_code(&r.label),
             r.input_bytes,
-            format::int(r.a),
-            format::int(r.b),
+            cell(r.a, r.counters[0]),
+            cell(r.b, r.counters[1]),
             format::ratio(r.b, r.a),
             judged_cell(r),
             // An invalid record's finding quotes what the file holds.

@@ -365,3 +365,55 @@ fn across_two_counters_a_doubtful_baseline_makes_the_row_doubtful_not_incomparab
     };
     assert!(why.contains("baseline pseudoXOF is doubtful"), "{why}");
 }
+
+#[test]
+fn instruction_counts_head_their_columns_and_never_divide_cycles() {
+    let counted = |per_call: f64, source: &str| {
+        counted_by(
+            wide("h-512", 512, 64, &[per_call, per_call, per_call]),
+            source,
+        )
+    };
+    let ir = "valgrind:callgrind:Ir";
+    let rows = compare(&[counted(6342.0, ir)], &[counted(6100.0, ir)]);
+    assert_eq!(
+        rows[0].verdict,
+        Verdict::Exact(std::cmp::Ordering::Less),
+        "{rows:?}"
+    );
+    let t = table(&rows);
+    assert!(
+        t.starts_with("| instance | message | A instructions/call | B instructions/call |"),
+        "{t}"
+    );
+    assert!(t.contains("× exact"), "{t}");
+    assert_eq!(rows_json(&rows)[0]["a_counter"], "instructions");
+    // One side counted instructions, the other cycles, with baselines on both: never
+    // weighed, not even on the ratios, and each cell names its unit.
+    let a = [
+        counted(6342.0, ir),
+        counted_by(wide("pseudoXOF-512", 512, 64, &[9000.0; 3]), ir),
+    ];
+    let b = [
+        counted_by(wide("h-512", 512, 64, &[1000.0, 1005.0, 995.0]), "tsc"),
+        counted_by(
+            wide("pseudoXOF-512", 512, 64, &[2000.0, 2010.0, 1990.0]),
+            "tsc",
+        ),
+    ];
+    let rows = compare(&a, &b);
+    let Verdict::NotComparable(why) = &rows[0].verdict else {
+        panic!("{:?}", rows[0].verdict)
+    };
+    assert!(why.contains("A counted instructions, B cycles"), "{why}");
+    let t = table(&rows);
+    assert!(t.contains("| A mean | B mean |"), "{t}");
+    assert!(t.contains("| 6342 instr | 1000 cycles |"), "{t}");
+    assert!(
+        rows_csv(&rows)
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",a_counter,b_counter")
+    );
+}
