@@ -15,6 +15,7 @@ pub mod host_tune;
 pub mod keymap;
 pub mod monochrome;
 pub mod panel;
+pub mod profile_job;
 pub mod records;
 pub mod screen;
 pub mod svg;

@@ -86,6 +86,9 @@ pub enum Action {
     ShowHistory,
     /// History: make the highlighted build the baseline of the Δ column (again: unpin).
     PinBuild,
+    /// Show the Profile panel: where the cost of the instance under the cursor goes, per
+    /// function and source line, from profile trials of its own.
+    ShowProfile,
 }
 
 impl Action {
@@ -110,6 +113,7 @@ impl Action {
                 | Action::CompareLive
                 | Action::EditProfile
                 | Action::Sweep
+                | Action::ShowProfile
         )
     }
 }
@@ -133,4 +137,8 @@ pub enum Effect {
     Sweep(super::app::RunSpec),
     /// Write the visible results to files.
     Export,
+    /// Profile an instance at lengths (the Profile panel's job).
+    Profile(crate::tui::profile_job::ProfileSpec),
+    /// Stop the profile job.
+    CancelProfile,
 }

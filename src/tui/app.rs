@@ -8,6 +8,7 @@ mod history;
 mod input;
 mod jobs;
 mod launch;
+mod profile;
 mod reduce;
 mod session;
 mod tree;
@@ -15,6 +16,7 @@ mod tune;
 
 pub use delta::Delta;
 pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
+pub use profile::{FunctionRow, LengthState, Move, ProfileView, function_rows};
 pub use tree::TreeRow;
 pub use tune::Sources;
 
@@ -39,10 +41,12 @@ pub enum Panel {
     Progress,
     /// The tuning journal's builds of one instance (in the curve's place while shown).
     History,
+    /// Where the cost of one instance goes (in the curve's place while shown).
+    Profile,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 7] = [
+    pub const ALL: [Panel; 8] = [
         Panel::Catalog,
         Panel::Host,
         Panel::Histogram,
@@ -50,6 +54,7 @@ impl Panel {
         Panel::Results,
         Panel::Progress,
         Panel::History,
+        Panel::Profile,
     ];
 
     pub fn title(self) -> &'static str {
@@ -61,6 +66,7 @@ impl Panel {
             Panel::Results => "Results",
             Panel::Progress => "Progress",
             Panel::History => "History",
+            Panel::Profile => "Profile",
         }
     }
 }
@@ -159,6 +165,8 @@ pub enum Chart {
     Curve,
     /// The History panel, in the curve's place.
     History,
+    /// The Profile panel, in the curve's place.
+    Profile,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +301,8 @@ pub struct App {
     pub history: history::HistoryView,
     /// A journal build pinned as the Δ baseline (`b` in History).
     pub pinned_build: Option<history::PinnedBuild>,
+    /// The Profile panel: where the cost of one instance goes, and how it moved.
+    pub profile: ProfileView,
 }
 
 impl App {
@@ -371,6 +381,7 @@ impl App {
             journal: None,
             history: Default::default(),
             pinned_build: None,
+            profile: ProfileView::default(),
         }
     }
 
@@ -481,5 +492,7 @@ impl App {
 
 #[cfg(test)]
 mod flow_tests;
+#[cfg(test)]
+mod profile_tests;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@ use ratatui::backend::CrosstermBackend;
 use super::action::Effect;
 use super::app::App;
 use super::engine_link::{EngineLink, LinkOptions, Msg};
+use super::profile_job::Profiler;
 use super::records::Follower;
 use super::screen::{self, Hitmap};
 use crate::catalog::Catalog;
@@ -131,11 +132,12 @@ pub fn run(opts: Options) -> io::Result<String> {
         settings: opts.catalog.settings.clone(),
         host_root: opts.host_root.clone(),
     });
+    let mut profiler = Profiler::new(opts.catalog.settings.max_address_space_mib);
     link.keep_off(app.cpu);
     if !app.read_only
         && let Some(e) = app.act(super::action::Action::RecheckHost)
     {
-        perform(&mut app, &mut link, e);
+        perform(&mut app, &mut link, &mut profiler, e);
     }
     let host_root =
         crate::host::HostRoot::new(opts.host_root.clone().unwrap_or_else(|| "/".into()));
@@ -158,8 +160,12 @@ pub fn run(opts: Options) -> io::Result<String> {
             app.clock = clock.elapsed().as_secs_f64();
             deliver(&mut app, m);
         }
+        for m in profiler.drain() {
+            app.clock = clock.elapsed().as_secs_f64();
+            app.profile_event(m);
+        }
         if let Some(e) = app.pending.take() {
-            perform(&mut app, &mut link, e);
+            perform(&mut app, &mut link, &mut profiler, e);
         }
         // Other work on the machine changes during a run: the load average row follows it.
         if !app.read_only && load_read.elapsed() >= LOAD_REFRESH {
@@ -210,14 +216,15 @@ pub fn run(opts: Options) -> io::Result<String> {
                 if tuning.step(&mut app, &host_root, cpu)
                     && let Some(e) = app.act(super::action::Action::RecheckHost)
                 {
-                    perform(&mut app, &mut link, e);
+                    perform(&mut app, &mut link, &mut profiler, e);
                 }
                 app.dirty = true;
             }
-            Some(e) => perform(&mut app, &mut link, e),
+            Some(e) => perform(&mut app, &mut link, &mut profiler, e),
             None => {}
         }
     }
+    profiler.shutdown(SHUTDOWN_WAIT);
     for m in link.shutdown(SHUTDOWN_WAIT) {
         deliver(&mut app, m);
     }
@@ -273,9 +280,14 @@ fn deliver(app: &mut App, m: Msg) {
     }
 }
 
-fn perform(app: &mut App, link: &mut EngineLink, e: Effect) {
+fn perform(app: &mut App, link: &mut EngineLink, profiler: &mut Profiler, e: Effect) {
     match e {
         Effect::Quit => {}
+        Effect::Profile(spec) => {
+            link.keep_off(spec.cpu);
+            profiler.start(spec);
+        }
+        Effect::CancelProfile => profiler.cancel(),
         Effect::Start(spec) => link.start(spec),
         Effect::RunKats(instances) => link.start_kats(instances),
         Effect::Sweep(spec) => link.start_sweep(spec),

@@ -9,6 +9,7 @@ pub mod help;
 pub mod histogram;
 pub mod history;
 pub mod host;
+pub mod profile;
 pub mod progress;
 pub mod results;
 

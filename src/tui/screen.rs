@@ -65,13 +65,20 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         let [h, c] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
             .areas(charts);
         panel::histogram::render(frame, h, app);
-        // The History panel takes the curve's half while it is shown.
-        let right = if app.chart == Chart::History {
-            panel::history::render(frame, c, app);
-            Panel::History
-        } else {
-            panel::curve::render(frame, c, app);
-            Panel::Curve
+        // The History or Profile panel takes the curve's half while it is shown.
+        let right = match app.chart {
+            Chart::History => {
+                panel::history::render(frame, c, app);
+                Panel::History
+            }
+            Chart::Profile => {
+                panel::profile::render(frame, c, app);
+                Panel::Profile
+            }
+            _ => {
+                panel::curve::render(frame, c, app);
+                Panel::Curve
+            }
         };
         map.panels.extend([(Panel::Histogram, h), (right, c)]);
     } else {
@@ -79,11 +86,13 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
             Chart::Histogram => panel::histogram::render(frame, charts, app),
             Chart::Curve => panel::curve::render(frame, charts, app),
             Chart::History => panel::history::render(frame, charts, app),
+            Chart::Profile => panel::profile::render(frame, charts, app),
         }
         let shown = match app.chart {
             Chart::Histogram => Panel::Histogram,
             Chart::Curve => Panel::Curve,
             Chart::History => Panel::History,
+            Chart::Profile => Panel::Profile,
         };
         map.panels.push((shown, charts));
     }

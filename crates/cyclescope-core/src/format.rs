@@ -72,7 +72,7 @@ pub fn size(bytes: u64) -> String {
 
 /// Python's `f"{x:.3g}"`: three significant digits, trailing zeros removed, exponent form
 /// when the rounded exponent is below -4 or at least 3.
-pub(crate) fn g3(x: f64) -> String {
+pub fn g3(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }

@@ -13,7 +13,7 @@ mod symbols;
 
 pub use file::{FILE_NAME, ProfileFile, add, read};
 pub use graph::GraphError;
-pub use run::{ProfileRequest, profile, sampled};
+pub use run::{ProfileRequest, ProfileStep, profile, profile_observed, sampled};
 
 use serde::{Deserialize, Serialize};
 
@@ -167,6 +167,44 @@ impl Profile {
     }
 }
 
+/// What a profile counted, apart from what it cost: known as soon as callgrind's output is
+/// read, before the native trial times the overhead (so a frontend can show it at once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counts {
+    pub event: String,
+    pub tool: String,
+    pub calls: u64,
+    pub total: u64,
+    pub functions: Vec<FunctionShare>,
+    pub lines: Vec<LineShare>,
+}
+
+impl Counts {
+    /// A function's count per call.
+    pub fn per_call(&self, f: &FunctionShare) -> f64 {
+        f.count as f64 / self.calls.max(1) as f64
+    }
+
+    /// True for the exact profile (instruction counts), false for a sampled one.
+    pub fn is_exact(&self) -> bool {
+        self.event == EVENT
+    }
+}
+
+impl Profile {
+    /// The profile's counts (a copy).
+    pub fn counts(&self) -> Counts {
+        Counts {
+            event: self.event.clone(),
+            tool: self.tool.clone(),
+            calls: self.calls,
+            total: self.total,
+            functions: self.functions.clone(),
+            lines: self.lines.clone(),
+        }
+    }
+}
+
 /// How one function's count moved between two profiles (after a rebuild).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionMove {
@@ -185,18 +223,19 @@ impl FunctionMove {
 }
 
 /// Per function, how the count per call moved from `before` to `after`, largest move first.
-pub fn moved(before: &Profile, after: &Profile) -> Vec<FunctionMove> {
-    let per_call = |p: &Profile, f: &FunctionShare| f.count as f64 / p.calls.max(1) as f64;
+/// Functions are matched by name: a rebuild moves them to other addresses and may inline
+/// some away (they are gone) or split others out (they are new).
+pub fn moved(before: &Counts, after: &Counts) -> Vec<FunctionMove> {
     let mut out: Vec<FunctionMove> = Vec::new();
     for f in &before.functions {
         out.push(FunctionMove {
             function: f.function.clone(),
-            before: Some(per_call(before, f)),
+            before: Some(before.per_call(f)),
             after: None,
         });
     }
     for f in &after.functions {
-        let v = per_call(after, f);
+        let v = after.per_call(f);
         match out.iter_mut().find(|m| m.function == f.function) {
             Some(m) => m.after = Some(v),
             None => out.push(FunctionMove {
@@ -271,7 +310,7 @@ mod tests {
     fn moves_per_function_are_per_call_and_largest_first() {
         let before = profile(&[("compress", 1000), ("pad", 100)], 10);
         let after = profile(&[("compress", 600), ("pad", 100), ("load", 40)], 5);
-        let m = moved(&before, &after);
+        let m = moved(&before.counts(), &after.counts());
         let names: Vec<&str> = m.iter().map(|m| m.function.as_str()).collect();
         assert_eq!(names, ["compress", "pad", "load"]);
         assert_eq!((m[0].delta(), m[1].delta()), (20.0, 10.0));

@@ -126,6 +126,9 @@ impl App {
             self.push_log(LogLevel::Info, "watching another process's run: read-only");
             return None;
         }
+        if self.profile_blocks(action) {
+            return None;
+        }
         match action {
             Action::ForceQuit => return Some(Effect::Quit),
             Action::Quit => return self.leave(),
@@ -253,6 +256,8 @@ impl App {
                         self.push_log(LogLevel::Warn, "cancelling: the trial in flight is dropped");
                         return Some(Effect::Cancel);
                     }
+                } else if self.profile.running {
+                    return self.cancel_profile();
                 } else {
                     self.push_log(LogLevel::Info, "nothing to cancel");
                 }
@@ -309,11 +314,12 @@ impl App {
             Action::SwapChart => {
                 self.chart = match self.chart {
                     Chart::Histogram => Chart::Curve,
-                    Chart::Curve | Chart::History => Chart::Histogram,
+                    Chart::Curve | Chart::History | Chart::Profile => Chart::Histogram,
                 };
             }
             Action::ShowHistory => self.show_history(),
             Action::PinBuild => self.pin_history_build(),
+            Action::ShowProfile => return self.show_profile(),
         }
         None
     }
@@ -325,6 +331,7 @@ impl App {
             Panel::Histogram => self.chart = Chart::Histogram,
             Panel::Curve => self.chart = Chart::Curve,
             Panel::History => self.chart = Chart::History,
+            Panel::Profile => self.chart = Chart::Profile,
             _ => {}
         }
     }
@@ -357,6 +364,7 @@ impl App {
                 step(&mut self.curve_series, up, n);
             }
             Panel::History => self.step_history(up),
+            Panel::Profile => self.step_profile(up),
         }
     }
 

@@ -265,6 +265,7 @@ impl App {
                         format::duration(wall)
                     ),
                 );
+                self.profile_after_run(cancelled);
             }
         }
     }

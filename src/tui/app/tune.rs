@@ -139,6 +139,7 @@ impl App {
             }
             self.kat.insert(label.clone(), KatState::Unknown);
             self.kat_logs.remove(&label);
+            self.profile_rebuilt(&label);
             if let Some(src) = &mut self.sources {
                 src.pending.remove(&label);
                 src.built.insert(label.clone(), choice_text(&choice));

@@ -140,6 +140,12 @@ pub const DEFAULTS: &[Row] = &[
         None,
     ),
     bind(
+        &[Char('P')],
+        Action::ShowProfile,
+        "Profile panel: cost per function/line (exact), Δ after a rebuild",
+        None,
+    ),
+    bind(
         &[Char('e')],
         Action::Export,
         "export the visible results (Markdown and CSV files in the run folder)",
@@ -196,7 +202,7 @@ pub const DEFAULTS: &[Row] = &[
     bind(
         &[Char('c')],
         Action::Cancel,
-        "cancel the run (the trial in flight is dropped, records stay)",
+        "cancel the run or the profile (the trial in flight is dropped)",
         Some("cancel"),
     ),
     bind(

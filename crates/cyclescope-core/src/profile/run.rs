@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::graph::{self, Graph};
-use super::{EVENT, FunctionShare, LineShare, Overhead, Profile, ProfileError};
+use super::{Counts, EVENT, FunctionShare, LineShare, Overhead, Profile, ProfileError};
 use crate::catalog::Instance;
 use crate::counter::callgrind::{self, COUNTED_FN};
 use crate::measure::trial::{SandboxInForce, TrialMessage, TrialSpec};
@@ -61,14 +61,32 @@ enum Mode<'a> {
     Native,
 }
 
+/// The steps of an exact profile, told as they happen (a frontend shows the profile filling).
+#[derive(Debug)]
+pub enum ProfileStep<'a> {
+    /// The counted calls run under valgrind's callgrind.
+    Counting,
+    /// Callgrind's counts, read and checked; the native trial for the overhead starts next.
+    Counted(&'a Counts),
+}
+
 /// Profiles `req.instance` at `req.input_bytes`.
 pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
+    profile_observed(req, &mut |_| {})
+}
+
+/// As [`profile`], telling `observe` each step; the counts come before the overhead.
+pub fn profile_observed(
+    req: &ProfileRequest,
+    observe: &mut dyn FnMut(ProfileStep<'_>),
+) -> Result<Profile, ProfileError> {
     let valgrind = callgrind::find_valgrind()?;
     let scratch = tempfile::Builder::new()
         .prefix("cyclescope-profile-")
         .tempdir()
         .map_err(ProfileError::Scratch)?;
     let out_file = scratch.path().join("callgrind.out");
+    observe(ProfileStep::Counting);
     let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
     let text = std::fs::read_to_string(&out_file)
         .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })?;
@@ -80,6 +98,8 @@ pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         }
         .into());
     }
+    let counts = shares(&g, callgrind::tool_of(&text))?;
+    observe(ProfileStep::Counted(&counts));
     let native = run_worker(req, Mode::Native)?;
     let overhead = Overhead {
         profiled_loop_s: profiled.loop_ns as f64 / 1e9,
@@ -87,13 +107,20 @@ pub fn profile(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         slowdown: profiled.loop_ns as f64 / native.loop_ns.max(1) as f64,
         profile_wall_s: profiled.wall.as_secs_f64(),
     };
-    shares(
-        req,
-        &g,
-        callgrind::tool_of(&text),
+    Ok(Profile {
+        candidate: req.instance.candidate.clone(),
+        label: req.instance.label.clone(),
+        input_bytes: req.input_bytes,
+        event: counts.event,
+        tool: counts.tool,
+        calls: counts.calls,
+        total: counts.total,
+        functions: counts.functions,
+        lines: counts.lines,
         overhead,
-        crate::measure::count::relaxed(profiled.sandbox),
-    )
+        sandbox_relaxed: crate::measure::count::relaxed(profiled.sandbox),
+        lost: 0,
+    })
 }
 
 fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
@@ -301,13 +328,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
 }
 
 /// The graph's self costs as shares of their sum.
-fn shares(
-    req: &ProfileRequest,
-    g: &Graph,
-    tool: String,
-    overhead: Overhead,
-    sandbox_relaxed: Vec<String>,
-) -> Result<Profile, ProfileError> {
+fn shares(g: &Graph, tool: String) -> Result<Counts, ProfileError> {
     let total: u64 = g.functions.values().sum();
     if total == 0 {
         return Err(ProfileError::Empty {
@@ -345,18 +366,12 @@ fn shares(
         })
         .collect();
     lines.sort_by_key(|l| std::cmp::Reverse(l.count));
-    Ok(Profile {
-        candidate: req.instance.candidate.clone(),
-        label: req.instance.label.clone(),
-        input_bytes: req.input_bytes,
+    Ok(Counts {
         event: EVENT.to_string(),
         tool,
         calls: g.root_calls,
         total,
         functions,
         lines,
-        overhead,
-        sandbox_relaxed,
-        lost: 0,
     })
 }
