@@ -4,7 +4,8 @@
 //! fingerprint of everything it depended on — the cpufreq, turbo/boost and SMT files, the CPU
 //! model, the kernel and its boot, the clocksource, the perf counter's outcome, the tools'
 //! executables, a fixture's probes file — and is reused only while that fingerprint is unchanged
-//! and the result is younger than a bounded age ([`DEFAULT_MAX_AGE`], `CYCLESCOPE_HOST_CACHE_MAX_AGE_S`).
+//! and the result is at most a bounded age old ([`DEFAULT_MAX_AGE`], or
+//! `CYCLESCOPE_HOST_CACHE_MAX_AGE_S`).
 //! The cheap checks (every file the checks read, the load, busy CPUs, pinning) always run
 //! afresh. A probe that found the clock unsteady, or failed, is never kept: the next run probes
 //! again. A cache that cannot be read or written costs only time; it never stops a run.
