@@ -11,9 +11,14 @@ then waits for the run to finish and quits. Three situations, each `--rounds` ti
            (the KAT cache reuses its pass where the binary has one)
   rerun    a second `s` in the same session (the session's own KAT carry-over)
 
+  warm and rerun also reuse the host check's clock probe and tool versions (the host cache
+  beside the journal) where the binary has one; cold measures them.
+
 usage: bench/first_figure.py [--exe target/release/cyclescope] [--rounds 3] [--journal-off]
-(needs tmux; --journal-off: `[settings] journal = "off"`, i.e. no KAT cache)
-Prints one line per situation: median, min and max seconds, and the rounds.
+(needs tmux; --journal-off: `[settings] journal = "off"`, i.e. no KAT or host cache)
+Prints one line per situation: median, min and max seconds, and the rounds; a round marked `q`
+queued for its CPU behind another process's lock (the suite's lock folder: a CI run measuring),
+and the medians without those. The load average is printed before and after.
 """
 import argparse, os, pathlib, statistics, subprocess, tempfile, time
 
@@ -60,15 +65,20 @@ def start(sock, exe, cwd, data, config):
 def press_s(sock, run_no):
     t0 = time.monotonic()
     tmux(sock, "send-keys", "-t", "bench", "s")
-    wait_for(sock, "· trial ", poll=0.01)
+    s = wait_for(sock, "· trial ", poll=0.01)
     first = time.monotonic() - t0
+    queued = "is taken" in s or "waiting up to" in s
     wait_for(sock, f"of run #{run_no}")
     wait_for(sock, "cyclescope │ finished")
-    return first
+    return (first, queued)
+
+
+SESSIONS = iter(range(1_000_000))
 
 
 def session(exe, data, presses, config):
-    sock = f"first-figure-{os.getpid()}"
+    # A socket of its own: a killed server may still hold the last one's name for a moment.
+    sock = f"first-figure-{os.getpid()}-{next(SESSIONS)}"
     cwd = tempfile.mkdtemp()
     try:
         start(sock, exe, cwd, data, config)
@@ -88,6 +98,7 @@ def main():
         config = pathlib.Path(tempfile.mkdtemp()) / "config.toml"
         config.write_text(CONFIG.read_text().replace("[settings]\n", "[settings]\njournal = \"off\"\n", 1))
     a.exe = str(pathlib.Path(a.exe).resolve())
+    print("load average before:", pathlib.Path("/proc/loadavg").read_text().strip())
     times = {"cold": [], "warm": [], "rerun": []}
     for _ in range(a.rounds):
         data = tempfile.mkdtemp()
@@ -96,9 +107,14 @@ def main():
         times["cold"].append(cold)
         times["rerun"].append(rerun)
         times["warm"].append(warm)
-    for name, ts in times.items():
+    for name, rounds in times.items():
+        ts = [t for t, _ in rounds]
+        free = [t for t, q in rounds if not q]
+        shown = " ".join(f"{t:.2f}{'q' if q else ''}" for t, q in rounds)
+        unqueued = f"{statistics.median(free):.2f} s" if free else "-"
         print(f"{name:6} median {statistics.median(ts):.2f} s  min {min(ts):.2f}  "
-              f"max {max(ts):.2f}  rounds {' '.join(f'{t:.2f}' for t in ts)}")
+              f"max {max(ts):.2f}  not queued: median {unqueued}  rounds {shown}")
+    print("load average after: ", pathlib.Path("/proc/loadavg").read_text().strip())
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -16,8 +16,9 @@ use clap::Args;
 use super::InstanceArgs;
 use super::select::load_catalog;
 use crate::catalog::{self, Instance, Settings};
+use crate::kat::pool::{PoolError, PoolEvent, run_kats};
 use crate::kat::run::KatError;
-use crate::kat::{KatEvent, KatOptions, KatScope, KatStatus, Manifest, run_kat};
+use crate::kat::{KatEvent, KatOptions, KatScope, KatStatus, Manifest};
 
 /// The exit status of a `kat` stopped by a signal (128 + SIGINT).
 const CANCELLED_EXIT: u8 = 130;
@@ -87,24 +88,54 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
     opts.cancel = Some(cancel);
     opts.peers = peers;
 
+    let pool = crate::kat::pool::CpuPool::of_this_process()?;
+    let lines: Vec<Mutex<ProgressLine>> = instances
+        .iter()
+        .map(|i| Mutex::new(ProgressLine::new(&i.label)))
+        .collect();
+    let cpus: Mutex<Vec<Option<usize>>> = Mutex::new(vec![None; instances.len()]);
+    let reports = run_kats(&instances, &opts, &pool, &|i, ev| {
+        let label = &instances[i].label;
+        match ev {
+            PoolEvent::Started { cpu } => {
+                if let Ok(mut c) = cpus.lock() {
+                    c[i] = Some(cpu);
+                }
+                eprintln!("cyclescope: KAT of {label} on CPU {cpu}");
+            }
+            PoolEvent::Kat(e) => {
+                if let Ok(mut l) = lines[i].lock() {
+                    l.on_event(e);
+                }
+            }
+            PoolEvent::Waiting(busy) => eprintln!(
+                "cyclescope: {busy}; the KAT of {label} waits for a free CPU (up to {} s, {})",
+                pool.wait.as_secs(),
+                crate::cpu::lock::LOCK_WAIT_ENV
+            ),
+        }
+    });
+    let cpus = cpus.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut worst = KatStatus::Pass;
     let mut entries = Vec::new();
     let mut objects = Vec::new();
-    for inst in &instances {
-        let mut progress = ProgressLine::new(&inst.label);
-        let report = run_kat(inst, &opts, &mut |e| progress.on_event(e));
-        progress.clear();
+    for ((inst, report), (line, cpu)) in instances.iter().zip(reports).zip(lines.iter().zip(cpus)) {
+        if let Ok(mut l) = line.lock() {
+            l.clear();
+        }
         let report = match report {
-            Err(KatError::Cancelled(label)) => {
+            Err(PoolError::Kat(KatError::Cancelled(label))) => {
                 eprintln!(
                     "cyclescope: cancelled during the KAT of {label}; its worker was stopped"
                 );
                 return Ok(ExitCode::from(CANCELLED_EXIT));
             }
-            r => r?,
+            Err(PoolError::Kat(e)) => return Err(e.into()),
+            Err(e) => return Err(e.into()),
+            Ok(r) => r,
         };
         if args.json {
-            objects.push(json_object(inst, &report, &run_dir));
+            objects.push(json_object(inst, &report, &run_dir, cpu));
         } else {
             // The log keeps the harness's line byte for byte (a pass ends in a space); the
             // terminal gets it without that trailing space.
@@ -169,6 +200,7 @@ fn json_object(
     inst: &Instance,
     report: &crate::kat::KatReport,
     run_dir: &Path,
+    cpu: Option<usize>,
 ) -> serde_json::Value {
     let clean = crate::sanitize::log_field;
     serde_json::json!({
@@ -179,6 +211,7 @@ fn json_object(
         "detail": clean(report.detail()),
         "log": report.log_path().strip_prefix(run_dir).unwrap_or(report.log_path()).display().to_string(),
         "conformance": report.conformance.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+        "cpu": cpu,
     })
 }
 

@@ -176,7 +176,16 @@ impl<'e> Opened<'e> {
         // disturb the trials running there.
         let cpu_locks = lock_cpus(req, emit, cancel)?;
         // Then the host gate: a refused run leaves no run folder behind.
-        let hosts = HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu)?;
+        // Unchanged inputs reuse the last clock probe and tool versions (kept beside the
+        // tuning journal, so a run without one measures everything).
+        let cache = match &req.journal {
+            crate::journal::JournalTarget::At(path) => {
+                Some(crate::host::HostCache::beside_journal(path))
+            }
+            _ => None,
+        };
+        let hosts =
+            HostGate::check_all(&req.host_root, &req.cpus, engine_shared_cpu, cache.as_ref())?;
         open::refuse_unfixed(req, &hosts)?;
         for (runner, host) in runners.iter_mut().zip(&hosts) {
             runner.use_reference_clock(host.reference_clock_hz());

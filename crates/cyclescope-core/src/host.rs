@@ -8,6 +8,7 @@
 
 mod advisory;
 mod allocation;
+mod cache;
 mod check;
 mod environment;
 mod fixture;
@@ -20,6 +21,9 @@ mod steady;
 
 pub use advisory::load_average;
 pub use allocation::allocation_lanes;
+pub use cache::{
+    Checked, DEFAULT_MAX_AGE, HostCache, MAX_AGE_ENV, REUSED_KEY, Stored, check_cached,
+};
 pub use check::{CheckResult, HostCheck, Status};
 pub use environment::{EnvChange, FIXED_ENV, environment, fixed_clock_hz, fixed_env_diff};
 pub use fixture::PROBES_FILE;

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod job;
 pub(crate) mod log;
 pub(crate) mod manifest;
+pub mod pool;
 pub mod run;
 pub(crate) mod status;
 

@@ -134,6 +134,10 @@ impl Progress {
                     ));
                 }
             }
+            EngineEvent::HostReused { cpu, checked_utc } => self.line(&format!(
+                "host check cached from {checked_utc} (CPU {cpu}: clock probe and tool versions; \
+                 their inputs unchanged)"
+            )),
             EngineEvent::HostProblems { problems } => {
                 for p in problems {
                     self.line(&format!("HOST: {p}"));

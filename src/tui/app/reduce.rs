@@ -44,6 +44,10 @@ impl App {
                 self.current = None;
                 self.hist_view = HistView::Live;
             }
+            EngineEvent::HostReused { cpu, checked_utc } => self.push_log(
+                LogLevel::Info,
+                format!("host check cached from {checked_utc} (CPU {cpu}: clock probe and tools, inputs unchanged)"),
+            ),
             EngineEvent::HostProblems { problems } => {
                 if self.read_only {
                     // Watching: the writer's own host check is the one that counts.

@@ -23,24 +23,30 @@ pub(crate) struct HostGate {
     clock_verification: ClockVerification,
     started_utc: String,
     load_average_start: [f64; 3],
+    /// When the clock probe and tool versions this gate reused were measured (the host cache).
+    reused_from: Option<String>,
 }
 
 impl HostGate {
-    /// Checks CPU `cpu` of the host below `root` (`/` for this machine).
-    pub(crate) fn check(dir: &Path, cpu: usize) -> Result<Self, crate::host::HostError> {
+    /// Checks CPU `cpu` of the host below `root` (`/` for this machine), reusing the slow
+    /// parts `cache` kept while their inputs are unchanged.
+    pub(crate) fn check(
+        dir: &Path,
+        cpu: usize,
+        cache: Option<&crate::host::HostCache>,
+    ) -> Result<Self, crate::host::HostError> {
         let root = crate::host::HostRoot::new(dir);
-        let mut probes = crate::host::Probes::for_root(&root)?;
-        let report = crate::host::check_host(&root, cpu, &mut probes);
-        let environment = crate::host::environment(&root, cpu, &mut probes);
-        let clock_verification = clock_verification(&environment, dir, cpu);
+        let checked = crate::host::check_cached(&root, cpu, cache, std::time::SystemTime::now())?;
+        let clock_verification = clock_verification(&checked.environment, dir, cpu);
         Ok(Self {
             cpu,
             engine_shared_cpu: false,
-            report,
-            environment,
+            report: checked.report,
+            environment: checked.environment,
             clock_verification,
             started_utc: crate::record::utc_now(),
             load_average_start: crate::record::load_average(),
+            reused_from: checked.reused,
         })
     }
 
@@ -50,11 +56,12 @@ impl HostGate {
         root: &Path,
         cpus: &[usize],
         engine_shared_cpu: bool,
+        cache: Option<&crate::host::HostCache>,
     ) -> Result<Vec<Self>, crate::host::HostError> {
         std::thread::scope(|s| {
             let checks: Vec<_> = cpus
                 .iter()
-                .map(|&cpu| s.spawn(move || Self::check(root, cpu)))
+                .map(|&cpu| s.spawn(move || Self::check(root, cpu, cache)))
                 .collect();
             checks
                 .into_iter()
@@ -77,6 +84,11 @@ impl HostGate {
 
     pub(crate) fn engine_shared_cpu(&self) -> bool {
         self.engine_shared_cpu
+    }
+
+    /// When the clock probe and tool versions this gate reused were measured, if it did.
+    pub(crate) fn reused_from(&self) -> Option<&str> {
+        self.reused_from.as_deref()
     }
 
     /// The harness's problem sentences (failed checks only).

@@ -114,6 +114,14 @@ pub(super) fn announce(req: &RunRequest, hosts: &[HostGate], events: &mut Events
         cpus: req.cpus.clone(),
         reference_jobs: req.reference_jobs.clone(),
     });
+    for h in hosts {
+        if let Some(checked_utc) = h.reused_from() {
+            events.send(EngineEvent::HostReused {
+                cpu: h.cpu(),
+                checked_utc: checked_utc.to_string(),
+            });
+        }
+    }
     let problems = all_problems(hosts);
     if !problems.is_empty() {
         events.send(EngineEvent::HostProblems { problems });

@@ -310,7 +310,7 @@ fn the_clock_of_scripted_trials_is_the_fixture_clock() {
     // Guards the other tests: a clean trial must pass the slow-clock test on this fixture.
     let tmp = tempfile::tempdir().unwrap();
     let req = request(&tmp.path().join("run"), &[32], None);
-    let host = super::host_gate::HostGate::check(&req.host_root, req.cpu()).unwrap();
+    let host = super::host_gate::HostGate::check(&req.host_root, req.cpu(), None).unwrap();
     assert_eq!(host.fixed_clock_hz(), Some(CLOCK_HZ));
     assert!(host.problems().is_empty());
 }

@@ -213,6 +213,12 @@ pub fn lock_all(
         .collect()
 }
 
+/// CPU `cpu` locked in `dir` for this process at once, or `Busy` naming its holder (never
+/// waits): for work that can go to any free CPU (long KAT jobs).
+pub fn try_lock(dir: &Path, cpu: usize, run_dir: &Path) -> Result<CpuLock, CpuLockError> {
+    lock_one(dir, cpu, run_dir)
+}
+
 fn lock_one(dir: &Path, cpu: usize, run_dir: &Path) -> Result<CpuLock, CpuLockError> {
     let path = dir.join(format!(".cpu{cpu}.lock"));
     let io = |source| CpuLockError::Io {

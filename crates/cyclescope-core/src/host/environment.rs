@@ -25,8 +25,14 @@ pub const FIXED_ENV: [&str; 10] = [
     "core_clock_mhz",
 ];
 
-/// The environment of measurement CPU `cpu`. Runs the clock probe (about a second, pinned to
-/// `cpu`) and, live, `gcc`/`cmake`/`python3 --version`.
+/// Whether the CPU model must come from `lscpu` (a `/proc/cpuinfo` without `model name`).
+pub(crate) fn wants_lscpu(root: &HostRoot) -> bool {
+    root.read_raw("proc/cpuinfo")
+        .is_none_or(|t| !t.lines().any(|l| l.starts_with("model name")))
+}
+
+/// The environment of measurement CPU `cpu`. Reports the clock probe the checks took (else runs
+/// one, about a second, pinned to `cpu`) and, live, `gcc`/`cmake`/`python3 --version`.
 pub fn environment(root: &HostRoot, cpu: usize, probes: &mut Probes) -> Map<String, Value> {
     let cpufreq = |f: &str| root.read(&format!("sys/devices/system/cpu/cpu{cpu}/cpufreq/{f}"));
     let cpuinfo = root.read_raw("proc/cpuinfo");
@@ -59,7 +65,7 @@ pub fn environment(root: &HostRoot, cpu: usize, probes: &mut Probes) -> Map<Stri
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))
             .map(|v| v.trim().trim_matches('"').to_string())
     });
-    let probe = probes.clock.probe(cpu).ok();
+    let probe = probes.clock.latest(cpu).ok();
     let core = probe.as_ref().filter(|p| p.measures_core_clock());
     let reference_source = match probes.machine.as_str() {
         "x86_64" => Some(CycleSource::Tsc),

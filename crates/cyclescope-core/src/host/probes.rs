@@ -108,9 +108,16 @@ pub struct FixedClock {
     pub result: Result<ClockProbe, String>,
 }
 
-/// Runs the clock probe, or replays fixed outcomes.
+/// Runs the clock probe, or replays fixed outcomes, and remembers the last one that succeeded
+/// (the environment block reports the probe the checks just took, and the host cache keeps it).
 #[derive(Debug)]
-pub enum ClockProber {
+pub struct ClockProber {
+    kind: ProberKind,
+    last_ok: Option<(usize, ClockProbe)>,
+}
+
+#[derive(Debug)]
+enum ProberKind {
     Live {
         config: ClockProbeConfig,
         /// Pause between probes when one is not steady (the harness sleeps 5 s).
@@ -122,33 +129,47 @@ pub enum ClockProber {
         results: Vec<FixedClock>,
         used: BTreeMap<usize, usize>,
     },
+    /// A result stored by the host cache, reused while its inputs are unchanged.
+    Reused(ClockProbe),
 }
 
 impl ClockProber {
     /// The harness's probe: 21 × 50 ms windows, 5 s between repeated probes.
     pub(crate) fn live() -> Self {
-        ClockProber::Live {
+        Self::of(ProberKind::Live {
             config: ClockProbeConfig::default(),
             retry_pause: Duration::from_secs(5),
-        }
+        })
     }
 
     pub(crate) fn fixed(results: Vec<FixedClock>) -> Self {
-        ClockProber::Fixed {
+        Self::of(ProberKind::Fixed {
             results,
             used: BTreeMap::new(),
+        })
+    }
+
+    fn of(kind: ProberKind) -> Self {
+        Self {
+            kind,
+            last_ok: None,
         }
+    }
+
+    /// From now on every probe answers `probe` (a result the host cache kept).
+    pub(crate) fn replay(&mut self, probe: ClockProbe) {
+        self.kind = ProberKind::Reused(probe);
     }
 
     /// Probes `cpu` (pinned there while probing).
     pub(crate) fn probe(&mut self, cpu: usize) -> Result<ClockProbe, String> {
-        match self {
-            ClockProber::Live { config, .. } => clock_probe(&ClockProbeConfig {
+        let r = match &mut self.kind {
+            ProberKind::Live { config, .. } => clock_probe(&ClockProbeConfig {
                 cpu: Some(cpu),
                 ..*config
             })
             .map_err(|e| e.to_string()),
-            ClockProber::Fixed { results, used } => {
+            ProberKind::Fixed { results, used } => {
                 let mine: Vec<&FixedClock> = results
                     .iter()
                     .filter(|r| r.cpu.is_none_or(|c| c == cpu))
@@ -161,19 +182,47 @@ impl ClockProber {
                     None => Err(format!("the fixture has no clock_probe for CPU {cpu}")),
                 }
             }
+            ProberKind::Reused(p) => Ok(p.clone()),
+        };
+        if let Ok(p) = &r {
+            self.last_ok = Some((cpu, p.clone()));
+        }
+        r
+    }
+
+    /// The probe of `cpu` the checks took already, else a new one: one probe per check, not
+    /// one for the steadiness check and another for the environment block.
+    pub(crate) fn latest(&mut self, cpu: usize) -> Result<ClockProbe, String> {
+        match &self.last_ok {
+            Some((c, p)) if *c == cpu => Ok(p.clone()),
+            _ => self.probe(cpu),
+        }
+    }
+
+    /// The last probe that succeeded.
+    pub(crate) fn last_ok(&self) -> Option<&ClockProbe> {
+        self.last_ok.as_ref().map(|(_, p)| p)
+    }
+
+    /// What kind of prober this is, for the host cache's fingerprint.
+    pub(crate) fn describe(&self) -> String {
+        match &self.kind {
+            ProberKind::Live { config, .. } => format!("live {config:?}"),
+            ProberKind::Fixed { .. } => "fixed".into(),
+            ProberKind::Reused(_) => "reused".into(),
         }
     }
 
     pub(crate) fn retry_pause(&self) -> Duration {
-        match self {
-            ClockProber::Live { retry_pause, .. } => *retry_pause,
-            ClockProber::Fixed { .. } => Duration::ZERO,
+        match &self.kind {
+            ProberKind::Live { retry_pause, .. } => *retry_pause,
+            ProberKind::Fixed { .. } | ProberKind::Reused(_) => Duration::ZERO,
         }
     }
 }
 
 /// Versions of the tools the harness records (`null` when a tool is absent).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolVersions {
     /// First line of `gcc --version`.
@@ -195,17 +244,28 @@ pub enum Tools {
 }
 
 impl Tools {
-    /// The versions; `lscpu` runs only when `want_lscpu`.
+    /// The versions; `lscpu` runs only when `want_lscpu`. Live, the commands run side by side
+    /// (a `python3` behind a version manager's shim alone takes a few hundred ms).
     pub(crate) fn versions(&self, want_lscpu: bool) -> ToolVersions {
         match self {
             Tools::Fixed(v) => v.clone(),
-            Tools::Live => ToolVersions {
-                compiler: first_line("gcc", &["--version"]),
-                cmake: first_line("cmake", &["--version"]),
-                python: first_line("python3", &["--version"])
-                    .and_then(|l| l.split_whitespace().nth(1).map(str::to_string)),
-                lscpu_model: if want_lscpu { lscpu_model() } else { None },
-            },
+            Tools::Live => std::thread::scope(|s| {
+                let compiler = s.spawn(|| first_line("gcc", &["--version"]));
+                let cmake = s.spawn(|| first_line("cmake", &["--version"]));
+                let python = s.spawn(|| {
+                    first_line("python3", &["--version"])
+                        .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+                });
+                let lscpu_model = want_lscpu.then(|| s.spawn(lscpu_model));
+                let join =
+                    |h: std::thread::ScopedJoinHandle<'_, Option<String>>| h.join().ok().flatten();
+                ToolVersions {
+                    compiler: join(compiler),
+                    cmake: join(cmake),
+                    python: join(python),
+                    lscpu_model: lscpu_model.and_then(join),
+                }
+            }),
         }
     }
 }

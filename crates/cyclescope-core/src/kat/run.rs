@@ -75,6 +75,9 @@ pub struct KatOptions {
     /// The other instances at hand: the `differential` check's oracle is looked for among
     /// them (`conform::oracle_for`).
     pub peers: Vec<Instance>,
+    /// The CPU the worker is pinned to (a CPU the caller locked: `pool`); None: wherever the
+    /// calling thread may run.
+    pub cpu: Option<usize>,
 }
 
 impl KatOptions {
@@ -92,6 +95,7 @@ impl KatOptions {
             worker_exe: worker::default_exe(),
             limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
             peers: Vec::new(),
+            cpu: None,
         }
     }
 
@@ -264,7 +268,7 @@ pub fn run_kat(
         timeout: opts.timeout,
         cancel: opts.cancel.clone(),
         limits,
-        pinned_cpu: None,
+        pinned_cpu: opts.cpu,
         launcher: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);

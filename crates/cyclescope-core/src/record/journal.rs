@@ -147,6 +147,8 @@ impl JournalEvent {
             EngineEvent::HostProblems { problems } => JournalEvent::HostProblems { problems },
             EngineEvent::KatStarted { label } => JournalEvent::KatStarted { label },
             EngineEvent::KatProgress { .. } => return None,
+            // The records' environment block says it (`host_check_reused_from`).
+            EngineEvent::HostReused { .. } => return None,
             // Each kept trial's clock is in its record (`clock_hz_by_trial`).
             EngineEvent::TrialClock { .. } => return None,
             EngineEvent::KatFinished {

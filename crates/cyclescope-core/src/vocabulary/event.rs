@@ -41,6 +41,13 @@ pub enum EngineEvent {
         /// jobs), so a frontend marks the run's own rows, not every row of the label.
         reference_jobs: Vec<String>,
     },
+    /// The host check of `cpu` reused the clock probe and tool versions measured at
+    /// `checked_utc` (the host cache: their inputs unchanged, young enough); the environment
+    /// block of the run's records says so too.
+    HostReused {
+        cpu: usize,
+        checked_utc: String,
+    },
     /// Host problems found before measuring (stored with the run when allowed).
     HostProblems {
         problems: Vec<String>,
