@@ -85,6 +85,9 @@ pub enum CampaignError {
     TrialWorker(#[from] crate::catalog::bundled::BundledError),
     #[error("an interleaved comparison: {0}")]
     NotAPair(String),
+    /// A setting from the environment that cannot be used (named with its value).
+    #[error("{0}")]
+    Setting(String),
     #[error("cannot write the journal of {path}: {source}")]
     Journal {
         path: PathBuf,
@@ -180,7 +183,7 @@ impl<'e> Opened<'e> {
         // tuning journal, so a run without one measures everything).
         let cache = match &req.journal {
             crate::journal::JournalTarget::At(path) => {
-                Some(crate::host::HostCache::beside_journal(path))
+                Some(crate::host::HostCache::beside_journal(path).map_err(CampaignError::Setting)?)
             }
             _ => None,
         };

@@ -106,6 +106,20 @@ pub fn check_cached(
     })
 }
 
+/// The bounded age `CYCLESCOPE_HOST_CACHE_MAX_AGE_S` sets: unset is the default, 0 turns the
+/// reuse off, anything but a whole number of seconds is an error naming the variable.
+fn max_age_of(value: Option<String>) -> Result<Duration, String> {
+    let Some(v) = value else {
+        return Ok(DEFAULT_MAX_AGE);
+    };
+    v.trim().parse::<u64>().map(Duration::from_secs).map_err(|_| {
+        format!(
+            "{MAX_AGE_ENV}=\"{}\" is not a whole number of seconds (0 turns the host check's reuse off)",
+            crate::sanitize::terminal(&v)
+        )
+    })
+}
+
 impl HostCache {
     /// The cache in `dir` (the tuning journal's folder's `host-cache/`).
     pub fn new(dir: impl Into<PathBuf>, max_age: Duration) -> Self {
@@ -116,17 +130,13 @@ impl HostCache {
     }
 
     /// The cache beside the journal file `journal`, its age from `CYCLESCOPE_HOST_CACHE_MAX_AGE_S`
-    /// (a value that is not a whole number of seconds falls back to the default).
-    pub fn beside_journal(journal: &Path) -> Self {
+    /// (unset: the default); a value that is not a whole number of seconds is refused by name.
+    pub fn beside_journal(journal: &Path) -> Result<Self, String> {
         let dir = journal
             .parent()
             .unwrap_or_else(|| Path::new("."))
             .join("host-cache");
-        let max_age = std::env::var(MAX_AGE_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(DEFAULT_MAX_AGE, Duration::from_secs);
-        Self::new(dir, max_age)
+        Ok(Self::new(dir, max_age_of(std::env::var(MAX_AGE_ENV).ok())?))
     }
 
     /// The result stored for `cpu` under `root`, when its inputs are unchanged and it is at

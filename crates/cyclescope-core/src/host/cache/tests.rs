@@ -133,3 +133,17 @@ fn an_unsteady_probe_is_not_kept() {
         assert_eq!(c.reused, None);
     }
 }
+
+#[test]
+fn the_age_setting_is_seconds_or_a_named_error() {
+    assert_eq!(max_age_of(None), Ok(DEFAULT_MAX_AGE));
+    assert_eq!(max_age_of(Some(" 0 ".into())), Ok(Duration::ZERO));
+    assert_eq!(max_age_of(Some("90".into())), Ok(Duration::from_secs(90)));
+    for bad in ["10m", "-1", "", "1.5"] {
+        let e = max_age_of(Some(bad.into())).unwrap_err();
+        assert!(e.starts_with(&format!("{MAX_AGE_ENV}=\"{bad}\" ")), "{e}");
+    }
+    // What the environment holds reaches the terminal only escaped.
+    let e = max_age_of(Some("\u{1b}[2J".into())).unwrap_err();
+    assert!(!e.contains('\u{1b}'), "{e:?}");
+}
