@@ -83,9 +83,11 @@ pub struct RunArgs {
     /// 64-byte boundary, and show the lowest, median and highest figure beside the guide's
     #[arg(long)]
     pub layouts: bool,
-    /// What each job counts: `cycles` (the guide's timed trials) or `instructions` (the
+    /// What each job counts: `cycles` (the guide's timed trials), `instructions` (the
     /// candidate's instructions per call, exact, from one process under valgrind, with a
-    /// cache-simulated cycle estimate beside it)
+    /// cache-simulated cycle estimate beside it) or `hw-instructions` (the PMU's retired
+    /// `instructions:u` through perf_event, in the guide's timed trials; refused where the
+    /// event does not open)
     #[arg(long, value_enum, default_value_t = CounterArg::Cycles)]
     pub counter: CounterArg,
     /// Continue the run in RUN_DIR (same instances, lengths, CPU and planning).
@@ -367,13 +369,15 @@ pub(super) fn default_run_dir(runs_dir: &Path) -> PathBuf {
 pub enum CounterArg {
     Cycles,
     Instructions,
+    HwInstructions,
 }
 
-impl From<CounterArg> for crate::counter::Counter {
+impl From<CounterArg> for crate::counter::RunCounter {
     fn from(c: CounterArg) -> Self {
         match c {
-            CounterArg::Cycles => crate::counter::Counter::Cycles,
-            CounterArg::Instructions => crate::counter::Counter::Instructions,
+            CounterArg::Cycles => crate::counter::RunCounter::Cycles,
+            CounterArg::Instructions => crate::counter::RunCounter::Instructions,
+            CounterArg::HwInstructions => crate::counter::RunCounter::HwInstructions,
         }
     }
 }

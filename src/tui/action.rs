@@ -80,7 +80,8 @@ pub enum Action {
     Sweep,
     /// Start, timing each job at the buffer layouts of `run --layouts` too.
     StartLayouts,
-    /// The counter of the next run: cycles ⇄ exact instructions under valgrind.
+    /// The counter of the next run: cycles → exact instructions under valgrind → hardware
+    /// instructions → cycles.
     ToggleCounter,
     /// Show the History panel: the tuning journal's builds of the instance under the cursor.
     ShowHistory,

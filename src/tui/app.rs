@@ -208,8 +208,9 @@ pub struct RunSpec {
     pub reference_pool: Vec<Instance>,
     /// Time each job at the buffer layouts too (`L`, as `run --layouts`).
     pub layouts: bool,
-    /// What each job counts (`i` toggles: cycles ⇄ exact instructions under valgrind).
-    pub counter: crate::counter::Counter,
+    /// What each job counts (`i` steps: cycles → exact instructions under valgrind →
+    /// hardware instructions).
+    pub counter: crate::counter::RunCounter,
 }
 
 /// Bounded log so a long campaign cannot grow the UI's memory.
@@ -251,8 +252,9 @@ pub struct App {
     pub allow_unfixed_host: bool,
     /// The operator agreed to time instances whose KAT did not pass (`A`).
     pub allow_kat_fail: bool,
-    /// What the next run counts (`i`): cycles, or exact instructions under valgrind.
-    pub counter: crate::counter::Counter,
+    /// What the next run counts (`i`): cycles, exact instructions under valgrind, or the
+    /// PMU's instructions.
+    pub counter: crate::counter::RunCounter,
     /// Run folders seen this session, oldest first; a job's `run` indexes this, and the
     /// last one is the current run.
     pub runs: Vec<PathBuf>,
@@ -359,7 +361,7 @@ impl App {
             read_only: false,
             allow_unfixed_host: false,
             allow_kat_fail: false,
-            counter: crate::counter::Counter::Cycles,
+            counter: crate::counter::RunCounter::Cycles,
             runs: vec![],
             baseline: None,
             results_sort: None,

@@ -2,7 +2,7 @@
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
-//! [--count] [--sample-period NS]`. Parsing
+//! [--count] [--hw-instructions] [--sample-period NS]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -43,6 +43,9 @@ pub(crate) struct Invocation<'a> {
     /// warm-ups and its counted calls each in a function of their own that the parent finds
     /// in callgrind's call graph, and no per-call phase.
     pub(crate) count: bool,
+    /// The loop counter is hardware `instructions:u` on the core PMU, and nothing else: where
+    /// it does not open, the worker refuses (`--counter hw-instructions`).
+    pub(crate) hw_instructions: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +68,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
-                 [--sample-period NS]",
+                 [--hw-instructions] [--sample-period NS]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -122,13 +125,17 @@ pub(crate) fn parse<'a>(
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
     let mut values: [Option<u64>; 16] = [None; 16];
     let mut abi: Option<bool> = None;
-    let mut count = false;
+    let (mut count, mut hw_instructions) = (false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
-        if k == b"--count" {
-            if count {
+        let flag = match k {
+            b"--count" => Some(&mut count),
+            b"--hw-instructions" => Some(&mut hw_instructions),
+            _ => None,
+        };
+        if let Some(flag) = flag {
+            if core::mem::replace(flag, true) {
                 return Err(ArgsError::Twice(k));
             }
-            count = true;
             continue;
         }
         if k == b"--abi" {
@@ -204,5 +211,6 @@ pub(crate) fn parse<'a>(
             _ => return Err(ArgsError::Missing),
         },
         count,
+        hw_instructions,
     })
 }

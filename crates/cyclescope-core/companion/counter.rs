@@ -1,6 +1,7 @@
 //! The trial worker's counters, the same as the engine's (`counter`): perf_event user-mode core
 //! cycles when the kernel gives them and they count, else the architecture's reference
-//! counter (the engine's own `tsc.rs` / `cntvct.rs`, included here); serialised stamps and
+//! counter (the engine's own `tsc.rs` / `cntvct.rs`, included here); hardware `instructions:u`
+//! when asked for, with no stand-in when they do not open; serialised stamps and
 //! their overhead for the per-call phase; the clock witness of a trial (perf cycles beside the
 //! reference counter, or APERF/MPERF through the msr driver). Reads only; judging is the
 //! engine's.
@@ -26,6 +27,7 @@ pub(crate) use reference::{REFERENCE_SOURCE, reference_now, stamp_end, stamp_sta
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CycleSource {
     PerfUserCycles,
+    PerfUserInstructions,
     #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     Tsc,
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
@@ -36,13 +38,14 @@ impl CycleSource {
     pub(crate) fn name(self) -> &'static str {
         match self {
             CycleSource::PerfUserCycles => "perf_event:cpu-cycles:u",
+            CycleSource::PerfUserInstructions => "perf_event:instructions:u",
             CycleSource::Tsc => "tsc",
             CycleSource::Cntvct => "cntvct_el0",
         }
     }
 }
 
-/// Why perf_event is not the loop counter.
+/// Why perf_event is not the loop counter (or, asked for instructions, why there is none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PerfRefusal {
     /// `perf_event_open` failed with this errno.
@@ -54,6 +57,8 @@ pub(crate) enum PerfRefusal {
 /// The guide's loop counter.
 pub(crate) enum LoopCounter {
     Perf(c_int),
+    /// Hardware `instructions:u` (`--hw-instructions`), read and checked like the cycles.
+    PerfInstructions(c_int),
     Reference(u64),
 }
 
@@ -72,9 +77,21 @@ impl LoopCounter {
         }
     }
 
+    /// Hardware `instructions:u` on the PMU of type `pmu`, or why they cannot be had: never
+    /// the reference counter in their place, whose ticks are no instructions.
+    pub(crate) fn open_instructions(pmu: Option<u32>) -> Result<Self, PerfRefusal> {
+        Self::open_instructions_event(PerfEventAttr::user_instructions(pmu))
+    }
+
+    /// [`LoopCounter::open_instructions`] with the attribute given (the tests' own).
+    pub(crate) fn open_instructions_event(attr: PerfEventAttr) -> Result<Self, PerfRefusal> {
+        open_counting_perf(attr).map(LoopCounter::PerfInstructions)
+    }
+
     pub(crate) fn source(&self) -> CycleSource {
         match self {
             LoopCounter::Perf(_) => CycleSource::PerfUserCycles,
+            LoopCounter::PerfInstructions(_) => CycleSource::PerfUserInstructions,
             LoopCounter::Reference(_) => REFERENCE_SOURCE.unwrap_or(CycleSource::PerfUserCycles),
         }
     }
@@ -82,7 +99,7 @@ impl LoopCounter {
     #[inline(always)]
     pub(crate) fn start(&mut self) {
         match self {
-            LoopCounter::Perf(fd) => reset_enable(*fd),
+            LoopCounter::Perf(fd) | LoopCounter::PerfInstructions(fd) => reset_enable(*fd),
             LoopCounter::Reference(start) => *start = reference_now(),
         }
     }
@@ -98,7 +115,9 @@ impl LoopCounter {
     #[inline(always)]
     pub(crate) fn stop_checked(&mut self) -> Result<u64, CounterFault> {
         match self {
-            LoopCounter::Perf(fd) => PerfReading::checked(disable_read(*fd)),
+            LoopCounter::Perf(fd) | LoopCounter::PerfInstructions(fd) => {
+                PerfReading::checked(disable_read(*fd))
+            }
             LoopCounter::Reference(start) => Ok(reference_now().wrapping_sub(*start)),
         }
     }

@@ -169,7 +169,14 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         Some(f) => f.fill(msg.data_mut()),
     }
     let baseline_rss_bytes = procfs::resident_bytes();
-    let (mut loop_counter, refusal) = LoopCounter::open(inv.pmu_type);
+    let (mut loop_counter, refusal) = if inv.hw_instructions {
+        match LoopCounter::open_instructions(inv.pmu_type) {
+            Ok(c) => (c, None),
+            Err(why) => return send_instructions_unavailable(ch, why),
+        }
+    } else {
+        LoopCounter::open(inv.pmu_type)
+    };
     let witness = Witness::open(&loop_counter, inv.cpu);
     let overhead = counter::timer_overhead();
     let entry: *const core::ffi::c_void = match lib.entry {
@@ -428,6 +435,17 @@ pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
 
 /// The loop counter's reading is no figure (zero, multiplexed, unread): the job ends with
 /// it named.
+/// `--hw-instructions` and the event does not open or count: the worker measures nothing.
+pub(crate) fn send_instructions_unavailable(ch: &Channel, why: PerfRefusal) -> c_int {
+    ch.message("instructions_unavailable")
+        .pipe(|line| match why {
+            PerfRefusal::Errno(e) => line.object("refusal", |o| o.number("errno", e)),
+            PerfRefusal::NoCount => line.name("refusal", "no_count"),
+        })
+        .send();
+    EXIT_FAULT
+}
+
 pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
     let (enabled, running) = match fault {
         CounterFault::Multiplexed {

@@ -83,6 +83,8 @@ pub enum CampaignError {
     },
     #[error(transparent)]
     TrialWorker(#[from] crate::catalog::bundled::BundledError),
+    #[error(transparent)]
+    NoHardwareInstructions(#[from] crate::counter::NoHardwareInstructions),
     #[error("an interleaved comparison: {0}")]
     NotAPair(String),
     /// A setting from the environment that cannot be used (named with its value).
@@ -178,6 +180,8 @@ impl<'e> Opened<'e> {
         // by name (or queues, when told to wait) before its host check's clock probe could
         // disturb the trials running there.
         let cpu_locks = lock_cpus(req, emit, cancel)?;
+        // No job could count hardware instructions where they do not open: said before any.
+        open::refuse_no_hardware_instructions(req)?;
         // Then the host gate: a refused run leaves no run folder behind.
         // Unchanged inputs reuse the last clock probe and tool versions (kept beside the
         // tuning journal, so a run without one measures everything).

@@ -9,6 +9,7 @@ pub mod callgrind;
 mod clock;
 mod perf;
 pub(crate) mod perf_attr;
+mod run_counter;
 pub mod witness;
 
 // `stamp_start`/`stamp_end` serve the trial worker, which includes these files.
@@ -32,6 +33,7 @@ use tsc as reference;
 pub use clock::{ClockProbe, ClockProbeConfig, clock_probe, monotonic_raw_ns};
 pub use perf::PerfCycles;
 pub(crate) use reference::{REFERENCE_SOURCE, reference_now};
+pub use run_counter::{NoHardwareInstructions, RunCounter};
 
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
@@ -53,11 +55,16 @@ pub enum CycleSource {
     /// (`callgrind`). A record of this source holds instructions where others hold cycles.
     #[serde(rename = "valgrind:callgrind:Ir")]
     CallgrindInstructions,
+    /// `perf_event_open(PERF_COUNT_HW_INSTRUCTIONS)`, user mode only: retired instructions by
+    /// the PMU. Near-exact, not exact (interrupts, speculation at the edges): timed trials
+    /// and their interval, where callgrind counts once.
+    #[serde(rename = "perf_event:instructions:u")]
+    PerfUserInstructions,
 }
 
 /// What a run counts (`--counter`): cycles (the guide's unit, perf_event or the reference
-/// counter) or instructions (exact, under valgrind; a hardware `instructions:u` source belongs
-/// here too). Ratios and Δ divide only within one.
+/// counter) or instructions (exact under valgrind, or the PMU's `instructions:u`; `RunCounter`
+/// says which). Ratios and Δ divide only within one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Counter {
@@ -100,6 +107,7 @@ impl CycleSource {
             CycleSource::Tsc => "tsc",
             CycleSource::Cntvct => "cntvct_el0",
             CycleSource::CallgrindInstructions => "valgrind:callgrind:Ir",
+            CycleSource::PerfUserInstructions => "perf_event:instructions:u",
         }
     }
 
@@ -110,6 +118,7 @@ impl CycleSource {
             Self::Tsc,
             Self::Cntvct,
             Self::CallgrindInstructions,
+            Self::PerfUserInstructions,
         ]
         .into_iter()
         .find(|s| s.name() == name)
@@ -119,7 +128,9 @@ impl CycleSource {
         match self {
             CycleSource::PerfUserCycles => CycleKind::Core,
             CycleSource::Tsc | CycleSource::Cntvct => CycleKind::Reference,
-            CycleSource::CallgrindInstructions => CycleKind::Instructions,
+            CycleSource::CallgrindInstructions | CycleSource::PerfUserInstructions => {
+                CycleKind::Instructions
+            }
         }
     }
 
@@ -134,6 +145,12 @@ impl CycleSource {
     /// True for an exact count (no interval needed between two of them).
     pub fn is_exact(self) -> bool {
         self == CycleSource::CallgrindInstructions
+    }
+
+    /// True for the architecture's reference counter (TSC, `cntvct_el0`): ticks at the rate the
+    /// clock probe measures, whatever the core does.
+    pub(crate) fn counts_reference_ticks(self) -> bool {
+        self.kind() == CycleKind::Reference
     }
 
     /// True for core cycles (the guide's unit), false for reference cycles.
@@ -229,6 +246,7 @@ mod tests {
             CycleSource::Tsc,
             CycleSource::Cntvct,
             CycleSource::CallgrindInstructions,
+            CycleSource::PerfUserInstructions,
         ] {
             assert_eq!(CycleSource::from_name(s.name()), Some(s));
             assert_eq!(
@@ -238,6 +256,11 @@ mod tests {
         }
         assert!(CycleSource::PerfUserCycles.counts_core_cycles());
         assert!(!CycleSource::Tsc.counts_core_cycles());
+        // Hardware instructions are instructions, but timed: not valgrind's exact count.
+        let hw = CycleSource::PerfUserInstructions;
+        assert_eq!(hw.counter(), Counter::Instructions);
+        assert!(!hw.is_exact() && !hw.counts_core_cycles() && !hw.counts_reference_ticks());
+        assert!(CycleSource::Tsc.counts_reference_ticks());
     }
 
     #[test]
@@ -276,6 +299,10 @@ mod tests {
         // Its names are the engine's.
         for (theirs, ours) in [
             (WorkerSource::PerfUserCycles, CycleSource::PerfUserCycles),
+            (
+                WorkerSource::PerfUserInstructions,
+                CycleSource::PerfUserInstructions,
+            ),
             (WorkerSource::Tsc, CycleSource::Tsc),
             (WorkerSource::Cntvct, CycleSource::Cntvct),
         ] {

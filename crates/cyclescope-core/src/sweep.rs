@@ -200,9 +200,9 @@ pub fn run_with_structure(
     emit: &mut dyn FnMut(EngineEvent),
     cancel: &Arc<AtomicBool>,
 ) -> Result<SweepOutcome, SweepError> {
-    let counted = base.counter == crate::counter::Counter::Instructions;
-    if counted {
-        // A count has no per-call samples: its point is the count per call.
+    let counted = base.counter.under_valgrind();
+    if base.counter.counts() == crate::counter::Counter::Instructions {
+        // Instructions have no per-call samples: a point is the count per call.
         lengths.statistic = PointStatistic::LoopMean;
     }
     let mut req = base.clone();

@@ -108,8 +108,9 @@ pub struct LiveArgs {
     /// than 1 MiB
     #[arg(long, requires = "live")]
     pub allow_large_plan: bool,
-    /// What each side counts: `cycles` (interleaved timed trials) or `instructions` (one
-    /// exact count per side and length under valgrind; no interleaving, no interval)
+    /// What each side counts: `cycles` (interleaved timed trials), `instructions` (one exact
+    /// count per side and length under valgrind; no interleaving, no interval) or
+    /// `hw-instructions` (interleaved timed trials counting the PMU's `instructions:u`)
     #[arg(long, value_enum, requires = "live")]
     pub counter: Option<crate::cli::run::CounterArg>,
     /// Kill any worker after S seconds, whatever the plan allows (tests).
@@ -276,7 +277,7 @@ fn overrides(o: &LiveArgs) -> RequestOverrides {
         allow_large_plan: o.allow_large_plan,
         counter: o
             .counter
-            .map_or(crate::counter::Counter::Cycles, Into::into),
+            .map_or(crate::counter::RunCounter::Cycles, Into::into),
         ..RequestOverrides::default()
     }
 }

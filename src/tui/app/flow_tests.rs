@@ -439,11 +439,11 @@ fn l_starts_a_run_that_times_the_buffer_layouts_too() {
 }
 
 #[test]
-fn i_switches_the_next_runs_counter_to_exact_instructions_and_back() {
-    use crate::counter::Counter;
+fn i_steps_the_next_runs_counter_through_exact_and_hardware_instructions_and_back() {
+    use crate::counter::RunCounter;
     let mut app = demo::idle();
     assert_eq!(app.act(Action::ToggleCounter), None);
-    assert_eq!(app.counter, Counter::Instructions);
+    assert_eq!(app.counter, RunCounter::Instructions);
     assert!(
         app.log
             .last()
@@ -453,13 +453,22 @@ fn i_switches_the_next_runs_counter_to_exact_instructions_and_back() {
     let Some(Effect::Start(spec)) = app.act(Action::Start) else {
         panic!("s starts");
     };
-    assert_eq!(spec.counter, Counter::Instructions);
-    // Twice is back to cycles.
+    assert_eq!(spec.counter, RunCounter::Instructions);
+    // Twice is the PMU's instructions, three times back to cycles.
     let mut again = demo::idle();
     again.act(Action::ToggleCounter);
+    again.act(Action::ToggleCounter);
+    assert_eq!(again.counter, RunCounter::HwInstructions);
+    assert!(
+        again
+            .log
+            .last()
+            .is_some_and(|l| l.text.contains("hw-instructions")),
+        "the log says which counter"
+    );
     again.act(Action::ToggleCounter);
     let Some(Effect::Start(spec)) = again.act(Action::Start) else {
         panic!("s starts");
     };
-    assert_eq!(spec.counter, Counter::Cycles);
+    assert_eq!(spec.counter, RunCounter::Cycles);
 }

@@ -204,15 +204,19 @@ impl App {
             }
             Action::HistLogScale => self.hist_log = !self.hist_log,
             Action::ToggleCounter => {
-                use crate::counter::Counter;
+                use crate::counter::RunCounter;
                 self.counter = match self.counter {
-                    Counter::Cycles => Counter::Instructions,
-                    Counter::Instructions => Counter::Cycles,
+                    RunCounter::Cycles => RunCounter::Instructions,
+                    RunCounter::Instructions => RunCounter::HwInstructions,
+                    RunCounter::HwInstructions => RunCounter::Cycles,
                 };
                 let note = match self.counter {
-                    Counter::Cycles => "counter: cycles (timed trials)",
-                    Counter::Instructions => {
+                    RunCounter::Cycles => "counter: cycles (timed trials)",
+                    RunCounter::Instructions => {
                         "counter: instructions — exact counts under valgrind, a cycle estimate beside them"
+                    }
+                    RunCounter::HwInstructions => {
+                        "counter: hw-instructions — the PMU's instructions:u in timed trials (refused where they do not open)"
                     }
                 };
                 self.push_log(super::LogLevel::Info, note);

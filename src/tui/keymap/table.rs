@@ -166,7 +166,7 @@ pub const DEFAULTS: &[Row] = &[
     bind(
         &[Char('i')],
         Action::ToggleCounter,
-        "counter of the next run: cycles ⇄ instructions (exact, under valgrind, with a cache-simulated cycle estimate)",
+        "counter of the next run: cycles → instructions (exact, in valgrind, a cycle estimate) → hw-instructions (PMU)",
         None,
     ),
     bind(

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::RunRequest;
 use super::plan::Job;
 use super::runner::TrialRunner;
-use crate::counter::{Counter, CycleSource};
+use crate::counter::{Counter, CycleSource, RunCounter};
 use crate::measure::clock::ClockRule;
 use crate::measure::job::{self, ProcessRun};
 use crate::measure::plan::{Adaptive, MAX_ATTEMPTS, MIN_ADAPTIVE_TRIALS};
@@ -90,7 +90,7 @@ impl Layout {
         // runs them all.
         let one_per_process = p.separate_processes || req.adaptive.is_some();
         let per_process = if one_per_process { 1 } else { p.trials };
-        let counted = req.counter == Counter::Instructions;
+        let counted = req.counter.under_valgrind();
         let processes = match req.adaptive {
             // An exact count needs no second process, adaptive or not.
             _ if counted => 1,
@@ -107,8 +107,10 @@ impl Layout {
                 iterations: p.iterations_per_trial,
                 warmups: p.warmups,
                 trials: per_process,
-                // A count has no per-call phase: valgrind's time per call is no figure.
-                sample_calls: if req.counter == Counter::Instructions {
+                // Instructions have no per-call phase: valgrind's time per call is no figure,
+                // and the per-call stamps are the reference counter's, which are no
+                // instructions.
+                sample_calls: if req.counter.counts() == Counter::Instructions {
                     0
                 } else {
                     job::sample_calls_for(p, j.t1, req.planning.trial_target_s)
@@ -116,7 +118,8 @@ impl Layout {
                 abi: j.inst.abi,
                 fresh_seed: None,
                 offsets: None,
-                count: req.counter == Counter::Instructions,
+                count: req.counter.under_valgrind(),
+                hardware_instructions: req.counter == RunCounter::HwInstructions,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
@@ -159,6 +162,15 @@ pub(super) fn measure_job(
     job: &Job,
     send: &mut dyn FnMut(EngineEvent),
 ) -> Measured {
+    // Instructions per second are no clock: the fixed clock's slow rule is for cycles (the
+    // witness, which measures the core clock itself, still checks each trial).
+    let clock = match req.counter.counts() {
+        Counter::Cycles => clock,
+        Counter::Instructions => ClockRule {
+            fixed_clock_hz: None,
+            ..clock
+        },
+    };
     let mut run = Measuring {
         runner,
         layout: Layout::of(req, job),
@@ -183,9 +195,10 @@ pub(super) fn measure_job(
             break;
         }
     }
-    // An instruction count is the candidate's instructions, not its time: the fresh-message
-    // probe and the layouts time, so they belong to the cycles counter.
-    let timed = req.counter == Counter::Cycles;
+    // valgrind's count is the candidate's instructions, not its time: the fresh-message probe
+    // and the layouts time, so they belong to the timed counters (their specs count what the
+    // job's count, hardware instructions included).
+    let timed = !req.counter.under_valgrind();
     if timed && run.m.failure.is_none() && !run.probe_fresh_messages() {
         return Measured::Cancelled;
     }

@@ -39,9 +39,27 @@ pub(super) fn refuse_unfixed(req: &RunRequest, hosts: &[HostGate]) -> Result<(),
     let problems = all_problems(hosts);
     // A host unfit for timing (governor, turbo, no PMU) cannot move an exact count: a count
     // runs anyway, its records naming the problems as for `--allow-unfixed-host`.
-    let timed = req.counter == crate::counter::Counter::Cycles;
+    let timed = !req.counter.under_valgrind();
     if !problems.is_empty() && !req.allow_unfixed_host && timed {
         return Err(CampaignError::UnfixedHost(problems));
+    }
+    Ok(())
+}
+
+/// `--counter hw-instructions` where the event does not open on a measurement CPU's core PMU:
+/// refused up front, naming the errno (no job could count, and no other counter may stand in).
+pub(super) fn refuse_no_hardware_instructions(req: &RunRequest) -> Result<(), CampaignError> {
+    if req.counter != crate::counter::RunCounter::HwInstructions {
+        return Ok(());
+    }
+    for &cpu in &req.cpus {
+        // The worker counts on this machine, whatever tree `--root` reads.
+        let pmu = crate::host::core_pmu(&crate::host::HostRoot::system(), cpu)
+            .ok()
+            .flatten()
+            .and_then(|p| p.extended_type());
+        crate::counter::PerfCycles::probe_user_instructions(pmu)
+            .map_err(crate::counter::NoHardwareInstructions)?;
     }
     Ok(())
 }

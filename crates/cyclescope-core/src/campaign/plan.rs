@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::kat_gate::{KatResult, kat_gate};
 use super::{CampaignError, Run, write};
 use crate::catalog::Instance;
-use crate::counter::Counter;
+use crate::counter::RunCounter;
 use crate::measure::plan::{TrialPlan, plan};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{EngineEvent, JobKey, JobOutcome};
@@ -130,6 +130,8 @@ impl Run<'_> {
             fresh_seed: None,
             offsets: None,
             count: false,
+            // Hardware instructions that do not open fail here, named, before any plan.
+            hardware_instructions: self.req.counter == RunCounter::HwInstructions,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self
@@ -140,8 +142,10 @@ impl Run<'_> {
         let reason = match &run.outcome {
             JobOutcome::Complete => {
                 let p = match self.req.counter {
-                    Counter::Cycles => plan(t1, setup_s, &self.req.planning),
-                    Counter::Instructions => count_plan(t1, setup_s),
+                    RunCounter::Cycles | RunCounter::HwInstructions => {
+                        plan(t1, setup_s, &self.req.planning)
+                    }
+                    RunCounter::Instructions => count_plan(t1, setup_s),
                 };
                 self.events.send(EngineEvent::JobPlanned {
                     job: key.clone(),

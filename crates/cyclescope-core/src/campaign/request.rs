@@ -62,7 +62,7 @@ pub struct RunRequest {
     pub cpu_lock_dir: PathBuf,
     /// What each job counts: cycles by the guide's trials, or instructions under valgrind
     /// (`--counter instructions`, one counted process per job).
-    pub counter: crate::counter::Counter,
+    pub counter: crate::counter::RunCounter,
     /// Where the run indexes its jobs (the tuning journal), and as what.
     pub journal: crate::journal::JournalTarget,
     pub origin: crate::journal::Origin,
@@ -96,7 +96,7 @@ pub struct RequestOverrides {
     /// Time each job at several buffer layouts too (`--layouts`).
     pub layouts: bool,
     /// What each job counts (`--counter`).
-    pub counter: crate::counter::Counter,
+    pub counter: crate::counter::RunCounter,
     pub tui_attached: bool,
     pub kat_passed: BTreeMap<String, PathBuf>,
     /// The baseline candidate (default: the setting).
@@ -259,7 +259,7 @@ impl RunRequest {
             reference_jobs: Vec::new(),
             layouts: false,
             cpu_lock_dir: crate::cpu::lock::machine_lock_dir(),
-            counter: crate::counter::Counter::Cycles,
+            counter: crate::counter::RunCounter::Cycles,
             journal: crate::journal::JournalTarget::Off,
             origin: crate::journal::Origin::Run,
         }

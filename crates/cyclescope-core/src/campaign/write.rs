@@ -143,7 +143,7 @@ fn base_additions(
         .into(),
         adaptive_precision: req.adaptive.map(|a| a.precision),
         cycle_source: info.map(|i| i.cycle_source),
-        reference_cycles: info.is_some_and(|i| !i.core_cycles && !i.cycle_source.is_exact()),
+        reference_cycles: info.is_some_and(|i| i.cycle_source.counts_reference_ticks()),
         ref_to_core_ratio: host.ref_to_core_ratio(),
         per_call_source: None,
         timer_overhead_ticks: 0.0,

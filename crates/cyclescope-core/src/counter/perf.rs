@@ -60,7 +60,23 @@ impl PerfCycles {
     /// Opens the counter and checks that it counts: some hypervisors accept the event but
     /// never advance it, which would otherwise show up as zero cycles in every trial.
     pub(crate) fn open_counting(pmu: Option<u32>) -> Result<Self, CounterError> {
-        let perf = Self::open(pmu)?;
+        Self::open_counting_event(PerfEventAttr::user_cycles(pmu))
+    }
+
+    /// Whether hardware `instructions:u` open on the core PMU `pmu` (as the trial worker opens
+    /// them for `--counter hw-instructions`): the run's check before any job. On a hybrid CPU
+    /// only the open is asked, as this thread may run on the other core type; the worker,
+    /// pinned, checks that they count.
+    pub(crate) fn probe_user_instructions(pmu: Option<u32>) -> Result<(), CounterError> {
+        let attr = PerfEventAttr::user_instructions(pmu);
+        match pmu {
+            None => Self::open_counting_event(attr).map(drop),
+            Some(_) => Self::open_event(attr).map(drop),
+        }
+    }
+
+    fn open_counting_event(attr: PerfEventAttr) -> Result<Self, CounterError> {
+        let perf = Self::open_event(attr)?;
         perf.reset_enable();
         let mut x = 0u64;
         for i in 0..100_000u64 {
@@ -186,6 +202,91 @@ mod tests {
         };
         let (small, large) = (count(10_000), count(1_000_000));
         assert!(small > 0 && large > 10 * small, "{small} then {large}");
+    }
+
+    /// The trial worker's hardware-instructions loop counter never hands out another counter:
+    /// without a PMU (this CI's VM) it refuses with the errno the engine's up-front probe names
+    /// too; with one, it counts instructions, more for more work.
+    #[test]
+    fn the_trial_workers_instructions_refuse_rather_than_fall_back() {
+        use crate::companion::counter::{CycleSource as WorkerSource, LoopCounter, PerfRefusal};
+        let engine = PerfCycles::probe_user_instructions(None);
+        match LoopCounter::open_instructions(None) {
+            Err(PerfRefusal::Errno(e)) => {
+                let errno = Errno::from_raw(e);
+                let named = match engine {
+                    Err(
+                        CounterError::NoPmu { errno }
+                        | CounterError::NotPermitted { errno }
+                        | CounterError::Unimplemented { errno }
+                        | CounterError::Open { errno },
+                    ) => errno,
+                    other => panic!("the worker refused with {errno:?}, the engine: {other:?}"),
+                };
+                assert_eq!(named, errno);
+                if !sysfs_has_hardware_pmu() {
+                    assert!(
+                        matches!(
+                            errno,
+                            Errno::ENOENT | Errno::ENODEV | Errno::EOPNOTSUPP | Errno::ENOSYS
+                        ),
+                        "no PMU in sysfs, yet {errno:?}"
+                    );
+                }
+                let said =
+                    super::super::NoHardwareInstructions(CounterError::from_open_errno(errno))
+                        .to_string();
+                assert!(said.contains(&format!("{errno:?}")), "{said}");
+            }
+            Err(PerfRefusal::NoCount) => assert_eq!(engine, Err(CounterError::NoCount)),
+            Ok(mut c) => {
+                assert!(
+                    sysfs_has_hardware_pmu(),
+                    "instructions:u open without a PMU"
+                );
+                assert_eq!(engine, Ok(()));
+                assert_eq!(c.source(), WorkerSource::PerfUserInstructions);
+                let mut count = |n: u64| {
+                    c.start();
+                    let mut x = 0u64;
+                    for i in 0..n {
+                        x = std::hint::black_box(x.wrapping_add(i));
+                    }
+                    c.stop_checked().expect("a whole, non-zero count")
+                };
+                let (small, large) = (count(10_000), count(1_000_000));
+                assert!(large > 10 * small, "{small} then {large}");
+            }
+        }
+    }
+
+    /// The instructions loop counter's read path (start, stop, the running == enabled and
+    /// non-zero checks) with the software task clock, which opens without a PMU.
+    #[test]
+    fn the_trial_workers_instructions_read_path_runs_with_a_software_event() {
+        use crate::companion::counter::{CycleSource as WorkerSource, LoopCounter, PerfRefusal};
+        let mut c = match LoopCounter::open_instructions_event(
+            crate::companion::perf_attr::PerfEventAttr::task_clock(),
+        ) {
+            Err(PerfRefusal::Errno(e))
+                if matches!(
+                    Errno::from_raw(e),
+                    Errno::ENOSYS | Errno::EACCES | Errno::EPERM
+                ) =>
+            {
+                return;
+            }
+            other => other.expect("the software task clock opens where perf_event_open exists"),
+        };
+        assert_eq!(c.source(), WorkerSource::PerfUserInstructions);
+        c.start();
+        let mut x = 0u64;
+        for i in 0..200_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        let first = c.stop_checked().expect("a whole, non-zero reading");
+        assert!(first > 0);
+        assert_eq!(c.stop_checked(), Ok(first), "stopped, it counts no further");
     }
 
     /// The read path hardware cycles take (times, the running == enabled check), with the

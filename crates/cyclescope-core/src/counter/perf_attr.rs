@@ -6,6 +6,7 @@
 const PERF_TYPE_HARDWARE: u32 = 0;
 const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
+const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 // The sampling items serve the trial worker (`companion/sampler.rs`), which includes this file.
 #[allow(dead_code)]
@@ -83,6 +84,17 @@ impl PerfEventAttr {
             read_format: READ_TIMES,
             flags: FLAG_DISABLED | FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
             ..PerfEventAttr::default()
+        }
+    }
+
+    /// Hardware retired instructions (`instructions:u`), opened and read exactly like
+    /// [`PerfEventAttr::user_cycles`], on the same core PMU of a hybrid CPU: the loop counter of
+    /// `--counter hw-instructions`.
+    pub(crate) fn user_instructions(pmu: Option<u32>) -> Self {
+        let extended = pmu.map_or(0, |t| u64::from(t) << PERF_PMU_TYPE_SHIFT);
+        PerfEventAttr {
+            config: extended | PERF_COUNT_HW_INSTRUCTIONS,
+            ..Self::user_cycles(pmu)
         }
     }
 
@@ -264,5 +276,24 @@ mod tests {
             (sw.type_, sw.config, sw.read_format, sw.flags),
             (1, 1, 0b11, 0b110_0001)
         );
+    }
+
+    #[test]
+    fn hardware_instructions_are_the_cycles_event_with_its_own_config() {
+        // PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, user mode only, times read.
+        let plain = PerfEventAttr::user_instructions(None);
+        assert_eq!(
+            (plain.type_, plain.config, plain.read_format, plain.flags),
+            (0, 1, 0b11, 0b110_0001)
+        );
+        assert_ne!(plain.flags & FLAG_EXCLUDE_KERNEL, 0);
+        assert_ne!(plain.flags & FLAG_EXCLUDE_HV, 0);
+        assert_eq!(plain.size as usize, core::mem::size_of::<PerfEventAttr>());
+        // i7-12700: cpu_core is type 4, cpu_atom type 10.
+        for pmu in [4u32, 10] {
+            let hybrid = PerfEventAttr::user_instructions(Some(pmu));
+            assert_eq!(hybrid.type_, 0);
+            assert_eq!(hybrid.config, (u64::from(pmu) << 32) | 1);
+        }
     }
 }

@@ -213,6 +213,12 @@ pub(crate) fn run_process(
                         load_error(spec, stage, detail),
                     ))
                 }
+                TrialMessage::InstructionsUnavailable { refusal } => {
+                    fault = Some(JobFailure::new(
+                        FailureKind::Counterfault,
+                        refusal.explain_instructions(),
+                    ))
+                }
                 TrialMessage::CounterFault {
                     fault: kind,
                     enabled_ns,
@@ -242,9 +248,10 @@ pub(crate) fn run_process(
     let seen = Observed {
         wall,
         cpu,
-        reference_hz: setup
-            .reference_clock_hz
-            .filter(|_| info.as_ref().is_some_and(|i| !i.core_cycles)),
+        reference_hz: setup.reference_clock_hz.filter(|_| {
+            info.as_ref()
+                .is_some_and(|i| i.cycle_source.counts_reference_ticks())
+        }),
     };
     // A count's figure is valgrind's, not the worker's: its report's times are not it.
     let forged = match (&exit, done_peak) {

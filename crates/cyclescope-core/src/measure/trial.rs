@@ -43,6 +43,10 @@ pub struct TrialSpec {
     /// An instruction count under valgrind (`counter::callgrind`) instead of timed trials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub count: bool,
+    /// The loop counter is the PMU's `instructions:u` (`--counter hw-instructions`): the
+    /// worker refuses, named, where it does not open, and never times with another counter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hardware_instructions: bool,
 }
 
 /// Which parts of its sandbox the worker put in force (`companion/sandbox.rs`); under
@@ -109,6 +113,11 @@ pub(crate) enum TrialMessage {
         ips: Vec<u64>,
         lost: u64,
     },
+    /// `--hw-instructions`: the hardware `instructions:u` event did not open or did not
+    /// count, and the worker measured nothing (no other counter stands in for it).
+    InstructionsUnavailable {
+        refusal: PerfRefusal,
+    },
     /// The loop counter's reading of a trial was no figure (`counter::perf_attr`): it
     /// counted zero, or ran for less time than it was enabled.
     CounterFault {
@@ -168,11 +177,18 @@ pub(crate) enum PerfRefusal {
 impl PerfRefusal {
     /// The engine's account of it (the same text the host check gives).
     pub(crate) fn explain(self) -> String {
+        self.cause().to_string()
+    }
+
+    /// The job's failure when it is hardware instructions that did not open.
+    pub(crate) fn explain_instructions(self) -> String {
+        crate::counter::NoHardwareInstructions(self.cause()).to_string()
+    }
+
+    fn cause(self) -> CounterError {
         match self {
-            PerfRefusal::Errno(e) => {
-                CounterError::from_open_errno(nix::errno::Errno::from_raw(e)).to_string()
-            }
-            PerfRefusal::NoCount => CounterError::NoCount.to_string(),
+            PerfRefusal::Errno(e) => CounterError::from_open_errno(nix::errno::Errno::from_raw(e)),
+            PerfRefusal::NoCount => CounterError::NoCount,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! A trial spec as a measurement worker's command line: the engine writes `measure LIB
 //! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
 //! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]` (also stored in each
+//! [--abi supercop] [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]
+//! [--hw-instructions]` (also stored in each
 //! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
 
@@ -61,6 +62,9 @@ impl MeasureInvocation {
         if s.count {
             args.push("--count".to_string());
         }
+        if s.hardware_instructions {
+            args.push("--hw-instructions".to_string());
+        }
         args
     }
 }
@@ -88,6 +92,7 @@ mod tests {
                 fresh_seed: None,
                 offsets: None,
                 count: false,
+                hardware_instructions: false,
             },
             cpu,
             pmu_type: None,
@@ -128,6 +133,7 @@ mod tests {
                         digest: d as u32,
                     }),
                 count: inv.count,
+                hardware_instructions: inv.hw_instructions,
             },
             cpu: inv.cpu,
             pmu_type: inv.pmu_type,
@@ -177,6 +183,9 @@ mod tests {
             let mut counted = inv.clone();
             counted.spec.count = true;
             assert_eq!(read_back(&c_args(&counted.to_args())), Ok(counted));
+            let mut retired = inv.clone();
+            retired.spec.hardware_instructions = true;
+            assert_eq!(read_back(&c_args(&retired.to_args())), Ok(retired));
             let mut with_worker = vec!["worker".to_string()];
             with_worker.extend(args);
             assert_eq!(read_back(&c_args(&with_worker)), Ok(inv));

@@ -136,6 +136,7 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
         fresh_seed: None,
         offsets: None,
         count,
+        hardware_instructions: false,
     }
 }
 
@@ -217,6 +218,9 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
                 enabled_ns,
                 running_ns,
             } => fault = Some(kind.explain(enabled_ns, running_ns)),
+            TrialMessage::InstructionsUnavailable { refusal } => {
+                fault = Some(refusal.explain_instructions())
+            }
             TrialMessage::Error { detail, .. } => {
                 fault = Some(crate::sanitize::log_field(&detail).into_owned())
             }

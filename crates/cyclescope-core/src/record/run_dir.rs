@@ -113,7 +113,7 @@ pub struct CampaignRequest {
     pub baseline: Option<String>,
     /// What the run counts (absent: cycles), so that a resumed run counts the same.
     #[serde(default, skip_serializing_if = "is_cycles")]
-    pub counter: crate::counter::Counter,
+    pub counter: crate::counter::RunCounter,
     /// Labels of the baseline instances added as reference jobs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reference_jobs: Vec<String>,
@@ -298,6 +298,6 @@ pub fn instance_wall_seconds(root: &Path) -> BTreeMap<String, f64> {
     costs
 }
 
-fn is_cycles(c: &crate::counter::Counter) -> bool {
-    *c == crate::counter::Counter::Cycles
+fn is_cycles(c: &crate::counter::RunCounter) -> bool {
+    *c == crate::counter::RunCounter::Cycles
 }

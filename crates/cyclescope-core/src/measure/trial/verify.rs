@@ -38,6 +38,8 @@ enum Phase {
 /// Where a measurement worker is in its protocol.
 #[derive(Debug, Clone)]
 pub(crate) struct TrialOrder {
+    /// The loop counter must be hardware `instructions:u`, and only then may it be.
+    hardware_instructions: bool,
     trials: u32,
     iterations: u64,
     sample_calls: u64,
@@ -49,6 +51,7 @@ pub(crate) struct TrialOrder {
 impl TrialOrder {
     pub(crate) fn new(spec: &TrialSpec) -> Self {
         Self {
+            hardware_instructions: spec.hardware_instructions,
             trials: spec.trials,
             iterations: spec.iterations,
             sample_calls: spec.sample_calls,
@@ -64,11 +67,27 @@ impl TrialOrder {
             |what: &str| Err(Tampering(format!("{what} out of the protocol's order")));
         match (self.phase, m) {
             (Phase::Ended, _) => out_of_order("a message after the worker's last"),
+            (Phase::Start, TrialMessage::Ready { cycle_source, .. })
+                if self.hardware_instructions
+                    != (*cycle_source == crate::counter::CycleSource::PerfUserInstructions) =>
+            {
+                Err(Tampering(format!(
+                    "a loop counter of {cycle_source}, where {} was asked for",
+                    if self.hardware_instructions {
+                        "perf_event:instructions:u"
+                    } else {
+                        "a cycle counter"
+                    }
+                )))
+            }
             (Phase::Start, TrialMessage::Ready { .. }) => {
                 self.phase = Phase::Measuring;
                 Ok(())
             }
-            (Phase::Start, TrialMessage::Error { .. }) => {
+            (
+                Phase::Start,
+                TrialMessage::Error { .. } | TrialMessage::InstructionsUnavailable { .. },
+            ) => {
                 self.phase = Phase::Ended;
                 Ok(())
             }
@@ -118,9 +137,12 @@ impl TrialOrder {
             (Phase::Measuring, TrialMessage::Done { .. }) => {
                 out_of_order("`done` before every trial")
             }
-            (Phase::Measuring, TrialMessage::Ready { .. } | TrialMessage::Error { .. }) => {
-                out_of_order("a second `ready`")
-            }
+            (
+                Phase::Measuring,
+                TrialMessage::Ready { .. }
+                | TrialMessage::Error { .. }
+                | TrialMessage::InstructionsUnavailable { .. },
+            ) => out_of_order("a second `ready`"),
         }
     }
 }

@@ -17,6 +17,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         fresh_seed: None,
         offsets: None,
         count: false,
+        hardware_instructions: false,
     }
 }
 
@@ -111,6 +112,42 @@ fn forged_or_reordered_messages_are_refused() {
     for (name, msgs) in cases {
         assert!(first_refusal(&s, &msgs).is_some(), "{name} was accepted");
     }
+}
+
+/// Asked for hardware instructions, a worker's cycles (the reference counter standing in) are
+/// refused; not asked, a worker may not claim them.
+#[test]
+fn the_loop_counter_is_the_one_asked_for() {
+    let ready_with = |source| TrialMessage::Ready {
+        cycle_source: source,
+        meta_block: None,
+        build_flags: None,
+        baseline_rss_bytes: 1,
+        perf_unavailable: None,
+        per_call_source: None,
+        timer_overhead_ticks: 30,
+        sandbox: None,
+    };
+    let asked = TrialSpec {
+        hardware_instructions: true,
+        ..spec(1, 100, 0)
+    };
+    let honest = [
+        ready_with(CycleSource::PerfUserInstructions),
+        trial(100, 0.1, 1),
+        done(),
+    ];
+    assert_eq!(first_refusal(&asked, &honest), None);
+    let refused = TrialMessage::InstructionsUnavailable {
+        refusal: crate::measure::trial::PerfRefusal::Errno(2),
+    };
+    assert_eq!(first_refusal(&asked, &[refused]), None);
+    for stand_in in [CycleSource::Tsc, CycleSource::PerfUserCycles] {
+        let why = first_refusal(&asked, &[ready_with(stand_in)]).expect("refused");
+        assert!(why.contains("perf_event:instructions:u"), "{why}");
+    }
+    let claimed = [ready_with(CycleSource::PerfUserInstructions)];
+    assert!(first_refusal(&spec(1, 100, 0), &claimed).is_some());
 }
 
 fn t(measurements: u64, seconds: f64, cycles: u64) -> Trial {
