@@ -1,5 +1,5 @@
 use super::*;
-use crate::measure::stats::Trial;
+use crate::measure::stats::{Trial, trial_spread};
 
 fn rec(label: &str, bytes: u64, per_call: &[f64]) -> TimingRecord {
     let trials: Vec<Trial> = per_call
