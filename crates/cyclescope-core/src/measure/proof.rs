@@ -14,13 +14,14 @@ use super::stats::Trial;
 use crate::format;
 use crate::vocabulary::{FailureKind, JobFailure};
 
-/// The guide's figure is refused when even its slowest trial is this many times faster per
-/// call than the probe's fastest: fresh messages cost an honest library at most some cache
-/// misses on top of the same work, and a trial only ever gets slower on a busy host, so
-/// comparing the guide's slowest with the probe's fastest trial leaves both spreads outside.
-/// Four, because on a shared VM the trials of one honest library were seen to swing by up to
-/// about three times (pseudoXOF-512 at 32 B: 770 to 2400 TSC cycles per call, one process);
-/// a library that skips the work is ten or a hundred times faster on the harness's message.
+/// The guide's figure is refused when its fastest trial is this many times faster per call
+/// than the probe's fastest: a busy host only ever makes a trial slower, so each side's fastest
+/// trial is the nearest to its cost, and one disturbed guide trial (seen: 40 and 430 cycles at
+/// 64 B, a library that skips the work) cannot hide the difference. Fresh messages cost an
+/// honest library at most some cache misses on top of the same work; four, because on a shared
+/// VM the trials of one honest library were seen to swing by up to about three times
+/// (pseudoXOF-512 at 32 B: 770 to 2400 TSC cycles per call, one process), and a refusal is
+/// kept only when a second probe process confirms it (campaign::measure::proof).
 pub const PROBE_FACTOR: f64 = 4.0;
 
 /// Trials of one fresh-message probe process beside each job's guide trials, their warm-ups,
@@ -63,17 +64,17 @@ fn per_call(t: &Trial) -> f64 {
     t.cycles as f64 / t.measurements.max(1) as f64
 }
 
-/// PROBEFAIL when the guide's trials are markedly faster than the probe's, beyond both
-/// spreads (`PROBE_FACTOR`); the detail gives the probe's figure in place of the guide's.
+/// PROBEFAIL when the guide's fastest trial is markedly faster than the probe's fastest
+/// (`PROBE_FACTOR`); the detail gives the probe's figure in place of the guide's.
 pub(crate) fn probe_refusal(
     guide: &[Trial],
     probe: &[Trial],
     input_bytes: u64,
 ) -> Result<(), JobFailure> {
-    let slowest_guide = guide.iter().map(per_call).fold(f64::NAN, f64::max);
+    let fastest_guide = guide.iter().map(per_call).fold(f64::NAN, f64::min);
     let fastest_probe = probe.iter().map(per_call).fold(f64::NAN, f64::min);
     // NaN (no trials on a side) compares false: no refusal.
-    let marked = slowest_guide * PROBE_FACTOR < fastest_probe;
+    let marked = fastest_guide * PROBE_FACTOR < fastest_probe;
     if !marked {
         return Ok(());
     }
@@ -90,12 +91,12 @@ pub(crate) fn probe_refusal(
     Err(JobFailure::new(
         FailureKind::Probefail,
         format!(
-            "on the harness's message the calls took at most {} cycles each, on fresh messages of \
+            "on the harness's message the calls took as little as {} cycles each, on fresh messages of \
              the same length at least {} ({:.1}× more): the library recognises or caches the timing \
              message; the probe's figure is {} cycles/call{per_byte}, {} fresh messages in {} trials",
-            format::int(Some(slowest_guide)),
+            format::int(Some(fastest_guide)),
             format::int(Some(fastest_probe)),
-            fastest_probe / slowest_guide.max(f64::MIN_POSITIVE),
+            fastest_probe / fastest_guide.max(f64::MIN_POSITIVE),
             format::int(Some(probe_mean)),
             calls,
             probe.len()

@@ -72,7 +72,12 @@ impl Measuring<'_> {
             };
             probe_trials.extend(trials);
             match proof::probe_refusal(&self.done_trials, &probe_trials, bytes) {
-                Ok(()) => return true,
+                // Not (or no longer) marked: a first process's refusal the second does not
+                // confirm is not kept.
+                Ok(()) => {
+                    self.m.failure = None;
+                    return true;
+                }
                 Err(f) => self.m.failure = Some(f),
             }
         }

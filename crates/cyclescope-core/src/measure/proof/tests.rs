@@ -60,11 +60,20 @@ fn a_guide_figure_far_below_the_probes_is_refused_with_the_probes_figure() {
         f.detail
     );
     assert!(f.detail.contains("(65.6 cycles/byte)"), "{}", f.detail);
-    // Within the factor, or overlapping spreads: no refusal.
-    let near = [trial(500, 1e-3, 10_000_000), trial(500, 1e-3, 29_000)];
+    // The probe's fastest within the factor of the guide's fastest: no refusal.
+    let near = [trial(500, 1e-3, 10_000_000), trial(500, 1e-3, 27_000)];
     assert_eq!(probe_refusal(&guide, &near, 32), Ok(()));
     let slower_guide = [trial(1000, 1e-3, 600_000)];
     assert_eq!(probe_refusal(&slower_guide, &probe, 32), Ok(()));
+    // One disturbed guide trial (ten times its other) hides nothing: each side's fastest
+    // trial is what it costs.
+    let disturbed = [trial(1000, 1e-3, 40_000), trial(1000, 1e-3, 430_000)];
+    let f = probe_refusal(&disturbed, &probe, 64).unwrap_err();
+    assert!(
+        f.detail.contains("as little as 40 cycles each"),
+        "{}",
+        f.detail
+    );
     assert_eq!(probe_refusal(&guide, &[], 32), Ok(()));
 }
 
