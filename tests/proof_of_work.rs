@@ -136,11 +136,38 @@ fn a_library_that_recognises_the_timing_message_is_refused_by_the_fresh_message_
     let (failure, out) = fixture_failure("proof_timing_message");
     let failure = failure.unwrap_or_default();
     assert!(
-        failure.starts_with("PROBEFAIL: on the harness's message"),
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call took"),
         "{failure}\n{out}"
     );
-    assert!(failure.contains("the probe's figure is"), "{failure}");
+    assert!(
+        failure.contains("ns of CPU time by the kernel's clock"),
+        "{failure}"
+    );
     assert!(out.contains("PROBEFAIL"), "{out}");
+}
+
+/// A caching gain of about three (the probe judged its own figures with a factor of four before)
+/// is refused on the probe's CPU time.
+#[test]
+fn a_library_with_a_modest_caching_gain_is_refused_by_the_probes_cpu_time() {
+    let (failure, out) = fixture_failure("proof_cache_modest");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call took"),
+        "{failure}\n{out}"
+    );
+}
+
+/// A thread that spins beside the probe once made every probe trial count as disturbed and
+/// dropped; the kernel charges its CPU time to the probe process, so the cache is still found.
+#[test]
+fn a_library_that_spins_a_thread_beside_the_probe_is_still_refused() {
+    let (failure, out) = fixture_failure("proof_cache_spin");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call took"),
+        "{failure}\n{out}"
+    );
 }
 
 #[test]
@@ -148,7 +175,7 @@ fn a_library_fast_and_wrong_on_fresh_messages_fails_the_probes_digest() {
     let (failure, out) = fixture_failure("proof_fresh_garbage");
     let failure = failure.unwrap_or_default();
     assert!(
-        failure.starts_with("CRYPTOFAIL: in the fresh-message probe, on its last fresh message: "),
+        failure.starts_with("CRYPTOFAIL: in the fresh-message probe, call "),
         "{failure}\n{out}"
     );
 }

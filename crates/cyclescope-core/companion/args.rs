@@ -34,7 +34,9 @@ pub(crate) struct Invocation<'a> {
     /// SUPERCOP's `crypto_hash` instead of ICCS `CryptHash`.
     pub(crate) supercop: bool,
     /// The fresh-message probe: each call hashes a message of its own, pseudo-random from
-    /// this seed, instead of the harness's message.
+    /// this seed, instead of the harness's message — and with the first 8 bytes of each from a
+    /// second seed that arrives on stdin only after `ready` (`setup::take_go_line`), so that
+    /// no candidate code can hash a probe message before the engine starts its clock.
     pub(crate) fresh_seed: Option<u64>,
     /// A layout of its own (`measure::layout`): the message and the digest this many bytes
     /// past a 64-byte boundary, instead of where their allocations put them.

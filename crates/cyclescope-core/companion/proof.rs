@@ -57,6 +57,46 @@ impl Fresh {
     }
 }
 
+/// The fresh-message probe's pool: messages from the command line's seed (written before
+/// `ready`, out of the engine's clock), each with its first 8 bytes XORed with a stream from
+/// the go line's seed (written after it, in a few cycles a message): so no probe message is
+/// known before the engine starts timing the process.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Probe {
+    pub(crate) body: Fresh,
+    pub(crate) heads: u64,
+}
+
+impl Probe {
+    /// XORs the heads into (or out of) the pool's messages of `len` bytes.
+    pub(crate) fn toggle_heads(self, pool: &mut [u8], len: usize) {
+        if len == 0 {
+            return;
+        }
+        let mut heads = Fresh::new(self.heads);
+        for message in pool.chunks_mut(len) {
+            let v = heads.next().to_le_bytes();
+            for (b, h) in message.iter_mut().zip(v) {
+                *b ^= h;
+            }
+        }
+    }
+
+    /// Trial `trial`'s pool, complete.
+    pub(crate) fn fill(self, trial: u64, pool: &mut [u8], len: usize) {
+        self.body.advance(trial).fill(pool);
+        self.toggle_heads(pool, len);
+    }
+
+    /// The first offset at which trial `trial`'s pool is not what `fill` wrote.
+    pub(crate) fn differs(self, trial: u64, pool: &mut [u8], len: usize) -> Option<usize> {
+        self.toggle_heads(pool, len);
+        let at = self.body.advance(trial).differs(pool);
+        self.toggle_heads(pool, len);
+        at
+    }
+}
+
 /// How many fresh messages one probe trial hashes: one per call, all in the pool.
 pub(crate) fn pool_messages(msg_len: u64, iterations: u64) -> u64 {
     if msg_len == 0 {

@@ -47,7 +47,7 @@ fn sys_err(what: &'static str) -> impl FnOnce(c_int) -> SetupError {
 /// Sets the process up and returns the protocol channel.
 pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
     die_with_parent()?;
-    let token = take_token()?;
+    let token = take_token(inv.fresh_seed.is_some())?;
     let proto = sys::dup_fd(1).map_err(sys_err("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     sys::dup2_fd(2, 1).map_err(sys_err("redirect stdout"))?;
@@ -99,22 +99,46 @@ fn die_with_parent() -> Result<(), SetupError> {
     }
 }
 
-/// Reads the token (one line, 32 hex digits) from stdin to its end, then puts `/dev/null` on
-/// fd 0 so the candidate finds no trace of it.
-fn take_token() -> Result<[u8; 32], SetupError> {
+/// Reads the token (one line, 32 hex digits) from stdin, then puts `/dev/null` on fd 0 so the
+/// candidate finds no trace of it — unless a go line is still to come (`--fresh-seed`), which
+/// `take_go_line` reads later and which is no secret.
+fn take_token(keep_stdin: bool) -> Result<[u8; 32], SetupError> {
     let mut buf = [0u8; 64];
+    let len = read_line(&mut buf);
+    let token = parse_token(&buf[..len]).ok_or(SetupError::NoToken)?;
+    if !keep_stdin {
+        null_stdin()?;
+    }
+    Ok(token)
+}
+
+/// Reads fd 0 into `buf` up to the first newline (kept), its end, or a full buffer; the length.
+fn read_line(buf: &mut [u8]) -> usize {
     let mut len = 0;
-    while len < buf.len() {
+    while len < buf.len() && !buf[..len].contains(&b'\n') {
         match sys::read_fd(0, &mut buf[len..]) {
             Ok(0) | Err(_) => break,
             Ok(n) => len += n,
         }
     }
-    let token = parse_token(&buf[..len]).ok_or(SetupError::NoToken)?;
+    len
+}
+
+fn null_stdin() -> Result<(), SetupError> {
     let null = sys::open_read(c"/dev/null").map_err(sys_err("open /dev/null"))?;
     sys::dup2_fd(null, 0).map_err(sys_err("replace stdin"))?;
     sys::close_fd(null);
-    Ok(token)
+    Ok(())
+}
+
+/// The fresh-message probe's seed: one decimal line the engine writes on stdin after it has
+/// read `ready` and started its clock on this process; then stdin becomes `/dev/null`. None
+/// when no such line came (the engine gave up, or the candidate read it first).
+pub(crate) fn take_go_line() -> Option<u64> {
+    let mut buf = [0u8; 32];
+    let len = read_line(&mut buf);
+    let _ = null_stdin();
+    super::args::number(buf[..len].trim_ascii())
 }
 
 /// The token of a line: 32 hex digits, surrounding white space ignored.

@@ -7,9 +7,11 @@
 //! finally `done` with the peak RSS. A non-zero return, a broken guard or a message that is no
 //! longer the one prepared (checked after the warm-ups and after each phase, never inside a
 //! timed loop) ends it with a fault. Each `trial` carries the digest of its loop's last call,
-//! for the engine to hold against a separate worker's. With `--fresh-seed` it is the
-//! fresh-message probe instead: each call of a trial hashes a message of its own
-//! (`proof::Fresh`), laid one after another in one allocation.
+//! for the engine to hold against a separate worker's. With `--fresh` it is the fresh-message
+//! probe instead: after `ready` it waits for the seed on stdin (the engine starts its clock on
+//! this process as it sends it), then each call of a trial hashes a message of its own
+//! (`proof::Fresh`), laid one after another in one allocation, and every call's digest is
+//! reported (`digests`) for the engine to spot-check.
 
 use core::ffi::c_int;
 
@@ -20,7 +22,7 @@ use super::json::Channel;
 use super::library::{self, Entry, LoadError, MetaBlock};
 use super::perf_attr::CounterFault;
 use super::procfs;
-use super::proof::{self, Fresh};
+use super::proof::{self, Fresh, Probe};
 use super::sampler::Sampler;
 use super::sandbox::InForce;
 use super::sys;
@@ -74,12 +76,14 @@ impl Call {
         failed
     }
 
-    /// The probe's loop: call `i` hashes the `i`-th message of `stride` bytes from `msg`.
+    /// The probe's loop: call `i` hashes the `i`-th message of `stride` bytes from `msg`, and
+    /// its digest is copied to the `i`-th slot of `out` (slots of `out.len() / n` bytes).
     #[inline(always)]
-    fn call_pool(&self, n: u64, stride: usize) -> c_int {
+    fn call_pool(&self, n: u64, stride: usize, out: &mut [u8]) -> c_int {
         let mut failed = 0;
         let mut at = self.msg;
-        for _ in 0..n {
+        let slot = out.len() / (n.max(1) as usize);
+        for i in 0..n as usize {
             let rc = match self.entry {
                 // SAFETY: `at` stays inside the pool, which holds `n` messages of `stride`
                 // bytes (msg_bits / 8 each) inside guard bytes; the digest as in `call_n`.
@@ -90,6 +94,11 @@ impl Call {
             if rc != 0 {
                 failed = rc;
             }
+            // SAFETY: the digest buffer holds `slot` bytes (digest_bits / 8, rounded up), and
+            // slot `i` of `out` lies inside it (`out` holds `n` slots).
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.digest, out.as_mut_ptr().add(i * slot), slot)
+            };
             at = at.wrapping_add(stride);
         }
         failed
@@ -136,13 +145,12 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             b"the message length does not fit this machine",
         );
     };
-    let fresh = inv.fresh_seed.map(Fresh::new);
     // The probe lays its messages one after another, each hashed once per trial.
-    let count = match fresh {
+    let count = match inv.fresh_seed {
         Some(_) => proof::pool_messages(inv.input_bytes, inv.iterations),
         None => 1,
     };
-    if fresh.is_some() && count < inv.iterations {
+    if inv.fresh_seed.is_some() && count < inv.iterations {
         return error(ch, "memory", b"the probe's messages do not fit its pool");
     }
     let digest_len = (inv.digest_bits as usize).div_ceil(8);
@@ -164,10 +172,23 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             b"cannot allocate the message and digest buffers",
         );
     };
-    match fresh {
+    // The probe's first trial's messages but their heads: written now, out of the engine's
+    // clock, page faults and all.
+    match inv.fresh_seed {
         None => fill_harness_message(msg.data_mut(), inv.input_bytes),
-        Some(f) => f.fill(msg.data_mut()),
+        Some(seed) => Fresh::new(seed).advance(0).fill(msg.data_mut()),
     }
+    let probe_digests = match inv.fresh_seed {
+        None => None,
+        Some(_) => match usize::try_from(inv.iterations)
+            .ok()
+            .and_then(|n| n.checked_mul(digest_len))
+            .and_then(|len| sys::alloc_filled(len, 0))
+        {
+            Some(buf) => Some(buf),
+            None => return error(ch, "memory", b"cannot allocate the probe's digests"),
+        },
+    };
     let baseline_rss_bytes = procfs::resident_bytes();
     let (mut loop_counter, refusal) = if inv.hw_instructions {
         match LoopCounter::open_instructions(inv.pmu_type) {
@@ -199,6 +220,21 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         overhead,
         in_force,
     );
+    let fresh = match inv.fresh_seed {
+        None => None,
+        Some(seed) => match super::setup::take_go_line() {
+            Some(heads) => {
+                let p = Probe {
+                    body: Fresh::new(seed),
+                    heads,
+                };
+                p.toggle_heads(msg.data_mut(), msg_len);
+                Some(p)
+            }
+            None => return error(ch, "go", b"no seed arrived on stdin after ready"),
+        },
+    };
+    let mut probe_digests = probe_digests;
 
     let call = Call {
         entry: lib.entry,
@@ -209,14 +245,14 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     };
     // After every phase, outside the timed loop: the guards, then the message, then the
     // return code.
-    let check = |rc: c_int, msg: &Guarded, digest: &Guarded, state: Option<Fresh>| {
+    let check = |rc: c_int, msg: &mut Guarded, digest: &Guarded, state: Option<(Probe, u64)>| {
         if !(msg.intact() && digest.intact()) {
             send_overflow(ch);
             return Some(EXIT_FAULT);
         }
         let changed = match state {
             None => proof::harness_message_differs(msg.data(), inv.input_bytes),
-            Some(f) => f.differs(msg.data()),
+            Some((p, trial)) => p.differs(trial, msg.data_mut(), msg_len),
         };
         if let Some(offset) = changed {
             send_input_changed(ch, offset as u64);
@@ -233,15 +269,15 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         } else {
             call.call_n(1)
         };
-        if let Some(code) = check(rc, &msg, &digest, fresh) {
+        if let Some(code) = check(rc, &mut msg, &digest, fresh.map(|p| (p, 0))) {
             return code;
         }
     }
     let mut batch: Option<&'static mut [u8]> = None;
     for trial in 0..inv.trials {
-        let state = fresh.map(|f| f.advance(u64::from(trial)));
-        if let Some(f) = state {
-            f.fill(msg.data_mut());
+        let state = fresh.map(|p| (p, u64::from(trial)));
+        if let Some((p, t)) = state.filter(|&(_, t)| t > 0) {
+            p.fill(t, msg.data_mut(), msg_len);
         }
         // The guide's loop: nothing but the calls between the two readings.
         let wait0 = procfs::runqueue_wait_ns();
@@ -255,7 +291,10 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         let failed_rc = match state {
             None if inv.count => cyclescope_counted_calls(&call, inv.iterations),
             None => call.call_n(inv.iterations),
-            Some(_) => call.call_pool(inv.iterations, msg_len),
+            Some(_) => match probe_digests.as_deref_mut() {
+                Some(out) => call.call_pool(inv.iterations, msg_len, out),
+                None => call.call_n(0),
+            },
         };
         let inner1 = witness.inner();
         let cycles = match loop_counter.stop_checked() {
@@ -270,9 +309,24 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         let waited = procfs::runqueue_wait_ns()
             .zip(wait0)
             .map(|(b, a)| b.saturating_sub(a));
-        if let Some(code) = check(failed_rc, &msg, &digest, state) {
-            return code;
-        }
+        // The probe's trial line ends the engine's clock on it: it goes first, carrying the
+        // XOR of every digest of the trial (which no process can know before it has them all),
+        // and the message is checked after it.
+        let mut fold = [0u8; 1024];
+        let reported = match probe_digests.as_deref() {
+            Some(all) if digest_len <= fold.len() => {
+                for d in all.chunks(digest_len.max(1)) {
+                    fold.iter_mut().zip(d).for_each(|(f, b)| *f ^= b);
+                }
+                &fold[..digest_len]
+            }
+            _ => {
+                if let Some(code) = check(failed_rc, &mut msg, &digest, state) {
+                    return code;
+                }
+                digest.data()
+            }
+        };
         send_trial(
             ch,
             TrialFigures {
@@ -281,11 +335,19 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
                 cycles,
                 waited_ns: waited,
                 clock,
-                digest: digest.data(),
+                digest: reported,
             },
         );
+        if state.is_some()
+            && let Some(code) = check(failed_rc, &mut msg, &digest, state)
+        {
+            return code;
+        }
         if let Some(s) = &mut sampler {
             s.drain(ch);
+        }
+        if let Some(out) = probe_digests.as_deref() {
+            send_digests(ch, out, digest_len);
         }
         if inv.sample_calls > 0 {
             if batch.is_none() {
@@ -295,7 +357,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
                 return error(ch, "memory", b"cannot allocate the per-call sample batch");
             };
             let rc = sample_calls(ch, inv.sample_calls, overhead.unwrap_or(0), &call, buf);
-            if let Some(code) = check(rc, &msg, &digest, state) {
+            if let Some(code) = check(rc, &mut msg, &digest, state) {
                 return code;
             }
         }
@@ -421,6 +483,14 @@ pub(crate) fn sample_calls(
             .send();
     }
     bad_rc
+}
+
+/// Every digest of a probe trial, in order, a line per `DIGESTS_PER_LINE`.
+fn send_digests(ch: &Channel, all: &[u8], digest_len: usize) {
+    const DIGESTS_PER_LINE: usize = 2048;
+    for chunk in all.chunks(DIGESTS_PER_LINE * digest_len.max(1)) {
+        ch.message("digests").hex("hex", chunk).send();
+    }
 }
 
 /// A guard byte changed: the candidate wrote outside its buffers.

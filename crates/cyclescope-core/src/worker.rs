@@ -14,6 +14,7 @@ mod audit;
 pub mod child;
 mod exchange;
 pub(crate) mod forbidden;
+mod go_line;
 pub(crate) mod group;
 pub mod limits;
 pub mod one_shot;
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 
 use exchange::{Exchange, Framing};
+use go_line::GoLine;
 use group::Group;
 
 /// The environment variable that tells a worker its parent's process id (the worker exits if
@@ -98,6 +100,9 @@ pub struct Outcome {
     pub limit_note: String,
     /// The forbidden system call the sandbox killed it on, when the kernel's log names it.
     pub sandbox_call: Option<&'static str>,
+    /// With a go line: the worker's CPU time (every thread) from just before the go line was
+    /// written to the first look after its next protocol lines, by the kernel's clock.
+    pub(crate) cpu_after_go: Option<Duration>,
 }
 
 impl Outcome {
@@ -142,6 +147,9 @@ pub struct WorkerCommand {
     /// A program the worker runs under, with its arguments before the worker's (valgrind,
     /// for an instruction count: `counter::callgrind`).
     pub launcher: Option<(PathBuf, Vec<String>)>,
+    /// A line written on the worker's stdin after its first protocol line (the fresh-message
+    /// probe's seed), the worker's CPU clock read just before: see `Outcome::cpu_after_go`.
+    pub go_line: Option<String>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable.
@@ -198,10 +206,13 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             source,
         })?;
     let child = group.child_mut();
-    if let Some(mut stdin) = child.stdin.take() {
+    let mut stdin = child.stdin.take();
+    if let Some(stdin) = &mut stdin {
         // A worker that died at once cannot take it: its end tells why.
-        let _ = writeln!(stdin, "{}", token.as_str());
+        let _ = stdin.write_all(format!("{}\n", token.as_str()).as_bytes());
     }
+    // Without a go line stdin closes here: the worker reads the token to its end.
+    let mut go = GoLine::new(cmd.go_line.as_deref(), stdin);
     let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
     // The worker speaks only once its setup (pinning included) is done: from its first line
     // on, the parent watches where it runs.
@@ -246,8 +257,13 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             });
         }
         on_wait(now - started);
-        if let Err(t) = pipes.pump((deadline - now).min(POLL_INTERVAL), &mut on_line) {
-            break Some(Exit::Tampered(t.0));
+        match pipes.pump((deadline - now).min(POLL_INTERVAL), &mut on_line) {
+            Err(t) => break Some(Exit::Tampered(t.0)),
+            Ok(0) => {}
+            Ok(_) => go.after_lines(&group),
+        }
+        if set_up.get() {
+            go.send(&group);
         }
         if set_up.get()
             && let Some(moved) = watch.look_now_and_then()
@@ -259,6 +275,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .leader_ended()
         .then(|| group.leader_cpu_time())
         .flatten();
+    let cpu_after_go = go.window();
     let stderr_tail = pipes.stderr_tail();
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
@@ -278,6 +295,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         cpu,
         limit_note,
         sandbox_call,
+        cpu_after_go,
     })
 }
 

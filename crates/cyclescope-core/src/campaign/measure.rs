@@ -117,6 +117,7 @@ impl Layout {
                 },
                 abi: j.inst.abi,
                 fresh_seed: None,
+                fresh_heads: None,
                 offsets: None,
                 count: req.counter.under_valgrind(),
                 hardware_instructions: req.counter == RunCounter::HwInstructions,

@@ -128,6 +128,7 @@ impl Run<'_> {
             sample_calls: 0,
             abi: inst.abi,
             fresh_seed: None,
+            fresh_heads: None,
             offsets: None,
             count: false,
             // Hardware instructions that do not open fail here, named, before any plan.

@@ -270,6 +270,7 @@ pub fn run_kat(
         limits,
         pinned_cpu: opts.cpu,
         launcher: None,
+        go_line: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);

@@ -68,6 +68,12 @@ pub(crate) struct ProcessRun {
     pub(crate) peak_rss_bytes: u64,
     /// The instruction count, when the process ran under valgrind (`measure::count`).
     pub(crate) instructions: Option<crate::counter::callgrind::InstructionCount>,
+    /// The fresh-message probe's digests of its last trial, call after call (empty for the
+    /// guide's trials).
+    pub(crate) probe_digests: Vec<u8>,
+    /// The fresh-message probe's CPU time from its seed to its last line, by the kernel's
+    /// clock (`worker::Outcome::cpu_after_go`).
+    pub(crate) cpu_after_go: Option<Duration>,
 }
 
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,
@@ -85,14 +91,14 @@ pub(crate) fn run_process(
         Some(_) => super::count::CountRun::limits(setup.limits),
         None => setup.limits,
     };
-    let args = MeasureInvocation {
+    let invocation = MeasureInvocation {
         spec: spec.clone(),
         cpu: Some(setup.cpu),
         pmu_type: setup.pmu_type,
         sample_period_ns: None,
         limits,
-    }
-    .to_args();
+    };
+    let args = invocation.to_args();
     let cmd = WorkerCommand {
         exe: setup.exe.clone(),
         args: args.clone(),
@@ -104,6 +110,7 @@ pub(crate) fn run_process(
             Some(Ok(c)) => Some((c.valgrind.clone(), c.launcher_args())),
             _ => None,
         },
+        go_line: invocation.go_line(),
     };
     let mut sandbox = None;
     let mut info = None;
@@ -111,6 +118,7 @@ pub(crate) fn run_process(
     let mut waited = Vec::new();
     let mut clock_pairs = Vec::new();
     let mut digests = Vec::new();
+    let mut probe_digests = Vec::new();
     let mut fault: Option<JobFailure> = None;
     // The engine's own verdict on what the worker reported (its metadata): the worker is
     // stopped, and the job fails with this rather than as tampered with.
@@ -176,6 +184,12 @@ pub(crate) fn run_process(
                     trials.push(t);
                 }
                 TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                TrialMessage::Digests { hex } => match hex::decode(&hex) {
+                    Ok(bytes) => probe_digests.extend(bytes),
+                    Err(_) => {
+                        return Err(worker::Tampering("probe digests that are not hex".into()));
+                    }
+                },
                 // The guide's trials are never sampled: a worker that says so is not ours.
                 TrialMessage::IpSamples { .. } => {
                     return Err(worker::Tampering(
@@ -240,9 +254,16 @@ pub(crate) fn run_process(
     {
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
-    let (note, exit, stderr, wall, cpu) = match result {
-        Ok(o) => (o.death_note(), o.exit, o.stderr_tail, o.wall, o.cpu),
-        Err(e) => (String::new(), Exit::Code(-1), e, Duration::ZERO, None),
+    let (note, exit, stderr, wall, cpu, cpu_after_go) = match result {
+        Ok(o) => (
+            o.death_note(),
+            o.exit,
+            o.stderr_tail,
+            o.wall,
+            o.cpu,
+            o.cpu_after_go,
+        ),
+        Err(e) => (String::new(), Exit::Code(-1), e, Duration::ZERO, None, None),
     };
     // A report that went by the protocol is still checked against what was seen from outside.
     let seen = Observed {
@@ -344,6 +365,8 @@ pub(crate) fn run_process(
         outcome,
         peak_rss_bytes: peak,
         instructions: None,
+        probe_digests,
+        cpu_after_go,
     };
     if let Some(Ok(c)) = &count {
         c.finish(spec, &setup.exe, &mut run, sandbox);
@@ -382,7 +405,7 @@ fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
         LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
         LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
         LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
-        LoadStage::Memory | LoadStage::Sampler => detail,
+        LoadStage::Memory | LoadStage::Sampler | LoadStage::Go => detail,
     }
 }
 

@@ -26,9 +26,51 @@ pub const PROBE_FACTOR: f64 = 4.0;
 
 /// Trials of one fresh-message probe process beside each job's guide trials, their warm-ups,
 /// and the most probe processes a refusal takes (each after the first only confirms one).
-pub(crate) const PROBE_TRIALS: u32 = 3;
+pub(crate) const PROBE_TRIALS: u32 = 1;
 pub(crate) const PROBE_PROCESSES: u32 = 2;
 pub(crate) const PROBE_WARMUPS: u64 = 1;
+
+/// The guide's figure is refused when the fresh-message probe's calls took this many times
+/// its fastest trial's time per call, by the kernel's account of the probe process's CPU time
+/// from the moment the engine sent its seed to its trial line (`worker::go_line`). CPU time is
+/// not what a busy host inflates (a preempted process is not charged while it waits), nothing
+/// in the worker can write it, and the threads a candidate starts are charged to it. The
+/// window also holds the probe's one warm-up, XORing its messages' heads and folding its
+/// digests — a few cycles a message — so an honest library stays near 1×; a library that
+/// caches or recognises the timing message by 1.5× or more is refused.
+pub const PROBE_CPU_FACTOR: f64 = 1.5;
+
+/// PROBEFAIL when the probe's CPU time per call is `PROBE_CPU_FACTOR` times (or more) the
+/// guide's fastest trial's claimed time per call.
+pub(crate) fn probe_cpu_refusal(
+    guide: &[Trial],
+    probe_cpu: std::time::Duration,
+    probe_calls: u64,
+    input_bytes: u64,
+) -> Result<(), JobFailure> {
+    let fastest_guide_ns = guide
+        .iter()
+        .map(|t| t.seconds * 1e9 / t.measurements.max(1) as f64)
+        .fold(f64::NAN, f64::min);
+    let probe_ns = probe_cpu.as_secs_f64() * 1e9 / probe_calls.max(1) as f64;
+    // NaN (no guide trial) compares false: no refusal.
+    let marked = fastest_guide_ns * PROBE_CPU_FACTOR <= probe_ns;
+    if !marked {
+        return Ok(());
+    }
+    Err(JobFailure::new(
+        FailureKind::Probefail,
+        format!(
+            "on {input_bytes}-byte fresh messages each call took {} ns of CPU time by the kernel's \
+             clock ({probe_calls} calls in a process of their own), but the guide's fastest trial \
+             claims {} ns per call ({:.1}× less): the library caches or recognises the timing \
+             message, or its trial reports are not its own",
+            format::int(Some(probe_ns)),
+            format::int(Some(fastest_guide_ns)),
+            probe_ns / fastest_guide_ns.max(f64::MIN_POSITIVE),
+        ),
+    ))
+}
 
 /// CRYPTOFAIL when a trial's last digest is not `expected` (the first differing byte named).
 pub(crate) fn check_digests(

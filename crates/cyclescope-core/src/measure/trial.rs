@@ -34,9 +34,14 @@ pub struct TrialSpec {
     #[serde(default, skip_serializing_if = "Abi::is_iccs")]
     pub abi: Abi,
     /// The fresh-message probe (`measure::proof`): each call hashes its own pseudo-random
-    /// message from this seed instead of the harness's message. None: the guide's trials.
+    /// message from this seed instead of the harness's message, and reports every digest.
+    /// None: the guide's trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh_seed: Option<u64>,
+    /// The probe's second seed, for the first 8 bytes of each message: the go line, never on
+    /// the command line (`companion::proof::Probe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_heads: Option<u64>,
     /// A layout of its own (`measure::layout`); None: the guide's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offsets: Option<super::layout::BufferOffsets>,
@@ -93,6 +98,11 @@ pub(crate) enum TrialMessage {
     },
     Samples {
         ticks: Vec<u64>,
+    },
+    /// The fresh-message probe's digests of its last trial, in call order, concatenated (a
+    /// long trial sends several).
+    Digests {
+        hex: String,
     },
     /// `CryptHash` returned non-zero (the harness's CRYPTOFAIL).
     Cryptofail {
@@ -205,6 +215,8 @@ pub(crate) enum LoadStage {
     Memory,
     /// No perf_event sampling event opens (the sampled profile).
     Sampler,
+    /// The fresh-message probe's seed did not arrive after `ready`.
+    Go,
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! A trial spec as a measurement worker's command line: the engine writes `measure LIB
 //! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
 //! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
-//! [--abi supercop] [--fresh-seed S] [--msg-offset O --digest-offset O] [--count]
+//! [--abi supercop] [--fresh] [--msg-offset O --digest-offset O] [--count]
 //! [--hw-instructions]` (also stored in each
 //! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
@@ -23,6 +23,13 @@ pub struct MeasureInvocation {
 }
 
 impl MeasureInvocation {
+    /// The line the worker reads on stdin after `ready`: the probe's heads seed.
+    pub fn go_line(&self) -> Option<String> {
+        self.spec
+            .fresh_seed
+            .map(|_| self.spec.fresh_heads.unwrap_or(0).to_string())
+    }
+
     /// The worker's arguments after `worker`, starting with `measure`.
     pub fn to_args(&self) -> Vec<String> {
         let s = &self.spec;
@@ -90,6 +97,7 @@ mod tests {
                 sample_calls: 250,
                 abi: Abi::Iccs,
                 fresh_seed: None,
+                fresh_heads: None,
                 offsets: None,
                 count: false,
                 hardware_instructions: false,
@@ -126,6 +134,7 @@ mod tests {
                     Abi::Iccs
                 },
                 fresh_seed: inv.fresh_seed,
+                fresh_heads: None,
                 offsets: inv
                     .offsets
                     .map(|(m, d)| crate::measure::layout::BufferOffsets {
@@ -172,7 +181,12 @@ mod tests {
             assert_eq!(read_back(&c_args(&supercop.to_args())), Ok(supercop));
             let mut probe = inv.clone();
             probe.spec.fresh_seed = Some(u64::MAX);
-            assert_eq!(read_back(&c_args(&probe.to_args())), Ok(probe));
+            assert_eq!(read_back(&c_args(&probe.to_args())), Ok(probe.clone()));
+            // The heads' seed travels on stdin after `ready`, never in the command line.
+            let mut probe = probe.clone();
+            probe.spec.fresh_heads = Some(987_654_321);
+            assert!(!probe.to_args().iter().any(|a| a.contains("987654321")));
+            assert_eq!(probe.go_line().as_deref(), Some("987654321"));
             let mut atom = inv.clone();
             atom.pmu_type = Some(10);
             atom.sample_period_ns = Some(20_000);

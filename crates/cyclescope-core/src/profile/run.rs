@@ -134,6 +134,7 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
         sample_calls: 0,
         abi: req.instance.abi,
         fresh_seed: None,
+        fresh_heads: None,
         offsets: None,
         count,
         hardware_instructions: false,
@@ -181,6 +182,7 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
         limits,
         pinned_cpu: Some(req.cpu),
         launcher: under.map(|(v, out)| (v.to_path_buf(), valgrind_args(out))),
+        go_line: None,
     };
     let mut loop_ns = None;
     let mut sandbox = None;
@@ -192,6 +194,10 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
             TrialMessage::Ready { sandbox: s, .. } => sandbox = s,
             TrialMessage::Trial { nanoseconds, .. } => loop_ns = Some(nanoseconds),
             TrialMessage::Samples { .. } => {}
+            // A profile never probes fresh messages: a worker that says so is not ours.
+            TrialMessage::Digests { .. } => {
+                return Err(Tampering("probe digests from a profile trial".into()));
+            }
             TrialMessage::IpSamples {
                 event,
                 base,

@@ -101,6 +101,14 @@ impl Group {
         cpu_time_from_stat(&stat, clock_ticks_per_second()?)
     }
 
+    /// The CPU time of every thread of the leader, running or ended, to the nanosecond: the
+    /// kernel's process CPU clock, read from outside, which nothing in the worker can write.
+    /// None once the leader is gone (or where the kernel does not offer the clock).
+    pub(super) fn process_cpu_time(&self) -> Option<Duration> {
+        let clock = nix::time::clock_getcpuclockid(self.pgid).ok()?;
+        nix::time::clock_gettime(clock).ok().map(Duration::from)
+    }
+
     /// Kills every process of the group and reaps the leader.
     pub(crate) fn finish(mut self) -> Option<ExitStatus> {
         self.kill_and_reap()

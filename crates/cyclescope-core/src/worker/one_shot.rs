@@ -68,6 +68,7 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
         limits,
         pinned_cpu: None,
         launcher: None,
+        go_line: None,
     };
     let mut reply = None;
     let outcome = super::run(&cmd, |r: Reply| match reply {

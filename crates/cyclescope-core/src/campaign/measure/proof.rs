@@ -7,7 +7,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use super::Measuring;
-use crate::measure::job::{self, ProcessRun};
+use crate::measure::job::ProcessRun;
 use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor, fresh};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
@@ -48,9 +48,10 @@ impl Measuring<'_> {
     }
 
     /// The fresh-message probe after the guide's trials (only where a reference digest proves
-    /// work, and the message is not empty); a refusal becomes the job's failure. A refusal is
-    /// only kept when a second probe process confirms it: a busy host can slow every trial of
-    /// one process, never make the guide's trials faster. False when the run was cancelled.
+    /// work, and the message is not empty); a refusal becomes the job's failure. The probe is
+    /// judged on its CPU time as the kernel counts it, which a busy host does not inflate; a
+    /// refusal is still only kept when a second probe process confirms it (caches another
+    /// process shares can slow a process's work). False when the run was cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
         if self.expected_digest.is_none()
@@ -60,18 +61,31 @@ impl Measuring<'_> {
         {
             return true;
         }
-        let mut probe_trials = Vec::new();
+        let mut fastest: Option<(std::time::Duration, u64)> = None;
         for _ in 0..PROBE_PROCESSES {
-            let trials = match self.one_probe() {
+            let (cpu, calls, trials) = match self.one_probe() {
                 Probe::Cancelled => return false,
                 Probe::Failed(f) => {
                     self.m.failure = Some(f);
                     return true;
                 }
-                Probe::Trials(t) => t,
+                Probe::Timed { cpu, calls, trials } => (cpu, calls, trials),
             };
-            probe_trials.extend(trials);
-            match proof::probe_refusal(&self.done_trials, &probe_trials, bytes) {
+            let judged = match cpu {
+                Some(cpu) => {
+                    let per_call = |(c, n): (std::time::Duration, u64)| c.as_secs_f64() / n as f64;
+                    let best = match fastest {
+                        Some(f) if per_call(f) <= per_call((cpu, calls)) => f,
+                        _ => (cpu, calls),
+                    };
+                    fastest = Some(best);
+                    proof::probe_cpu_refusal(&self.done_trials, best.0, best.1, bytes)
+                }
+                // No CPU clock on the probe (a kernel without it): its own report is all there
+                // is, judged by the factor for claimed figures.
+                None => proof::probe_refusal(&self.done_trials, &trials, bytes),
+            };
+            match judged {
                 // Not (or no longer) marked: a first process's refusal the second does not
                 // confirm is not kept.
                 Ok(()) => {
@@ -84,16 +98,24 @@ impl Measuring<'_> {
         true
     }
 
-    /// One probe process: its undisturbed trials, or how it failed.
+    /// One probe process: its CPU time and calls, or how it failed.
     fn one_probe(&mut self) -> Probe {
         let bytes = self.job.key.input_bytes;
-        let seed = RandomState::new().hash_one(bytes);
+        let state = RandomState::new();
         let spec = TrialSpec {
-            iterations: probe_calls(bytes, self.layout.spec.iterations),
+            iterations: probe_calls(
+                bytes,
+                self.layout.spec.iterations,
+                self.done_trials
+                    .iter()
+                    .map(|t| t.seconds * 1e9 / t.measurements.max(1) as f64)
+                    .fold(f64::NAN, f64::min),
+            ),
             warmups: PROBE_WARMUPS,
             trials: PROBE_TRIALS,
             sample_calls: 0,
-            fresh_seed: Some(seed),
+            fresh_seed: Some(state.hash_one(bytes)),
+            fresh_heads: Some(state.hash_one((bytes, "heads"))),
             ..self.layout.spec.clone()
         };
         let timeout = self.layout.timeout.mul_f64(f64::from(PROBE_TRIALS));
@@ -108,76 +130,121 @@ impl Measuring<'_> {
                 format!("in the fresh-message probe: {}", f.detail),
             )),
             JobOutcome::Complete => match floor::check(&run.record.trials, bytes, core)
-                .and_then(|()| self.probe_digest_holds(&spec, seed, &run))
+                .and_then(|()| self.probe_digests_hold(&spec, &run))
             {
                 Err(f) => Probe::Failed(f),
-                Ok(()) => Probe::Trials(
-                    run.record
-                        .trials
-                        .iter()
-                        .zip(&run.waited_ns)
-                        .filter(|(t, w)| {
-                            job::disturbance(t, **w, self.clock.fixed_clock_hz).is_none()
-                        })
-                        .map(|(t, _)| *t)
-                        .collect(),
-                ),
+                Ok(()) => Probe::Timed {
+                    cpu: run.cpu_after_go,
+                    calls: spec.iterations + spec.warmups,
+                    trials: run.record.trials.clone(),
+                },
             },
         }
     }
 }
 
 impl Measuring<'_> {
-    /// The digest the probe's last call wrote against the one a separate worker computes of
-    /// that message (regenerated from the seed): a library that answers fresh messages fast
-    /// and wrong would otherwise hide how slow the real work is.
-    fn probe_digest_holds(
-        &mut self,
-        spec: &TrialSpec,
-        seed: u64,
-        run: &ProcessRun,
-    ) -> Result<(), JobFailure> {
-        let (Ok(len), Ok(count)) = (
+    /// The probe's digests: their XOR must be what its trial line carried (so they were all
+    /// known when the engine's clock stopped), and a few of them, drawn at random after the
+    /// fact, must be what a separate worker computes of those messages: a library that
+    /// answered fresh messages fast and wrong would otherwise hide how slow the real work is.
+    fn probe_digests_hold(&mut self, spec: &TrialSpec, run: &ProcessRun) -> Result<(), JobFailure> {
+        let (Ok(len), Some(seed), Some(heads)) = (
             usize::try_from(spec.input_bytes),
-            usize::try_from(spec.iterations),
+            spec.fresh_seed,
+            spec.fresh_heads,
         ) else {
             return Ok(());
         };
-        let last_trial = u64::from(spec.trials.saturating_sub(1));
-        let msg = fresh::last_message(seed, last_trial, len, count);
-        let Some(expected) = self.runner.digest_of(&self.job.inst, &msg) else {
-            return Ok(());
+        let width = (spec.digest_bits as usize).div_ceil(8);
+        let tampered = |why: String| {
+            Err(JobFailure::new(
+                crate::vocabulary::FailureKind::Tampered,
+                format!("in the fresh-message probe: {why}"),
+            ))
         };
-        let expected = expected?;
-        let last = run.digests.last().cloned().into_iter().collect::<Vec<_>>();
-        proof::check_digests(&expected, &last, spec.input_bytes).map_err(|f| {
-            JobFailure::new(
-                f.kind,
-                format!(
-                    "in the fresh-message probe, on its last fresh message: {}",
-                    f.detail
-                ),
-            )
-        })
+        let calls = spec.iterations as usize;
+        if width == 0 || run.probe_digests.len() != calls * width {
+            return tampered(format!(
+                "{} bytes of digests for {calls} calls of {width} bytes",
+                run.probe_digests.len()
+            ));
+        }
+        let mut fold = vec![0u8; width];
+        for d in run.probe_digests.chunks(width) {
+            fold.iter_mut().zip(d).for_each(|(f, b)| *f ^= b);
+        }
+        if width <= PROBE_FOLD_MAX_BYTES
+            && run.digests.last().map(String::as_str) != Some(hex::encode(&fold).as_str())
+        {
+            return tampered(
+                "its trial line did not carry the XOR of the digests it reported after it".into(),
+            );
+        }
+        let state = RandomState::new();
+        for k in 0..PROBE_SPOT_CHECKS {
+            let index = (state.hash_one(k) % calls.max(1) as u64) as usize;
+            let msg = fresh::probe_message(seed, heads, len, index);
+            let Some(expected) = self.runner.digest_of(&self.job.inst, &msg) else {
+                return Ok(());
+            };
+            let got = &run.probe_digests[index * width..(index + 1) * width];
+            if expected? != got {
+                return Err(JobFailure::new(
+                    crate::vocabulary::FailureKind::Cryptofail,
+                    format!(
+                        "in the fresh-message probe, call {} of {calls} answered a digest that \
+                         differs from the one a separate worker computes of its message (the \
+                         library answered fresh messages with digests it did not compute)",
+                        index + 1
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
-/// What one probe process gave.
+/// What one probe process gave: its CPU time from its seed to its trial line (None where the
+/// kernel offers no process CPU clock), the calls inside that window, and its own trials.
 enum Probe {
-    Trials(Vec<crate::measure::stats::Trial>),
+    Timed {
+        cpu: Option<std::time::Duration>,
+        calls: u64,
+        trials: Vec<crate::measure::stats::Trial>,
+    },
     Failed(JobFailure),
     Cancelled,
 }
 
-/// Calls per probe trial: a fifth of the guide's (at least the guide's minimum of 20), each on
-/// a message of its own, within the pool — a probe process costs about 3/5 of one guide trial.
-pub(crate) fn probe_calls(input_bytes: u64, guide_iterations: u64) -> u64 {
+/// Probe digests checked one by one against a separate worker's, each drawn at random after
+/// the probe reported them all.
+const PROBE_SPOT_CHECKS: u64 = 2;
+/// The widest digest whose XOR the worker's trial line carries (`companion/trial.rs`).
+const PROBE_FOLD_MAX_BYTES: usize = 1024;
+
+/// Calls per probe trial: a fifth of the guide's (at least the guide's minimum of 20), and at
+/// least as many as fill `PROBE_MIN_WINDOW` at the guide's fastest pace, so that the fixed
+/// cost of starting and ending the window (a pipe read, a write) is small beside the calls;
+/// each on a message of its own, within the pool.
+pub(crate) fn probe_calls(input_bytes: u64, guide_iterations: u64, guide_ns_per_call: f64) -> u64 {
+    let for_window = if guide_ns_per_call > 0.0 {
+        (PROBE_MIN_WINDOW.as_secs_f64() * 1e9 / guide_ns_per_call).ceil() as u64
+    } else {
+        0
+    };
     (guide_iterations / 5)
         .max(20)
         .min(guide_iterations)
+        .max(for_window.min(PROBE_MAX_CALLS))
         .min(PROBE_POOL_BYTES / input_bytes.max(1))
         .max(1)
 }
+
+/// The shortest probe window, by the guide's figure.
+const PROBE_MIN_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
+/// The most calls a probe makes (their digests all come back to the engine).
+const PROBE_MAX_CALLS: u64 = 100_000;
 
 #[cfg(test)]
 mod tests {
@@ -186,15 +253,18 @@ mod tests {
     #[test]
     fn the_probe_asks_for_what_the_workers_pool_holds() {
         for (bytes, iters) in [(32, 20_000), (65_536, 300), (1 << 20, 20), (1 << 24, 20)] {
-            let calls = probe_calls(bytes, iters);
+            let calls = probe_calls(bytes, iters, 0.0);
             assert_eq!(
                 crate::companion::proof::pool_messages(bytes, calls),
                 calls,
                 "{bytes} B × {iters}"
             );
         }
-        assert_eq!(probe_calls(32, 20_000), 4000);
-        assert_eq!(probe_calls(1 << 20, 20), 8);
+        assert_eq!(probe_calls(32, 20_000, 0.0), 4000);
+        assert_eq!(probe_calls(1 << 20, 20, 0.0), 8);
+        // 20 ms at 300 ns a call.
+        assert_eq!(probe_calls(32, 2_000, 300.0), 66_667);
+        assert_eq!(probe_calls(32, 2_000, 1.0), 100_000);
         assert_eq!(PROBE_POOL_BYTES, crate::companion::proof::POOL_BYTES);
     }
 }

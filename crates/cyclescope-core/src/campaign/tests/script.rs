@@ -254,6 +254,8 @@ impl TrialRunner for Scripted {
             outcome,
             peak_rss_bytes: 2 << 20,
             instructions: None,
+            probe_digests: Vec::new(),
+            cpu_after_go: None,
         }
     }
 }

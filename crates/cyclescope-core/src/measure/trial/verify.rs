@@ -46,6 +46,11 @@ pub(crate) struct TrialOrder {
     phase: Phase,
     seen: u32,
     samples: u64,
+    /// The fresh-message probe reports every call's digest; nothing else does.
+    probe: bool,
+    /// Hex digits of probe digests since the last trial, and how many the trial's calls make.
+    digest_hex: u64,
+    digest_hex_per_trial: u64,
 }
 
 impl TrialOrder {
@@ -58,6 +63,9 @@ impl TrialOrder {
             phase: Phase::Start,
             seen: 0,
             samples: 0,
+            probe: spec.fresh_seed.is_some(),
+            digest_hex: 0,
+            digest_hex_per_trial: spec.iterations * 2 * u64::from(spec.digest_bits).div_ceil(8),
         }
     }
 
@@ -102,13 +110,36 @@ impl TrialOrder {
                         self.iterations
                     )));
                 }
+                if self.probe && self.seen > 0 && self.digest_hex != self.digest_hex_per_trial {
+                    return Err(Tampering(format!(
+                        "{} hex digits of probe digests after trial {}, {} were due",
+                        self.digest_hex, self.seen, self.digest_hex_per_trial
+                    )));
+                }
                 self.seen += 1;
                 self.samples = 0;
+                self.digest_hex = 0;
                 Ok(())
             }
             (Phase::Measuring, TrialMessage::IpSamples { .. }) if self.seen > 0 => Ok(()),
             (Phase::Measuring, TrialMessage::IpSamples { .. }) => {
                 out_of_order("instruction pointer samples before a trial")
+            }
+            (Phase::Measuring, TrialMessage::Digests { hex }) => {
+                self.digest_hex += hex.len() as u64;
+                if !self.probe || self.seen == 0 || self.digest_hex > self.digest_hex_per_trial {
+                    return Err(Tampering(format!(
+                        "{} hex digits of probe digests after trial {}, {} were due",
+                        self.digest_hex,
+                        self.seen,
+                        if self.probe {
+                            self.digest_hex_per_trial
+                        } else {
+                            0
+                        }
+                    )));
+                }
+                Ok(())
             }
             (Phase::Measuring, TrialMessage::Samples { ticks }) => {
                 self.samples += ticks.len() as u64;
@@ -129,6 +160,14 @@ impl TrialOrder {
             ) => {
                 self.phase = Phase::Ended;
                 Ok(())
+            }
+            (Phase::Measuring, TrialMessage::Done { .. })
+                if self.probe && self.digest_hex != self.digest_hex_per_trial =>
+            {
+                Err(Tampering(format!(
+                    "{} hex digits of probe digests after the last trial, {} were due",
+                    self.digest_hex, self.digest_hex_per_trial
+                )))
             }
             (Phase::Measuring, TrialMessage::Done { .. }) if self.seen == self.trials => {
                 self.phase = Phase::Ended;

@@ -15,6 +15,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         sample_calls,
         abi: crate::plugin::Abi::Iccs,
         fresh_seed: None,
+        fresh_heads: None,
         offsets: None,
         count: false,
         hardware_instructions: false,
