@@ -118,21 +118,34 @@ fn fails(name: &str, check: &str) {
     );
 }
 
-/// `name` passes the KAT with a finding of `check` (no failure).
-fn finds(name: &str, check: &str) {
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = harness_tree(tmp.path(), name);
-    let (objects, text) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+/// `name` passes the KAT with a finding of `check` (no failure): the `kat --json` object (in
+/// `tmp`), whose every other check passes or is skipped for want of an oracle or `--full`.
+fn finds(tmp: &Path, name: &str, check: &str) -> Value {
+    let tree = harness_tree(tmp, name);
+    let (objects, text) = kat_json(tmp, &["--scan", tree.to_str().unwrap()]);
     let [obj] = objects.as_slice() else {
         panic!("one instance expected:\n{text}");
     };
     let (word, detail) = outcome(obj, check);
     assert_eq!(word, "finding", "{name}: {check}: {detail}\n{text}");
     assert_eq!(obj["status"], "PASS", "a finding does not block:\n{text}");
+    assert_eq!(obj["detail"], "", "{text}");
+    let findings = obj["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{obj}");
+    assert_eq!(findings[0]["check"], check, "{obj}");
     assert!(
-        text.contains(&format!("finding {check}: ")),
+        text.contains(&format!("{name}: finding, not blocking: {check}: ")),
         "kat shows the finding on stderr:\n{text}"
     );
+    for c in obj["conformance"].as_array().unwrap() {
+        let word = c["outcome"].as_str().unwrap();
+        let skip_ok = matches!(c["check"].as_str(), Some("differential" | "long_message"));
+        assert!(
+            c["check"] == check || word == "pass" || (word == "skipped" && skip_ok),
+            "{c}\n{text}"
+        );
+    }
+    obj.clone()
 }
 
 #[test]
@@ -182,12 +195,26 @@ fn a_library_with_static_state_fails_reentrancy() {
 
 #[test]
 fn a_digest_that_depends_on_the_unused_bits_is_a_finding() {
-    finds("unused_bits", "unused_bits");
+    let tmp = tempfile::tempdir().unwrap();
+    finds(tmp.path(), "unused_bits", "unused_bits");
 }
 
 #[test]
-fn a_write_on_an_unsupported_digest_width_is_a_finding() {
-    finds("digest_len_write", "digest_length");
+fn a_refused_width_that_fills_its_own_bytes_is_a_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let obj = finds(tmp.path(), "digest_len_refused_write", "digest_length");
+    let (_, detail) = outcome(&obj, "digest_length");
+    assert!(
+        detail.contains("refused with -4, wrote its digest bytes"),
+        "{detail}"
+    );
+}
+
+/// Writing past the bytes of a width is a write past a buffer, whichever the width: it blocks
+/// (until checks' version 2 this fixture was only a finding).
+#[test]
+fn a_write_past_the_bytes_of_an_unsupported_width_fails_digest_length() {
+    fails("digest_len_write", "digest_length");
 }
 
 #[test]

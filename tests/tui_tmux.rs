@@ -100,6 +100,7 @@ fn watch_follows_a_journal_live_and_shows_the_end() {
         detail: String::new(),
         log: None,
         check: None,
+        findings: Vec::new(),
     })
     .expect("append");
     let args = format!("watch {}", dir.path().display());

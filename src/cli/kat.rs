@@ -134,23 +134,21 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(e.into()),
             Ok(r) => r,
         };
+        let note = crate::conform::findings_note(&report.conformance);
         if args.json {
             objects.push(json_object(inst, &report, &run_dir, cpu));
+            if let Some(note) = &note {
+                eprintln!("  {}: {}", inst.label, crate::sanitize::terminal(note));
+            }
         } else {
             // The log keeps the harness's line byte for byte (a pass ends in a space); the
-            // terminal gets it without that trailing space.
-            outln!("{}", report.result_line().trim_end());
-        }
-        for r in report
-            .conformance
-            .iter()
-            .filter(|r| matches!(r.outcome, crate::conform::Outcome::Finding { .. }))
-        {
-            eprintln!(
-                "  finding {}: {}",
-                r.check,
-                crate::sanitize::terminal(&r.outcome.detail())
-            );
+            // terminal gets it without that trailing space, and with the findings that do not
+            // block beside the verdict they leave standing.
+            let line = report.result_line();
+            match &note {
+                None => outln!("{}", line.trim_end()),
+                Some(note) => outln!("{} ({})", line.trim_end(), crate::sanitize::terminal(note)),
+            }
         }
         if !report.status.is_pass() {
             eprintln!("  {}: {}", report.status, report.status.hint());
@@ -195,7 +193,9 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `{candidate, label, id, instance, status, detail, log, conformance: [{check, outcome,
-/// detail}]}`: one instance's KAT for `kat --json` (strings a library controls sanitized).
+/// detail}], findings: [...]}`: one instance's KAT for `kat --json` (strings a library
+/// controls sanitized); `findings` repeats the outcomes that do not block, beside a status
+/// they leave standing.
 fn json_object(
     inst: &Instance,
     report: &crate::kat::KatReport,
@@ -211,6 +211,7 @@ fn json_object(
         "detail": clean(report.detail()),
         "log": report.log_path().strip_prefix(run_dir).unwrap_or(report.log_path()).display().to_string(),
         "conformance": report.conformance.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+        "findings": crate::conform::findings(&report.conformance).iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         "cpu": cpu,
     })
 }

@@ -101,6 +101,9 @@ pub enum KatState {
         detail: String,
         /// The conformance check that failed (NONCONFORM): the KAT column names it.
         check: Option<crate::conform::Check>,
+        /// Findings that do not block: the KAT column marks a pass that has them, the detail
+        /// line says what they are.
+        findings: Vec<crate::conform::CheckResult>,
     },
 }
 

@@ -200,6 +200,7 @@ fn kat_pass(app: &mut App, label: &str) {
             "runs/demo-20260101T000000Z/kat/iccs/{label}.log"
         ))),
         check: None,
+        findings: Vec::new(),
     });
 }
 
@@ -328,6 +329,7 @@ pub fn fault() -> App {
         detail: "vector 17 of ShortMsgKAT_512.txt differs".into(),
         log: None,
         check: None,
+        findings: Vec::new(),
     });
     app.apply(EngineEvent::Warning {
         message: "pseudohash-512 skipped: KAT MISMATCH (allow with --allow-kat-fail)".into(),

@@ -217,14 +217,15 @@ impl EngineLink {
                     .join("kat")
                     .join(&inst.candidate)
                     .join(format!("{}.log", inst.label));
-                let (status, detail, log, check) = match report {
+                let (status, detail, log, check, findings) = match report {
                     Ok(r) => (
                         r.status,
                         r.detail().to_string(),
                         log.is_file().then_some(log),
                         crate::conform::first_failure(&r.conformance).map(|c| c.check),
+                        crate::conform::findings(&r.conformance),
                     ),
-                    Err(e) => (KatStatus::Loadfail, e.to_string(), None, None),
+                    Err(e) => (KatStatus::Loadfail, e.to_string(), None, None, Vec::new()),
                 };
                 send(EngineEvent::KatFinished {
                     label: inst.label.clone(),
@@ -232,6 +233,7 @@ impl EngineLink {
                     detail,
                     log,
                     check,
+                    findings,
                 });
             }
             let _ = tx.send(Msg::KatsDone);

@@ -78,6 +78,16 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
             Span::styled(format!("{:>3}%", done * 100 / total), Style::new().fg(WARN))
         }
         KatState::Running { .. } => Span::styled("KAT…", Style::new().fg(WARN)),
+        // A pass with a finding that does not block: measured, the check named in warning.
+        KatState::Done {
+            status, findings, ..
+        } if status.is_pass() && !findings.is_empty() => {
+            let checks: Vec<&str> = findings.iter().map(|f| f.check.name()).collect();
+            Span::styled(
+                format!("PASS ⚑ {}", checks.join(",")),
+                Style::new().fg(WARN),
+            )
+        }
         KatState::Done { status, .. } if status.is_pass() => {
             Span::styled("PASS", Style::new().fg(GOOD))
         }

@@ -63,6 +63,12 @@ pub fn load(run_dir: &Path) -> Vec<EngineEvent> {
                     .and_then(|a| a.conformance.as_ref())
                     .and_then(|c| crate::conform::first_failure(&c.checks))
                     .map(|c| c.check),
+                findings: rec
+                    .cyclescope
+                    .as_ref()
+                    .and_then(|a| a.conformance.as_ref())
+                    .map(|c| crate::conform::findings(&c.checks))
+                    .unwrap_or_default(),
             });
         }
     }

@@ -3,9 +3,11 @@
 //! the buffers sit, however often it is called, from two threads at once, and the same one as
 //! a second implementation of the instance? This module owns the checks' names, their
 //! outcomes and evidence, and how they read in logs and tables (`Check`, `Outcome`,
-//! `CheckResult`); the checks themselves (`run`) execute only inside the KAT worker process,
-//! after its KAT files, and report over the KAT protocol. It never decides a KAT status on
-//! its own: the KAT gate folds a failure into `NONCONFORM`.
+//! `CheckResult`) and each outcome's `Grade`: a failure voids the timed figure, a finding lies
+//! outside the KAT's and the timing's domain and is only reported. The checks themselves
+//! (`run`) execute only inside the KAT worker process, after its KAT files, and report over
+//! the KAT protocol. It never decides a KAT status on its own: the KAT gate folds a failure
+//! (never a finding) into `NONCONFORM`.
 
 mod buffers;
 mod calls;
@@ -21,8 +23,24 @@ pub use run::{ConformPlan, OracleSpec};
 
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever a check changes what it accepts (stored beside every outcome).
-pub const CHECKS_VERSION: u32 = 1;
+/// Bumped whenever a check changes what it accepts (stored beside every outcome). 2: the
+/// out-of-domain calls run last, a crash or error return there is a finding, and a write
+/// past the digest buffer at another width a failure.
+pub const CHECKS_VERSION: u32 = 2;
+
+/// How much a difference weighs: whether it voids the figure timed at the instance's own
+/// width on whole-byte messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    /// The timed calls could do it too (a changed input, a write past the digest, a read past
+    /// the message, a digest that depends on anything but the message): the instance is
+    /// NONCONFORM and not measured without consent.
+    Blocking,
+    /// Only at a call neither the KAT nor the timing makes (a digest width the instance does
+    /// not have, set unused bits): reported beside the harness's verdict, never blocking.
+    OutOfDomain,
+}
 
 /// One conformance check; listed (and shown) in this order, run in `run::RUN_ORDER`.
 #[derive(
@@ -52,11 +70,13 @@ pub enum Check {
     Alignment,
     /// The same message gives the same digest, also after more calls than the KAT makes.
     Determinism,
-    /// A finding only: the unused low bits of a partial last byte change the digest.
+    /// Set unused low bits of a partial last byte: a changed digest, an error or a crash is a
+    /// finding, a write past the buffers a failure.
     UnusedBits,
     /// Two threads hashing different messages at once get the serial digests.
     Reentrancy,
-    /// A finding only: an unsupported digest width returns non-zero and writes nothing.
+    /// Other digest widths (0 bits among them): a crash there, or a refused width that wrote
+    /// its own bytes, is a finding; a write past the width's bytes a failure.
     DigestLength,
     /// Random lengths up to a few MiB agree with a second implementation of the instance.
     Differential,
@@ -86,9 +106,21 @@ impl Check {
         <Self as strum::IntoEnumIterator>::iter().find(|c| c.name() == name)
     }
 
-    /// Whether a difference is only a finding: the API leaves the behaviour open.
-    pub fn only_finds(self) -> bool {
-        matches!(self, Check::UnusedBits | Check::DigestLength)
+    /// The grades this check's outcomes can have (the parent refuses any other).
+    pub fn grades(self) -> &'static [Grade] {
+        match self {
+            Check::UnusedBits | Check::DigestLength => &[Grade::Blocking, Grade::OutOfDomain],
+            _ => &[Grade::Blocking],
+        }
+    }
+
+    /// The grade of the worker ending during this check: the out-of-domain checks make only
+    /// calls the KAT and the timing never make, so a crash there says nothing of the figure.
+    pub fn death_grade(self) -> Grade {
+        match self {
+            Check::UnusedBits | Check::DigestLength => Grade::OutOfDomain,
+            _ => Grade::Blocking,
+        }
     }
 
     /// Every check, in the order they are shown.
@@ -132,16 +164,18 @@ impl std::fmt::Display for Evidence {
     }
 }
 
-/// How one check ended.
+/// How one check ended. `Fail` and `Finding` are the two grades of a difference
+/// (`Outcome::grade`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
-    /// The library broke the property: it is not measured without consent.
+    /// `Grade::Blocking`: the library broke the property; it is not measured without consent.
     Fail {
         evidence: Evidence,
     },
-    /// A behaviour the API leaves open, worth knowing; it does not block.
+    /// `Grade::OutOfDomain`: outside what the KAT and the timing call; reported, it does not
+    /// block.
     Finding {
         evidence: Evidence,
     },
@@ -158,6 +192,23 @@ impl Outcome {
             Outcome::Fail { .. } => "fail",
             Outcome::Finding { .. } => "finding",
             Outcome::Skipped { .. } => "skipped",
+        }
+    }
+
+    /// A difference's grade (None for a pass or a skip).
+    pub fn grade(&self) -> Option<Grade> {
+        match self {
+            Outcome::Fail { .. } => Some(Grade::Blocking),
+            Outcome::Finding { .. } => Some(Grade::OutOfDomain),
+            Outcome::Pass | Outcome::Skipped { .. } => None,
+        }
+    }
+
+    /// The outcome of `grade` with `evidence`.
+    pub(crate) fn graded(grade: Grade, evidence: Evidence) -> Self {
+        match grade {
+            Grade::Blocking => Outcome::Fail { evidence },
+            Grade::OutOfDomain => Outcome::Finding { evidence },
         }
     }
 
@@ -185,7 +236,12 @@ impl CheckResult {
     }
 
     pub fn is_failure(&self) -> bool {
-        matches!(self.outcome, Outcome::Fail { .. })
+        self.outcome.grade() == Some(Grade::Blocking)
+    }
+
+    /// Whether this is a finding that does not block (`Grade::OutOfDomain`).
+    pub fn is_finding(&self) -> bool {
+        self.outcome.grade() == Some(Grade::OutOfDomain)
     }
 
     /// `{check, outcome, detail}`, the shape of `kat --json`'s `conformance` list.
@@ -242,6 +298,30 @@ pub fn first_failure(results: &[CheckResult]) -> Option<&CheckResult> {
         .min_by_key(|r| run::RUN_ORDER.iter().position(|&c| c == r.check))
 }
 
+/// The findings that do not block, in run order (the ones a pass carries with it).
+pub fn findings(results: &[CheckResult]) -> Vec<CheckResult> {
+    let mut v: Vec<CheckResult> = results.iter().filter(|r| r.is_finding()).cloned().collect();
+    v.sort_by_key(|r| run::RUN_ORDER.iter().position(|&c| c == r.check));
+    v
+}
+
+/// `finding: digest_length: <evidence>` (several joined by `; `), the note the KAT line of
+/// `kat`, `run` and `build` and the workbench put beside the verdict; None without findings.
+/// Not sanitized: each frontend sanitizes for where it prints.
+pub fn findings_note(findings: &[CheckResult]) -> Option<String> {
+    let each: Vec<String> = findings
+        .iter()
+        .filter(|r| r.is_finding())
+        .map(|r| format!("{}: {}", r.check, r.outcome.detail()))
+        .collect();
+    let word = if each.len() > 1 {
+        "findings"
+    } else {
+        "finding"
+    };
+    (!each.is_empty()).then(|| format!("{word}, not blocking: {}", each.join("; ")))
+}
+
 /// Whether an outcome is of one kind.
 type OutcomeIs = fn(&Outcome) -> bool;
 
@@ -271,73 +351,4 @@ pub fn summary(results: &[CheckResult]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ev() -> Evidence {
-        Evidence {
-            bits: 1000,
-            offset: Some(-3),
-            byte: Some((0x12, 0x00)),
-            what: "the 16 bytes before the digest".into(),
-        }
-    }
-
-    #[test]
-    fn names_round_trip_and_follow_the_issue() {
-        let names: Vec<&str> = Check::all().iter().map(|c| c.name()).collect();
-        assert_eq!(names.len(), 11);
-        for c in Check::all() {
-            assert_eq!(Check::from_name(c.name()), Some(c));
-            assert_eq!(serde_json::to_value(c).unwrap(), c.name());
-        }
-        assert!(Check::UnusedBits.only_finds() && Check::DigestLength.only_finds());
-        assert!(!Check::OverRead.only_finds());
-    }
-
-    #[test]
-    fn a_failure_reads_with_its_evidence_on_one_log_line() {
-        let r = CheckResult::new(Check::OutputBounds, Outcome::Fail { evidence: ev() });
-        assert_eq!(
-            r.log_line(),
-            "conform  output_bounds fail the 16 bytes before the digest at 1000 bits, byte offset -3: 0x12 expected, 0x00 found"
-        );
-        assert_eq!(r.to_json()["outcome"], "fail");
-        let json = serde_json::to_string(&r).unwrap();
-        assert_eq!(serde_json::from_str::<CheckResult>(&json).unwrap(), r);
-        let mut hostile = ev();
-        hostile.what = "x\nRESULT a b PASS ".into();
-        let r = CheckResult::new(Check::Alignment, Outcome::Finding { evidence: hostile });
-        assert_eq!(r.log_line().lines().count(), 1);
-    }
-
-    #[test]
-    fn the_summary_names_what_did_not_pass() {
-        let rs = vec![
-            CheckResult::new(Check::InputUnchanged, Outcome::Pass),
-            CheckResult::new(Check::Alignment, Outcome::Fail { evidence: ev() }),
-            CheckResult::new(Check::UnusedBits, Outcome::Finding { evidence: ev() }),
-            CheckResult::new(
-                Check::LongMessage,
-                Outcome::Skipped {
-                    why: "opt-in".into(),
-                },
-            ),
-        ];
-        assert_eq!(
-            summary(&rs),
-            "1 pass, 1 failed (alignment), 1 finding (unused_bits), 1 skipped (long_message)"
-        );
-        assert_eq!(first_failure(&rs).unwrap().check, Check::Alignment);
-        let mut later = rs.clone();
-        later.insert(
-            0,
-            CheckResult::new(Check::OverRead, Outcome::Fail { evidence: ev() }),
-        );
-        assert_eq!(
-            first_failure(&later).unwrap().check,
-            Check::Alignment,
-            "in run order"
-        );
-    }
-}
+mod tests;

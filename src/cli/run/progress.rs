@@ -154,8 +154,18 @@ impl Progress {
                 label,
                 status,
                 detail,
+                findings,
                 ..
-            } => self.line(&format!("KAT {label}: {status} {detail}")),
+            } => {
+                // A finding that does not block stays on the verdict's line: it was measured.
+                let mut text = format!("KAT {label}: {status} {detail}")
+                    .trim_end()
+                    .to_string();
+                if let Some(note) = crate::conform::findings_note(findings) {
+                    text += &format!(" ({note})");
+                }
+                self.line(&text)
+            }
             EngineEvent::JobPlanned { job, plan, .. } => {
                 let tag = self.tag(job);
                 self.status(&format!(

@@ -107,6 +107,7 @@ fn kats_run_alone_for_the_selection() {
         detail: String::new(),
         log: Some("runs/k/kat/iccs/sm3hash-256.log".into()),
         check: None,
+        findings: Vec::new(),
     });
     app.kats_done();
     assert_eq!(app.run_word(), "idle");

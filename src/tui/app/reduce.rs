@@ -83,12 +83,18 @@ impl App {
                 detail,
                 log,
                 check,
+                findings,
             } => {
                 if status.is_pass() {
                     if let Some(log) = log {
                         self.kat_logs.insert(label.clone(), log);
                     }
-                    self.push_log(LogLevel::Good, format!("KAT {label}: {status}"));
+                    match crate::conform::findings_note(&findings) {
+                        None => self.push_log(LogLevel::Good, format!("KAT {label}: {status}")),
+                        Some(note) => {
+                            self.push_log(LogLevel::Warn, format!("KAT {label}: {status} ({note})"))
+                        }
+                    }
                 } else {
                     self.push_log(LogLevel::Bad, format!("KAT {label}: {status} — {detail}"));
                 }
@@ -98,6 +104,7 @@ impl App {
                         status,
                         detail,
                         check,
+                        findings,
                     },
                 );
             }

@@ -46,6 +46,7 @@ fn start_needs_a_selection_and_lengths_and_skips_passed_kats() {
         detail: String::new(),
         log: Some("runs/a/kat/iccs/pseudoXOF-512.log".into()),
         check: None,
+        findings: Vec::new(),
     });
     let Some(Effect::Start(spec)) = app.act(Action::Start) else {
         panic!("no start");
@@ -344,6 +345,7 @@ fn tampering_is_shown_by_name() {
         detail: "a protocol line the worker did not write".into(),
         log: None,
         check: None,
+        findings: Vec::new(),
     });
     assert!(
         matches!(app.kat_state("pseudoXOF-512"), KatState::Done { status, .. } if *status == crate::kat::KatStatus::Tampered)
@@ -408,6 +410,7 @@ fn candidate_words_reach_the_log_escaped() {
         detail: "exit\x1b]0;HACKED\x07\nRESULT x y PASS".into(),
         log: None,
         check: None,
+        findings: Vec::new(),
     });
     app.apply(EngineEvent::JobFailed {
         job: job("sm3hash-256", 1024),

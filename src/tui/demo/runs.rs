@@ -79,6 +79,7 @@ pub fn nokat() -> App {
             detail: detail.into(),
             log: None,
             check: None,
+            findings: Vec::new(),
         });
     }
     app.cursor = app

@@ -204,6 +204,19 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
             Style::new().fg(if nokat { WARN } else { BAD }),
         ));
     }
+    // A pass with findings: measured like any pass, the findings said where the cursor is.
+    if let Some(inst) = app.cursor_instance()
+        && let KatState::Done {
+            status, findings, ..
+        } = app.kat_state(&inst.label)
+        && let Some(note) = crate::conform::findings_note(findings)
+    {
+        let text = format!("KAT {status} ({note})");
+        return Line::from(Span::styled(
+            fit(&crate::sanitize::terminal(&text), width),
+            Style::new().fg(WARN),
+        ));
+    }
     let lengths: Vec<String> = app.lengths.iter().map(|&l| format::size(l)).collect();
     let text = if lengths.is_empty() {
         "no length chosen (1–8, l)".to_string()
@@ -253,6 +266,7 @@ mod tests {
             detail: "alignment: the digest with the message at offset 1 …".into(),
             log: None,
             check: Some(crate::conform::Check::Alignment),
+            findings: Vec::new(),
         });
         app.cursor = 1;
         let text = demo::draw_text(60, 16, |f| {
@@ -263,6 +277,41 @@ mod tests {
             text.contains("KAT NONCONFORM: alignment: the digest"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_pass_with_a_finding_marks_it_and_says_it_on_the_detail_line() {
+        let mut app = demo::fault();
+        let crash = crate::conform::CheckResult {
+            check: crate::conform::Check::DigestLength,
+            outcome: crate::conform::Outcome::Finding {
+                evidence: crate::conform::Evidence {
+                    bits: 256,
+                    offset: None,
+                    byte: None,
+                    what: "the worker ended (signal=SIGFPE)\x1b[2J".into(),
+                },
+            },
+        };
+        app.apply(crate::vocabulary::EngineEvent::KatFinished {
+            label: "sm3hash-256".into(),
+            status: KatStatus::Pass,
+            detail: String::new(),
+            log: None,
+            check: None,
+            findings: vec![crash],
+        });
+        assert!(app.kat_state("sm3hash-256").passed(), "it is measured");
+        app.cursor = 1;
+        let text = demo::draw_text(80, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        assert!(text.contains("256 PASS ⚑ digest_length┃"), "{text}");
+        assert!(
+            text.contains("KAT PASS (finding, not blocking: digest_length: the worker ended"),
+            "{text}"
+        );
+        assert!(!text.contains('\x1b'), "{text}");
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub(crate) struct KatResult {
     /// The log, relative to the run directory.
     pub(crate) log: Option<String>,
     pub(crate) log_sha256: Option<String>,
-    /// The conformance checks' outcomes (empty for a KAT carried over or never run).
+    /// The conformance checks' outcomes (empty for a KAT carried over or never run; those of
+    /// the earlier pass for one reused from the journal).
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
     /// The earlier run whose pass this one reused (the journal's KAT cache).
     pub(crate) cached_from: Option<String>,
@@ -71,6 +72,7 @@ pub(super) fn kat_gate(
         detail: result.detail.clone(),
         log: result.log.as_ref().map(|l| dir.root().join(l)),
         check: result.failed_check(),
+        findings: crate::conform::findings(&result.conformance),
     });
     dir.update_build(&inst.key(), build_entry(inst, &result))
         .map_err(|source| CampaignError::RecordWrite {
@@ -142,7 +144,8 @@ impl KatCache {
             detail: format!("cached from run {from} (same library, manifest, checks and scope)"),
             log: Some(rel.display().to_string()),
             log_sha256: crate::record::sha256_file(&log_path).ok(),
-            conformance: Vec::new(),
+            // The pass's outcomes, its findings among them, as the run that passed had them.
+            conformance: pass.conformance,
             cached_from: Some(from),
         })
     }
@@ -156,6 +159,7 @@ impl KatCache {
             run_dir: dir.root().to_path_buf(),
             log: dir.root().join(rel),
             log_sha256: log_sha256.clone(),
+            conformance: r.conformance.clone(),
         };
         let _ = self.journal.remember_kat_pass(&self.key, &pass);
     }

@@ -1,6 +1,9 @@
 //! The checks about the calls themselves: `unused_bits` (the low bits past a length that ends
 //! mid-byte), `digest_length` (an unsupported width), `determinism` (the same message again,
 //! after more calls than the KAT makes in a process) and `reentrancy` (two threads at once).
+//! The first two call outside the KAT's and the timing's domain: what goes wrong there only
+//! at that call is a finding, what would void a timed figure (a write past a buffer) a
+//! failure.
 
 use super::Outcome;
 use super::buffers::Sample;
@@ -13,35 +16,61 @@ pub(crate) const DETERMINISM_CALLS: usize = 6000;
 /// Calls per thread of `reentrancy` (each a message of up to 4 KiB).
 const REENTRANT_CALLS: usize = 400;
 
-/// `unused_bits`: a finding when setting the unused low bits of the last byte changes the
-/// digest (the official generator clears them, so the KAT never sees it).
-pub(crate) fn unused_bits(probe: &mut Probe, samples: &[Sample]) -> Outcome {
+/// `unused_bits`: the sample's lengths that end mid-byte, hashed with the unused low bits of
+/// the last byte set (the official generator clears them, so neither the KAT nor the timing
+/// sets them). A changed digest or an error return is a finding, and so is a crash (the
+/// parent's, from the step announced before each call); a write around the message or the
+/// digest is a failure, as it would be anywhere (`input_unchanged` and `output_bounds` have
+/// reported before these calls, so this check reports what they would have).
+pub(crate) fn unused_bits(
+    probe: &mut Probe,
+    samples: &[Sample],
+    step: &mut dyn FnMut(u64, String),
+) -> Outcome {
     if !probe.takes_bits() {
         return Outcome::Skipped {
             why: "this ABI takes whole bytes only".into(),
         };
     }
+    let seen_before = (probe.input.is_some(), probe.output.is_some());
+    let mut finding = None;
     for s in samples.iter().filter(|s| s.bits % 8 != 0) {
         let mut set = s.msg.clone();
         let r = (s.bits % 8) as u32;
         if let Some(last) = set.last_mut() {
             *last |= 0xffu8 >> r;
         }
-        let got = match probe.hash(&set, s.bits, Offsets::default()) {
-            Ok(g) => g,
-            Err(evidence) => return Outcome::Fail { evidence },
+        step(s.bits, "the unused low bits of the last byte set".into());
+        let got = probe.hash(&set, s.bits, Offsets::default());
+        if let Some(evidence) = new_write(probe, seen_before) {
+            return Outcome::Fail { evidence };
+        }
+        let differs = match got {
+            Err(evidence) => Some(evidence),
+            Ok(got) => {
+                let what = "the digest with the unused low bits of the last byte set".to_string();
+                digest_difference(&s.digest, &got, s.bits, what)
+            }
         };
-        let what = "the digest with the unused low bits of the last byte set".to_string();
-        if let Some(evidence) = digest_difference(&s.digest, &got, s.bits, what) {
-            return Outcome::Finding { evidence };
+        if finding.is_none() {
+            finding = differs;
         }
     }
-    Outcome::Pass
+    finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
 }
 
-/// `digest_length`: a width the library refuses must leave the digest buffer untouched; a
-/// width it accepts must not be written past. A finding, since the API only says 0 = success.
-pub(crate) fn digest_length(probe: &mut Probe) -> Outcome {
+/// A change around the message or the digest that the probe saw only since `seen_before`.
+fn new_write(probe: &Probe, seen_before: (bool, bool)) -> Option<super::Evidence> {
+    let input = probe.input.as_ref().filter(|_| !seen_before.0);
+    let output = probe.output.as_ref().filter(|_| !seen_before.1);
+    input.or(output).cloned()
+}
+
+/// `digest_length`: widths the instance does not have, each announced before its call (so
+/// that the parent names the width a crash happened at, a finding). A width the library
+/// refuses may write its own bytes (a finding: the API only defines 0 as success), an
+/// accepted one exactly those; a write past them is a failure, as past any digest.
+pub(crate) fn digest_length(probe: &mut Probe, step: &mut dyn FnMut(u64, String)) -> Outcome {
     if !probe.takes_bits() {
         return Outcome::Skipped {
             why: "this ABI has no digest width argument".into(),
@@ -49,7 +78,9 @@ pub(crate) fn digest_length(probe: &mut Probe) -> Outcome {
     }
     let bits = 256u64;
     let msg = probe.message(bits);
-    for width in [0u32, 7, probe.digest_bits + 8] {
+    let mut finding = None;
+    // 0 bits last: a division by the width is the likeliest crash, and a crash ends the check.
+    for width in [probe.digest_bits + 8, 7, 0] {
         let room = (width as usize).div_ceil(8);
         let (Ok(mut m), Ok(mut out)) = (
             Arena::new(bits as usize / 8 + AROUND),
@@ -63,6 +94,7 @@ pub(crate) fn digest_length(probe: &mut Probe) -> Outcome {
         let mut canary = vec![0u8; room + 2 * AROUND];
         probe.noise.fill(&mut canary);
         out.bytes_mut()[..canary.len()].copy_from_slice(&canary);
+        step(bits, format!("a digest width of {width} bits"));
         let rc = probe.lib.crypt_hash_in(
             width,
             &m,
@@ -75,32 +107,39 @@ pub(crate) fn digest_length(probe: &mut Probe) -> Outcome {
             },
         );
         let seen = &out.bytes()[..canary.len()];
-        // A refused width may write nothing; an accepted one nothing past its bytes.
-        let allowed = if rc == 0 { AROUND..AROUND + room } else { 0..0 };
-        let changed = canary
+        let own = AROUND..AROUND + room;
+        let mut changes = canary
             .iter()
             .zip(seen)
             .enumerate()
-            .find(|&(i, (a, b))| a != b && !allowed.contains(&i));
-        if let Some((i, (&want, &got))) = changed {
-            let said = if rc == 0 {
-                "accepted".to_string()
-            } else {
-                format!("refused with {rc}")
-            };
-            return Outcome::Finding {
-                evidence: super::Evidence {
-                    bits,
-                    offset: Some(i as i64 - AROUND as i64),
-                    byte: Some((want, got)),
-                    what: format!(
-                        "a digest width of {width} bits, {said}, wrote the digest buffer"
-                    ),
-                },
+            .filter(|&(_, (a, b))| a != b);
+        let said = if rc == 0 {
+            "accepted".to_string()
+        } else {
+            format!("refused with {rc}")
+        };
+        let evidence = |i: usize, want: u8, got: u8, what: String| super::Evidence {
+            bits,
+            offset: Some(i as i64 - AROUND as i64),
+            byte: Some((want, got)),
+            what,
+        };
+        if let Some((i, (&want, &got))) = changes.clone().find(|&(i, _)| !own.contains(&i)) {
+            let what =
+                format!("a digest width of {width} bits, {said}, wrote past its {room} bytes");
+            return Outcome::Fail {
+                evidence: evidence(i, want, got, what),
             };
         }
+        if rc != 0
+            && finding.is_none()
+            && let Some((i, (&want, &got))) = changes.next()
+        {
+            let what = format!("a digest width of {width} bits, {said}, wrote its digest bytes");
+            finding = Some(evidence(i, want, got, what));
+        }
     }
-    Outcome::Pass
+    finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
 }
 
 /// `determinism`: the sample's messages over and over, each digest against the first.

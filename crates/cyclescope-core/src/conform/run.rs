@@ -1,7 +1,10 @@
-//! The worker side: runs every check on a loaded library, in an order that leaves the one
-//! whose failure kills the process (`over_read`) for last, and reports a step before each
-//! check (and before each `over_read` call) and the outcome after it. Runs only inside
-//! `cyclescope worker kat`, after the KAT files; it decides no KAT status.
+//! The worker side: runs every check on a loaded library and reports a step before each check
+//! (and before each call that may end the process) and the outcome after it. The order keeps
+//! every blocking check ahead of the calls outside the KAT's and the timing's domain
+//! (`unused_bits`, `digest_length`), so that a crash there — a finding, not a failure — costs
+//! no blocking check its verdict; `over_read`, whose failure ends the process, comes right
+//! before them. Runs only inside `cyclescope worker kat`, after the KAT files; it decides no
+//! KAT status.
 
 use std::path::PathBuf;
 
@@ -11,20 +14,24 @@ use super::probe::Probe;
 use super::{Check, CheckResult, Outcome, buffers, calls, oracle, over_read};
 use crate::plugin::{Abi, HashLibrary};
 
-/// The order the worker reports outcomes in (the parent holds it to it). `determinism` runs right after the sample is taken, so that a library that changes after
-/// a number of calls changes inside it, not in a check that compares with the sample.
+/// The order the worker reports outcomes in (the parent holds it to it). `determinism` runs
+/// right after the sample is taken, so that a library that changes after a number of calls
+/// changes inside it, not in a check that compares with the sample. The checks whose calls
+/// are out of domain come last: a library that crashes there (a division by the digest width
+/// at 0 bits) cannot skip a blocking check by it, nor lose one an honest verdict; of the two,
+/// `digest_length` (where such crashes are seen) is the very last.
 pub(crate) const RUN_ORDER: [Check; 11] = [
     Check::OutsideBytes,
     Check::Determinism,
     Check::Alignment,
-    Check::UnusedBits,
-    Check::DigestLength,
     Check::Reentrancy,
     Check::Differential,
     Check::LongMessage,
     Check::InputUnchanged,
     Check::OutputBounds,
     Check::OverRead,
+    Check::UnusedBits,
+    Check::DigestLength,
 ];
 
 /// The second implementation to compare with.
@@ -96,8 +103,20 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
             }
             _ if samples.is_empty() && needs_sample(check) => buffers::no_sample(),
             Check::Alignment => buffers::alignment(&mut probe, &samples),
-            Check::UnusedBits => calls::unused_bits(&mut probe, &samples),
-            Check::DigestLength => calls::digest_length(&mut probe),
+            Check::UnusedBits => calls::unused_bits(&mut probe, &samples, &mut |bits, note| {
+                send(Report::Step {
+                    check,
+                    bits: Some(bits),
+                    note,
+                })
+            }),
+            Check::DigestLength => calls::digest_length(&mut probe, &mut |bits, note| {
+                send(Report::Step {
+                    check,
+                    bits: Some(bits),
+                    note,
+                })
+            }),
             Check::Determinism => calls::determinism(&mut probe, &samples),
             Check::Reentrancy => calls::reentrancy(lib, digest_bits, &samples),
             Check::Differential => match &oracle_lib {

@@ -5,10 +5,10 @@
 use rusqlite::Connection;
 
 /// The schema this code writes.
-pub(super) const VERSION: i64 = 3;
+pub(super) const VERSION: i64 = 4;
 
 /// Migration `i` takes version `i` to `i + 1`.
-pub(super) const MIGRATIONS: [&str; 3] = [V1, V2, V3];
+pub(super) const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
 
 /// Version 1: one row per measured job.
 pub(super) const V1: &str = "
@@ -58,6 +58,13 @@ CREATE TABLE kat_pass (
     passed_utc TEXT NOT NULL,
     PRIMARY KEY (library_sha256, manifest_sha256, checks_version, scope, kat_name, digest_bits)
 );
+";
+
+/// Version 4: a remembered pass keeps its conformance outcomes (JSON), so a reuse carries its
+/// findings into the run's records. Rows of version 3 are of an older checks' version and are
+/// never reused.
+const V4: &str = "
+ALTER TABLE kat_pass ADD COLUMN conformance TEXT NOT NULL DEFAULT '[]';
 ";
 
 #[derive(Debug)]

@@ -196,6 +196,18 @@ fn a_kat_pass_is_found_only_under_its_whole_key_and_while_its_log_is_unchanged()
         run_dir: dir.path().to_path_buf(),
         log: log.clone(),
         log_sha256: crate::record::sha256_file(&log).unwrap(),
+        // A pass keeps its findings: a reuse carries them into its records.
+        conformance: vec![crate::conform::CheckResult::new(
+            crate::conform::Check::DigestLength,
+            crate::conform::Outcome::Finding {
+                evidence: crate::conform::Evidence {
+                    bits: 256,
+                    offset: None,
+                    byte: None,
+                    what: "the worker ended (signal=SIGFPE)".into(),
+                },
+            },
+        )],
     };
     j.remember_kat_pass(&key, &pass).unwrap();
     assert_eq!(j.kat_pass(&key).unwrap(), Some(pass.clone()));

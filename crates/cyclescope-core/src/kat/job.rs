@@ -110,8 +110,8 @@ pub enum KatMessage {
     },
     /// Our own failure (e.g. the output folder is not writable): not the candidate's fault.
     Error { detail: String },
-    /// A conformance check starts (or, for `over_read`, its next call: at `bits`, as `note`
-    /// says), so that a worker killed by it is named for it.
+    /// A conformance check starts (or, for `over_read`, `unused_bits` and `digest_length`, its
+    /// next call: at `bits`, as `note` says), so that a worker killed by it is named for it.
     CheckStep {
         check: Check,
         bits: Option<u64>,

@@ -68,6 +68,8 @@ pub enum JournalEvent {
         log: Option<PathBuf>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         check: Option<crate::conform::Check>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        findings: Vec<crate::conform::CheckResult>,
     },
     JobPlanned {
         job: JobKey,
@@ -157,12 +159,14 @@ impl JournalEvent {
                 detail,
                 log,
                 check,
+                findings,
             } => JournalEvent::KatFinished {
                 label,
                 status,
                 detail,
                 log: log.map(rel),
                 check,
+                findings,
             },
             EngineEvent::JobPlanned { job, plan, t1_s } => {
                 JournalEvent::JobPlanned { job, plan, t1_s }
@@ -263,12 +267,14 @@ impl JournalEvent {
                 detail,
                 log,
                 check,
+                findings,
             } => EngineEvent::KatFinished {
                 label,
                 status,
                 detail,
                 log: log.map(|l| run_dir.join(l)),
                 check,
+                findings,
             },
             JournalEvent::JobPlanned { job, plan, t1_s } => {
                 EngineEvent::JobPlanned { job, plan, t1_s }

@@ -38,8 +38,9 @@ pub(crate) fn summary(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
          past its message (which ended against an inaccessible page), ignores the bytes around \
          the message, gives the same digest at every buffer offset, after thousands of calls and \
          from two threads at once, and the same as a second build of the instance where one \
-         exists. A failed check holds the instance back like a failed KAT; a finding is only \
-         reported."
+         exists. A failed check holds the instance back like a failed KAT; a finding — a \
+         crash, an error or another digest at a call neither the KAT nor the timing makes — is \
+         only reported, and the instance was measured."
             .into(),
     );
     l.push(String::new());
@@ -54,6 +55,13 @@ pub(crate) fn summary(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
                 "; {} failed: {}",
                 failed.check,
                 markdown(&failed.outcome.detail())
+            );
+        }
+        for found in conform::findings(&c.checks) {
+            line += &format!(
+                "; {} found (not blocking): {}",
+                found.check,
+                markdown(&found.outcome.detail())
             );
         }
         l.push(line);

@@ -68,6 +68,9 @@ pub enum EngineEvent {
         log: Option<PathBuf>,
         /// The conformance check that failed (with NONCONFORM), which tables name.
         check: Option<crate::conform::Check>,
+        /// The findings that do not block (`conform::Grade::OutOfDomain`), shown beside the
+        /// verdict.
+        findings: Vec<crate::conform::CheckResult>,
     },
     JobPlanned {
         job: JobKey,

@@ -343,8 +343,11 @@ impl<'a> JobState<'a> {
     }
 
     /// When the worker ended during a conformance check (every KAT file written): that check
-    /// fails with how the worker ended and the step it had announced, the checks after it
-    /// are skipped, and the verdict is the files' and the checks'.
+    /// has how the worker ended and the step it had announced as its evidence — a failure,
+    /// or a finding for a check whose calls are all out of domain (`Check::death_grade`:
+    /// a crash at a digest width of 0 bits) — the checks after it are skipped, and the
+    /// verdict is the files' and the checks'. Every blocking check runs before the
+    /// out-of-domain ones, so such a crash skips none of them.
     pub(super) fn died_in_check(&mut self, how: &str) -> Option<(KatStatus, String)> {
         let (check, bits, note) = self.step.take()?;
         let with = if note.is_empty() {
@@ -354,14 +357,15 @@ impl<'a> JobState<'a> {
         };
         let failed = CheckResult::new(
             check,
-            Outcome::Fail {
-                evidence: Evidence {
+            Outcome::graded(
+                check.death_grade(),
+                Evidence {
                     bits: bits.unwrap_or(0),
                     offset: None,
                     byte: None,
                     what: format!("the worker ended ({how}) during this check{with}"),
                 },
-            },
+            ),
         );
         self.log.push(failed.log_line());
         self.conformance.push(failed);

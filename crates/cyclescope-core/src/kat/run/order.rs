@@ -2,11 +2,11 @@
 //! first; then, for each requested file in turn, its progress and `file_done` under the name
 //! the parent expects; a `fault` only for the file in progress and only with a status the
 //! worker can report; then each conformance check in the worker's order, its steps and its
-//! outcome (a finding only from a check that only finds); `done` only when every file and
-//! every check is done; nothing after the end. Anything else did not come from the worker's
-//! own code. Pure bookkeeping: no I/O, no verdicts.
+//! outcome (of a grade the check can have: a finding only from one whose calls are out of
+//! domain); `done` only when every file and every check is done; nothing after the end.
+//! Anything else did not come from the worker's own code. Pure bookkeeping: no I/O, no
+//! verdicts.
 
-use crate::conform::Outcome;
 use crate::conform::run::RUN_ORDER;
 use crate::kat::KatStatus;
 use crate::kat::generate::KatFile;
@@ -102,9 +102,12 @@ impl KatOrder {
             (Phase::Loaded, KatMessage::CheckStep { check, .. }) => self.expect_check(*check),
             (Phase::Loaded, KatMessage::CheckDone { result }) => {
                 self.expect_check(result.check)?;
-                if matches!(result.outcome, Outcome::Finding { .. }) && !result.check.only_finds() {
+                if let Some(grade) = result.outcome.grade()
+                    && !result.check.grades().contains(&grade)
+                {
                     return Err(Tampering(format!(
-                        "a finding from {}, which only passes or fails",
+                        "a {} from {}, which cannot report one",
+                        result.outcome.word(),
                         result.check
                     )));
                 }
@@ -161,6 +164,7 @@ impl KatOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conform::Outcome;
 
     fn loaded() -> KatMessage {
         KatMessage::Loaded {
