@@ -146,6 +146,23 @@ fn a_library_that_recognises_the_timing_message_is_refused_by_the_fresh_message_
     assert!(out.contains("PROBEFAIL"), "{out}");
 }
 
+/// A library that finds the session token in its own memory and writes its own trial lines (a
+/// twentieth of its cost, the right digest, `done`) behaves in the probe: the probe's CPU time,
+/// read by the engine from outside, is what its claims are held to.
+#[test]
+fn trial_lines_forged_with_the_session_token_are_refused() {
+    let (failure, out) = fixture_failure("forge_with_token");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call took"),
+        "{failure}\n{out}"
+    );
+    assert!(
+        failure.contains("or its trial reports are not its own"),
+        "{failure}"
+    );
+}
+
 /// A caching gain of about three (the probe judged its own figures with a factor of four before)
 /// is refused on the probe's CPU time.
 #[test]
