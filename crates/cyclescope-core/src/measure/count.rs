@@ -11,8 +11,8 @@ use super::job::{ProcessRun, WorkerInfo};
 use super::trial::{SandboxInForce, TrialSpec};
 use crate::counter::CycleSource;
 use crate::counter::callgrind::{
-    self, CallgrindError, ESTIMATE_FORMULA, collection, InstructionCount, LANDLOCK_RELAXED, RELAXED,
-    SECCOMP_RELAXED,
+    self, CallgrindError, ESTIMATE_FORMULA, InstructionCount, LANDLOCK_RELAXED, RELAXED,
+    SECCOMP_RELAXED, collection,
 };
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome};
 use crate::worker::Limits;

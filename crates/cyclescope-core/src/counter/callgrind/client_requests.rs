@@ -67,13 +67,10 @@ pub fn find_in_file(path: &Path) -> std::io::Result<Option<Found>> {
 
 fn search(bytes: &[u8]) -> Option<Found> {
     PREAMBLES.iter().find_map(|(arch, p)| {
-        bytes
-            .windows(p.len())
-            .position(|w| w == *p)
-            .map(|i| Found {
-                offset: i as u64,
-                arch,
-            })
+        bytes.windows(p.len()).position(|w| w == *p).map(|i| Found {
+            offset: i as u64,
+            arch,
+        })
     })
 }
 

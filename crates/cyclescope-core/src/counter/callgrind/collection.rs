@@ -125,9 +125,8 @@ fn whole(p: &Part) -> Result<(), CallgrindError> {
 /// The files in `dir` besides `expected`: callgrind writes one per dump, so any other is a
 /// dump the library asked for.
 pub fn check_files(dir: &Path, expected: &[&str]) -> Result<(), CallgrindError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| CallgrindError::NoOutput {
-        why: e.to_string(),
-    })?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| CallgrindError::NoOutput { why: e.to_string() })?;
     let extra = entries
         .filter_map(Result::ok)
         .filter(|e| !expected.iter().any(|x| e.file_name() == *x))
@@ -196,7 +195,10 @@ mod tests {
                     collected: 5047,
                 },
             ),
-            (header(5, 404238, 409286, 5047), CallgrindError::Dumped { parts: 5 }),
+            (
+                header(5, 404238, 409286, 5047),
+                CallgrindError::Dumped { parts: 5 },
+            ),
         ] {
             let got = check_whole(&text).unwrap_err();
             assert_eq!(got, want);
