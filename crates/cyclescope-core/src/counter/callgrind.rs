@@ -7,7 +7,12 @@
 //! give the same count to the instruction. Cache simulation (`--cache-sim=yes`) adds the
 //! misses of a simulated L1/LL hierarchy, from which [`ESTIMATE_FORMULA`] makes a cycle
 //! *estimate*. Valgrind cannot run AVX-512 code: its "unhandled instruction" report is
-//! recognised and named. This module builds the command line and parses; it runs nothing.
+//! recognised and named. A library that can steer what callgrind collects (valgrind's client
+//! requests) is refused, before it runs (`client_requests`) and from what callgrind saw
+//! (`collection`). This module builds the command line and parses; it runs nothing.
+
+pub mod client_requests;
+pub mod collection;
 
 use std::path::Path;
 
@@ -93,6 +98,39 @@ pub enum CallgrindError {
     CallsMismatch { seen: u64, made: u64 },
     #[error("callgrind's output is not in the format cyclescope reads: {why}")]
     Format { why: String },
+    #[error(
+        "the library contains valgrind client requests at offset {offset:#x} (the {arch} \
+         preamble): it could change what callgrind collects, so cyclescope does not count it; \
+         build it without them (-DNVALGRIND), or use the cycles counter"
+    )]
+    ClientRequests { offset: u64, arch: &'static str },
+    #[error(
+        "the library issued valgrind client requests that change what callgrind collects: \
+         callgrind executed {executed} instructions and collected {collected}, so the counts \
+         are not the candidate's full work and cyclescope gives none"
+    )]
+    Steered { executed: u64, collected: u64 },
+    #[error(
+        "the library issued valgrind client requests that change what callgrind collects: \
+         callgrind's call graph came in {parts} parts (a dump or a reset the options did not \
+         ask for), so the counts are not the candidate's full work and cyclescope gives none"
+    )]
+    Dumped { parts: u64 },
+    #[error("cannot read the library to search it for valgrind client requests: {why}")]
+    Unreadable { why: String },
+}
+
+/// Refuses a library that carries valgrind's client-request preamble in its code
+/// ([`client_requests`]), before valgrind runs it.
+pub fn refuse_client_requests(library: &Path) -> Result<(), CallgrindError> {
+    match client_requests::find_in_file(library) {
+        Ok(None) => Ok(()),
+        Ok(Some(f)) => Err(CallgrindError::ClientRequests {
+            offset: f.offset,
+            arch: f.arch,
+        }),
+        Err(e) => Err(CallgrindError::Unreadable { why: e.to_string() }),
+    }
 }
 
 /// valgrind's arguments before the worker's program and arguments.
@@ -103,6 +141,9 @@ pub fn valgrind_args(out_file: &Path) -> Vec<String> {
         "-q",
         "--sigill-diagnostics=yes",
         "--tool=callgrind",
+        // Every block one instruction: callgrind's block counter then counts what ran,
+        // collected or not (`collection`).
+        collection::ONE_INSTRUCTION_BLOCKS,
         "--cache-sim=yes",
         "--compress-strings=no",
         "--compress-pos=no",

@@ -12,10 +12,13 @@ use super::trial::{SandboxInForce, TrialSpec};
 use crate::counter::CycleSource;
 use crate::counter::callgrind::{
     self, CallgrindError, ESTIMATE_FORMULA, InstructionCount, LANDLOCK_RELAXED, RELAXED,
-    SECCOMP_RELAXED,
+    SECCOMP_RELAXED, collection,
 };
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome};
 use crate::worker::Limits;
+
+/// valgrind's output file, alone in the count's scratch folder.
+const OUT_FILE: &str = "callgrind.out";
 
 /// A count's launcher and where valgrind writes.
 pub(crate) struct CountRun {
@@ -25,16 +28,18 @@ pub(crate) struct CountRun {
 }
 
 impl CountRun {
-    /// The scratch folder and valgrind's path, or why a count cannot run here.
-    pub(crate) fn prepare() -> Result<Self, CallgrindError> {
+    /// The scratch folder and valgrind's path, or why a count cannot run here (or of this
+    /// library: one that carries valgrind client requests is not run under valgrind).
+    pub(crate) fn prepare(library: &std::path::Path) -> Result<Self, CallgrindError> {
         let valgrind = callgrind::find_valgrind()?;
+        callgrind::refuse_client_requests(library)?;
         let scratch = tempfile::Builder::new()
             .prefix("cyclescope-count-")
             .tempdir()
             .map_err(|e| CallgrindError::NoOutput {
                 why: format!("cannot make a scratch folder: {e}"),
             })?;
-        let out_file = scratch.path().join("callgrind.out");
+        let out_file = scratch.path().join(OUT_FILE);
         Ok(Self {
             _scratch: scratch,
             out_file,
@@ -85,9 +90,15 @@ impl CountRun {
         match self.read(spec, run.record.wall_s, sandbox) {
             Ok(count) => apply(run, count),
             Err(e) => {
+                // A library that steered callgrind tampered with the measurement.
+                let kind = match e {
+                    CallgrindError::Steered { .. } | CallgrindError::Dumped { .. } => {
+                        FailureKind::Tampered
+                    }
+                    _ => FailureKind::Loadfail,
+                };
                 run.record.status = crate::vocabulary::ProcessStatus::Partial;
-                run.outcome =
-                    JobOutcome::Failed(JobFailure::new(FailureKind::Loadfail, e.to_string()))
+                run.outcome = JobOutcome::Failed(JobFailure::new(kind, e.to_string()))
             }
         }
     }
@@ -100,6 +111,11 @@ impl CountRun {
     ) -> Result<InstructionCount, CallgrindError> {
         let text = std::fs::read_to_string(&self.out_file)
             .map_err(|e| CallgrindError::NoOutput { why: e.to_string() })?;
+        // Before any figure is read: all of the run collected, in one part, in one file.
+        if let Some(dir) = self.out_file.parent() {
+            collection::check_files(dir, &[OUT_FILE])?;
+        }
+        collection::check_whole(&text)?;
         let c = callgrind::parse(&text)?;
         let made = spec.iterations * u64::from(spec.trials);
         if c.calls != made {

@@ -86,7 +86,9 @@ pub(crate) fn run_process(
     on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
     on_wait: &mut dyn FnMut(Duration),
 ) -> ProcessRun {
-    let count = spec.count.then(super::count::CountRun::prepare);
+    let count = spec
+        .count
+        .then(|| super::count::CountRun::prepare(&spec.library));
     let limits = match count {
         Some(_) => super::count::CountRun::limits(setup.limits),
         None => setup.limits,

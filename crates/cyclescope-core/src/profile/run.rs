@@ -1,5 +1,6 @@
 //! The profile's two trials: the counted calls in a trial worker under valgrind's callgrind,
-//! collecting only inside the worker's counted-calls function (`--toggle-collect`), then the
+//! collecting only inside the worker's counted-calls function (`--toggle-collect`, and
+//! refused when the library steered that collection: `callgrind::collection`), then the
 //! same calls in a native trial worker for the overhead. Both are ordinary trial workers —
 //! pinned, limited, sandboxed as far as valgrind lets them be (what it relaxes is recorded),
 //! their protocol checked — and neither is ever one of the guide's timed trials.
@@ -81,15 +82,15 @@ pub fn profile_observed(
     observe: &mut dyn FnMut(ProfileStep<'_>),
 ) -> Result<Profile, ProfileError> {
     let valgrind = callgrind::find_valgrind()?;
+    callgrind::refuse_client_requests(&req.instance.library)?;
     let scratch = tempfile::Builder::new()
         .prefix("cyclescope-profile-")
         .tempdir()
         .map_err(ProfileError::Scratch)?;
-    let out_file = scratch.path().join("callgrind.out");
+    let out_file = scratch.path().join(OUT_FILES[0]);
     observe(ProfileStep::Counting);
     let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
-    let text = std::fs::read_to_string(&out_file)
-        .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })?;
+    let text = counted_part(scratch.path())?;
     let g = graph::parse(&text, COUNTED_FN)?;
     if g.root_calls != spec(req, true).iterations {
         return Err(callgrind::CallgrindError::CallsMismatch {
@@ -141,16 +142,39 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
     }
 }
 
+/// The files of a profile's callgrind run: the part after the counted calls (written at
+/// exit), the part before them, and the counted calls' own.
+const OUT_FILES: [&str; 3] = ["callgrind.out", "callgrind.out.1", "callgrind.out.2"];
+
 /// valgrind's arguments for a profile: call graph and lines, collection only inside the
-/// worker's counted calls.
+/// worker's counted calls, and a dump on entering and on leaving them, so that what ran in
+/// them can be held against what was collected (`callgrind::collection`).
 fn valgrind_args(out_file: &Path) -> Vec<String> {
     vec![
         "--tool=callgrind".into(),
+        callgrind::collection::ONE_INSTRUCTION_BLOCKS.into(),
         "--compress-strings=no".into(),
         "--compress-pos=no".into(),
         format!("--toggle-collect={COUNTED_FN}"),
+        format!("--dump-before={COUNTED_FN}"),
+        format!("--dump-after={COUNTED_FN}"),
         format!("--callgrind-out-file={}", out_file.display()),
     ]
+}
+
+/// The counted calls' part of the call graph, once the three parts show that the library did
+/// not steer what callgrind collected.
+fn counted_part(dir: &Path) -> Result<String, callgrind::CallgrindError> {
+    use callgrind::collection;
+    collection::check_files(dir, &OUT_FILES)?;
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })
+    };
+    let [after, before, counted] = OUT_FILES.map(read);
+    let counted = counted?;
+    collection::check_counted(&before?, &counted, &after?)?;
+    Ok(counted)
 }
 
 fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileError> {
