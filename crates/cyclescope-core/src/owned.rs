@@ -55,8 +55,10 @@ pub enum OwnedError {
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OwnedError {
     let path = path.to_path_buf();
     move |source| {
-        // O_NOFOLLOW on a link fails with ELOOP: say what it is.
-        if source.raw_os_error() == Some(libc::ELOOP) {
+        // O_NOFOLLOW on a link fails with ELOOP (or EACCES, in a sticky folder whose link is
+        // another user's): say what it is.
+        let is_link = || std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if source.raw_os_error() == Some(libc::ELOOP) || is_link() {
             OwnedError::Symlink { path }
         } else {
             OwnedError::Io { path, source }
@@ -200,21 +202,22 @@ pub fn check_run_folder(dir: &Path) -> Result<(), OwnedError> {
         _ => return Ok(()),
     };
     let owned_by_other = |uid: u32| uid != me() && uid != 0;
-    if let Ok(m) = std::fs::symlink_metadata(parent) {
-        if m.file_type().is_symlink() && owned_by_other(m.uid()) {
-            return Err(OwnedError::Symlink {
-                path: parent.to_path_buf(),
-            });
-        }
+    if let Ok(m) = std::fs::symlink_metadata(parent)
+        && m.file_type().is_symlink()
+        && owned_by_other(m.uid())
+    {
+        return Err(OwnedError::Symlink {
+            path: parent.to_path_buf(),
+        });
     }
-    if let Ok(m) = std::fs::metadata(parent) {
-        if owned_by_other(m.uid()) {
-            return Err(OwnedError::OtherOwner {
-                path: parent.to_path_buf(),
-                owner: m.uid(),
-                me: me(),
-            });
-        }
+    if let Ok(m) = std::fs::metadata(parent)
+        && owned_by_other(m.uid())
+    {
+        return Err(OwnedError::OtherOwner {
+            path: parent.to_path_buf(),
+            owner: m.uid(),
+            me: me(),
+        });
     }
     Ok(())
 }
