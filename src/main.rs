@@ -8,7 +8,7 @@ mod tui;
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
 use cyclescope_core::{
     baseline, build, campaign, catalog, conform, counter, cpu, format, host, journal, kat, measure,
-    plugin, profile, record, report, sanitize, supercop, sweep, tune, vocabulary, worker,
+    owned, plugin, profile, record, report, sanitize, supercop, sweep, tune, vocabulary, worker,
 };
 
 use std::process::ExitCode;

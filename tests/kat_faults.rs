@@ -22,6 +22,9 @@ fn faulty_kat(
     extra: &[&str],
 ) -> (Output, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
+    // The run folder one level down: its runs folder (where the KAT pool keeps `.cpu<N>.lock`)
+    // is then the test's own, not the shared temporary folder.
+    let run = out.path().join("run");
     let lib = faulty();
     let mut args = vec![
         "--lib",
@@ -33,7 +36,7 @@ fn faulty_kat(
         "--kat-name",
         "pseudoXOF-256",
         "--out",
-        path_str(out.path()),
+        path_str(&run),
     ];
     if let Some(m) = manifest {
         args.extend(["--manifest", path_str(m)]);
@@ -57,7 +60,7 @@ fn result(o: &Output, code: i32) -> String {
 }
 
 fn log(out: &tempfile::TempDir) -> String {
-    log_of(out.path(), "fixture", "pseudoXOF-256")
+    log_of(&out.path().join("run"), "fixture", "pseudoXOF-256")
 }
 
 #[test]

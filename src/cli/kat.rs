@@ -63,7 +63,7 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
         Some(d) => d.clone(),
         None => fresh_run_dir(&settings.runs_dir)?,
     };
-    std::fs::create_dir_all(&run_dir)
+    crate::owned::create_run_folder(&run_dir)
         .with_context(|| format!("cannot create {}", run_dir.display()))?;
     let mut opts = KatOptions::new(&run_dir);
     opts.scope = match (args.full, args.with_loop) {

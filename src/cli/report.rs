@@ -69,7 +69,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or(crate::baseline::DEFAULT_CANDIDATE),
         );
         let text = crate::report::export::records_csv(&records, &baseline);
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::owned::write_own_file(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
         outln!(
             "wrote {} ({} records)",
             crate::sanitize::path_as_given(path),

@@ -294,7 +294,7 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             req
         }
     };
-    std::fs::create_dir_all(&req.run_dir)
+    crate::owned::create_run_folder(&req.run_dir)
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     Ok(req)
 }

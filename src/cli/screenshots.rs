@@ -26,7 +26,7 @@ fn sizes(state: &str) -> &'static [(u16, u16)] {
 }
 
 pub fn run(args: &ScreenshotsArgs) -> anyhow::Result<ExitCode> {
-    std::fs::create_dir_all(&args.out)
+    crate::owned::create_run_folder(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     for state in demo::STATES {
         let Some(app) = demo::state(state) else {
@@ -41,7 +41,7 @@ pub fn run(args: &ScreenshotsArgs) -> anyhow::Result<ExitCode> {
                 ("txt", demo::text(&buf)),
             ] {
                 let path = stem.with_extension(ext);
-                std::fs::write(&path, body)
+                crate::owned::write_own_file(&path, body.as_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;
                 println!("{}", path.display());
             }

@@ -142,7 +142,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         ..RequestOverrides::default()
     };
     let req = RunRequest::build(&catalog.settings, instances, out, o)?;
-    std::fs::create_dir_all(&req.run_dir)
+    crate::owned::create_run_folder(&req.run_dir)
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;

@@ -116,12 +116,14 @@ pub fn csv(app: &App) -> String {
 
 /// Writes `results-<UTC>.md` and `.csv` into `dir`; returns their paths.
 pub fn write(app: &App, dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
-    std::fs::create_dir_all(dir)?;
+    // Never through a link or into another user's folder (cyclescope may run as root).
+    let own = |e: crate::owned::OwnedError| std::io::Error::other(e.to_string());
+    crate::owned::create_run_folder(dir).map_err(own)?;
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let md = dir.join(format!("results-{stamp}.md"));
     let csv_path = dir.join(format!("results-{stamp}.csv"));
-    std::fs::write(&md, results::leaving_text(app))?;
-    std::fs::write(&csv_path, csv(app))?;
+    crate::owned::write_own_file(&md, results::leaving_text(app).as_bytes()).map_err(own)?;
+    crate::owned::write_own_file(&csv_path, csv(app).as_bytes()).map_err(own)?;
     Ok((md, csv_path))
 }
 

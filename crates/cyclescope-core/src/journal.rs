@@ -117,7 +117,8 @@ impl Journal {
     /// As `open`, waiting at most `wait` for another process's lock.
     pub fn open_waiting(path: &Path, wait: Duration) -> Result<Self, JournalError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| JournalError::Open {
+            // Another user's folder could swap the database for a link to a file of ours.
+            crate::owned::own_cache_folder(dir).map_err(|e| JournalError::Open {
                 path: path.to_path_buf(),
                 detail: e.to_string(),
             })?;

@@ -18,6 +18,7 @@ pub mod journal;
 pub mod kat;
 pub mod measure;
 pub mod name;
+pub mod owned;
 pub mod plugin;
 pub mod profile;
 pub mod record;

@@ -76,6 +76,11 @@ fn build_inner(
     cache_dir: &Path,
     out: &mut Found,
 ) -> Result<BuildStatus, BuildError> {
+    // A cache folder another user can write could hand root a library of theirs to load.
+    crate::owned::own_cache_folder(cache_dir).map_err(|e| BuildError::OutputNotWritable {
+        path: cache_dir.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let shim_text = shim::source(inst, toolchain, profile);
     // The key sees the arguments with a placeholder for the staging folder, which differs
     // between runs.

@@ -191,6 +191,8 @@ fn allow_running(path: &Path) -> std::io::Result<()> {
 /// there by someone else would run as this user.
 fn check_private_owner(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
+    // The folder itself must be ours: the walk below stops at the first that is not.
+    crate::owned::own_cache_folder(dir).map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut d = Some(dir);
     while let Some(here) = d {
         let m = std::fs::metadata(here)?;

@@ -8,7 +8,11 @@
 //! a harness measuring into the same folder is also kept off the CPU. The kernel drops
 //! a lock when its holder dies, so a killed run never leaves a CPU locked. A busy CPU refuses
 //! the run at once, unless `CYCLESCOPE_LOCK_WAIT` gives a bounded time to queue for it (queued
-//! campaigns, the test suite). Never pins anything.
+//! campaigns, the test suite). Never pins anything. A lock file is opened without following a
+//! link and rewritten only when it is a regular file of this user's with one name; the
+//! machine-wide folder must be this user's, and the fallback in the shared temporary folder is
+//! made 0700 and refused when it is not (`crate::owned`): root must never truncate a file
+//! another user chose.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -17,6 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
+
+use crate::owned::{self, OwnedError};
 
 /// The environment variable naming a machine-wide lock folder.
 pub const LOCK_DIR_ENV: &str = "CYCLESCOPE_LOCK_DIR";
@@ -54,6 +60,11 @@ pub enum CpuLockError {
         "{LOCK_WAIT_ENV} must be a whole number of seconds from 0 to {LONGEST_WAIT_S}, not `{value}`"
     )]
     BadWait { value: String },
+    #[error("cannot lock CPU {cpu}: {source}")]
+    Unsafe {
+        cpu: usize,
+        source: crate::owned::OwnedError,
+    },
     #[error("cannot lock CPU {cpu} ({}): {source}", .path.display())]
     Io {
         cpu: usize,
@@ -81,7 +92,29 @@ pub fn machine_lock_dir() -> PathBuf {
     }
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d).join("cyclescope"),
-        None => std::env::temp_dir().join(format!("cyclescope-cpus-{uid}")),
+        None => private_fallback(),
+    }
+}
+
+/// `cyclescope-cpus-<uid>` in the temporary folder: the lock folder of a user without a
+/// runtime folder, in a folder every user can write.
+fn private_fallback() -> PathBuf {
+    std::env::temp_dir().join(format!("cyclescope-cpus-{}", nix::unistd::geteuid()))
+}
+
+/// Makes the lock folder `dir` ready, or says why it cannot be trusted. The fallback in the
+/// shared temporary folder is made 0700 and must stay this user's and private (another user
+/// may have made the name first, to hold the locks or to plant links); the machine-wide
+/// folder must be this user's real folder. A runs folder may be anyone's (`/tmp`): there each
+/// lock file is checked as it is opened.
+fn prepare_folder(dir: &Path, machine: &Path, fallback: &Path) -> Result<(), OwnedError> {
+    if dir == fallback {
+        owned::private_folder(dir)
+    } else if dir == machine {
+        owned::create_folder(dir, true)?;
+        owned::check_own_folder(dir, false)
+    } else {
+        owned::create_folder(dir, false)
     }
 }
 
@@ -111,14 +144,16 @@ pub fn lock_dirs(machine: &Path, run_dir: &Path) -> Vec<PathBuf> {
 pub fn holder(dir: &Path, cpu: usize) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let path = dir.join(format!(".cpu{cpu}.lock"));
-    let meta = std::fs::metadata(&path).ok()?;
+    // Never through a link: a planted one would show another file's first lines.
+    let file = owned::open_to_read(&path)?;
+    let meta = file.metadata().ok()?;
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     let pid = flock_holder(&locks, meta.dev(), meta.ino())?;
     if pid == std::process::id() {
         return None;
     }
     let mut note = String::new();
-    let _ = std::fs::File::open(&path).map(|f| f.take(4096).read_to_string(&mut note));
+    let _ = file.take(4096).read_to_string(&mut note);
     // A note left by an earlier holder names another process: the kernel's pid wins.
     Some(if note.starts_with(&format!("pid {pid}\n")) {
         holder_of(&note)
@@ -226,15 +261,11 @@ fn lock_one(dir: &Path, cpu: usize, run_dir: &Path) -> Result<CpuLock, CpuLockEr
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    // Not truncated on open: the holder's note must survive a refused process's open.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io)?;
+    let refused = |source| CpuLockError::Unsafe { cpu, source };
+    prepare_folder(dir, &machine_lock_dir(), &private_fallback()).map_err(refused)?;
+    // Not truncated on open: the holder's note must survive a refused process's open, and a
+    // file is only rewritten once it is known to be this user's own lock file.
+    let file = owned::open_lock_file(&path).map_err(refused)?;
     let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err((file, _)) => {
@@ -284,172 +315,4 @@ fn holder_of(note: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_lock_names_the_first_holder_and_a_dropped_lock_frees_the_cpu() {
-        let tmp = tempfile::tempdir().unwrap();
-        let held = lock_all(
-            tmp.path(),
-            &[3, 5],
-            Path::new("runs/a"),
-            NO_WAIT,
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap();
-        // flock locks belong to the open file description: a second open in this process is
-        // refused like another process would be.
-        let e = lock_all(
-            tmp.path(),
-            &[4, 5],
-            Path::new("runs/b"),
-            NO_WAIT,
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap_err();
-        let text = e.to_string();
-        assert!(matches!(e, CpuLockError::Busy { cpu: 5, .. }), "{text}");
-        assert!(text.contains(&std::process::id().to_string()), "{text}");
-        assert!(text.contains("writing runs/a"), "{text}");
-        drop(held);
-        assert!(
-            lock_all(
-                tmp.path(),
-                &[4, 5],
-                Path::new("runs/b"),
-                NO_WAIT,
-                &GO,
-                &mut |_| {}
-            )
-            .is_ok()
-        );
-    }
-
-    const NO_WAIT: Duration = Duration::ZERO;
-    static GO: AtomicBool = AtomicBool::new(false);
-
-    #[test]
-    fn a_waiting_run_is_told_once_and_gets_the_cpu_when_it_is_freed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let held = lock_all(
-            tmp.path(),
-            &[1],
-            Path::new("runs/a"),
-            NO_WAIT,
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap();
-        let dir = tmp.path().to_path_buf();
-        let (told_tx, told_rx) = std::sync::mpsc::channel();
-        let waiter = std::thread::spawn(move || {
-            let mut told = Vec::new();
-            let got = lock_all(
-                &dir,
-                &[1, 0],
-                Path::new("runs/b"),
-                Duration::from_secs(600),
-                &GO,
-                &mut |e| {
-                    told.push(e.to_string());
-                    let _ = told_tx.send(());
-                },
-            );
-            (got.map(|l| l.len()), told)
-        });
-        // Released only once the waiter has said it waits: the wait, not a race, is tested.
-        told_rx.recv().unwrap();
-        drop(held);
-        let (got, told) = waiter.join().unwrap();
-        assert_eq!(got.unwrap(), 2, "both CPUs, CPU 0 taken before CPU 1");
-        assert_eq!(told.len(), 1, "{told:?}");
-        assert!(told[0].contains("CPU 1 is taken"), "{told:?}");
-    }
-
-    #[test]
-    fn a_wait_is_bounded_and_a_cancel_ends_it() {
-        let tmp = tempfile::tempdir().unwrap();
-        let _held = lock_all(
-            tmp.path(),
-            &[2],
-            Path::new("runs/a"),
-            NO_WAIT,
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap();
-        let short = lock_all(
-            tmp.path(),
-            &[2],
-            Path::new("runs/b"),
-            Duration::from_millis(120),
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap_err();
-        assert!(matches!(short, CpuLockError::StillBusy { .. }), "{short}");
-        assert!(short.to_string().contains(LOCK_WAIT_ENV), "{short}");
-        let cancelled = AtomicBool::new(true);
-        let e = lock_all(
-            tmp.path(),
-            &[2],
-            Path::new("runs/b"),
-            Duration::from_secs(600),
-            &cancelled,
-            &mut |_| {},
-        )
-        .unwrap_err();
-        assert!(matches!(e, CpuLockError::Cancelled { cpu: 2 }), "{e}");
-    }
-
-    #[test]
-    fn the_locks_are_machine_wide_and_in_the_runs_folder() {
-        let m = Path::new("/m");
-        assert_eq!(lock_dirs(m, Path::new("runs/x")), [m, Path::new("runs")]);
-        assert_eq!(lock_dirs(m, Path::new("x"))[1], PathBuf::from("."));
-        assert_eq!(lock_dirs(m, Path::new("/m/x")), [m]);
-        if std::env::var_os(LOCK_DIR_ENV).is_none() {
-            let m = machine_lock_dir();
-            assert!(
-                m.is_absolute() && m.ends_with("cyclescope") || m.starts_with(std::env::temp_dir()),
-                "{m:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_holder_is_read_from_the_kernel_and_this_process_is_no_other() {
-        let tmp = tempfile::tempdir().unwrap();
-        assert_eq!(holder(tmp.path(), 6), None, "no lock file");
-        let held = lock_all(
-            tmp.path(),
-            &[6],
-            Path::new("runs/a"),
-            NO_WAIT,
-            &GO,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(holder(tmp.path(), 6), None, "held by this process");
-        drop(held);
-        assert_eq!(holder(tmp.path(), 6), None, "freed");
-        let locks = "1: FLOCK  ADVISORY  WRITE 5817 fe:00:10035508 0 EOF\n\
-                     2: -> FLOCK  ADVISORY  WRITE 77 fe:01:42 0 EOF\n\
-                     3: FLOCK  ADVISORY  WRITE 6553 fe:01:42 0 EOF\n";
-        let dev = libc::makedev(0xfe, 0x01);
-        assert_eq!(flock_holder(locks, dev as u64, 42), Some(6553));
-        assert_eq!(flock_holder(locks, dev as u64, 43), None);
-    }
-
-    #[test]
-    fn an_unwritten_note_is_an_unnamed_holder() {
-        assert_eq!(holder_of(""), "(not yet named)");
-        assert_eq!(
-            holder_of("pid 7\ncommand cyclescope run x\nrun r\n"),
-            "7 (cyclescope run x, writing r)"
-        );
-    }
-}
+mod tests;

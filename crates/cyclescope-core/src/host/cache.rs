@@ -191,12 +191,10 @@ impl HostCache {
             return;
         };
         // `.tmp` + rename: a reader never sees half a file; two writers leave one whole one.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let written = std::fs::create_dir_all(&self.dir).is_ok()
-            && std::fs::write(&tmp, text).is_ok()
-            && std::fs::rename(&tmp, &path).is_ok();
-        if !written {
-            let _ = std::fs::remove_file(&tmp);
+        // Only into a folder of this user's, and through a fresh file (never a planted link):
+        // the cache is a convenience, so a folder that is not ours just goes unwritten.
+        if crate::owned::own_cache_folder(&self.dir).is_ok() {
+            let _ = crate::record::pyjson::write_atomic(&path, text.as_bytes());
         }
     }
 

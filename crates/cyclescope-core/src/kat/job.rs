@@ -5,8 +5,8 @@
 //! (`conform`), a step before each and its outcome after. Runs only inside
 //! `cyclescope worker kat`; it decides no verdict (the parent compares against references).
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -224,7 +224,14 @@ where
     H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
 {
     let file_name = file.file_name(name);
-    let out = BufWriter::with_capacity(1 << 16, File::create(spec.out_dir.join(&file_name))?);
+    // Never through a link left in the run's KAT folder.
+    let text_file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(spec.out_dir.join(&file_name))?;
+    let out = BufWriter::with_capacity(1 << 16, text_file);
     let started = Instant::now();
     let mut last = started;
     let mut progress = |done: u64, total: u64| {

@@ -236,13 +236,8 @@ impl Manifest {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, self.to_text()).map_err(err)?;
-        std::fs::rename(&tmp, path).map_err(err)
+        // A fresh temporary file (a planted `.tmp` link is removed, not followed).
+        crate::record::pyjson::write_atomic(path, self.to_text().as_bytes()).map_err(err)
     }
 }
 

@@ -372,9 +372,12 @@ pub struct JournalWriter {
 
 impl JournalWriter {
     pub fn open(run_dir: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Never through a link planted in the run folder.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(run_dir.join(FILE_NAME))?;
         Ok(Self { file })
     }

@@ -1,7 +1,8 @@
 //! A run directory: `campaign.json` (what was asked, the host at start and end, planning),
 //! `build.json` (per instance: library, KAT status and log, as the harness's), `records/`,
 //! `kat/`, `katgen/` (generated KAT text) and `journal.jsonl`. One writer at a time, enforced
-//! with an advisory lock on `.campaign.lock`.
+//! with an advisory lock on `.campaign.lock`. A run directory is written only when it is this
+//! user's real folder (`crate::owned`), never through a link.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -34,6 +35,8 @@ pub enum RunDirError {
     Busy(PathBuf),
     #[error(transparent)]
     Path(#[from] super::safe_path::PathError),
+    #[error(transparent)]
+    NotOwned(#[from] crate::owned::OwnedError),
 }
 
 /// The lock file whose identity proves the run directory is still the one opened.
@@ -151,8 +154,13 @@ impl RunDir {
             path: root.to_path_buf(),
             source,
         };
+        // A link or another user's folder is refused before anything is written: root would
+        // otherwise write records wherever the link points, or into a folder its owner can
+        // swap for one.
+        crate::owned::create_run_folder(root)?;
         std::fs::create_dir_all(root.join("records")).map_err(io)?;
-        let lock_file = File::create(root.join(LOCK_FILE)).map_err(io)?;
+        // Never truncated: the lock's identity, not its content, is what counts.
+        let lock_file = crate::owned::open_lock_file(&root.join(LOCK_FILE))?;
         let lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
             .map_err(|_| RunDirError::Busy(root.to_path_buf()))?;
         Ok(Self {

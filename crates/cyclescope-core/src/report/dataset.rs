@@ -45,6 +45,8 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    NotOwned(#[from] crate::owned::OwnedError),
 }
 
 /// The error naming the records of `root` that the record check rejected, every finding.

@@ -198,16 +198,13 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
 
 /// Writes the pages under `out`.
 pub fn write_pages(out: &Path, pages: &[Page]) -> Result<(), ReportError> {
+    // `out` itself must be this user's real folder: as root, a link there would put the
+    // pages (and replace files) wherever it points.
+    crate::owned::create_run_folder(out)?;
     for p in pages {
         // Page names come from the dataset (candidate ids, the system id): kept inside `out`.
         let path = crate::record::safe_path::inside(out, &p.path)?;
-        let write = |path: &Path| -> std::io::Result<()> {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(path, &p.text)
-        };
-        write(&path).map_err(|source| ReportError::Write { path, source })?;
+        crate::owned::write_own_file(&path, p.text.as_bytes())?;
     }
     Ok(())
 }
