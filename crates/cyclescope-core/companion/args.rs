@@ -35,7 +35,7 @@ pub(crate) struct Invocation<'a> {
     pub(crate) supercop: bool,
     /// The fresh-message probe: each call hashes a message of its own, pseudo-random from
     /// this seed, instead of the harness's message — and with the first 8 bytes of each from a
-    /// second seed that arrives on stdin only after `ready` (`setup::take_go_line`), so that
+    /// second seed that arrives on stdin only after `ready` (`setup::read_go_line`), so that
     /// no candidate code can hash a probe message before the engine starts its clock.
     pub(crate) fresh_seed: Option<u64>,
     /// A layout of its own (`measure::layout`): the message and the digest this many bytes

@@ -101,7 +101,7 @@ fn die_with_parent() -> Result<(), SetupError> {
 
 /// Reads the token (one line, 32 hex digits) from stdin, then puts `/dev/null` on fd 0 so the
 /// candidate finds no trace of it — unless a go line is still to come (`--fresh-seed`), which
-/// `take_go_line` reads later and which is no secret.
+/// `read_go_line` reads later and which is no secret.
 fn take_token(keep_stdin: bool) -> Result<[u8; 32], SetupError> {
     let mut buf = [0u8; 64];
     let len = read_line(&mut buf);
@@ -131,14 +131,19 @@ fn null_stdin() -> Result<(), SetupError> {
     Ok(())
 }
 
-/// The fresh-message probe's seed: one decimal line the engine writes on stdin after it has
-/// read `ready` and started its clock on this process; then stdin becomes `/dev/null`. None
-/// when no such line came (the engine gave up, or the candidate read it first).
-pub(crate) fn take_go_line() -> Option<u64> {
+/// The fresh-message probe's lines on stdin, which the engine writes only while this process
+/// waits for them (it reads the process's CPU clock just before): the heads' seed after
+/// `ready`, then an acknowledgement after the trial line. Each is one decimal number; None when
+/// no such line came (the engine gave up, or the candidate read it first).
+pub(crate) fn read_go_line() -> Option<u64> {
     let mut buf = [0u8; 32];
     let len = read_line(&mut buf);
-    let _ = null_stdin();
     super::args::number(buf[..len].trim_ascii())
+}
+
+/// Puts `/dev/null` on stdin once the engine has nothing more to say.
+pub(crate) fn close_go_lines() {
+    let _ = null_stdin();
 }
 
 /// The token of a line: 32 hex digits, surrounding white space ignored.

@@ -211,6 +211,33 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             None => return error(ch, "sampler", b"no perf_event sampling event opens here"),
         },
     };
+    let call = Call {
+        entry: lib.entry,
+        digest_bits: c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX),
+        msg: msg.ptr(),
+        msg_bits: inv.input_bytes.wrapping_mul(8),
+        digest: digest.ptr(),
+    };
+    // The probe warms up before `ready`, on its first message but for the head, so that first
+    // calls (lazy binding, page faults, an emulator's translation) fall outside the engine's
+    // clock; no digest of a probe message can be known before the heads come.
+    if let Some(seed) = inv.fresh_seed {
+        for _ in 0..inv.warmups {
+            let rc = call.call_n(1);
+            if !(msg.intact() && digest.intact()) {
+                send_overflow(ch);
+                return EXIT_FAULT;
+            }
+            if let Some(offset) = Fresh::new(seed).advance(0).differs(msg.data()) {
+                send_input_changed(ch, offset as u64);
+                return EXIT_FAULT;
+            }
+            if rc != 0 {
+                send_cryptofail(ch, rc);
+                return EXIT_FAULT;
+            }
+        }
+    }
     send_ready(
         ch,
         &lib,
@@ -222,7 +249,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     );
     let fresh = match inv.fresh_seed {
         None => None,
-        Some(seed) => match super::setup::take_go_line() {
+        Some(seed) => match super::setup::read_go_line() {
             Some(heads) => {
                 let p = Probe {
                     body: Fresh::new(seed),
@@ -236,13 +263,6 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     };
     let mut probe_digests = probe_digests;
 
-    let call = Call {
-        entry: lib.entry,
-        digest_bits: c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX),
-        msg: msg.ptr(),
-        msg_bits: inv.input_bytes.wrapping_mul(8),
-        digest: digest.ptr(),
-    };
     // After every phase, outside the timed loop: the guards, then the message, then the
     // return code.
     let check = |rc: c_int, msg: &mut Guarded, digest: &Guarded, state: Option<(Probe, u64)>| {
@@ -263,7 +283,8 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             EXIT_FAULT
         })
     };
-    for _ in 0..inv.warmups {
+    let warmups = if fresh.is_some() { 0 } else { inv.warmups };
+    for _ in 0..warmups {
         let rc = if inv.count {
             cyclescope_warmup_calls(&call)
         } else {
@@ -338,10 +359,13 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
                 digest: reported,
             },
         );
-        if state.is_some()
-            && let Some(code) = check(failed_rc, &mut msg, &digest, state)
-        {
-            return code;
+        if state.is_some() {
+            // The engine reads this process's CPU clock while it waits here.
+            let _ = super::setup::read_go_line();
+            super::setup::close_go_lines();
+            if let Some(code) = check(failed_rc, &mut msg, &digest, state) {
+                return code;
+            }
         }
         if let Some(s) = &mut sampler {
             s.drain(ch);

@@ -8,6 +8,7 @@
 pub(crate) mod drng;
 pub mod generate;
 pub mod job;
+pub mod known;
 pub(crate) mod log;
 pub(crate) mod manifest;
 pub mod pool;

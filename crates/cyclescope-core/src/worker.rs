@@ -101,8 +101,9 @@ pub struct Outcome {
     /// The forbidden system call the sandbox killed it on, when the kernel's log names it.
     pub sandbox_call: Option<&'static str>,
     /// With a go line: the worker's CPU time (every thread) from just before the go line was
-    /// written to the first look after its next protocol lines, by the kernel's clock.
-    pub(crate) cpu_after_go: Option<Duration>,
+    /// written to its next protocol lines, by the kernel's clock (`go_line`), or why the
+    /// window is void.
+    pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
 }
 
 impl Outcome {

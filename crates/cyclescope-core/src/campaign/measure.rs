@@ -42,6 +42,8 @@ pub(crate) struct JobMeasurement {
     pub(crate) layouts: Option<crate::measure::layout::LayoutSpread>,
     /// The instruction count (`--counter instructions`).
     pub(crate) instructions: Option<crate::counter::callgrind::InstructionCount>,
+    /// The fresh-message probe's figure, when it ran and the kernel timed it.
+    pub(crate) fresh_probe: Option<crate::measure::proof::ProbeFigure>,
 }
 
 impl JobMeasurement {
@@ -56,6 +58,7 @@ impl JobMeasurement {
             clock_hz_by_trial: Vec::new(),
             layouts: None,
             instructions: None,
+            fresh_probe: None,
         }
     }
 }
@@ -185,7 +188,7 @@ pub(super) fn measure_job(
         source: String::new(),
         expected_digest: None,
     };
-    if !run.fetch_reference_digest() {
+    if !run.known_answer_holds() || !run.fetch_reference_digest() {
         return Measured::Done(Box::new(run.m));
     }
     for index in 0..run.layout.processes {

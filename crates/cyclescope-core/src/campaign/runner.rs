@@ -29,7 +29,12 @@ pub(crate) struct KatRun {
     pub(crate) logged: bool,
     /// The conformance checks' outcomes (empty when the job did not get to them).
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
+    /// A vector of a KAT file that matched its reference (`kat::known`), drawn at random.
+    pub(crate) known_answer: Option<crate::kat::known::KnownAnswer>,
 }
+
+/// Known answers are drawn from the messages of 1 to this many bits (`KAT_2_12` has them all).
+const KNOWN_ANSWER_MAX_BITS: u64 = 4096;
 
 /// `Send`: each lane's runner moves to the lane's thread.
 pub(crate) trait TrialRunner: Send {
@@ -65,6 +70,17 @@ pub(crate) trait TrialRunner: Send {
         None
     }
 
+    /// Whether `inst` gives the known answer `ka` in a worker of its own (a `hash` job, as the
+    /// reference digests come from): once per library, width and calling convention. None
+    /// when this runner proves no work.
+    fn known_answer_holds(
+        &mut self,
+        _inst: &Instance,
+        _ka: &crate::kat::known::KnownAnswer,
+    ) -> Option<Result<(), JobFailure>> {
+        None
+    }
+
     /// The digest of `msg` (all its bytes) from a worker of its own; None when this runner
     /// proves no work.
     fn digest_of(&mut self, _inst: &Instance, _msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {
@@ -88,6 +104,8 @@ pub(crate) struct WorkerRunner {
     /// Reference digests already computed: library, width, calling convention and length.
     digests: HashMap<(PathBuf, u32, Abi, u64), Vec<u8>>,
     probed: HashSet<JobKey>,
+    /// Libraries (with width and calling convention) that gave their known answer.
+    known: HashSet<(PathBuf, u32, Abi)>,
 }
 
 impl WorkerRunner {
@@ -113,6 +131,7 @@ impl WorkerRunner {
             },
             digests: HashMap::new(),
             probed: HashSet::new(),
+            known: HashSet::new(),
         })
     }
 }
@@ -127,18 +146,26 @@ impl TrialRunner for WorkerRunner {
         let mut opts = opts.clone();
         opts.cancel = Some(self.setup.cancel.clone());
         Some(match run_kat(inst, &opts, progress) {
-            Ok(r) => KatRun {
-                status: r.status,
-                detail: r.detail,
-                logged: true,
-                conformance: r.conformance,
-            },
+            Ok(r) => {
+                let bits = 1 + std::hash::BuildHasher::hash_one(
+                    &std::collections::hash_map::RandomState::new(),
+                    &inst.label,
+                ) % KNOWN_ANSWER_MAX_BITS;
+                KatRun {
+                    known_answer: r.known_answer(bits),
+                    status: r.status,
+                    detail: r.detail,
+                    logged: true,
+                    conformance: r.conformance,
+                }
+            }
             Err(KatError::Cancelled(_)) => return None,
             Err(e) => KatRun {
                 status: KatStatus::Loadfail,
                 detail: e.to_string(),
                 logged: false,
                 conformance: Vec::new(),
+                known_answer: None,
             },
         })
     }
@@ -179,6 +206,37 @@ impl TrialRunner for WorkerRunner {
             self.digests.insert(key, d.clone());
         }
         Some(digest)
+    }
+
+    fn known_answer_holds(
+        &mut self,
+        inst: &Instance,
+        ka: &crate::kat::known::KnownAnswer,
+    ) -> Option<Result<(), JobFailure>> {
+        let key = (inst.library.clone(), inst.digest_bits, inst.abi);
+        if self.known.contains(&key) {
+            return Some(Ok(()));
+        }
+        let got = match reference::hash_once(inst, &ka.msg, ka.bits) {
+            Ok(d) => d,
+            Err(e) => return Some(Err(e.job_failure())),
+        };
+        if got != ka.digest {
+            return Some(Err(JobFailure::new(
+                crate::vocabulary::FailureKind::Tampered,
+                format!(
+                    "the {}-bit message of {} that the KAT proved, hashed again in a worker of \
+                     its own, gave {} instead of the KAT's {}: the library computes another \
+                     function outside its KAT job, so no figure of it is the proved function's",
+                    ka.bits,
+                    ka.file,
+                    hex::encode(&got),
+                    hex::encode(&ka.digest)
+                ),
+            )));
+        }
+        self.known.insert(key);
+        Some(Ok(()))
     }
 
     fn digest_of(&mut self, inst: &Instance, msg: &[u8]) -> Option<Result<Vec<u8>, JobFailure>> {

@@ -77,6 +77,7 @@ pub(super) fn job_record(
         failure: m.failure.clone(),
         clock_hz_by_trial: m.clock_hz_by_trial.clone(),
         layouts: m.layouts.clone(),
+        fresh_probe: m.fresh_probe,
         instructions: m.instructions.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
@@ -165,6 +166,7 @@ fn base_additions(
         clock_hz_by_trial: Vec::new(),
         conformance: None,
         layouts: None,
+        fresh_probe: None,
         instructions: None,
     }
 }

@@ -129,6 +129,8 @@ pub struct FileReport {
     pub(crate) file: KatFile,
     /// `KAT_2_12_<kat name>.txt`.
     pub(crate) name: String,
+    /// Where it was generated.
+    pub(crate) path: PathBuf,
     pub(crate) written: Written,
     pub(crate) status: KatStatus,
     pub(crate) detail: String,
@@ -160,6 +162,15 @@ impl KatReport {
     /// The KAT log this job wrote.
     pub fn log_path(&self) -> &Path {
         &self.log_path
+    }
+
+    /// The vector of `bits` bits of this job's `KAT_2_12` file, when that file's whole text
+    /// matched its reference (`kat::known`).
+    pub(crate) fn known_answer(&self, bits: u64) -> Option<super::known::KnownAnswer> {
+        self.files
+            .iter()
+            .find(|f| f.file == KatFile::Kat2_12 && f.status == KatStatus::Pass)
+            .and_then(|f| super::known::read(&f.path, bits))
     }
 
     /// `RESULT <id> <instance> <STATUS> <detail>`.

@@ -73,7 +73,7 @@ pub(crate) struct ProcessRun {
     pub(crate) probe_digests: Vec<u8>,
     /// The fresh-message probe's CPU time from its seed to its last line, by the kernel's
     /// clock (`worker::Outcome::cpu_after_go`).
-    pub(crate) cpu_after_go: Option<Duration>,
+    pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
 }
 
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,

@@ -137,6 +137,10 @@ pub struct Additions {
     /// The figure at each buffer layout of `run --layouts`, and their spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<crate::measure::layout::LayoutSpread>,
+    /// The fresh-message probe as the engine judged it (`measure::proof::ProbeFigure`): its
+    /// CPU time per call by the kernel's clock beside the guide's fastest trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_probe: Option<crate::measure::proof::ProbeFigure>,
     /// The instruction count under valgrind (`cycle_source` `valgrind:callgrind:Ir`, where
     /// `mean_cycles` holds instructions per call): calls, instructions, simulated cache misses,
     /// the cycle estimate and its formula, and what the sandbox gave up under valgrind.

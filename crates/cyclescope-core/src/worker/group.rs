@@ -101,6 +101,21 @@ impl Group {
         cpu_time_from_stat(&stat, clock_ticks_per_second()?)
     }
 
+    /// Whether the leader sleeps in the kernel (state `S` or `D`), off the CPU.
+    pub(super) fn leader_blocked(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pgid))
+            .ok()
+            .and_then(|stat| {
+                // The state follows the command name's closing parenthesis.
+                let after = &stat[stat.rfind(')')? + 1..];
+                after
+                    .split_whitespace()
+                    .next()
+                    .map(|s| s == "S" || s == "D")
+            })
+            .unwrap_or(false)
+    }
+
     /// The CPU time of every thread of the leader, running or ended, to the nanosecond: the
     /// kernel's process CPU clock, read from outside, which nothing in the worker can write.
     /// None once the leader is gone (or where the kernel does not offer the clock).

@@ -14,9 +14,24 @@ use crate::vocabulary::{JobFailure, JobOutcome};
 
 /// Bytes of fresh messages one probe trial hashes at most (the trial worker's pool,
 /// `companion/proof.rs`).
-pub(crate) const PROBE_POOL_BYTES: u64 = 8 << 20;
+pub(crate) const PROBE_POOL_BYTES: u64 = 1 << 20;
 
 impl Measuring<'_> {
+    /// The KAT's known answer, hashed again in a worker of its own before any timing; false
+    /// (the job's failure set) when the library gave another digest.
+    pub(super) fn known_answer_holds(&mut self) -> bool {
+        let Some(ka) = &self.job.kat.known_answer else {
+            return true;
+        };
+        match self.runner.known_answer_holds(&self.job.inst, ka) {
+            Some(Err(f)) => {
+                self.m.failure = Some(f);
+                false
+            }
+            _ => true,
+        }
+    }
+
     /// Asks the runner for the reference digest; false (the job's failure set) when it could
     /// not be had.
     pub(super) fn fetch_reference_digest(&mut self) -> bool {
@@ -50,7 +65,7 @@ impl Measuring<'_> {
     /// The fresh-message probe after the guide's trials (only where a reference digest proves
     /// work, and the message is not empty); a refusal becomes the job's failure. The probe is
     /// judged on its CPU time as the kernel counts it, which a busy host does not inflate; a
-    /// refusal is still only kept when a second probe process confirms it (caches another
+    /// refusal is only kept when two more probe processes confirm it (caches another
     /// process shares can slow a process's work). False when the run was cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
@@ -72,14 +87,20 @@ impl Measuring<'_> {
                 Probe::Timed { cpu, calls, trials } => (cpu, calls, trials),
             };
             let judged = match cpu {
-                Some(cpu) => {
+                Some(Err(why)) => Err(JobFailure::new(
+                    crate::vocabulary::FailureKind::Tampered,
+                    format!("in the fresh-message probe: {why}, so its CPU time cannot be read"),
+                )),
+                Some(Ok(cpu)) => {
                     let per_call = |(c, n): (std::time::Duration, u64)| c.as_secs_f64() / n as f64;
                     let best = match fastest {
                         Some(f) if per_call(f) <= per_call((cpu, calls)) => f,
                         _ => (cpu, calls),
                     };
                     fastest = Some(best);
-                    proof::probe_cpu_refusal(&self.done_trials, best.0, best.1, bytes)
+                    let figure = proof::ProbeFigure::new(&self.done_trials, best.0, best.1);
+                    self.m.fresh_probe = Some(figure);
+                    proof::probe_cpu_refusal(&figure, bytes)
                 }
                 // No CPU clock on the probe (a kernel without it): its own report is all there
                 // is, judged by the factor for claimed figures.
@@ -135,7 +156,8 @@ impl Measuring<'_> {
                 Err(f) => Probe::Failed(f),
                 Ok(()) => Probe::Timed {
                     cpu: run.cpu_after_go,
-                    calls: spec.iterations + spec.warmups,
+                    // The warm-ups ran before the window.
+                    calls: spec.iterations,
                     trials: run.record.trials.clone(),
                 },
             },
@@ -209,7 +231,7 @@ impl Measuring<'_> {
 /// kernel offers no process CPU clock), the calls inside that window, and its own trials.
 enum Probe {
     Timed {
-        cpu: Option<std::time::Duration>,
+        cpu: Option<Result<std::time::Duration, &'static str>>,
         calls: u64,
         trials: Vec<crate::measure::stats::Trial>,
     },
@@ -261,10 +283,10 @@ mod tests {
             );
         }
         assert_eq!(probe_calls(32, 20_000, 0.0), 4000);
-        assert_eq!(probe_calls(1 << 20, 20, 0.0), 8);
-        // 20 ms at 300 ns a call.
-        assert_eq!(probe_calls(32, 2_000, 300.0), 66_667);
-        assert_eq!(probe_calls(32, 2_000, 1.0), 100_000);
+        assert_eq!(probe_calls(1 << 20, 20, 0.0), 1);
+        // 20 ms at 3 µs a call; at 300 ns the pool holds fewer.
+        assert_eq!(probe_calls(32, 2_000, 3_000.0), 6_667);
+        assert_eq!(probe_calls(32, 2_000, 300.0), 32_768);
         assert_eq!(PROBE_POOL_BYTES, crate::companion::proof::POOL_BYTES);
     }
 }

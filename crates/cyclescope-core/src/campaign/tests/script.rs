@@ -124,6 +124,7 @@ impl TrialRunner for Scripted {
             detail: "scripted".into(),
             logged: false,
             conformance: Vec::new(),
+            known_answer: None,
         })
     }
 

@@ -275,6 +275,7 @@ impl<'a> JobState<'a> {
                 on_event(&KatEvent::FileChecked { file, status });
                 self.files.push(FileReport {
                     file,
+                    path,
                     name,
                     written,
                     status,

@@ -1,0 +1,69 @@
+//! Known answers: vectors of a KAT file whose whole text matched its reference (a manifest
+//! entry or a `--kat-dir` file), read back from disk by the engine, so each is an answer the
+//! engine holds and no worker wrote for it. The campaign hashes one again in a separate worker
+//! before timing: a library that computes the right function only in its KAT job (it can tell
+//! that job by its command line) gives another digest there and is refused. Parsing only.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// One vector: the first `bits` bits of `msg` hash to `digest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownAnswer {
+    pub(crate) msg: Vec<u8>,
+    pub(crate) bits: u64,
+    pub(crate) digest: Vec<u8>,
+    /// The KAT file it comes from (its name), for the failure's words.
+    pub(crate) file: String,
+}
+
+/// The vector of `path` whose message is `bits` long (`Msg_Len = bits`), if the file has it.
+pub(crate) fn read(path: &Path, bits: u64) -> Option<KnownAnswer> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut len = None;
+    let mut msg = None;
+    for line in BufReader::new(file).lines() {
+        let line = line.ok()?;
+        let Some((key, value)) = line.split_once(" = ").or_else(|| line.split_once(" =")) else {
+            continue;
+        };
+        match key.trim() {
+            "Msg_Len" => len = value.trim().parse::<u64>().ok(),
+            "Msg" if len == Some(bits) => msg = hex::decode(value.trim()).ok(),
+            "Dst" if len == Some(bits) => {
+                return Some(KnownAnswer {
+                    msg: msg?,
+                    bits,
+                    digest: hex::decode(value.trim()).ok()?,
+                    file: path.file_name()?.to_string_lossy().into_owned(),
+                });
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vector_is_read_by_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("KAT_2_12_x.txt");
+        std::fs::write(
+            &path,
+            "Msg_Len = 0\nMsg = \nDst_Len = 16\nDst = 0102\n\n\
+             Msg_Len = 9\nMsg = AB80\nDst_Len = 16\nDst = A1B2\n",
+        )
+        .unwrap();
+        let ka = read(&path, 9).unwrap();
+        assert_eq!(
+            (ka.msg, ka.bits, ka.digest),
+            (vec![0xAB, 0x80], 9, vec![0xA1, 0xB2])
+        );
+        assert_eq!(read(&path, 0).unwrap().msg, Vec::<u8>::new());
+        assert_eq!(read(&path, 10), None);
+    }
+}
