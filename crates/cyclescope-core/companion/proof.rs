@@ -134,7 +134,8 @@ mod tests {
         let mut b = [0u8; 61];
         f.advance(1).fill(&mut b);
         assert_ne!(a[..60], b[..60]);
-        assert_eq!(pool_messages(1 << 20, 20), 8);
+        assert_eq!(pool_messages(1 << 20, 20), 1);
+        assert_eq!(pool_messages(1 << 17, 20), 8);
         assert_eq!(pool_messages(32, 20_000), 20_000);
     }
 }

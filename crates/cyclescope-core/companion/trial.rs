@@ -509,10 +509,12 @@ pub(crate) fn sample_calls(
     bad_rc
 }
 
-/// Every digest of a probe trial, in order, a line per `DIGESTS_PER_LINE`.
+/// Every digest of a probe trial, in order, whole digests of at most `BYTES_PER_LINE` bytes a
+/// line (the engine takes lines of up to 1 MiB, and hex doubles them).
 fn send_digests(ch: &Channel, all: &[u8], digest_len: usize) {
-    const DIGESTS_PER_LINE: usize = 2048;
-    for chunk in all.chunks(DIGESTS_PER_LINE * digest_len.max(1)) {
+    const BYTES_PER_LINE: usize = 128 << 10;
+    let per_line = (BYTES_PER_LINE / digest_len.max(1)).max(1) * digest_len.max(1);
+    for chunk in all.chunks(per_line) {
         ch.message("digests").hex("hex", chunk).send();
     }
 }
