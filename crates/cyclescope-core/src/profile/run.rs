@@ -16,6 +16,7 @@ use crate::catalog::Instance;
 use crate::counter::callgrind::{self, COUNTED_FN};
 use crate::measure::trial::{SandboxInForce, TrialMessage, TrialSpec};
 use crate::measure::trial_args::MeasureInvocation;
+use crate::plugin::sealed::SealedLibrary;
 use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand};
 
 /// The longest one profile trial may take (valgrind runs the calls some 50× slower).
@@ -82,15 +83,22 @@ pub fn profile_observed(
     observe: &mut dyn FnMut(ProfileStep<'_>),
 ) -> Result<Profile, ProfileError> {
     let valgrind = callgrind::find_valgrind()?;
-    callgrind::refuse_client_requests(&req.instance.library)?;
+    // One read of the library for the whole profile: the scan, both workers.
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    callgrind::refuse_client_requests(&lib.here())?;
     let scratch = tempfile::Builder::new()
         .prefix("cyclescope-profile-")
         .tempdir()
         .map_err(ProfileError::Scratch)?;
     let out_file = scratch.path().join(OUT_FILES[0]);
     observe(ProfileStep::Counting);
-    let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
+    let profiled = run_worker(req, &lib, Mode::Callgrind(&valgrind, &out_file))?;
     let text = counted_part(scratch.path())?;
+    // valgrind names the library by the sealed copy it mapped: the profile names it by path.
+    let text = text.replace(
+        &lib.mapped_name(),
+        &req.instance.library.display().to_string(),
+    );
     let g = graph::parse(&text, COUNTED_FN)?;
     if g.root_calls != spec(req, true).iterations {
         return Err(callgrind::CallgrindError::CallsMismatch {
@@ -101,7 +109,7 @@ pub fn profile_observed(
     }
     let counts = shares(&g, callgrind::tool_of(&text))?;
     observe(ProfileStep::Counted(&counts));
-    let native = run_worker(req, Mode::Native)?;
+    let native = run_worker(req, &lib, Mode::Native)?;
     let overhead = Overhead {
         profiled_loop_s: profiled.loop_ns as f64 / 1e9,
         native_loop_s: native.loop_ns as f64 / 1e9,
@@ -177,12 +185,17 @@ fn counted_part(dir: &Path) -> Result<String, callgrind::CallgrindError> {
     Ok(counted)
 }
 
-fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileError> {
+fn run_worker(
+    req: &ProfileRequest,
+    lib: &Arc<SealedLibrary>,
+    mode: Mode<'_>,
+) -> Result<TrialRun, ProfileError> {
     let under = match mode {
         Mode::Callgrind(v, out) => Some((v, out)),
         _ => None,
     };
-    let spec = spec(req, under.is_some());
+    let mut spec = spec(req, under.is_some());
+    spec.library = crate::plugin::sealed::worker_path(0);
     let limits = match under {
         Some(_) => crate::measure::count::CountRun::limits(req.limits),
         None => req.limits,
@@ -207,6 +220,7 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
         pinned_cpu: Some(req.cpu),
         launcher: under.map(|(v, out)| (v.to_path_buf(), valgrind_args(out))),
         go_line: None,
+        libraries: vec![lib.clone()],
     };
     let mut loop_ns = None;
     let mut sandbox = None;
@@ -282,13 +296,21 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
 /// The sampled profile: the calls run natively with their instruction pointers sampled
 /// (hardware cycles where the PMU allows, else cpu-clock), symbolised with `addr2line`.
 pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
-    let run = run_worker(req, Mode::Sampled)?;
-    let native = run_worker(req, Mode::Native)?;
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    let run = run_worker(req, &lib, Mode::Sampled)?;
+    let native = run_worker(req, &lib, Mode::Native)?;
     let s = &run.samples;
     if s.ips.is_empty() {
         return Err(ProfileError::NoSamples);
     }
-    let t = super::symbols::tally(&req.instance.library, s.base, &s.ips)?;
+    // The symbols come from the bytes that ran; errors name the library by its path.
+    let t = super::symbols::tally(&lib.here(), s.base, &s.ips).map_err(|e| match e {
+        ProfileError::Symbols { why, .. } => ProfileError::Symbols {
+            path: req.instance.library.display().to_string(),
+            why,
+        },
+        e => e,
+    })?;
     let total = s.ips.len() as u64;
     let share = |n: u64| n as f64 / total as f64;
     let object = req
