@@ -199,8 +199,8 @@ fn validate_names_both_hashes_when_a_record_is_not_of_the_kat_checked_library() 
     assert!(started.elapsed() < Duration::from_secs(queue + 300));
     let recs = records(&out.join("records"));
     assert_eq!(recs.len(), 1);
-    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&recs[0]).unwrap())
-        .unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&recs[0]).unwrap()).unwrap();
     let original = v["library_sha256"].as_str().unwrap().to_string();
     let forged = "0".repeat(64);
     v["library_sha256"] = serde_json::Value::String(forged.clone());

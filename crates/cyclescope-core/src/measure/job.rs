@@ -89,13 +89,23 @@ pub(crate) fn run_process(
     // The bytes the run sealed (`plugin::sealed`): checked here, loaded by the worker. One
     // that cannot be read is checked by its path, which says what is wrong with it.
     let sealed = crate::plugin::sealed::for_path(&spec.library).ok();
-    let (here, loaded) = match &sealed {
-        Some(s) => (s.here(), crate::plugin::sealed::worker_path(0)),
-        None => (spec.library.clone(), spec.library.clone()),
-    };
+    let here = sealed
+        .as_ref()
+        .map_or_else(|| spec.library.clone(), |s| s.here());
     let count = spec
         .count
-        .then(|| super::count::CountRun::prepare(&here));
+        .then(|| super::count::CountRun::prepare(&here, sealed.as_deref()));
+    // valgrind loads a private copy of the sealed bytes (it reads symbols by path), a native
+    // worker the descriptor.
+    let copy = count
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .and_then(|c| c.library_copy.clone());
+    let loaded = match (copy, &sealed) {
+        (Some(copy), _) => copy,
+        (None, Some(_)) => crate::plugin::sealed::worker_path(0),
+        (None, None) => spec.library.clone(),
+    };
     let limits = match count {
         Some(_) => super::count::CountRun::limits(setup.limits),
         None => setup.limits,

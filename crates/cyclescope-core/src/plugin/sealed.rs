@@ -117,13 +117,24 @@ impl SealedLibrary {
         )
     }
 
-    pub(crate) fn raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+    /// A read-only copy of the sealed bytes, under the original file name, in `dir` (a
+    /// private scratch folder of one valgrind job): valgrind reads a library's symbols by the
+    /// name it was mapped from, which a memfd's is not. Only that one job loads it.
+    pub(crate) fn copy_into(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let to = dir.join(memfd_name(&self.original).to_string_lossy().as_ref());
+        let bytes = std::fs::read(self.here())?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .open(&to)?
+            .write_all(&bytes)?;
+        Ok(to)
     }
 
-    /// The object name valgrind gives the library once a worker mapped it.
-    pub(crate) fn mapped_name(&self) -> String {
-        format!("/memfd:{} (deleted)", memfd_name(&self.original).to_string_lossy())
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }
 
@@ -250,9 +261,15 @@ mod tests {
         let run = RunLibraries::seal([path.as_path(), path.as_path()]);
         assert_eq!(run.len(), 1);
         std::fs::write(&path, b"swapped").unwrap();
-        assert_eq!(std::fs::read(for_path(&path).unwrap().here()).unwrap(), b"run bytes");
+        assert_eq!(
+            std::fs::read(for_path(&path).unwrap().here()).unwrap(),
+            b"run bytes"
+        );
         drop(run);
-        assert_eq!(std::fs::read(for_path(&path).unwrap().here()).unwrap(), b"swapped");
+        assert_eq!(
+            std::fs::read(for_path(&path).unwrap().here()).unwrap(),
+            b"swapped"
+        );
     }
 
     #[test]

@@ -55,8 +55,9 @@ struct Samples {
 
 /// How a profile worker runs.
 enum Mode<'a> {
-    /// Under valgrind's callgrind, writing to this file.
-    Callgrind(&'a Path, &'a Path),
+    /// Under valgrind's callgrind, writing to this file, loading this copy of the sealed
+    /// library (valgrind reads symbols by path: `SealedLibrary::copy_into`).
+    Callgrind(&'a Path, &'a Path, &'a Path),
     /// Natively, sampling its instruction pointers.
     Sampled,
     /// Natively, timed only.
@@ -92,13 +93,16 @@ pub fn profile_observed(
         .map_err(ProfileError::Scratch)?;
     let out_file = scratch.path().join(OUT_FILES[0]);
     observe(ProfileStep::Counting);
-    let profiled = run_worker(req, &lib, Mode::Callgrind(&valgrind, &out_file))?;
+    // The copy in a folder of its own: valgrind's folder must hold its output alone.
+    let copy_dir = tempfile::Builder::new()
+        .prefix("cyclescope-profile-lib-")
+        .tempdir()
+        .map_err(ProfileError::Scratch)?;
+    let copy = lib
+        .copy_into(copy_dir.path())
+        .map_err(ProfileError::Scratch)?;
+    let profiled = run_worker(req, &lib, Mode::Callgrind(&valgrind, &out_file, &copy))?;
     let text = counted_part(scratch.path())?;
-    // valgrind names the library by the sealed copy it mapped: the profile names it by path.
-    let text = text.replace(
-        &lib.mapped_name(),
-        &req.instance.library.display().to_string(),
-    );
     let g = graph::parse(&text, COUNTED_FN)?;
     if g.root_calls != spec(req, true).iterations {
         return Err(callgrind::CallgrindError::CallsMismatch {
@@ -191,11 +195,14 @@ fn run_worker(
     mode: Mode<'_>,
 ) -> Result<TrialRun, ProfileError> {
     let under = match mode {
-        Mode::Callgrind(v, out) => Some((v, out)),
+        Mode::Callgrind(v, out, copy) => Some((v, out, copy)),
         _ => None,
     };
     let mut spec = spec(req, under.is_some());
-    spec.library = crate::plugin::sealed::worker_path(0);
+    spec.library = match under {
+        Some((_, _, copy)) => copy.to_path_buf(),
+        None => crate::plugin::sealed::worker_path(0),
+    };
     let limits = match under {
         Some(_) => crate::measure::count::CountRun::limits(req.limits),
         None => req.limits,
@@ -218,7 +225,7 @@ fn run_worker(
         cancel: req.cancel.clone(),
         limits,
         pinned_cpu: Some(req.cpu),
-        launcher: under.map(|(v, out)| (v.to_path_buf(), valgrind_args(out))),
+        launcher: under.map(|(v, out, _)| (v.to_path_buf(), valgrind_args(out))),
         go_line: None,
         libraries: vec![lib.clone()],
     };

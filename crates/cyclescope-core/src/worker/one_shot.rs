@@ -71,7 +71,13 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
     // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
     let mut args: Vec<String> = job
         .into_iter()
-        .map(|a| if a == named && !libraries.is_empty() { loaded.clone() } else { a })
+        .map(|a| {
+            if a == named && !libraries.is_empty() {
+                loaded.clone()
+            } else {
+                a
+            }
+        })
         .collect();
     args.splice(1..1, limits.to_args());
     let cmd = WorkerCommand {

@@ -23,11 +23,14 @@ pub(super) fn pass_libraries(cmd: &mut Command, libraries: &[Arc<SealedLibrary>]
     if pairs.is_empty() {
         return;
     }
+    // The hook owns the libraries: their descriptors stay open as long as the command may spawn.
+    let held: Vec<Arc<SealedLibrary>> = libraries.to_vec();
     // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
     // calls are allowed; it makes only `fcntl` and `dup2` system calls on numbers taken
     // before the fork, and allocates nothing (the pairs were built in the parent).
     unsafe {
         cmd.pre_exec(move || {
+            let _ = &held;
             let mut parked: [RawFd; WORKER_LIBRARY_FDS.len()] = [-1; WORKER_LIBRARY_FDS.len()];
             // Parked copies first (close-on-exec, gone after exec): a source that is also a
             // target number is read before it is overwritten.
@@ -60,13 +63,15 @@ mod tests {
         std::fs::write(&path, b"sealed a").unwrap();
         let a = Arc::new(SealedLibrary::seal(&path).unwrap());
         std::fs::write(&path, b"replaced").unwrap();
-        let mut cmd = Command::new("cat");
-        cmd.arg(crate::plugin::sealed::worker_path(0));
+        let mut cmd = Command::new("head");
+        cmd.args(["-c", "64"])
+            .arg(crate::plugin::sealed::worker_path(0));
         pass_libraries(&mut cmd, &[a]);
         let out = cmd.output().unwrap();
         assert_eq!(out.stdout, b"sealed a", "{out:?}");
         // Without it, the number is not open in the child.
-        let out = Command::new("cat")
+        let out = Command::new("head")
+            .args(["-c", "64"])
             .arg(crate::plugin::sealed::worker_path(0))
             .output()
             .unwrap();
