@@ -1,7 +1,7 @@
 //! The trial worker's own setup, before the candidate is loaded, in the order the engine's
 //! other workers use (`worker::child`): die with the parent, take the session token from stdin
 //! and put `/dev/null` there, keep a private copy of stdout for the protocol and send fd 1 to
-//! stderr, close every inherited descriptor, forbid new privileges, set the kernel limits (address
+//! stderr, close every inherited descriptor but the library's, forbid new privileges, set the kernel limits (address
 //! space, CPU time, file size, open descriptors), pin
 //! to the measurement CPU. The sandbox comes last (`sandbox`).
 
@@ -153,15 +153,27 @@ pub(crate) fn parse_token(line: &[u8]) -> Option<[u8; 32]> {
     token.iter().all(u8::is_ascii_hexdigit).then_some(token)
 }
 
-/// Closes every descriptor above stderr except `keep`: `close_range` where the kernel has it,
-/// else each number below the soft descriptor limit.
-fn close_inherited(keep: c_int) {
-    let keep = keep as u32;
-    let ranged = (keep <= 3 || sys::close_range(3, keep - 1).is_ok())
-        && sys::close_range(keep + 1, u32::MAX).is_ok();
+/// Where the engine hands over the sealed libraries this worker loads (the engine's
+/// `plugin::sealed::WORKER_LIBRARY_FDS`: the same numbers).
+const LIBRARY_FDS: [c_int; 2] = [9, 10];
+
+/// Closes every descriptor above stderr except `proto` and the library descriptors:
+/// `close_range` where the kernel has it, else each number below the soft descriptor limit.
+fn close_inherited(proto: c_int) {
+    let mut keep = [proto as u32, LIBRARY_FDS[0] as u32, LIBRARY_FDS[1] as u32];
+    keep.sort_unstable();
+    let mut first = 3u32;
+    let mut ranged = true;
+    for k in keep {
+        if k >= first {
+            ranged &= k == first || sys::close_range(first, k - 1).is_ok();
+            first = k + 1;
+        }
+    }
+    ranged &= sys::close_range(first, u32::MAX).is_ok();
     if !ranged {
         let limit = sys::soft_rlimit(sys::RLIMIT_NOFILE).map_or(1024, |l| l.min(1 << 20));
-        for fd in (3..limit as c_int).filter(|&fd| fd as u32 != keep) {
+        for fd in (3..limit as c_int).filter(|&fd| !keep.contains(&(fd as u32))) {
             sys::close_fd(fd);
         }
     }

@@ -159,6 +159,9 @@ pub(crate) fn run_with(
 /// A run past its opening phases: the CPUs locked, every measurement CPU's host gate passed,
 /// the run directory's lock and journal held, campaign.json written, the frontends told.
 struct Opened<'e> {
+    /// Every library of the run, read once and sealed: what all its workers load and what
+    /// its records' hashes are of (`plugin::sealed`).
+    _libraries: crate::plugin::sealed::RunLibraries,
     _cpu_locks: Vec<crate::cpu::lock::CpuLock>,
     hosts: Vec<HostGate>,
     dir: RunDir,
@@ -176,6 +179,10 @@ impl<'e> Opened<'e> {
         emit: &'e mut dyn FnMut(EngineEvent),
         cancel: &AtomicBool,
     ) -> Result<Self, CampaignError> {
+        // The libraries before anything reads them: one set of bytes for the whole run.
+        let libraries = crate::plugin::sealed::RunLibraries::seal(
+            req.instances.iter().map(|i| i.library.as_path()),
+        );
         // The CPUs first, held until the run ends: a second process on one of them is refused
         // by name (or queues, when told to wait) before its host check's clock probe could
         // disturb the trials running there.
@@ -212,6 +219,7 @@ impl<'e> Opened<'e> {
             events.send(EngineEvent::Warning { message });
         }
         Ok(Self {
+            _libraries: libraries,
             _cpu_locks: cpu_locks,
             hosts,
             dir,

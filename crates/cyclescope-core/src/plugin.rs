@@ -9,6 +9,7 @@ mod abi;
 mod arena;
 mod elf;
 mod guarded;
+pub mod sealed;
 
 pub use abi::{Abi, SUPERCOP_PARTIAL_BYTE};
 pub use arena::{Arena, Placement};

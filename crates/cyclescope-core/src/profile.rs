@@ -257,6 +257,8 @@ pub enum ProfileError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Bundled(#[from] crate::catalog::bundled::BundledError),
+    #[error(transparent)]
+    Seal(#[from] crate::plugin::sealed::SealError),
     #[error("the profile's worker failed: {0}")]
     Worker(String),
     #[error("cannot read the symbols of {path}: {why}")]

@@ -18,6 +18,7 @@ mod go_line;
 pub(crate) mod group;
 pub mod limits;
 pub mod one_shot;
+mod pass_fds;
 pub(crate) mod place;
 pub mod sandbox;
 mod session;
@@ -151,6 +152,10 @@ pub struct WorkerCommand {
     /// A line written on the worker's stdin after its first protocol line (the fresh-message
     /// probe's seed), the worker's CPU clock read just before: see `Outcome::cpu_after_go`.
     pub go_line: Option<String>,
+    /// The libraries the worker loads, sealed once for the run (`plugin::sealed`): handed over
+    /// as descriptors at `WORKER_LIBRARY_FDS`, in this order; the arguments name them by
+    /// `sealed::worker_path`.
+    pub libraries: Vec<Arc<crate::plugin::sealed::SealedLibrary>>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable.
@@ -201,6 +206,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    pass_fds::pass_libraries(&mut command, &cmd.libraries);
     let mut group =
         Group::spawn(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
             exe: cmd.exe.clone(),
@@ -277,7 +283,8 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .then(|| group.leader_cpu_time())
         .flatten();
     let cpu_after_go = go.window();
-    let stderr_tail = pipes.stderr_tail();
+    // The worker knows its libraries by descriptor; people know them by path.
+    let stderr_tail = crate::plugin::sealed::name_originals(&pipes.stderr_tail(), &cmd.libraries);
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
     let limit_note = cmd

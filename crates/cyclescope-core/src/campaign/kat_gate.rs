@@ -120,7 +120,7 @@ impl KatCache {
             None => "none".into(),
         };
         let key = crate::journal::KatKey {
-            library_sha256: crate::record::sha256_file(&inst.library).ok()?,
+            library_sha256: crate::plugin::sealed::sha256_of(&inst.library)?,
             manifest_sha256,
             checks_version: crate::conform::CHECKS_VERSION,
             // The campaign's gate runs the default scope (`kat --loop`/`--full` are their own).
@@ -255,11 +255,11 @@ fn build_entry(inst: &Instance, kat: &KatResult) -> Value {
     m.insert("library".into(), json!(display_path(&inst.library)));
     m.insert(
         "library_sha256".into(),
-        json!(crate::record::sha256_file(&inst.library).unwrap_or_default()),
+        json!(crate::plugin::sealed::sha256_of(&inst.library).unwrap_or_default()),
     );
     m.insert(
         "elf_load_bytes".into(),
-        json!(crate::plugin::elf_load_bytes(&inst.library).ok()),
+        json!(crate::plugin::sealed::elf_load_bytes_of(&inst.library)),
     );
     m.insert("kat_log".into(), json!(kat.log));
     m.insert("kat_log_sha256".into(), json!(kat.log_sha256));

@@ -250,8 +250,23 @@ pub fn run_kat(
             .join(format!("{label}.log")),
     )?;
     let files = opts.scope.files();
+    // The worker loads the bytes the run sealed, the oracle's too (`plugin::sealed`). One
+    // that cannot be read is named by its path: the worker's loader says what is wrong.
+    let mut libraries = Vec::new();
+    let mut library = inst.library.clone();
+    let mut oracle = crate::conform::oracle_for(inst, &opts.peers);
+    if let Ok(s) = crate::plugin::sealed::for_path(&inst.library) {
+        libraries.push(s);
+        library = crate::plugin::sealed::worker_path(0);
+        if let Some(o) = &mut oracle
+            && let Ok(s) = crate::plugin::sealed::for_path(&o.library)
+        {
+            libraries.push(s);
+            o.library = crate::plugin::sealed::worker_path(1);
+        }
+    }
     let spec = JobSpec {
-        library: inst.library.clone(),
+        library,
         label: inst.label.clone(),
         digest_bits: inst.digest_bits,
         kat_name: opts.kat_name.clone().or_else(|| inst.kat_name.clone()),
@@ -259,7 +274,7 @@ pub fn run_kat(
         out_dir: gen_dir.clone(),
         abi: inst.abi,
         conform: crate::conform::ConformPlan {
-            oracle: crate::conform::oracle_for(inst, &opts.peers),
+            oracle,
             long_message: opts.scope == KatScope::Full,
         },
     };
@@ -282,6 +297,7 @@ pub fn run_kat(
         pinned_cpu: opts.cpu,
         launcher: None,
         go_line: None,
+        libraries,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);

@@ -25,14 +25,35 @@ pub(crate) struct CountRun {
     _scratch: tempfile::TempDir,
     out_file: PathBuf,
     pub(crate) valgrind: PathBuf,
+    /// The run's sealed bytes copied for valgrind (`plugin::sealed::copy_into`), in a
+    /// folder of their own beside the output's; None when the library is not sealed.
+    _copy_dir: Option<tempfile::TempDir>,
+    pub(crate) library_copy: Option<PathBuf>,
 }
 
 impl CountRun {
     /// The scratch folder and valgrind's path, or why a count cannot run here (or of this
     /// library: one that carries valgrind client requests is not run under valgrind).
-    pub(crate) fn prepare(library: &std::path::Path) -> Result<Self, CallgrindError> {
+    pub(crate) fn prepare(
+        library: &std::path::Path,
+        sealed: Option<&crate::plugin::sealed::SealedLibrary>,
+    ) -> Result<Self, CallgrindError> {
         let valgrind = callgrind::find_valgrind()?;
         callgrind::refuse_client_requests(library)?;
+        let (copy_dir, library_copy) = match sealed {
+            None => (None, None),
+            Some(s) => {
+                let copy = |e: std::io::Error| CallgrindError::NoOutput {
+                    why: format!("cannot copy the library for valgrind: {e}"),
+                };
+                let dir = tempfile::Builder::new()
+                    .prefix("cyclescope-count-lib-")
+                    .tempdir()
+                    .map_err(copy)?;
+                let path = s.copy_into(dir.path()).map_err(copy)?;
+                (Some(dir), Some(path))
+            }
+        };
         let scratch = tempfile::Builder::new()
             .prefix("cyclescope-count-")
             .tempdir()
@@ -44,6 +65,8 @@ impl CountRun {
             _scratch: scratch,
             out_file,
             valgrind,
+            _copy_dir: copy_dir,
+            library_copy,
         })
     }
 
@@ -79,6 +102,12 @@ impl CountRun {
                 crate::worker::TRIAL_WORKER_NAME,
             )
             .replace(&spec.library.display().to_string(), &shown);
+        if let Some(copy) = &self.library_copy {
+            run.record.stderr = run
+                .record
+                .stderr
+                .replace(&copy.display().to_string(), &shown);
+        }
         if let Some(e) = callgrind::unhandled_instruction(&run.record.stderr) {
             run.record.status = crate::vocabulary::ProcessStatus::Partial;
             run.outcome = JobOutcome::Failed(JobFailure::new(FailureKind::Crash, e.to_string()));

@@ -86,15 +86,35 @@ pub(crate) fn run_process(
     on_samples: &mut dyn FnMut(&[u64], Option<&Trial>),
     on_wait: &mut dyn FnMut(Duration),
 ) -> ProcessRun {
+    // The bytes the run sealed (`plugin::sealed`): checked here, loaded by the worker. One
+    // that cannot be read is checked by its path, which says what is wrong with it.
+    let sealed = crate::plugin::sealed::for_path(&spec.library).ok();
+    let here = sealed
+        .as_ref()
+        .map_or_else(|| spec.library.clone(), |s| s.here());
     let count = spec
         .count
-        .then(|| super::count::CountRun::prepare(&spec.library));
+        .then(|| super::count::CountRun::prepare(&here, sealed.as_deref()));
+    // valgrind loads a private copy of the sealed bytes (it reads symbols by path), a native
+    // worker the descriptor.
+    let copy = count
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .and_then(|c| c.library_copy.clone());
+    let loaded = match (copy, &sealed) {
+        (Some(copy), _) => copy,
+        (None, Some(_)) => crate::plugin::sealed::worker_path(0),
+        (None, None) => spec.library.clone(),
+    };
     let limits = match count {
         Some(_) => super::count::CountRun::limits(setup.limits),
         None => setup.limits,
     };
     let invocation = MeasureInvocation {
-        spec: spec.clone(),
+        spec: TrialSpec {
+            library: loaded.clone(),
+            ..spec.clone()
+        },
         cpu: Some(setup.cpu),
         pmu_type: setup.pmu_type,
         sample_period_ns: None,
@@ -113,6 +133,7 @@ pub(crate) fn run_process(
             _ => None,
         },
         go_line: invocation.go_line(),
+        libraries: sealed.iter().cloned().collect(),
     };
     let mut sandbox = None;
     let mut info = None;
@@ -128,8 +149,12 @@ pub(crate) fn run_process(
     let mut done_peak = None;
     let mut order = TrialOrder::new(spec);
     // What the parent can check of the file, it checks before anything runs it.
-    let result = match crate::plugin::check_elf(&spec.library) {
-        Err(e) => Err(e.to_string()),
+    let checked = crate::plugin::check_elf(&here).map_err(|e| match &sealed {
+        Some(s) => s.name_here(&e.to_string()),
+        None => e.to_string(),
+    });
+    let result = match checked {
+        Err(e) => Err(e),
         Ok(_) if matches!(count, Some(Err(_))) => Err(count
             .as_ref()
             .and_then(|c| c.as_ref().err())
@@ -226,7 +251,11 @@ pub(crate) fn run_process(
                 TrialMessage::Error { stage, detail } => {
                     fault = Some(JobFailure::new(
                         FailureKind::Loadfail,
-                        load_error(spec, stage, detail),
+                        load_error(
+                            spec,
+                            stage,
+                            crate::plugin::sealed::name_originals(&detail, &cmd.libraries),
+                        ),
                     ))
                 }
                 TrialMessage::InstructionsUnavailable { refusal } => {
@@ -339,7 +368,7 @@ pub(crate) fn run_process(
     let shown = crate::catalog::display_path(&spec.library);
     let mut command = vec![program, "worker".to_string()];
     command.extend(args.into_iter().map(|a| {
-        if std::path::Path::new(&a) == spec.library.as_path() {
+        if std::path::Path::new(&a) == loaded {
             shown.clone()
         } else {
             a

@@ -16,6 +16,7 @@ use crate::catalog::Instance;
 use crate::counter::callgrind::{self, COUNTED_FN};
 use crate::measure::trial::{SandboxInForce, TrialMessage, TrialSpec};
 use crate::measure::trial_args::MeasureInvocation;
+use crate::plugin::sealed::SealedLibrary;
 use crate::worker::{self, Exit, Limits, Tampering, WorkerCommand};
 
 /// The longest one profile trial may take (valgrind runs the calls some 50× slower).
@@ -54,8 +55,9 @@ struct Samples {
 
 /// How a profile worker runs.
 enum Mode<'a> {
-    /// Under valgrind's callgrind, writing to this file.
-    Callgrind(&'a Path, &'a Path),
+    /// Under valgrind's callgrind, writing to this file, loading this copy of the sealed
+    /// library (valgrind reads symbols by path: `SealedLibrary::copy_into`).
+    Callgrind(&'a Path, &'a Path, &'a Path),
     /// Natively, sampling its instruction pointers.
     Sampled,
     /// Natively, timed only.
@@ -82,14 +84,24 @@ pub fn profile_observed(
     observe: &mut dyn FnMut(ProfileStep<'_>),
 ) -> Result<Profile, ProfileError> {
     let valgrind = callgrind::find_valgrind()?;
-    callgrind::refuse_client_requests(&req.instance.library)?;
+    // One read of the library for the whole profile: the scan, both workers.
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    callgrind::refuse_client_requests(&lib.here())?;
     let scratch = tempfile::Builder::new()
         .prefix("cyclescope-profile-")
         .tempdir()
         .map_err(ProfileError::Scratch)?;
     let out_file = scratch.path().join(OUT_FILES[0]);
     observe(ProfileStep::Counting);
-    let profiled = run_worker(req, Mode::Callgrind(&valgrind, &out_file))?;
+    // The copy in a folder of its own: valgrind's folder must hold its output alone.
+    let copy_dir = tempfile::Builder::new()
+        .prefix("cyclescope-profile-lib-")
+        .tempdir()
+        .map_err(ProfileError::Scratch)?;
+    let copy = lib
+        .copy_into(copy_dir.path())
+        .map_err(ProfileError::Scratch)?;
+    let profiled = run_worker(req, &lib, Mode::Callgrind(&valgrind, &out_file, &copy))?;
     let text = counted_part(scratch.path())?;
     let g = graph::parse(&text, COUNTED_FN)?;
     if g.root_calls != spec(req, true).iterations {
@@ -101,7 +113,7 @@ pub fn profile_observed(
     }
     let counts = shares(&g, callgrind::tool_of(&text))?;
     observe(ProfileStep::Counted(&counts));
-    let native = run_worker(req, Mode::Native)?;
+    let native = run_worker(req, &lib, Mode::Native)?;
     let overhead = Overhead {
         profiled_loop_s: profiled.loop_ns as f64 / 1e9,
         native_loop_s: native.loop_ns as f64 / 1e9,
@@ -177,12 +189,20 @@ fn counted_part(dir: &Path) -> Result<String, callgrind::CallgrindError> {
     Ok(counted)
 }
 
-fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileError> {
+fn run_worker(
+    req: &ProfileRequest,
+    lib: &Arc<SealedLibrary>,
+    mode: Mode<'_>,
+) -> Result<TrialRun, ProfileError> {
     let under = match mode {
-        Mode::Callgrind(v, out) => Some((v, out)),
+        Mode::Callgrind(v, out, copy) => Some((v, out, copy)),
         _ => None,
     };
-    let spec = spec(req, under.is_some());
+    let mut spec = spec(req, under.is_some());
+    spec.library = match under {
+        Some((_, _, copy)) => copy.to_path_buf(),
+        None => crate::plugin::sealed::worker_path(0),
+    };
     let limits = match under {
         Some(_) => crate::measure::count::CountRun::limits(req.limits),
         None => req.limits,
@@ -205,8 +225,9 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
         cancel: req.cancel.clone(),
         limits,
         pinned_cpu: Some(req.cpu),
-        launcher: under.map(|(v, out)| (v.to_path_buf(), valgrind_args(out))),
+        launcher: under.map(|(v, out, _)| (v.to_path_buf(), valgrind_args(out))),
         go_line: None,
+        libraries: vec![lib.clone()],
     };
     let mut loop_ns = None;
     let mut sandbox = None;
@@ -282,13 +303,21 @@ fn run_worker(req: &ProfileRequest, mode: Mode<'_>) -> Result<TrialRun, ProfileE
 /// The sampled profile: the calls run natively with their instruction pointers sampled
 /// (hardware cycles where the PMU allows, else cpu-clock), symbolised with `addr2line`.
 pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
-    let run = run_worker(req, Mode::Sampled)?;
-    let native = run_worker(req, Mode::Native)?;
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    let run = run_worker(req, &lib, Mode::Sampled)?;
+    let native = run_worker(req, &lib, Mode::Native)?;
     let s = &run.samples;
     if s.ips.is_empty() {
         return Err(ProfileError::NoSamples);
     }
-    let t = super::symbols::tally(&req.instance.library, s.base, &s.ips)?;
+    // The symbols come from the bytes that ran; errors name the library by its path.
+    let t = super::symbols::tally(&lib.here(), s.base, &s.ips).map_err(|e| match e {
+        ProfileError::Symbols { why, .. } => ProfileError::Symbols {
+            path: req.instance.library.display().to_string(),
+            why,
+        },
+        e => e,
+    })?;
     let total = s.ips.len() as u64;
     let share = |n: u64| n as f64 / total as f64;
     let object = req

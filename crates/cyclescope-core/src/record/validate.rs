@@ -127,6 +127,20 @@ pub fn validate(root: &Path) -> Result<Validation, ValidateError> {
                         );
                     }
                 }
+                // The bytes measured are the bytes the KAT passed: a record whose library
+                // hash is not build.json's measured another library.
+                if !entry["library_sha256"].is_null()
+                    && entry["library_sha256"] != rec["library_sha256"]
+                {
+                    v.fail(
+                        &rel,
+                        format!(
+                            "library_sha256 {} differs from build.json's {}: the record \
+                             measured other bytes than the KAT checked",
+                            rec["library_sha256"], entry["library_sha256"]
+                        ),
+                    );
+                }
                 if checked_logs.insert(key.clone()) {
                     check_kat_log(root, &key, entry, &mut v);
                 }

@@ -130,7 +130,8 @@ fn die_with_parent() -> Result<(), SetupError> {
     }
 }
 
-/// Closes every descriptor above stderr except `keep`: each number below the descriptor
+/// Closes every descriptor above stderr except `keep` and the sealed libraries the engine
+/// handed over (`plugin::sealed::WORKER_LIBRARY_FDS`, loaded after this): each number below the descriptor
 /// table's size (`FDSize` in `/proc/self/status`; every open descriptor is below it). Listing
 /// `/proc/self/fd` instead would cost a 32 KiB directory buffer, which stays resident in the
 /// worker's heap and so in the candidate's baseline RSS.
@@ -151,7 +152,8 @@ fn close_inherited(keep: i32) {
                 .and_then(|(soft, _)| i32::try_from(soft).ok())
         })
         .unwrap_or(1024);
-    for fd in (3..table_size).filter(|&fd| fd != keep) {
+    let library = crate::plugin::sealed::WORKER_LIBRARY_FDS;
+    for fd in (3..table_size).filter(|&fd| fd != keep && !library.contains(&fd)) {
         // EBADF for the numbers that are not open is expected.
         let _ = nix::unistd::close(fd);
     }

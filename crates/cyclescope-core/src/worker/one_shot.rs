@@ -54,11 +54,31 @@ pub enum OneShotError {
     Died(String),
 }
 
-/// Runs a one-shot job on `lib` that answers with exactly one reply.
+/// Runs a one-shot job on `lib` that answers with exactly one reply. The job's arguments
+/// name the library by its path; the worker gets the bytes a run sealed (or that are sealed
+/// now: `plugin::sealed`) and loads those instead.
 pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, OneShotError> {
     let limits = Limits::from_env().map_err(OneShotError::Start)?;
+    let named = lib.display().to_string();
+    // One that cannot be read is passed by its path: the worker's loader says what is wrong.
+    let libraries: Vec<_> = job
+        .contains(&named)
+        .then(|| crate::plugin::sealed::for_path(lib).ok())
+        .flatten()
+        .into_iter()
+        .collect();
+    let loaded = crate::plugin::sealed::worker_path(0).display().to_string();
     // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
-    let mut args = job;
+    let mut args: Vec<String> = job
+        .into_iter()
+        .map(|a| {
+            if a == named && !libraries.is_empty() {
+                loaded.clone()
+            } else {
+                a
+            }
+        })
+        .collect();
     args.splice(1..1, limits.to_args());
     let cmd = WorkerCommand {
         exe: super::default_exe(),
@@ -69,6 +89,7 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
         pinned_cpu: None,
         launcher: None,
         go_line: None,
+        libraries,
     };
     let mut reply = None;
     let outcome = super::run(&cmd, |r: Reply| match reply {
@@ -79,6 +100,13 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
         Some(_) => Err(Tampering("a second reply".into())),
     })
     .map_err(|e| OneShotError::Start(e.to_string()))?;
+    // The worker's own words name the descriptor it loaded; the operator's name is put back.
+    let reply = reply.map(|r| match r {
+        Reply::Error { message } => Reply::Error {
+            message: crate::plugin::sealed::name_originals(&message, &cmd.libraries),
+        },
+        r => r,
+    });
     let lib = lib.display();
     let tail = tail_suffix(&outcome.stderr_tail);
     match (reply, &outcome.exit) {

@@ -230,9 +230,15 @@ impl<'a> JobState<'a> {
             }
             KatMessage::LoadFailed { detail } => {
                 self.log.push(log::field("library", &self.library_shown));
-                // Loader errors name the library by its full path; logs must not.
+                // Loader errors name the library by its full path, or by the descriptor the
+                // worker loaded it from (`plugin::sealed`); logs name it as shown.
                 let full = self.inst.library.display().to_string();
-                self.load_failed = Some(detail.replace(&full, &self.library_shown));
+                let loaded = crate::plugin::sealed::worker_path(0).display().to_string();
+                self.load_failed = Some(
+                    detail
+                        .replace(&full, &self.library_shown)
+                        .replace(&loaded, &self.library_shown),
+                );
             }
             KatMessage::Log { line } => self.log.push(crate::sanitize::log_field(&line).into()),
             KatMessage::Progress { file, done, total } => {
