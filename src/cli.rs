@@ -156,6 +156,8 @@ pub fn main() -> ExitCode {
     // A host tuning whose owner died (crash, SIGKILL) is put back before anything else runs;
     // workers are skipped (they start by the hundred, sandboxed, while their parent is alive).
     if !matches!(cli.command, Some(Command::Worker(_))) {
+        // The image workers start from, held before a rebuild could replace the file.
+        crate::worker::image::keep_own();
         tune::recover_at_start(&crate::host::HostRoot::new("/"));
     }
     let result = match cli.command {

@@ -14,6 +14,10 @@ use cyclescope_core::{
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Not dumpable: no core file of the engine, and its /proc/PID/mem, environ and the like are
+    // closed to processes of the same uid (the workers and whatever a candidate starts).
+    // Failing is no reason not to run: the workers' own jail still holds.
+    let _ = nix::sys::prctl::set_dumpable(false);
     // The CPUs this process was given, read before any thread steps off a measurement CPU.
     cpu::allowed();
     cli::main()

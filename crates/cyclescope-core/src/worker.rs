@@ -16,10 +16,12 @@ mod exchange;
 pub(crate) mod forbidden;
 mod go_line;
 pub(crate) mod group;
+pub mod image;
 pub mod limits;
 pub mod one_shot;
 mod pass_fds;
 pub(crate) mod place;
+pub mod privileges;
 pub mod sandbox;
 mod session;
 
@@ -158,12 +160,27 @@ pub struct WorkerCommand {
     pub libraries: Vec<Arc<crate::plugin::sealed::SealedLibrary>>,
 }
 
-/// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable.
+/// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable (its
+/// path as first asked: once the file is replaced the kernel's link reads "… (deleted)").
 pub fn default_exe() -> PathBuf {
-    std::env::var_os("CYCLESCOPE_WORKER_EXE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_exe().ok())
-        .unwrap_or_else(|| PathBuf::from("cyclescope"))
+    own_exe().0.clone()
+}
+
+/// [`default_exe`], and whether it is this program itself.
+fn own_exe() -> &'static (PathBuf, bool) {
+    static OWN: std::sync::OnceLock<(PathBuf, bool)> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| match std::env::var_os("CYCLESCOPE_WORKER_EXE") {
+        Some(p) => (PathBuf::from(p), false),
+        None => std::env::current_exe()
+            .map(|p| (p, true))
+            .unwrap_or_else(|_| (PathBuf::from("cyclescope"), false)),
+    })
+}
+
+/// Whether `exe` is this program's own image ([`default_exe`] without an override).
+fn is_own_exe(exe: &std::path::Path) -> bool {
+    let (own, is_self) = own_exe();
+    *is_self && own == exe
 }
 
 /// The program that hosts trials, as records name it: the `no_std` companion built from
@@ -192,7 +209,9 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     // The worker inherits this thread's scheduling: what it must still have at the end.
     let expected = place::Expected::of_this_thread(cmd.pinned_cpu);
     let mut command = match &cmd.launcher {
-        None => Command::new(&cmd.exe),
+        // The image opened once, not the path: replacing the file mid-run fails no job.
+        None => image::command(&cmd.exe),
+        // valgrind opens the program by the path it is given (the trial worker in the cache).
         Some((program, args)) => {
             let mut c = Command::new(program);
             c.args(args).arg(&cmd.exe);
@@ -208,7 +227,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stderr(Stdio::piped());
     pass_fds::pass_libraries(&mut command, &cmd.libraries);
     let mut group =
-        Group::spawn(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
+        Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
             exe: cmd.exe.clone(),
             source,
         })?;

@@ -26,11 +26,11 @@ impl Group {
     /// instruction when one is given: every thread the process ever has (an emulator's own,
     /// under qemu-user, made before the worker's code pins itself) inherits that mask, so the
     /// parent's look at where each task may run finds none the worker did not put there.
+    /// For a program the engine trusts (the compiler): it keeps this process's privileges.
     pub(crate) fn spawn(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
-        if let Some(cpu) = cpu {
-            let mut set = nix::sched::CpuSet::new();
-            set.set(cpu).map_err(io::Error::from)?;
+        let set = affinity(cpu)?;
+        if let Some(set) = set {
             // SAFETY: the hook runs in the forked child before exec, where only
             // async-signal-safe calls are allowed; it makes one system call
             // (sched_setaffinity) on a set built before the fork, and allocates nothing.
@@ -40,7 +40,36 @@ impl Group {
                 });
             }
         }
-        let child = cmd.process_group(0).spawn()?;
+        Self::started(cmd.process_group(0).spawn()?)
+    }
+
+    /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
+    /// its own (no controlling terminal: no `TIOCSTI` into the operator's, no job-control
+    /// signals from it) and holds no privilege (`privileges`), both before `exec`, so they
+    /// hold for valgrind and whatever runs under it too.
+    pub(crate) fn spawn_worker(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let set = affinity(cpu)?;
+        let plan = super::privileges::Plan::for_this_process();
+        // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
+        // calls are allowed: setsid, sched_setaffinity on a set built before the fork, and
+        // the raw prctl/capset calls of `Plan::apply` (no allocation, no lock).
+        unsafe {
+            cmd.pre_exec(move || {
+                // A new session is also a new process group led by the child: the group id is
+                // its pid, as `process_group(0)` would make it (which would make setsid fail).
+                nix::unistd::setsid().map_err(io::Error::from)?;
+                if let Some(set) = &set {
+                    nix::sched::sched_setaffinity(Pid::from_raw(0), set)
+                        .map_err(io::Error::from)?;
+                }
+                plan.apply()
+            });
+        }
+        Self::started(cmd.spawn()?)
+    }
+
+    fn started(child: Child) -> io::Result<Self> {
         let pgid = Pid::from_raw(child.id() as i32);
         Ok(Self {
             child,
@@ -144,6 +173,16 @@ impl Drop for Group {
     fn drop(&mut self) {
         self.kill_and_reap();
     }
+}
+
+/// The one-CPU mask for `cpu`, built before the fork.
+fn affinity(cpu: Option<usize>) -> io::Result<Option<nix::sched::CpuSet>> {
+    cpu.map(|cpu| {
+        let mut set = nix::sched::CpuSet::new();
+        set.set(cpu).map_err(io::Error::from)?;
+        Ok(set)
+    })
+    .transpose()
 }
 
 /// Which process of a worker was found stopped.
@@ -295,6 +334,38 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("the group's sleeper {sleeper} survived (state {state:?})");
+    }
+
+    #[test]
+    fn a_worker_leads_a_session_without_a_terminal_and_is_killed_whole() {
+        // The shell and a sleeper it leaves behind: both in the worker's session and group.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
+        ])
+        .stdout(std::process::Stdio::piped());
+        let mut g = Group::spawn_worker(&mut cmd, None).unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
+        let mut lines = out.lines();
+        let sleeper: i32 = lines.next().unwrap().parse().unwrap();
+        let stat = lines.next().unwrap();
+        // pid, (comm), state, ppid, pgrp, session, tty_nr
+        let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        let pid = g.pid().to_string();
+        assert_eq!((f[2], f[3], f[4]), (&*pid, &*pid, "0"), "{stat}");
+        g.finish();
+        for _ in 0..200 {
+            let state = std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .ok()
+                .and_then(|s| s[s.rfind(')')? + 2..].chars().next());
+            if state.is_none_or(|c| c == 'Z' || c == 'X') {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the worker's sleeper {sleeper} survived");
     }
 
     /// Spawns `sh -c script` as a group and waits (bounded) until `stopped` sees something.

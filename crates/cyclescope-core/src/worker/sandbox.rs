@@ -42,6 +42,9 @@ pub struct SandboxState {
     pub landlock: String,
     /// The kernel's Landlock ABI version, or why there is none.
     pub landlock_detail: String,
+    /// The worker's capabilities as it found them at start (`privileges::describe`).
+    #[serde(default)]
+    pub privileges: String,
 }
 
 impl SandboxState {
@@ -66,7 +69,7 @@ impl SandboxState {
                 self.landlock_detail
             ),
         };
-        format!("{seccomp}; {landlock}")
+        format!("{seccomp}; {landlock}; {}", self.privileges)
     }
 }
 
@@ -84,6 +87,11 @@ pub enum SandboxError {
 /// kernel without Landlock or seccomp leaves that part out (reported in the state); any other
 /// failure is an error, and the worker must not go on to load the candidate.
 pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
+    // As the parent left them (`privileges`): read before the sandbox narrows anything.
+    let privileges = std::fs::read_to_string("/proc/self/status").map_or_else(
+        |e| format!("capabilities unknown (/proc/self/status: {e})"),
+        |status| super::privileges::describe(&status, super::privileges::securebits()),
+    );
     let (landlock, landlock_detail) = restrict_writes(writable)?;
     let (seccomp, seccomp_detail) = match filter_system_calls() {
         Ok(()) => (true, None),
@@ -113,6 +121,7 @@ pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
         seccomp_detail,
         landlock,
         landlock_detail,
+        privileges,
     };
     let _ = INSTALLED.set(state.clone());
     Ok(state)

@@ -1,0 +1,178 @@
+//! Workers hold no privilege, even when cyclescope runs as root: a library that tries, on its
+//! first call, what root's capabilities allow (`privileges.c`: change the mode, owner, times
+//! and attributes of another user's file, set the host name, open the parent's memory for
+//! writing, push a key into a terminal, find capabilities in its sets) fails every call if any
+//! of it worked. Through `hash`, `kat`, `run` and `run --counter instructions` (valgrind, where
+//! the library runs without the worker's own sandbox) none of it may work, and the file stays
+//! as it was. As any other user the library could do none of it anyway: the test then only
+//! shows that the runs complete.
+
+mod common;
+#[path = "hostile/support.rs"]
+mod support;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use support::*;
+
+/// Far beyond what each command needs (valgrind included).
+const BOUND: Duration = Duration::from_secs(300);
+
+/// The environment variable the fixture reads the target's path from.
+const TARGET_VAR: &str = "CYCLESCOPE_PRIVILEGES_TARGET";
+
+/// What the fixture prints for each thing that worked.
+const WORKED: &str = "privileges fixture:";
+
+/// The library and a file of another user (`nobody`, 65534) it will try to take over.
+struct Setup {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    lib: PathBuf,
+    target: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let lib = build_fixture("privileges", &dir);
+        let target = dir.join("someone-elses.txt");
+        std::fs::write(&target, "not yours\n").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        if nix::unistd::geteuid().is_root() {
+            let nobody = Some(65534.into());
+            nix::unistd::chown(&target, nobody, Some(65534.into())).unwrap();
+        }
+        Setup {
+            _tmp: tmp,
+            dir,
+            lib,
+            target,
+        }
+    }
+
+    /// `cyclescope <args>` with the target named to the library's worker.
+    fn run(&self, test: &str, args: &[&str]) -> std::process::Output {
+        let m = marker(test);
+        let _sweep = Sweep(m.clone());
+        let env = [(TARGET_VAR, path_str(&self.target))];
+        let (o, _) = run_bounded(command(args, &m, &env), BOUND);
+        assert_none_left(&m);
+        o
+    }
+
+    /// The target as it was made: mode, owner, times, no attribute.
+    fn assert_untouched(&self, before: &std::fs::Metadata) {
+        let now = std::fs::metadata(&self.target).unwrap();
+        assert_eq!(now.mode() & 0o7777, 0o644, "the mode changed");
+        assert_eq!((now.uid(), now.gid()), (before.uid(), before.gid()));
+        assert_eq!(now.mtime(), before.mtime(), "the times changed");
+        assert_eq!(
+            std::fs::read_to_string(&self.target).unwrap(),
+            "not yours\n"
+        );
+    }
+
+    fn lib(&self) -> &str {
+        path_str(&self.lib)
+    }
+}
+
+/// Fails naming what the library reported it could do.
+fn assert_nothing_worked(what: &str, o: &std::process::Output, extra: &str) {
+    let all = format!("{}{extra}", text(o));
+    assert!(
+        !all.contains(WORKED),
+        "{what}: a privileged call worked:\n{all}"
+    );
+}
+
+#[test]
+fn hash_and_kat_workers_hold_no_privilege() {
+    let s = Setup::new();
+    let before = std::fs::metadata(&s.target).unwrap();
+    let hash = [
+        "hash",
+        "--lib",
+        s.lib(),
+        "--digest-bits",
+        "256",
+        "--hex",
+        "616263",
+    ];
+    let o = s.run("privs-hash", &hash);
+    assert_nothing_worked("hash", &o, "");
+    assert!(o.status.success(), "{}", text(&o));
+    // The digest's first two bytes are the bits of what worked: none.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("000063"), "{out}");
+    s.assert_untouched(&before);
+
+    let out_dir = s.dir.join("kat-out");
+    let kat = [
+        "kat",
+        "--lib",
+        s.lib(),
+        "--label",
+        "privileges-256",
+        "--digest-bits",
+        "256",
+        "--out",
+        path_str(&out_dir),
+    ];
+    let o = s.run("privs-kat", &kat);
+    let logs = logs_under(&out_dir);
+    assert_nothing_worked("kat", &o, &logs);
+    // No reference for this label: NOKAT (2); CRYPTOFAIL (3) would be a privileged call.
+    assert_eq!(o.status.code(), Some(2), "{}\n{logs}", text(&o));
+    s.assert_untouched(&before);
+}
+
+/// Measures: queues for a CPU like every run.
+#[test]
+fn trial_workers_hold_no_privilege_natively_and_under_valgrind() {
+    let s = Setup::new();
+    let before = std::fs::metadata(&s.target).unwrap();
+    for (name, extra) in [
+        ("native", &[][..]),
+        ("valgrind", &["--counter", "instructions"][..]),
+    ] {
+        let out = s.dir.join(format!("run-{name}"));
+        let args = labelled_run(s.lib(), "privileges-256", path_str(&out), extra);
+        let o = s.run(&format!("privs-run-{name}"), &args);
+        let records = logs_under(&out);
+        assert_nothing_worked(name, &o, &records);
+        // The job may fail the fresh-message probe (a fixture this cheap is all call
+        // overhead), never on a failed call or a dead worker: CryptHash fails once anything
+        // privileged worked.
+        let all = text(&o);
+        assert!(records.contains("kat_finished"), "{name}: {all}\n{records}");
+        for failure in ["CRYPTOFAIL", "CryptHash returned", "CRASH", "LOADFAIL"] {
+            assert!(
+                !all.contains(failure),
+                "{name}: {failure}: {all}\n{records}"
+            );
+        }
+        s.assert_untouched(&before);
+    }
+}
+
+/// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
+fn logs_under(dir: &Path) -> String {
+    let mut all = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(t) = std::fs::read_to_string(&p) {
+                all.push_str(&t);
+            }
+        }
+    }
+    all
+}
