@@ -163,6 +163,55 @@ fn trial_lines_forged_with_the_session_token_are_refused() {
     );
 }
 
+/// A library that computes the proved function only when its command line names a KAT job:
+/// its KAT passes against a manifest of the honest function, every timed digest agrees with
+/// the reference workers (they compute the same wrong function), and only the KAT's known
+/// answer, asked again in a separate worker, refuses it.
+#[test]
+fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = build_fixture("proof_honest", tmp.path());
+    let cheat = build_fixture("kat_job_only", tmp.path());
+    let manifest = tmp.path().join("kat.sha256");
+    let kat_out = tmp.path().join("k");
+    let m = marker("kat-job-only");
+    let _sweep = Sweep(m.clone());
+    let write = [
+        "kat",
+        "--lib",
+        path_str(&honest),
+        "--label",
+        "katonly",
+        "--digest-bits",
+        "256",
+        "--out",
+        path_str(&kat_out),
+        "--write-manifest",
+        path_str(&manifest),
+    ];
+    let (o, _) = run_bounded(command(&write, &m, &[]), bound());
+    assert!(manifest.is_file(), "{}", text(&o));
+    let out = tmp.path().join("run");
+    let args = labelled_run(
+        path_str(&cheat),
+        "katonly",
+        path_str(&out),
+        &[
+            "--no-baselines",
+            "--no-reference-jobs",
+            "--manifest",
+            path_str(&manifest),
+        ],
+    );
+    let (failure, out) = run_failure("kat-job-only-run", &args);
+    assert!(out.contains("KAT katonly: PASS"), "{out}");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("TAMPERED: the ") && failure.contains("outside its KAT job"),
+        "{failure}\n{out}"
+    );
+}
+
 /// A caching gain of about three (the probe judged its own figures with a factor of four before)
 /// is refused on the probe's CPU time.
 #[test]
