@@ -58,7 +58,14 @@ impl Measuring<'_> {
         let bytes = self.job.key.input_bytes;
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
         proof::check_digests(expected, &run.digests, bytes)
-            .and_then(|()| floor::check(&run.record.trials, bytes, core))
+            .and_then(|()| {
+                floor::check(
+                    &run.record.trials,
+                    bytes,
+                    core,
+                    &floor::Floor::of_this_host(self.clock.fixed_clock_hz),
+                )
+            })
             .err()
     }
 
@@ -150,8 +157,13 @@ impl Measuring<'_> {
                 f.kind,
                 format!("in the fresh-message probe: {}", f.detail),
             )),
-            JobOutcome::Complete => match floor::check(&run.record.trials, bytes, core)
-                .and_then(|()| self.probe_digests_hold(&spec, &run))
+            JobOutcome::Complete => match floor::check(
+                &run.record.trials,
+                bytes,
+                core,
+                &floor::Floor::of_this_host(self.clock.fixed_clock_hz),
+            )
+            .and_then(|()| self.probe_digests_hold(&spec, &run))
             {
                 Err(f) => Probe::Failed(f),
                 Ok(()) => Probe::Timed {

@@ -30,18 +30,27 @@ fn a_digest_unlike_the_reference_is_a_cryptofail_naming_trial_and_byte() {
 fn the_floor_refuses_more_bytes_than_a_core_can_load() {
     // 64 KiB in 14 cycles and 5 ns per call: the 11.8 TB/s.
     let fast = [trial(20_000, 20_000.0 * 5e-9, 20_000 * 14)];
-    let f = floor::check(&fast, 65_536, true).unwrap_err();
+    let f = floor::check(&fast, 65_536, true, &floor::Floor::ANY_CORE).unwrap_err();
     assert_eq!(f.kind, FailureKind::Implausible);
     assert!(f.detail.contains("bytes per core cycle"), "{}", f.detail);
     // With a reference counter the time bound refuses it.
-    let f = floor::check(&fast, 65_536, false).unwrap_err();
+    let f = floor::check(&fast, 65_536, false, &floor::Floor::ANY_CORE).unwrap_err();
     assert!(f.detail.contains("bytes per nanosecond"), "{}", f.detail);
     // SM3-like speed (about 10 cycles/byte at 3 GHz) passes both.
     let honest = [trial(100, 100.0 * 220e-6, 100 * 655_360)];
-    assert_eq!(floor::check(&honest, 65_536, true), Ok(()));
-    assert_eq!(floor::check(&honest, 65_536, false), Ok(()));
+    assert_eq!(
+        floor::check(&honest, 65_536, true, &floor::Floor::ANY_CORE),
+        Ok(())
+    );
+    assert_eq!(
+        floor::check(&honest, 65_536, false, &floor::Floor::ANY_CORE),
+        Ok(())
+    );
     // The empty message claims nothing.
-    assert_eq!(floor::check(&[trial(10, 1e-9, 0)], 0, true), Ok(()));
+    assert_eq!(
+        floor::check(&[trial(10, 1e-9, 0)], 0, true, &floor::Floor::ANY_CORE),
+        Ok(())
+    );
     assert_eq!(
         floor::MAX_BYTES_PER_NS,
         floor::MAX_BYTES_PER_CORE_CYCLE * floor::MAX_CORE_CLOCK_HZ / 1e9
