@@ -176,6 +176,46 @@ fn instruction_sweep(dir: &Path, max_bytes: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("--json prints sweep.json")
 }
 
+/// The default sweep keeps the guide's lengths (up to 64 KiB) beside the fine steps: the wide
+/// steps between them rise by hundreds of blocks, and once hid every one-block jump ("the counts
+/// place 0 block boundaries to the byte"). Each pass of the sweep warned of the host's clock
+/// again; once is enough.
+#[test]
+fn an_instruction_sweep_with_the_guide_lengths_finds_sm3s_blocks_and_warns_once() {
+    let t = tempfile::tempdir().unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.toml");
+    let out = common::cyclescope_in(
+        t.path(),
+        &[
+            "sweep",
+            "sm3hash-256",
+            "--config",
+            config.to_str().unwrap(),
+            "--counter",
+            "instructions",
+            "--out",
+            "icount",
+            "--allow-unfixed-host",
+            "--json",
+            "--step",
+            "16",
+            "--max-bytes",
+            "192",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "sweep failed: {stderr}");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("--json prints sweep.json");
+    assert_eq!(exact_structure(&s), (64, 9));
+    for line in stderr.lines().filter(|l| l.starts_with("warning: ")) {
+        assert_eq!(
+            stderr.lines().filter(|l| *l == line).count(),
+            1,
+            "{line} is printed more than once:\n{stderr}"
+        );
+    }
+}
+
 fn exact_structure(s: &Value) -> (u64, u64) {
     let i = &s["instances"][0];
     assert_eq!(i["counter"], "valgrind:callgrind:Ir", "{i}");

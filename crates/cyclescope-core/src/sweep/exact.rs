@@ -16,7 +16,7 @@ pub(crate) const STRUCTURE: &str = "instructions";
 const BOUNDARIES: usize = 3;
 
 /// A step between two measured lengths counts as a jump when it rises by more than this share
-/// of the largest step's rise.
+/// of the steepest step's rise per byte.
 const JUMP_SHARE: f64 = 0.5;
 
 /// The block size and padding threshold the counts show, or why they show none.
@@ -31,27 +31,35 @@ pub(crate) enum Structure {
     Undetermined(String),
 }
 
-/// Consecutive measured lengths `(a, b)` between which the count jumps.
+/// Consecutive measured lengths `(a, b)` between which the count jumps: the steps that rise by
+/// more than `JUMP_SHARE` of the steepest step's rise per byte. Per byte, because a sweep's
+/// steps are of many widths: a wide step between two long lengths (16 KiB to 64 KiB) rises by
+/// hundreds of blocks, far more than a short step across one boundary (48 to 56 B: one block),
+/// which a share of the largest rise would hide — yet the short step is the steeper, and it is
+/// the one to place a boundary in. A step without a boundary rises by a few instructions (the
+/// tail's copy), whatever its width.
 fn jump_steps(points: &[SweepPoint]) -> Vec<(u64, u64)> {
     let mut sorted: Vec<&SweepPoint> = points.iter().collect();
     sorted.sort_by_key(|p| p.input_bytes);
-    let rises: Vec<(u64, u64, f64)> = sorted
+    let slopes: Vec<(u64, u64, f64)> = sorted
         .windows(2)
+        .filter(|w| w[1].input_bytes > w[0].input_bytes)
         .map(|w| {
+            let width = (w[1].input_bytes - w[0].input_bytes) as f64;
             (
                 w[0].input_bytes,
                 w[1].input_bytes,
-                w[1].cycles - w[0].cycles,
+                (w[1].cycles - w[0].cycles) / width,
             )
         })
         .collect();
-    let largest = rises.iter().map(|r| r.2).fold(0.0, f64::max);
-    if largest <= 0.0 {
+    let steepest = slopes.iter().map(|r| r.2).fold(0.0, f64::max);
+    if steepest <= 0.0 {
         return Vec::new();
     }
-    rises
+    slopes
         .into_iter()
-        .filter(|r| r.2 > JUMP_SHARE * largest)
+        .filter(|r| r.2 > JUMP_SHARE * steepest)
         .map(|r| (r.0, r.1))
         .collect()
 }
@@ -179,6 +187,35 @@ mod tests {
             };
             assert_eq!((block_bytes, padding_bytes), (b, p));
         }
+    }
+
+    /// The SM3 sweep: 8-byte steps up to 256 B, then wider and wider steps up to
+    /// 64 KiB, whose rise (hundreds of blocks) dwarfed every one-block jump; counts that differ
+    /// by a couple of instructions between lengths of one block count.
+    #[test]
+    fn wide_steps_between_long_lengths_do_not_hide_the_short_jumps() {
+        let sm3 = |n: u64| SweepPoint {
+            input_bytes: n,
+            cycles: (240 + 3058 * (n + 9).div_ceil(64) + (n % 64) / 4) as f64,
+        };
+        let mut lengths: Vec<u64> = (1..=32).map(|k| 8 * k).collect();
+        lengths.extend([512, 1024, 4096, 16_384, 65_536]);
+        let mut points: Vec<SweepPoint> = lengths.into_iter().map(sm3).collect();
+        loop {
+            let extra = refinement(&points);
+            if extra.is_empty() {
+                break;
+            }
+            points.extend(extra.into_iter().map(sm3));
+        }
+        assert_eq!(
+            structure(&points),
+            Structure::Found {
+                block_bytes: 64,
+                padding_bytes: 9,
+                jumps: vec![56, 120, 184]
+            }
+        );
     }
 
     #[test]
