@@ -102,12 +102,20 @@ fn a_candidate_making_itself_real_time_is_stopped() {
 }
 
 /// The process id of a running process whose command line holds every one of `words`.
-fn find_process(words: &[&str]) -> Option<u32> {
+/// A child of `parent` whose command line holds every one of `words` (the worker loads its
+/// library from a descriptor, so the library's path is not among them).
+fn find_process(parent: u32, words: &[&str]) -> Option<u32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let ppid: u32 = stat[stat.rfind(')')? + 1..]
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
         let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        words.iter().all(|w| cmdline.contains(w)).then_some(pid)
+        (ppid == parent && words.iter().all(|w| cmdline.contains(w))).then_some(pid)
     })
 }
 
@@ -146,10 +154,9 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
         .spawn()
         .unwrap();
     // The KAT worker sleeps too (`worker kat`); the trial worker is `cyclescope-worker measure`.
-    let lib_text = lib.to_str().unwrap();
     let mut worker = None;
     for _ in 0..2000 {
-        worker = find_process(&["cyclescope-worker", "measure", lib_text]);
+        worker = find_process(run.id(), &["cyclescope-worker", "measure"]);
         if worker.is_some() || run.try_wait().unwrap().is_some() {
             break;
         }

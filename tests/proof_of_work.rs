@@ -212,6 +212,32 @@ fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
     );
 }
 
+/// An instruction count has its fresh-message probe too: a library that caches the repeated
+/// timing message is not counted at its cache-hit cost.
+#[test]
+fn a_library_that_caches_the_timing_message_is_refused_under_instruction_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture("proof_cache_modest", tmp.path());
+    let out = tmp.path().join("run");
+    let args = labelled_run(
+        path_str(&lib),
+        "proof_cache_modest",
+        path_str(&out),
+        &[
+            "--no-baselines",
+            "--no-reference-jobs",
+            "--counter",
+            "instructions",
+        ],
+    );
+    let (failure, out) = run_failure("count-cache", &args);
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call executed"),
+        "{failure}\n{out}"
+    );
+}
+
 /// A caching gain of about three (the probe judged its own figures with a factor of four before)
 /// is refused on the probe's CPU time.
 #[test]

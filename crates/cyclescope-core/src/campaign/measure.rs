@@ -206,6 +206,9 @@ pub(super) fn measure_job(
     if timed && run.m.failure.is_none() && !run.probe_fresh_messages() {
         return Measured::Cancelled;
     }
+    if !timed && run.m.failure.is_none() && !run.probe_counted() {
+        return Measured::Cancelled;
+    }
     if timed && req.layouts && run.m.failure.is_none() && !run.time_layouts() {
         return Measured::Cancelled;
     }

@@ -102,6 +102,29 @@ pub(crate) fn probe_cpu_refusal(figure: &ProbeFigure, input_bytes: u64) -> Resul
     ))
 }
 
+/// PROBEFAIL when the instructions a call executes on fresh messages are `PROBE_CPU_FACTOR`
+/// times (or more) those of a call on the harness's message: exact counts, no allowance.
+pub(crate) fn probe_count_refusal(
+    guide: f64,
+    fresh: f64,
+    input_bytes: u64,
+) -> Result<(), JobFailure> {
+    if fresh < guide * PROBE_CPU_FACTOR {
+        return Ok(());
+    }
+    Err(JobFailure::new(
+        FailureKind::Probefail,
+        format!(
+            "on {input_bytes}-byte fresh messages each call executed {} instructions, on the \
+             harness's message {} ({:.1}× fewer): the library caches or recognises the timing \
+             message, so its count is not the cost of hashing a message",
+            format::int(Some(fresh)),
+            format::int(Some(guide)),
+            fresh / guide.max(f64::MIN_POSITIVE)
+        ),
+    ))
+}
+
 /// CRYPTOFAIL when a trial's last digest is not `expected` (the first differing byte named).
 pub(crate) fn check_digests(
     expected: &[u8],

@@ -126,6 +126,52 @@ impl Measuring<'_> {
         true
     }
 
+    /// The fresh-message probe of an instruction count: fresh messages counted under valgrind
+    /// like the job's calls, every digest reported and spot-checked as the timed probe's; a
+    /// count on the harness's message far below it is PROBEFAIL. Counts are exact, so one
+    /// process decides. False when the run was cancelled.
+    pub(super) fn probe_counted(&mut self) -> bool {
+        let bytes = self.job.key.input_bytes;
+        let Some(guide) = self.m.instructions.as_ref().map(|c| c.per_call()) else {
+            return true;
+        };
+        if self.expected_digest.is_none() || bytes == 0 || !self.runner.first_probe(&self.job.key) {
+            return true;
+        }
+        let state = RandomState::new();
+        let spec = TrialSpec {
+            iterations: crate::counter::callgrind::COUNTED_CALLS,
+            warmups: PROBE_WARMUPS,
+            trials: 1,
+            sample_calls: 0,
+            fresh_seed: Some(state.hash_one(bytes)),
+            fresh_heads: Some(state.hash_one((bytes, "heads"))),
+            ..self.layout.spec.clone()
+        };
+        let run = self.runner.trial(
+            &self.job.inst,
+            &spec,
+            self.layout.timeout,
+            &mut |_, _| {},
+            &mut |_| {},
+        );
+        let failure = match run.outcome {
+            JobOutcome::Cancelled => return false,
+            JobOutcome::Failed(f) => Some(JobFailure::new(
+                f.kind,
+                format!("in the fresh-message probe: {}", f.detail),
+            )),
+            JobOutcome::Complete => self.probe_digests_hold(&spec, &run).err().or_else(|| {
+                let fresh = run.instructions.as_ref()?.per_call();
+                proof::probe_count_refusal(guide, fresh, bytes).err()
+            }),
+        };
+        if failure.is_some() {
+            self.m.failure = failure;
+        }
+        true
+    }
+
     /// One probe process: its CPU time and calls, or how it failed.
     fn one_probe(&mut self) -> Probe {
         let bytes = self.job.key.input_bytes;
