@@ -10,8 +10,14 @@ use std::path::Path;
 
 use crate::kat::generate::{KatWriter, Written};
 
-/// Byte count and canonical digests of the file at `path`, read up to `reported + 1` bytes.
-pub(super) fn digest(path: &Path, reported: u64) -> Result<Written, String> {
+/// Byte count and canonical digests of the file at `path`, read up to `reported + 1` bytes;
+/// with `keep`, also the bytes read (the very text the digests are of: the known answers the
+/// parent takes from it are then of the text it verified, not of a later rewrite).
+pub(super) fn digest(
+    path: &Path,
+    reported: u64,
+    keep: Option<&mut Vec<u8>>,
+) -> Result<Written, String> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
@@ -22,16 +28,21 @@ pub(super) fn digest(path: &Path, reported: u64) -> Result<Written, String> {
         return Err("it is not a regular file".into());
     }
     let mut w = KatWriter::new(std::io::sink());
-    copy(file.take(reported.saturating_add(1)), &mut w).map_err(|e| e.to_string())?;
+    copy(file.take(reported.saturating_add(1)), &mut w, keep).map_err(|e| e.to_string())?;
     w.finish().map_err(|e| e.to_string())
 }
 
-fn copy(mut r: impl Read, w: &mut impl Write) -> std::io::Result<()> {
+fn copy(mut r: impl Read, w: &mut impl Write, mut keep: Option<&mut Vec<u8>>) -> std::io::Result<()> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match r.read(&mut buf)? {
             0 => return Ok(()),
-            n => w.write_all(&buf[..n])?,
+            n => {
+                w.write_all(&buf[..n])?;
+                if let Some(k) = keep.as_deref_mut() {
+                    k.extend_from_slice(&buf[..n]);
+                }
+            }
         }
     }
 }
