@@ -3,9 +3,9 @@
 //! `differential` at random lengths up to 3 MiB, and `long_message` (`--full`) around 2^32
 //! bits, where a 32-bit bit counter wraps.
 
-use super::noise::Noise;
 use super::Evidence;
 use super::buffers::failed;
+use super::noise::Noise;
 use super::probe::{AROUND, Offsets, Probe, io_failed};
 use super::verdict::{Compared, Digests};
 use crate::plugin::{Arena, HashLibrary, Placement};
@@ -45,17 +45,19 @@ pub(crate) fn differential(
             Err(e) => return Err(format!("the oracle failed: {e}")),
         };
         let what = format!("the digest, against the oracle {label}'s,");
-        digests.calls.push(match probe.hash(&msg, bits, Offsets::default()) {
-            Ok(got) => Compared {
-                bits,
-                what,
-                vector: None,
-                want,
-                got,
-                failed: None,
-            },
-            Err(evidence) => failed(bits, what, evidence),
-        });
+        digests
+            .calls
+            .push(match probe.hash(&msg, bits, Offsets::default()) {
+                Ok(got) => Compared {
+                    bits,
+                    what,
+                    vector: None,
+                    want,
+                    got,
+                    failed: None,
+                },
+                Err(evidence) => failed(bits, what, evidence),
+            });
         if digests.differs() {
             break;
         }

@@ -228,3 +228,102 @@ mod hex_text {
         hex::decode(text).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(bits: u64, want: &[u8], got: &[u8]) -> Compared {
+        Compared {
+            bits,
+            what: "the digest".into(),
+            vector: None,
+            want: want.to_vec(),
+            got: got.to_vec(),
+            failed: None,
+        }
+    }
+
+    fn pass(check: Check) -> CheckResult {
+        CheckResult::new(check, Outcome::Pass)
+    }
+
+    fn none() -> Known<'static> {
+        Known { vectors: &[] }
+    }
+
+    #[test]
+    fn the_first_difference_decides_at_the_checks_grade() {
+        let d = Digests {
+            calls: vec![call(8, &[1, 2], &[1, 2]), call(9, &[1, 2], &[1, 3])],
+            claim: None,
+        };
+        let Outcome::Fail { evidence } = judge(Check::Alignment, &d) else {
+            panic!("a difference fails");
+        };
+        assert_eq!((evidence.bits, evidence.byte), (9, Some((2, 3))));
+        assert_eq!(judge(Check::UnusedBits, &d).word(), "finding");
+        let short = Digests {
+            calls: vec![call(8, &[1, 2], &[1])],
+            claim: None,
+        };
+        assert_eq!(judge(Check::Determinism, &short).word(), "fail");
+    }
+
+    #[test]
+    fn a_pass_stands_only_on_digests_that_give_it() {
+        let same = Digests {
+            calls: vec![call(8, &[1], &[1])],
+            claim: None,
+        };
+        let differ = Digests {
+            calls: vec![call(8, &[1], &[2])],
+            claim: None,
+        };
+        assert!(admit(pass(Check::Alignment), None, &none()).is_err());
+        assert!(admit(pass(Check::Alignment), Some(&differ), &none()).is_err());
+        assert_eq!(
+            admit(pass(Check::Alignment), Some(&same), &none()),
+            Ok(pass(Check::Alignment))
+        );
+        // A memory observation stays the worker's claim.
+        assert!(admit(pass(Check::OutputBounds), None, &none()).is_ok());
+        // The JSON the worker sends reads back to the same digests.
+        let json = serde_json::to_string(&differ).unwrap();
+        assert!(json.contains("\"want\":\"01\""), "{json}");
+        assert_eq!(serde_json::from_str::<Digests>(&json).unwrap(), differ);
+    }
+
+    #[test]
+    fn alignment_against_vectors_needs_every_call_against_the_answer_held() {
+        let v = KnownAnswer {
+            msg: vec![0xAB],
+            bits: 8,
+            digest: vec![7, 7],
+            file: "KAT_2_12_x.txt".into(),
+        };
+        let vectors = [v];
+        let known = Known { vectors: &vectors };
+        let honest = |want: &[u8], got: &[u8]| Digests {
+            calls: alignment_offsets()
+                .map(|(m, d)| Compared {
+                    vector: Some(8),
+                    what: alignment_what(m, d),
+                    ..call(8, want, got)
+                })
+                .collect(),
+            claim: None,
+        };
+        let right = honest(&[7, 7], &[7, 7]);
+        assert!(admit(pass(Check::Alignment), Some(&right), &known).is_ok());
+        // Self-consistent digests of another function: not this file's answers.
+        let other = honest(&[9, 9], &[9, 9]);
+        assert!(admit(pass(Check::Alignment), Some(&other), &known).is_err());
+        let mut fewer = right.clone();
+        fewer.calls.truncate(1);
+        assert!(admit(pass(Check::Alignment), Some(&fewer), &known).is_err());
+        // A skip proves nothing when the engine holds the vectors: a failure.
+        let skipped = CheckResult::new(Check::Alignment, Outcome::Skipped { why: "x".into() });
+        assert!(admit(skipped, None, &known).unwrap().is_failure());
+    }
+}

@@ -42,19 +42,23 @@ pub(crate) fn parse(text: impl BufRead, lengths: &[u64], name: &str) -> Vec<Know
             ("Msg_Len", _) => len = value.trim().parse::<u64>().ok(),
             ("Msg", Some(_)) => msg = hex::decode(value.trim()).ok(),
             ("Dst", Some(i)) => {
-                found[i] = msg.take().zip(hex::decode(value.trim()).ok()).map(|(m, d)| {
-                    KnownAnswer {
+                found[i] = msg
+                    .take()
+                    .zip(hex::decode(value.trim()).ok())
+                    .map(|(m, d)| KnownAnswer {
                         msg: m,
                         bits: lengths[i],
                         digest: d,
                         file: name.to_string(),
-                    }
-                });
+                    });
             }
             _ => {}
         }
     }
-    found.into_iter().collect::<Option<Vec<_>>>().unwrap_or_default()
+    found
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

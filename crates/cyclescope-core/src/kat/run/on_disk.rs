@@ -32,7 +32,11 @@ pub(super) fn digest(
     w.finish().map_err(|e| e.to_string())
 }
 
-fn copy(mut r: impl Read, w: &mut impl Write, mut keep: Option<&mut Vec<u8>>) -> std::io::Result<()> {
+fn copy(
+    mut r: impl Read,
+    w: &mut impl Write,
+    mut keep: Option<&mut Vec<u8>>,
+) -> std::io::Result<()> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match r.read(&mut buf)? {
@@ -73,14 +77,16 @@ mod tests {
         let p = dir.path().join("k.txt");
         let text = b"Len = 0\nMsg = 00\nMD = ab\n";
         std::fs::write(&p, text).unwrap();
-        let w = digest(&p, text.len() as u64).unwrap();
+        let mut kept = Vec::new();
+        let w = digest(&p, text.len() as u64, Some(&mut kept)).unwrap();
+        assert_eq!(kept, text, "the bytes kept are the bytes digested");
         assert_eq!(w.bytes, text.len() as u64);
         assert_eq!(
             w.sha256(CanonicalMode::Strict),
             canonical_sha256(text, CanonicalMode::Strict)
         );
         assert_eq!(difference(&w, &w), None);
-        let empty = digest(&dir.path().join("k.txt"), 0).unwrap();
+        let empty = digest(&dir.path().join("k.txt"), 0, None).unwrap();
         assert_eq!(empty.bytes, 1, "read stops one byte past the reported size");
     }
 
@@ -89,8 +95,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("l.txt");
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
-        assert!(digest(&link, 10).is_err());
-        assert!(digest(dir.path(), 10).is_err());
-        assert!(digest(&dir.path().join("missing"), 10).is_err());
+        assert!(digest(&link, 10, None).is_err());
+        assert!(digest(dir.path(), 10, None).is_err());
+        assert!(digest(&dir.path().join("missing"), 10, None).is_err());
     }
 }
