@@ -17,6 +17,7 @@ mod over_read;
 mod pairing;
 mod probe;
 pub mod run;
+pub mod verdict;
 
 pub use pairing::oracle_for;
 pub use run::{ConformPlan, OracleSpec};
@@ -25,8 +26,10 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a check changes what it accepts (stored beside every outcome). 2: the
 /// out-of-domain calls run last, a crash or error return there is a finding, and a write
-/// past the digest buffer at another width a failure.
-pub const CHECKS_VERSION: u32 = 2;
+/// past the digest buffer at another width a failure. 3: the parent decides every outcome
+/// it can from the digests the worker sends (`verdict`), `alignment` against this job's
+/// `KAT_2_12` answers; a pass cached before that rested on the worker's word.
+pub const CHECKS_VERSION: u32 = 3;
 
 /// How much a difference weighs: whether it voids the figure timed at the instance's own
 /// width on whole-byte messages.

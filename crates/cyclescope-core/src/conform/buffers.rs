@@ -4,7 +4,9 @@
 //! The first also yields the sample the later checks compare against.
 
 use super::Outcome;
-use super::probe::{Offsets, Probe, digest_difference};
+use super::probe::{Offsets, Probe};
+use super::verdict::{self, Compared, Digests};
+use crate::kat::known::KnownAnswer;
 
 /// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
 const LENGTHS: &[u64] = &[
@@ -13,7 +15,7 @@ const LENGTHS: &[u64] = &[
 ];
 
 /// (message offset, digest offset) pairs past a 64-byte boundary, besides (0, 0).
-const OFFSETS: &[(usize, usize)] = &[
+pub(crate) const OFFSETS: &[(usize, usize)] = &[
     (1, 0),
     (2, 0),
     (3, 0),
@@ -60,9 +62,10 @@ pub(crate) fn lengths(probe: &Probe) -> Vec<u64> {
 /// `outside_bytes`, and the sample: each length hashed twice, between surroundings that
 /// differ in every byte. The sample is taken whole even past a failure (a length whose call
 /// failed is left out), so the later checks still have their messages.
-pub(crate) fn outside_bytes(probe: &mut Probe) -> (Outcome, Vec<Sample>) {
+pub(crate) fn outside_bytes(probe: &mut Probe) -> (Digests, Vec<Sample>) {
     let mut samples = Vec::new();
-    let mut first_failure = None;
+    let mut digests = Digests::default();
+    let what = "the digest, with other random bytes around the message,".to_string();
     for bits in lengths(probe) {
         let msg = probe.message(bits);
         let mut first = [0u8; 128];
@@ -78,45 +81,77 @@ pub(crate) fn outside_bytes(probe: &mut Probe) -> (Outcome, Vec<Sample>) {
         let (a, b) = match both {
             Ok(ab) => ab,
             Err(evidence) => {
-                first_failure.get_or_insert(evidence);
+                digests.calls.push(failed(bits, what.clone(), evidence));
                 continue;
             }
         };
-        let what = "the digest, with other random bytes around the message,".to_string();
-        if let Some(evidence) = digest_difference(&a, &b, bits, what) {
-            first_failure.get_or_insert(evidence);
-        }
+        digests.calls.push(Compared {
+            bits,
+            what: what.clone(),
+            vector: None,
+            want: a.clone(),
+            got: b,
+            failed: None,
+        });
         samples.push(Sample {
             bits,
             msg,
             digest: a,
         });
     }
-    let outcome = match first_failure {
-        None => Outcome::Pass,
-        Some(evidence) => Outcome::Fail { evidence },
-    };
-    (outcome, samples)
+    (digests, samples)
 }
 
-/// `alignment`: every sample at every offset pair, against its digest at (0, 0).
-pub(crate) fn alignment(probe: &mut Probe, samples: &[Sample]) -> Outcome {
-    for &(m, d) in OFFSETS {
-        for s in samples {
-            let at = Offsets { msg: m, out: d };
-            let got = match probe.hash(&s.msg, s.bits, at) {
-                Ok(g) => g,
-                Err(evidence) => return Outcome::Fail { evidence },
-            };
-            let what = format!(
-                "the digest with the message at offset {m} and the digest at offset {d} past a 64-byte boundary"
-            );
-            if let Some(evidence) = digest_difference(&s.digest, &got, s.bits, what) {
-                return Outcome::Fail { evidence };
+/// A compared call that returned an error instead of a digest.
+pub(crate) fn failed(bits: u64, what: String, evidence: super::Evidence) -> Compared {
+    Compared {
+        bits,
+        what,
+        vector: None,
+        want: Vec::new(),
+        got: Vec::new(),
+        failed: Some(evidence),
+    }
+}
+
+/// `alignment`: each of this job's `KAT_2_12` vectors (`verdict::vector_lengths`) at every
+/// offset pair, (0, 0) among them, against the `Dst` its KAT file holds — the parent holds
+/// the same answers; without them, every sample at every offset pair against its digest at
+/// (0, 0). Every call is made and recorded (the parent expects them all).
+pub(crate) fn alignment(probe: &mut Probe, vectors: &[KnownAnswer], samples: &[Sample]) -> Digests {
+    let mut digests = Digests::default();
+    let mut one = |probe: &mut Probe, msg: &[u8], bits, want: &[u8], vector, (m, d)| {
+        let what = verdict::alignment_what(m, d);
+        let c = match probe.hash(msg, bits, Offsets { msg: m, out: d }) {
+            Ok(got) => Compared {
+                bits,
+                what,
+                vector,
+                want: want.to_vec(),
+                got,
+                failed: None,
+            },
+            Err(evidence) => Compared {
+                vector,
+                want: want.to_vec(),
+                ..failed(bits, what, evidence)
+            },
+        };
+        digests.calls.push(c);
+    };
+    if vectors.is_empty() {
+        for &at in OFFSETS {
+            for s in samples {
+                one(probe, &s.msg, s.bits, &s.digest, None, at);
             }
         }
     }
-    Outcome::Pass
+    for v in vectors {
+        for at in verdict::alignment_offsets() {
+            one(probe, &v.msg, v.bits, &v.digest, Some(v.bits), at);
+        }
+    }
+    digests
 }
 
 /// The outcome of a check that cannot start without the sample.

@@ -6,8 +6,9 @@
 //! failure.
 
 use super::Outcome;
-use super::buffers::Sample;
-use super::probe::{AROUND, Offsets, Probe, digest_difference};
+use super::buffers::{Sample, failed};
+use super::probe::{AROUND, Offsets, Probe};
+use super::verdict::{Compared, Digests};
 use crate::plugin::{Arena, HashLibrary, Placement};
 
 /// Calls of `determinism`: more than KAT_2_12's 4097 and KAT_2_23's 3 together, so a library
@@ -26,14 +27,13 @@ pub(crate) fn unused_bits(
     probe: &mut Probe,
     samples: &[Sample],
     step: &mut dyn FnMut(u64, String),
-) -> Outcome {
+) -> Result<Digests, String> {
     if !probe.takes_bits() {
-        return Outcome::Skipped {
-            why: "this ABI takes whole bytes only".into(),
-        };
+        return Err("this ABI takes whole bytes only".into());
     }
     let seen_before = (probe.input.is_some(), probe.output.is_some());
-    let mut finding = None;
+    let mut digests = Digests::default();
+    let what = "the digest with the unused low bits of the last byte set".to_string();
     for s in samples.iter().filter(|s| s.bits % 8 != 0) {
         let mut set = s.msg.clone();
         let r = (s.bits % 8) as u32;
@@ -43,20 +43,22 @@ pub(crate) fn unused_bits(
         step(s.bits, "the unused low bits of the last byte set".into());
         let got = probe.hash(&set, s.bits, Offsets::default());
         if let Some(evidence) = new_write(probe, seen_before) {
-            return Outcome::Fail { evidence };
+            digests.claim = Some(evidence);
+            return Ok(digests);
         }
-        let differs = match got {
-            Err(evidence) => Some(evidence),
-            Ok(got) => {
-                let what = "the digest with the unused low bits of the last byte set".to_string();
-                digest_difference(&s.digest, &got, s.bits, what)
-            }
-        };
-        if finding.is_none() {
-            finding = differs;
-        }
+        digests.calls.push(match got {
+            Err(evidence) => failed(s.bits, what.clone(), evidence),
+            Ok(got) => Compared {
+                bits: s.bits,
+                what: what.clone(),
+                vector: None,
+                want: s.digest.clone(),
+                got,
+                failed: None,
+            },
+        });
     }
-    finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
+    Ok(digests)
 }
 
 /// A change around the message or the digest that the probe saw only since `seen_before`.
@@ -142,27 +144,45 @@ pub(crate) fn digest_length(probe: &mut Probe, step: &mut dyn FnMut(u64, String)
     finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
 }
 
-/// `determinism`: the sample's messages over and over, each digest against the first.
-pub(crate) fn determinism(probe: &mut Probe, samples: &[Sample]) -> Outcome {
+/// `determinism`: the sample's messages over and over, each digest against the first; each
+/// distinct digest of a message is recorded once, and the check stops at a difference.
+pub(crate) fn determinism(probe: &mut Probe, samples: &[Sample]) -> Digests {
+    let mut digests = Digests::default();
     for i in 0..DETERMINISM_CALLS.max(samples.len()) {
         let Some(s) = samples.get(i % samples.len().max(1)) else {
             break;
         };
-        let got = match probe.hash(&s.msg, s.bits, Offsets::default()) {
-            Ok(g) => g,
-            Err(evidence) => return Outcome::Fail { evidence },
-        };
         let what = format!("the digest of a message hashed before, {i} calls into the check,");
-        if let Some(evidence) = digest_difference(&s.digest, &got, s.bits, what) {
-            return Outcome::Fail { evidence };
+        digests.push_distinct(compared(probe, s, what));
+        if digests.differs() {
+            break;
         }
     }
-    Outcome::Pass
+    digests
+}
+
+/// One call of a sample's message at offset 0, against its digest.
+fn compared(probe: &mut Probe, s: &Sample, what: String) -> Compared {
+    match probe.hash(&s.msg, s.bits, Offsets::default()) {
+        Ok(got) => Compared {
+            bits: s.bits,
+            what,
+            vector: None,
+            want: s.digest.clone(),
+            got,
+            failed: None,
+        },
+        Err(evidence) => failed(s.bits, what, evidence),
+    }
 }
 
 /// `reentrancy`: two threads, each hashing its own messages (the longest of the sample, in
 /// turn), both started together; every digest against the serial one.
-pub(crate) fn reentrancy(lib: &HashLibrary, digest_bits: u32, samples: &[Sample]) -> Outcome {
+pub(crate) fn reentrancy(
+    lib: &HashLibrary,
+    digest_bits: u32,
+    samples: &[Sample],
+) -> Result<Digests, String> {
     let mut long: Vec<&Sample> = samples.iter().filter(|s| s.bits >= 1024).collect();
     long.sort_by_key(|s| std::cmp::Reverse(s.bits));
     let mut sets: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
@@ -170,13 +190,11 @@ pub(crate) fn reentrancy(lib: &HashLibrary, digest_bits: u32, samples: &[Sample]
         sets[i % 2].push((*s).clone());
     }
     if sets.iter().any(Vec::is_empty) {
-        return Outcome::Skipped {
-            why: "the sample has too few messages of 1024 bits or more".into(),
-        };
+        return Err("the sample has too few messages of 1024 bits or more".into());
     }
     let start = std::sync::Barrier::new(2);
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+    let each: Vec<Result<Digests, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = sets
             .iter()
             .map(|set| {
@@ -187,16 +205,17 @@ pub(crate) fn reentrancy(lib: &HashLibrary, digest_bits: u32, samples: &[Sample]
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| Outcome::Skipped {
-                    why: "a checking thread panicked".into(),
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err("a checking thread panicked".into()))
             })
             .collect()
     });
-    outcomes
-        .into_iter()
-        .find(|o| *o != Outcome::Pass)
-        .unwrap_or(Outcome::Pass)
+    // The first thread's calls, then the second's: the outcome is the first difference.
+    let mut digests = Digests::default();
+    for d in each {
+        digests.calls.extend(d?.calls);
+    }
+    Ok(digests)
 }
 
 fn one_thread(
@@ -205,32 +224,28 @@ fn one_thread(
     set: &[Sample],
     start: &std::sync::Barrier,
     stop: &std::sync::atomic::AtomicBool,
-) -> Outcome {
+) -> Result<Digests, String> {
     use std::sync::atomic::Ordering;
     let mut probe = match Probe::new(lib, digest_bits) {
         Ok(p) => p,
         Err(e) => {
             start.wait();
-            return Outcome::Skipped {
-                why: format!("a checking thread could not map memory ({e})"),
-            };
+            return Err(format!("a checking thread could not map memory ({e})"));
         }
     };
     start.wait();
+    let mut digests = Digests::default();
     for i in 0..REENTRANT_CALLS {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let s = &set[i % set.len()];
-        let got = match probe.hash(&s.msg, s.bits, Offsets::default()) {
-            Ok(g) => g,
-            Err(evidence) => return Outcome::Fail { evidence },
-        };
         let what = "the digest, hashed while another thread was hashing another message,";
-        if let Some(evidence) = digest_difference(&s.digest, &got, s.bits, what.into()) {
+        digests.push_distinct(compared(&mut probe, s, what.into()));
+        if digests.differs() {
             stop.store(true, Ordering::Relaxed);
-            return Outcome::Fail { evidence };
+            break;
         }
     }
-    Outcome::Pass
+    Ok(digests)
 }

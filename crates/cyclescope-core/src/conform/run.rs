@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::probe::Probe;
+use super::verdict::{self, Digests};
 use super::{Check, CheckResult, Outcome, buffers, calls, oracle, over_read};
+use crate::kat::known::KnownAnswer;
 use crate::plugin::{Abi, HashLibrary};
 
 /// The order the worker reports outcomes in (the parent holds it to it). `determinism` runs
@@ -61,20 +63,30 @@ pub enum Report {
         bits: Option<u64>,
         note: String,
     },
-    Done(CheckResult),
+    /// A check ended: its outcome and, for a check judged from digests, the digests it
+    /// was judged from (`verdict::judge`), for the parent to judge again.
+    Done(CheckResult, Option<Digests>),
 }
 
-/// Runs every check on `lib` at `digest_bits`, reporting through `send`.
-pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut dyn FnMut(Report)) {
+/// Runs every check on `lib` at `digest_bits`, reporting through `send`; `vectors` are this
+/// job's `KAT_2_12` vectors `alignment` hashes (`verdict::vector_lengths`), read back from the
+/// file the job wrote.
+pub fn run(
+    lib: &HashLibrary,
+    digest_bits: u32,
+    plan: &ConformPlan,
+    vectors: &[KnownAnswer],
+    send: &mut dyn FnMut(Report),
+) {
     let mut probe = match Probe::new(lib, digest_bits) {
         Ok(p) => p,
         Err(e) => {
             let why = format!("the worker could not map memory for the checks ({e})");
             for check in RUN_ORDER {
-                send(Report::Done(CheckResult::new(
-                    check,
-                    Outcome::Skipped { why: why.clone() },
-                )));
+                send(Report::Done(
+                    CheckResult::new(check, Outcome::Skipped { why: why.clone() }),
+                    None,
+                ));
             }
             return;
         }
@@ -95,54 +107,88 @@ pub fn run(lib: &HashLibrary, digest_bits: u32, plan: &ConformPlan, send: &mut d
             bits: None,
             note: String::new(),
         });
-        let outcome = match check {
+        let judged: Judged = match check {
             Check::OutsideBytes => {
-                let (o, s) = buffers::outside_bytes(&mut probe);
+                let (d, s) = buffers::outside_bytes(&mut probe);
                 samples = s;
-                o
+                Ok(d).into()
             }
-            _ if samples.is_empty() && needs_sample(check) => buffers::no_sample(),
-            Check::Alignment => buffers::alignment(&mut probe, &samples),
+            Check::Alignment if !vectors.is_empty() => {
+                Ok(buffers::alignment(&mut probe, vectors, &samples)).into()
+            }
+            _ if samples.is_empty() && needs_sample(check) => buffers::no_sample().into(),
+            Check::Alignment => Ok(buffers::alignment(&mut probe, vectors, &samples)).into(),
             Check::UnusedBits => calls::unused_bits(&mut probe, &samples, &mut |bits, note| {
                 send(Report::Step {
                     check,
                     bits: Some(bits),
                     note,
                 })
-            }),
+            })
+            .into(),
             Check::DigestLength => calls::digest_length(&mut probe, &mut |bits, note| {
                 send(Report::Step {
                     check,
                     bits: Some(bits),
                     note,
                 })
-            }),
-            Check::Determinism => calls::determinism(&mut probe, &samples),
-            Check::Reentrancy => calls::reentrancy(lib, digest_bits, &samples),
+            })
+            .into(),
+            Check::Determinism => Ok(calls::determinism(&mut probe, &samples)).into(),
+            Check::Reentrancy => calls::reentrancy(lib, digest_bits, &samples).into(),
             Check::Differential => match &oracle_lib {
-                None => no_oracle(),
-                Some(Err(why)) => Outcome::Skipped { why: why.clone() },
-                Some(Ok(o)) => oracle::differential(&mut probe, o, &oracle_label),
+                None => no_oracle().into(),
+                Some(Err(why)) => Err(why.clone()).into(),
+                Some(Ok(o)) => oracle::differential(&mut probe, o, &oracle_label).into(),
             },
             Check::LongMessage => match (&oracle_lib, plan.long_message) {
-                (_, false) => Outcome::Skipped {
-                    why: "opt-in: `kat --full` runs it (a 512 MiB message)".into(),
-                },
-                (None, true) => no_oracle(),
-                (Some(Err(why)), true) => Outcome::Skipped { why: why.clone() },
-                (Some(Ok(o)), true) => oracle::long_message(&mut probe, o, &oracle_label),
+                (_, false) => {
+                    Err("opt-in: `kat --full` runs it (a 512 MiB message)".to_string()).into()
+                }
+                (None, true) => no_oracle().into(),
+                (Some(Err(why)), true) => Err(why.clone()).into(),
+                (Some(Ok(o)), true) => oracle::long_message(&mut probe, o, &oracle_label).into(),
             },
-            Check::InputUnchanged => seen(probe.input.take()),
-            Check::OutputBounds => seen(probe.output.take()),
+            Check::InputUnchanged => seen(probe.input.take()).into(),
+            Check::OutputBounds => seen(probe.output.take()).into(),
             Check::OverRead => over_read::over_read(&mut probe, &samples, &mut |bits, flush| {
                 send(Report::Step {
                     check,
                     bits: Some(bits),
                     note: flush.note().into(),
                 })
-            }),
+            })
+            .into(),
         };
-        send(Report::Done(CheckResult::new(check, outcome)));
+        let (outcome, digests) = match judged {
+            Judged::Claimed(o) => (o, None),
+            // The same rule the parent judges the digests with.
+            Judged::Digests(d) => (verdict::judge(check, &d), Some(d)),
+        };
+        send(Report::Done(CheckResult::new(check, outcome), digests));
+    }
+}
+
+/// A check's result before its outcome: digests to judge, or an outcome claimed outright (a
+/// skip, or a memory observation only the worker can make).
+enum Judged {
+    Digests(Digests),
+    Claimed(Outcome),
+}
+
+impl From<Outcome> for Judged {
+    fn from(o: Outcome) -> Self {
+        Judged::Claimed(o)
+    }
+}
+
+/// `Err` is a skip and why.
+impl From<Result<Digests, String>> for Judged {
+    fn from(r: Result<Digests, String>) -> Self {
+        match r {
+            Ok(d) => Judged::Digests(d),
+            Err(why) => Judged::Claimed(Outcome::Skipped { why }),
+        }
     }
 }
 
@@ -183,9 +229,9 @@ mod tests {
         let lib = HashLibrary::open(&crate::catalog::bundled_library("pseudoxof")).unwrap();
         let mut steps = Vec::new();
         let mut done = Vec::new();
-        run(&lib, 512, &ConformPlan::default(), &mut |r| match r {
+        run(&lib, 512, &ConformPlan::default(), &[], &mut |r| match r {
             Report::Step { check, .. } => steps.push(check),
-            Report::Done(result) => done.push(result),
+            Report::Done(result, _) => done.push(result),
         });
         let order: Vec<Check> = done.iter().map(|r| r.check).collect();
         assert_eq!(order, RUN_ORDER);
@@ -213,8 +259,8 @@ mod tests {
             long_message: false,
         };
         let mut differential = None;
-        run(&lib, 256, &plan, &mut |r| {
-            if let Report::Done(result) = r
+        run(&lib, 256, &plan, &[], &mut |r| {
+            if let Report::Done(result, _) = r
                 && result.check == Check::Differential
             {
                 differential = Some(result.outcome);

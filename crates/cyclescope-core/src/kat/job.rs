@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::KatStatus;
 use super::generate::{self, GenerateError, KatFile};
 use crate::conform::run::Report;
+use crate::conform::verdict::Digests;
 use crate::conform::{Check, CheckResult, ConformPlan, OracleSpec};
 use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
 
@@ -117,8 +118,13 @@ pub enum KatMessage {
         bits: Option<u64>,
         note: String,
     },
-    /// A conformance check ended.
-    CheckDone { result: CheckResult },
+    /// A conformance check ended; a check judged from digests sends them (the parent judges
+    /// them again, `conform::verdict`).
+    CheckDone {
+        result: CheckResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digests: Option<Digests>,
+    },
     /// Every requested file was written.
     Done,
 }
@@ -183,10 +189,21 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
     }
     // In the same process, after the KAT's calls: `determinism` counts on them.
     let started = Instant::now();
-    crate::conform::run::run(&lib, bits, &spec.conform, &mut |r| {
+    // `alignment` hashes vectors of the KAT_2_12 text just written, whose answers the parent
+    // holds too.
+    let vectors = if spec.files.contains(&KatFile::Kat2_12) {
+        let path = spec.out_dir.join(KatFile::Kat2_12.file_name(&name));
+        let lengths = crate::conform::verdict::vector_lengths(lib.abi().is_iccs());
+        std::fs::File::open(path)
+            .map(|f| super::known::parse(std::io::BufReader::new(f), lengths, ""))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    crate::conform::run::run(&lib, bits, &spec.conform, &vectors, &mut |r| {
         send(&match r {
             Report::Step { check, bits, note } => KatMessage::CheckStep { check, bits, note },
-            Report::Done(result) => KatMessage::CheckDone { result },
+            Report::Done(result, digests) => KatMessage::CheckDone { result, digests },
         })
     });
     // What the checks add to the gate, in the log beside the files' own times.

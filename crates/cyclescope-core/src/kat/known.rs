@@ -20,28 +20,45 @@ pub struct KnownAnswer {
 /// The vector of `path` whose message is `bits` long (`Msg_Len = bits`), if the file has it.
 pub(crate) fn read(path: &Path, bits: u64) -> Option<KnownAnswer> {
     let file = std::fs::File::open(path).ok()?;
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    parse(BufReader::new(file), &[bits], &name).pop()
+}
+
+/// The vectors of a KAT text whose messages are `lengths` long, in the order of `lengths`;
+/// all or none (an empty list when one is missing or unreadable).
+pub(crate) fn parse(text: impl BufRead, lengths: &[u64], name: &str) -> Vec<KnownAnswer> {
+    let mut found: Vec<Option<KnownAnswer>> = vec![None; lengths.len()];
     let mut len = None;
     let mut msg = None;
-    for line in BufReader::new(file).lines() {
-        let line = line.ok()?;
+    for line in text.lines() {
+        let Ok(line) = line else {
+            return Vec::new();
+        };
         let Some((key, value)) = line.split_once(" = ").or_else(|| line.split_once(" =")) else {
             continue;
         };
-        match key.trim() {
-            "Msg_Len" => len = value.trim().parse::<u64>().ok(),
-            "Msg" if len == Some(bits) => msg = hex::decode(value.trim()).ok(),
-            "Dst" if len == Some(bits) => {
-                return Some(KnownAnswer {
-                    msg: msg?,
-                    bits,
-                    digest: hex::decode(value.trim()).ok()?,
-                    file: path.file_name()?.to_string_lossy().into_owned(),
-                });
+        let wanted = len.and_then(|l| lengths.iter().position(|&b| b == l));
+        match (key.trim(), wanted) {
+            ("Msg_Len", _) => len = value.trim().parse::<u64>().ok(),
+            ("Msg", Some(_)) => msg = hex::decode(value.trim()).ok(),
+            ("Dst", Some(i)) => {
+                found[i] = msg
+                    .take()
+                    .zip(hex::decode(value.trim()).ok())
+                    .map(|(m, d)| KnownAnswer {
+                        msg: m,
+                        bits: lengths[i],
+                        digest: d,
+                        file: name.to_string(),
+                    });
             }
             _ => {}
         }
     }
-    None
+    found
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use super::{FileReport, KatError, KatEvent, KatOptions, KatReport};
 use crate::catalog::Instance;
 use crate::conform::run::RUN_ORDER;
+use crate::conform::verdict;
 use crate::conform::{Check, CheckResult, Evidence, Outcome};
 use crate::kat::KatStatus;
 use crate::kat::generate::{KatFile, Written};
 use crate::kat::job::KatMessage;
+use crate::kat::known::KnownAnswer;
 use crate::kat::log;
 use crate::kat::manifest::{self, LineComparison, Manifest, ManifestEntry};
 use crate::plugin::NgccMeta;
@@ -181,6 +183,9 @@ pub(super) struct JobState<'a> {
     /// The conformance check in flight: its step (bits, note) as last announced.
     step: Option<(Check, Option<u64>, String)>,
     conformance: Vec<CheckResult>,
+    /// The `alignment` vectors of this job's `KAT_2_12`, read from the text this process
+    /// verified against its reference (empty unless it passed).
+    vectors: Vec<KnownAnswer>,
 }
 
 fn digest_from_hex(s: &str) -> Option<[u8; 32]> {
@@ -204,6 +209,7 @@ impl<'a> JobState<'a> {
             done: false,
             step: None,
             conformance: Vec::new(),
+            vectors: Vec::new(),
         }
     }
 
@@ -268,7 +274,9 @@ impl<'a> JobState<'a> {
                     sha256_nolen: nolen,
                 };
                 // The verdict rests on the file as it is on disk, read by this process.
-                let written = super::on_disk::digest(&path, bytes)
+                let mut text = Vec::new();
+                let keep = (file == KatFile::Kat2_12).then_some(&mut text);
+                let written = super::on_disk::digest(&path, bytes, keep)
                     .map_err(|e| Tampering(format!("{name}: {e}")))?;
                 if let Some(why) = super::on_disk::difference(&reported, &written) {
                     return Err(Tampering(format!("{name}: {why}")));
@@ -278,6 +286,10 @@ impl<'a> JobState<'a> {
                 let (status, detail, lines, _reference) =
                     refs.check(&self.inst.label, &name, &written, &path, run_dir);
                 self.log.extend(lines);
+                if file == KatFile::Kat2_12 && status == KatStatus::Pass {
+                    let lengths = verdict::vector_lengths(self.inst.abi.is_iccs());
+                    self.vectors = crate::kat::known::parse(&text[..], lengths, &name);
+                }
                 on_event(&KatEvent::FileChecked { file, status });
                 self.files.push(FileReport {
                     file,
@@ -295,7 +307,13 @@ impl<'a> JobState<'a> {
             } => self.fault = Some((status, detail)),
             KatMessage::Error { detail } => self.error = Some(detail),
             KatMessage::CheckStep { check, bits, note } => self.step = Some((check, bits, note)),
-            KatMessage::CheckDone { result } => {
+            KatMessage::CheckDone { result, digests } => {
+                // The outcome the digests give, judged here again; one that does not follow
+                // from them was forged.
+                let known = verdict::Known {
+                    vectors: &self.vectors,
+                };
+                let result = verdict::admit(result, digests.as_ref(), &known).map_err(Tampering)?;
                 self.step = None;
                 self.log.push(result.log_line());
                 self.conformance.push(result);

@@ -10,8 +10,14 @@ use std::path::Path;
 
 use crate::kat::generate::{KatWriter, Written};
 
-/// Byte count and canonical digests of the file at `path`, read up to `reported + 1` bytes.
-pub(super) fn digest(path: &Path, reported: u64) -> Result<Written, String> {
+/// Byte count and canonical digests of the file at `path`, read up to `reported + 1` bytes;
+/// with `keep`, also the bytes read (the very text the digests are of: the known answers the
+/// parent takes from it are then of the text it verified, not of a later rewrite).
+pub(super) fn digest(
+    path: &Path,
+    reported: u64,
+    keep: Option<&mut Vec<u8>>,
+) -> Result<Written, String> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
@@ -22,16 +28,25 @@ pub(super) fn digest(path: &Path, reported: u64) -> Result<Written, String> {
         return Err("it is not a regular file".into());
     }
     let mut w = KatWriter::new(std::io::sink());
-    copy(file.take(reported.saturating_add(1)), &mut w).map_err(|e| e.to_string())?;
+    copy(file.take(reported.saturating_add(1)), &mut w, keep).map_err(|e| e.to_string())?;
     w.finish().map_err(|e| e.to_string())
 }
 
-fn copy(mut r: impl Read, w: &mut impl Write) -> std::io::Result<()> {
+fn copy(
+    mut r: impl Read,
+    w: &mut impl Write,
+    mut keep: Option<&mut Vec<u8>>,
+) -> std::io::Result<()> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match r.read(&mut buf)? {
             0 => return Ok(()),
-            n => w.write_all(&buf[..n])?,
+            n => {
+                w.write_all(&buf[..n])?;
+                if let Some(k) = keep.as_deref_mut() {
+                    k.extend_from_slice(&buf[..n]);
+                }
+            }
         }
     }
 }
@@ -62,14 +77,16 @@ mod tests {
         let p = dir.path().join("k.txt");
         let text = b"Len = 0\nMsg = 00\nMD = ab\n";
         std::fs::write(&p, text).unwrap();
-        let w = digest(&p, text.len() as u64).unwrap();
+        let mut kept = Vec::new();
+        let w = digest(&p, text.len() as u64, Some(&mut kept)).unwrap();
+        assert_eq!(kept, text, "the bytes kept are the bytes digested");
         assert_eq!(w.bytes, text.len() as u64);
         assert_eq!(
             w.sha256(CanonicalMode::Strict),
             canonical_sha256(text, CanonicalMode::Strict)
         );
         assert_eq!(difference(&w, &w), None);
-        let empty = digest(&dir.path().join("k.txt"), 0).unwrap();
+        let empty = digest(&dir.path().join("k.txt"), 0, None).unwrap();
         assert_eq!(empty.bytes, 1, "read stops one byte past the reported size");
     }
 
@@ -78,8 +95,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("l.txt");
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
-        assert!(digest(&link, 10).is_err());
-        assert!(digest(dir.path(), 10).is_err());
-        assert!(digest(&dir.path().join("missing"), 10).is_err());
+        assert!(digest(&link, 10, None).is_err());
+        assert!(digest(dir.path(), 10, None).is_err());
+        assert!(digest(&dir.path().join("missing"), 10, None).is_err());
     }
 }

@@ -100,7 +100,7 @@ impl KatOrder {
                 Ok(())
             }
             (Phase::Loaded, KatMessage::CheckStep { check, .. }) => self.expect_check(*check),
-            (Phase::Loaded, KatMessage::CheckDone { result }) => {
+            (Phase::Loaded, KatMessage::CheckDone { result, .. }) => {
                 self.expect_check(result.check)?;
                 if let Some(grade) = result.outcome.grade()
                     && !result.check.grades().contains(&grade)
@@ -196,6 +196,7 @@ mod tests {
                     },
                     KatMessage::CheckDone {
                         result: crate::conform::CheckResult::new(check, Outcome::Pass),
+                        digests: None,
                     },
                 ]
             })
@@ -232,6 +233,7 @@ mod tests {
                     },
                 },
             ),
+            digests: None,
         });
         assert!(run(finding).is_some(), "a finding from a failing check");
     }
