@@ -1,8 +1,10 @@
 //! Symbolic links out of a submission tree are refused before any compiler runs: a source,
 //! header or instance file whose real path is outside the tree (`hash.c -> /etc/shadow`)
 //! would have the compiler quote or embed that file in a build log or a library. A refusal
-//! names the link and the folder it points into, never the target's content. It reads link
-//! targets and folder listings only, never a file's bytes. (The compiler's jail, `jail`,
+//! names the link and the folder it points into, never the target's content. Anywhere in the
+//! tree, a link out that the compiler could be sent to (`#include "../x/y.h"`) is refused as
+//! well: a file of a source or header suffix, or a folder holding one (a linked folder of KAT
+//! texts is kept). It reads link targets and folder listings only, never a file's bytes. (The compiler's jail, `jail`,
 //! stops what a link check cannot see: `#include "/etc/shadow"`, `.incbin`.)
 
 use std::path::{Path, PathBuf};
@@ -99,7 +101,11 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<OutwardLink>) {
         if kind.is_symlink() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let read = path.is_dir() || COMPILER_READS.iter().any(|s| name.ends_with(s));
+            let read = if path.is_dir() {
+                holds_sources(&path, 0)
+            } else {
+                compiler_reads(&name)
+            };
             if read && let Some(o) = outward(root, &path) {
                 out.push(o);
             }
@@ -107,6 +113,26 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<OutwardLink>) {
             walk(root, &path, depth + 1, out);
         }
     }
+}
+
+fn compiler_reads(name: &str) -> bool {
+    COMPILER_READS.iter().any(|s| name.ends_with(s))
+}
+
+/// Whether the folder `dir` (a link's target) holds a file of a source or header suffix, as
+/// deep as instances are looked for: a linked folder of KAT texts gives the compiler nothing.
+fn holds_sources(dir: &Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            depth < MAX_DEPTH && holds_sources(&path, depth + 1)
+        } else {
+            compiler_reads(&e.file_name().to_string_lossy())
+        }
+    })
 }
 
 #[cfg(test)]
@@ -136,11 +162,16 @@ mod tests {
         assert!(!err.contains("s3cr3t"), "{err}");
         assert_eq!(outward_links(&root).len(), 1);
 
-        // A linked folder deeper in the tree counts too; a KAT text file does not.
+        // A linked folder of headers deeper in the tree counts too; a KAT text file, or a
+        // linked folder of texts only, does not.
         let deep = root.join("B/sub");
         std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(outside.path().join("x.h"), "").unwrap();
         symlink(outside.path(), deep.join("inc")).unwrap();
         symlink(&secret, deep.join("KAT.txt")).unwrap();
+        let texts = tempfile::tempdir().unwrap();
+        std::fs::write(texts.path().join("KAT_2_12_X.txt"), "").unwrap();
+        symlink(texts.path(), deep.join("KAT")).unwrap();
         let found: Vec<_> = outward_links(&root).into_iter().map(|o| o.link).collect();
         assert_eq!(found, [inst.join("c.h"), deep.join("inc")]);
     }
