@@ -259,4 +259,78 @@ mod tests {
         assert_eq!(install_prefix(cc.to_str().unwrap()), Some(want));
         assert_eq!(install_prefix("no-such-compiler-here"), None);
     }
+
+    /// `sh -c script` run in the jail, reading beneath `tree`, writing beneath `out`.
+    fn jailed(script: &str, tree: &Path, out: &Path) -> (bool, String) {
+        let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        jail.confine(&mut cmd, &[tree.to_path_buf()], &[out.to_path_buf()])
+            .unwrap();
+        let o = cmd.output().unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.success(), text)
+    }
+
+    #[test]
+    fn the_jail_drops_privileges_and_limits_memory_reads_and_writes() {
+        let tree = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(tree.path().join("in.h"), "inside").unwrap();
+        std::fs::write(elsewhere.path().join("secret"), "outside").unwrap();
+        // Seen from outside: the jail hides /proc from the jailed process itself.
+        let jail = Jail::for_this_process("sleep", 256, Duration::from_secs(30));
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("30");
+        jail.confine(&mut cmd, &[], &[out.path().to_path_buf()])
+            .unwrap();
+        let mut child = cmd.spawn().unwrap();
+        let proc = format!("/proc/{}", child.id());
+        let status = std::fs::read_to_string(format!("{proc}/status")).unwrap();
+        let limits = std::fs::read_to_string(format!("{proc}/limits")).unwrap();
+        let net = std::fs::read_link(format!("{proc}/ns/net")).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
+        assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+        let line = |name: &str| {
+            limits
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or("")
+                .to_string()
+        };
+        assert!(
+            line("Max address space").contains(&(256u64 << 20).to_string()),
+            "{limits}"
+        );
+        assert!(line("Max cpu time").contains("30"), "{limits}");
+        if jail.new_network {
+            assert_ne!(net, std::fs::read_link("/proc/self/ns/net").unwrap());
+        }
+        let read = format!(
+            "cat {}/in.h && echo x > {}/o && cat {}/o",
+            tree.path().display(),
+            out.path().display(),
+            out.path().display()
+        );
+        let (ok, text) = jailed(&read, tree.path(), out.path());
+        assert!(ok && text == "insidex\n", "{text}");
+        let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
+        if !jail.landlock {
+            return;
+        }
+        let secret = elsewhere.path().join("secret");
+        let (ok, text) = jailed(
+            &format!("cat {}", secret.display()),
+            tree.path(),
+            out.path(),
+        );
+        assert!(!ok && !text.contains("outside"), "{text}");
+        let write = format!("echo x > {}/w", elsewhere.path().display());
+        assert!(!jailed(&write, tree.path(), out.path()).0);
+        assert!(!jailed("cat /etc/hostname", tree.path(), out.path()).0);
+    }
 }
