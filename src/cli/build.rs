@@ -38,6 +38,10 @@ pub struct BuildArgs {
     /// The C compiler (default: [build] cc, else cc).
     #[arg(long, value_name = "CC")]
     pub cc: Option<String>,
+    /// The address space one compiler process may take, in MiB (default: [build]
+    /// max_compiler_memory_mib, else 2048); a compile that needs more fails as out of memory.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(64..))]
+    pub max_compiler_memory: Option<u64>,
     /// The ngcc-harness tree to write (TREE/<id>/lib/lib<label>.so, TREE/build.json).
     #[arg(long, value_name = "TREE")]
     pub out: PathBuf,
@@ -65,7 +69,10 @@ fn choice(profile: Option<&String>, cflags: Option<&String>) -> ProfileChoice {
 
 pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> {
     args.kat_refs.check()?;
-    let build_config = build::load_build_config(config_path(config).as_deref())?;
+    let mut build_config = build::load_build_config(config_path(config).as_deref())?;
+    if let Some(mib) = args.max_compiler_memory {
+        build_config.build.max_compiler_memory_mib = Some(mib);
+    }
     let mut sources = args.sources.clone();
     let iccs_api = args.iccs_api.clone().or_else(|| {
         (sources.is_empty() && args.id.is_none())
@@ -104,6 +111,7 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         &print_instance,
     )?;
     print_summary(&summary, start.elapsed().as_secs_f64());
+    say_jail_gaps(&summary);
     for (label, manifest) in &summary.without_kat_files {
         eprintln!(
             "cyclescope: WARNING: {} ships no KAT files (KAT_2_12_{0}.txt, KAT_2_23_…, KAT_2_33_…, \
@@ -119,6 +127,13 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
     } else {
         eprintln!("cyclescope: not built: {}", failed.join(", "));
         Ok(ExitCode::from(1))
+    }
+}
+
+/// What the compiler's jail could not enforce here, once per build.
+fn say_jail_gaps(summary: &TreeSummary) {
+    for gap in &summary.jail_gaps {
+        eprintln!("cyclescope: WARNING: {gap}");
     }
 }
 
@@ -202,6 +217,7 @@ pub fn src_tree(args: &SourceArgs, src: &Path, config: Option<&Path>) -> anyhow:
             }
         }
     })?;
+    say_jail_gaps(&summary);
     for (folder, error) in &summary.unusable {
         eprintln!(
             "cyclescope: {}: {}",

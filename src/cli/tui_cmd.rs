@@ -149,7 +149,7 @@ fn build_src(
         kat_dir: None,
     };
     let problems = std::sync::Mutex::new(Vec::new());
-    build::build_tree(&request, &build_config, &cache, &|b| {
+    let summary = build::build_tree(&request, &build_config, &cache, &|b| {
         if b.status == build::BuildStatus::Failed
             && let Ok(mut p) = problems.lock()
         {
@@ -160,6 +160,10 @@ fn build_src(
             ));
         }
     })?;
+    if let Ok(mut p) = problems.lock() {
+        // What the compiler's jail cannot enforce here, said with the build's problems.
+        p.extend(summary.jail_gaps.iter().map(|g| format!("WARNING: {g}")));
+    }
     let (catalog, _) = crate::catalog::scan_dir(&out, super::worker_cmd::probe)?;
     let mut instances: Vec<crate::catalog::Instance> = catalog.instances().cloned().collect();
     for i in &mut instances {

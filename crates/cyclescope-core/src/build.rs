@@ -18,6 +18,8 @@ pub mod config;
 mod discover;
 mod header;
 pub mod iccs_api;
+mod jail;
+mod links;
 mod profile;
 mod shim;
 mod shipped_kat;
@@ -28,6 +30,7 @@ pub use cache::default_cache_dir;
 pub use compile::Toolchain;
 pub use config::{BuildConfig, SubmissionSettings, load_build_config};
 pub use discover::{InstanceSource, Unusable, discover};
+pub use jail::{DEFAULT_MEMORY_MIB, JailGap};
 pub use profile::{FlagProfile, ProfileChoice};
 pub use tree::{GivenReferences, TreeSummary, write_tree};
 
@@ -86,6 +89,25 @@ pub enum BuildError {
         label: String,
         code: String,
         excerpt: String,
+    },
+    #[error(
+        "{label}: the compiler ran out of memory (its limit is {limit_mib} MiB per process: \
+         --max-compiler-memory or [build] max_compiler_memory_mib raise it):\n{excerpt}"
+    )]
+    CompileOutOfMemory {
+        label: String,
+        limit_mib: u64,
+        excerpt: String,
+    },
+    #[error("{label}: the compiler could not be jailed: {detail}")]
+    Jail { label: String, detail: String },
+    #[error(
+        "{link} links to a file outside the submission tree (in {target_folder}): refused, \
+         the compiler reads only the submission's own files"
+    )]
+    LinkOutOfTree {
+        link: PathBuf,
+        target_folder: PathBuf,
     },
     #[error("{label}: the compiler ran longer than {} s and was killed", .limit.as_secs())]
     CompileTimeout { label: String, limit: Duration },
@@ -244,7 +266,11 @@ pub fn build_tree(
     on_done: &(dyn Fn(&InstanceBuild) + Sync),
 ) -> Result<TreeSummary, BuildError> {
     let profile = FlagProfile::choose(&request.profile, config)?;
-    let toolchain = Toolchain::probe(&request.cc, config.compile_timeout())?;
+    let toolchain = Toolchain::probe(
+        &request.cc,
+        config.compile_timeout(),
+        config.max_compiler_memory_mib(),
+    )?;
     tree::check_writable(&request.out)?;
     let mut found = Vec::new();
     let mut unusable = Vec::new();
@@ -262,7 +288,7 @@ pub fn build_tree(
     let (found, duplicates) = discover::unique_labels(found);
     unusable.extend(duplicates);
     let builds = build_all(found, &toolchain, &profile, cache_dir, on_done);
-    write_tree(
+    let mut summary = write_tree(
         &request.out,
         builds,
         unusable,
@@ -273,5 +299,7 @@ pub fn build_tree(
             manifest: request.manifest.as_deref(),
             kat_dir: request.kat_dir.as_deref(),
         },
-    )
+    )?;
+    summary.jail_gaps = toolchain.jail_gaps().to_vec();
+    Ok(summary)
 }

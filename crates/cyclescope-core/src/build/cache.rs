@@ -152,7 +152,7 @@ fn compile_into(
     }
     header.push('\n');
     std::fs::write(&log, header).map_err(super::io_err("cannot write", &log))?;
-    toolchain.compile(&inst.label, &args, &log)
+    toolchain.compile(inst, &args, &log, dir)
 }
 
 fn staging_dir(cache_dir: &Path, key: &str) -> Result<PathBuf, BuildError> {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::jail::{Jail, JailGap};
 use super::{BuildError, FlagProfile, InstanceSource};
 use crate::worker::group::Group;
 
@@ -33,12 +34,15 @@ pub struct Toolchain {
     /// The compiler's own description (`--version`), part of every cache key.
     version_text: String,
     limit: Duration,
+    /// How each compile is confined (`jail`).
+    jail: Jail,
 }
 
 impl Toolchain {
     /// Finds out what `cc` is. A command that cannot be started is `CompilerMissing`; one
-    /// that does not preprocess an empty file is `CompilerUnusable`.
-    pub fn probe(cc: &str, limit: Duration) -> Result<Self, BuildError> {
+    /// that does not preprocess an empty file is `CompilerUnusable`. Each compile may take
+    /// `limit` and `memory_mib` of address space per compiler process.
+    pub fn probe(cc: &str, limit: Duration, memory_mib: u64) -> Result<Self, BuildError> {
         let scratch = tempfile::tempdir().map_err(|source| BuildError::Io {
             what: "cannot create a scratch folder for",
             path: PathBuf::from(cc),
@@ -96,6 +100,7 @@ impl Toolchain {
             identity: identity(&macros),
             version_text,
             limit,
+            jail: Jail::for_this_process(cc, memory_mib, limit),
         })
     }
 
@@ -107,6 +112,11 @@ impl Toolchain {
             identity: identity.into(),
             version_text: String::new(),
             limit: Duration::from_secs(1),
+            jail: Jail::for_this_process(
+                cc,
+                super::jail::DEFAULT_MEMORY_MIB,
+                Duration::from_secs(1),
+            ),
         }
     }
 
@@ -122,6 +132,11 @@ impl Toolchain {
 
     pub(crate) fn version_text(&self) -> &str {
         &self.version_text
+    }
+
+    /// What the compiler's jail cannot enforce on this machine.
+    pub fn jail_gaps(&self) -> &[JailGap] {
+        self.jail.gaps()
     }
 
     /// The compiler's arguments for one instance, output `lib` in `dir` (which holds the
@@ -153,16 +168,34 @@ impl Toolchain {
         args
     }
 
-    /// Runs the compiler with `args`, its output into `log`; Ok(()) when it succeeded.
+    /// Runs the compiler, jailed, with `args` for `inst`, its output into `log`, writing
+    /// only beneath `dir` (its temporary files in `dir/tmp`); Ok(()) when it succeeded.
     pub(crate) fn compile(
         &self,
-        label: &str,
+        inst: &InstanceSource,
         args: &[String],
         log: &Path,
+        dir: &Path,
     ) -> Result<(), BuildError> {
+        let label = inst.label.as_str();
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(super::io_err("cannot create", &tmp))?;
         let mut cmd = Command::new(&self.cc);
         cmd.args(args);
-        match run_bounded(&mut cmd, log, self.limit) {
+        self.jail
+            .confine(
+                &mut cmd,
+                &inst.readable(),
+                &[tmp.clone(), dir.to_path_buf()],
+            )
+            .map_err(|e| BuildError::Jail {
+                label: label.to_string(),
+                detail: e.to_string(),
+            })?;
+        let ran = run_bounded(&mut cmd, log, self.limit);
+        // The compiler cleans up after itself; what a killed one left is of no use.
+        let _ = std::fs::remove_dir_all(&tmp);
+        match ran {
             Err(source) => Err(BuildError::CompilerMissing {
                 cc: self.cc.clone(),
                 source,
@@ -172,11 +205,21 @@ impl Toolchain {
                 limit: self.limit,
             }),
             Ok(Finished::Exited { success: true, .. }) => Ok(()),
-            Ok(Finished::Exited { code, .. }) => Err(BuildError::CompileFailed {
-                label: label.to_string(),
-                code,
-                excerpt: excerpt(&std::fs::read_to_string(log).unwrap_or_default()),
-            }),
+            Ok(Finished::Exited { code, .. }) => {
+                let said = std::fs::read_to_string(log).unwrap_or_default();
+                if out_of_memory(&said) {
+                    return Err(BuildError::CompileOutOfMemory {
+                        label: label.to_string(),
+                        limit_mib: self.jail.memory_mib(),
+                        excerpt: excerpt(&said),
+                    });
+                }
+                Err(BuildError::CompileFailed {
+                    label: label.to_string(),
+                    code,
+                    excerpt: excerpt(&said),
+                })
+            }
         }
     }
 }
@@ -239,6 +282,17 @@ pub(crate) fn excerpt(log: &str) -> String {
         errors
     };
     lines.join("\n")
+}
+
+/// Whether the compiler's output says it ran out of memory (gcc: `out of memory allocating`,
+/// `virtual memory exhausted`; clang: `Cannot allocate memory`, `std::bad_alloc`).
+fn out_of_memory(log: &str) -> bool {
+    log.lines().filter(|l| !l.starts_with("$ ")).any(|l| {
+        l.contains("out of memory")
+            || l.contains("memory exhausted")
+            || l.contains("Cannot allocate memory")
+            || l.contains("bad_alloc")
+    })
 }
 
 /// The compiler's warning lines.

@@ -17,6 +17,9 @@ use super::BuildError;
 /// The compiler's time limit when the config sets none.
 const DEFAULT_COMPILE_TIMEOUT_S: f64 = 300.0;
 
+/// The smallest compiler address-space limit accepted, in MiB.
+pub const MIN_COMPILER_MEMORY_MIB: u64 = 64;
+
 /// The build settings of one config file.
 #[derive(Debug, Clone, Default)]
 pub struct BuildConfig {
@@ -39,6 +42,9 @@ pub struct BuildSection {
     pub cache_dir: Option<PathBuf>,
     /// Seconds one compiler run may take before it is killed (default 300).
     pub timeout_s: Option<f64>,
+    /// The address space one compiler process may take, in MiB (default 2048);
+    /// `--max-compiler-memory` overrides.
+    pub max_compiler_memory_mib: Option<u64>,
     /// A folder holding the official ICCS `auxfunc.c`/`auxfunc.h`: built as candidate `iccs-c`.
     pub iccs_api: Option<PathBuf>,
 }
@@ -130,6 +136,15 @@ pub(crate) fn parse_build_config(
             .check(t)
             .map_err(|e| invalid(format!("build.timeout_s: {e}")))?;
     }
+    if file
+        .build
+        .max_compiler_memory_mib
+        .is_some_and(|m| m < MIN_COMPILER_MEMORY_MIB)
+    {
+        return Err(invalid(format!(
+            "build.max_compiler_memory_mib: below {MIN_COMPILER_MEMORY_MIB} MiB no compiler starts"
+        )));
+    }
     for name in file.profiles.keys() {
         crate::name::SafeName::new("profile name", name)
             .map_err(|e| invalid(format!("profiles: {e}")))?;
@@ -149,6 +164,13 @@ pub(crate) fn parse_build_config(
 impl BuildConfig {
     pub(crate) fn compile_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.build.timeout_s.unwrap_or(DEFAULT_COMPILE_TIMEOUT_S))
+    }
+
+    /// The compiler's address-space limit in MiB: configured, else the default.
+    pub fn max_compiler_memory_mib(&self) -> u64 {
+        self.build
+            .max_compiler_memory_mib
+            .unwrap_or(super::DEFAULT_MEMORY_MIB)
     }
 
     /// The configured compiler, else `cc`.
@@ -231,6 +253,10 @@ mod tests {
             ("[profiles]\n\"../x\" = \"-O2\"\n", "profile name"),
             ("[[submission]]\nid = \"a/b\"\n", "candidate id"),
             ("[build]\ntimeout_s = -1.0\n", "build.timeout_s"),
+            (
+                "[build]\nmax_compiler_memory_mib = 1\n",
+                "build.max_compiler_memory_mib",
+            ),
         ] {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::config::SubmissionSettings;
 use super::shipped_kat::ShippedKats;
-use super::{BuildConfig, BuildError, header, sources};
+use super::{BuildConfig, BuildError, header, links, sources};
 use crate::name::SafeName;
 
 /// The header that makes a folder an instance.
@@ -34,6 +34,8 @@ pub struct InstanceSource {
     pub variant: String,
     /// The instance folder.
     pub folder: PathBuf,
+    /// The submission's root (canonical): the compiler may read beneath it.
+    pub tree: PathBuf,
     /// The folder as shown in metadata: relative to the tree's parent (no machine paths).
     pub source_dir: String,
     pub sources: Vec<PathBuf>,
@@ -53,6 +55,21 @@ impl InstanceSource {
             OPTIMIZED => "optimized".into(),
             other => other.to_string(),
         }
+    }
+
+    /// The folders the compiler may read for this instance: the tree, the instance folder,
+    /// the include folders and the folders of its sources.
+    pub(crate) fn readable(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.tree.clone(), self.folder.clone()];
+        dirs.extend(self.include_dirs.iter().cloned());
+        dirs.extend(
+            self.sources
+                .iter()
+                .filter_map(|s| s.parent().map(Path::to_path_buf)),
+        );
+        dirs.sort();
+        dirs.dedup();
+        dirs
     }
 
     /// `path` (below the tree) shown like `source_dir`: relative to the tree's parent.
@@ -103,13 +120,21 @@ pub fn discover(
     folders.sort();
     check_overrides(settings, src, &folders, &candidate)?;
     let kats = ShippedKats::index(src);
+    // Links out of the tree anywhere the compiler could be sent (`#include "../x/y.h"`).
+    let outward = links::outward_links(src);
     let shown_base = src.parent().unwrap_or(Path::new(""));
     let mut found = Vec::new();
     let mut unusable = Vec::new();
     for folder in folders {
         let one = || -> Result<InstanceSource, BuildError> {
+            // Before anything reads a file of the folder (its header too).
+            links::check_folder(src, &folder)?;
             let facts = header::read(&folder.join(INSTANCE_HEADER))?;
             let set = sources::select(&folder, src, &facts.instance, settings)?;
+            links::check_sources(src, &set.files, &set.include_dirs)?;
+            if let Some(e) = outward.first() {
+                return Err(e.refusal());
+            }
             let variant = variant_of(&folder, src);
             let label = label_for(&facts.instance, &variant);
             SafeName::new("instance label", &label).map_err(|source| BuildError::BadName {
@@ -129,6 +154,7 @@ pub fn discover(
                 include_dirs: set.include_dirs,
                 manifest_lines: Vec::new(),
                 folder: folder.clone(),
+                tree: src.clone(),
             })
         };
         match one() {

@@ -78,6 +78,7 @@ pub fn iccs_instances(api: &Path, work: &Path) -> Result<Vec<InstanceSource>, Bu
             digest_bits: bits,
             variant: "iccs-baseline".into(),
             folder,
+            tree: api.clone(),
             source_dir: format!("{shown}/auxfunc.c"),
             sources: vec![wrapper, auxfunc.clone()],
             include_dirs: vec![api.clone()],

@@ -107,6 +107,7 @@ mod tests {
             digest_bits: 256,
             variant: "Optimized_Implementation".into(),
             folder: "/t/x".into(),
+            tree: "/t".into(),
             source_dir: "fixhash/Optimized_Implementation/FIXH-256".into(),
             sources: vec![],
             include_dirs: vec![],

@@ -30,6 +30,8 @@ pub struct TreeSummary {
     /// Built instances the submission ships no KAT files for (and cyclescope knows none), with
     /// the manifest that therefore has no line of theirs: their KAT can only be NOKAT.
     pub without_kat_files: Vec<(String, PathBuf)>,
+    /// What the compiler's jail could not enforce on this machine: to be said once.
+    pub jail_gaps: Vec<super::JailGap>,
 }
 
 impl TreeSummary {
@@ -315,6 +317,7 @@ pub fn write_tree(
         unusable,
         kat: kat_results,
         without_kat_files,
+        jail_gaps: Vec::new(),
     })
 }
 

@@ -1,0 +1,336 @@
+//! The compiler's jail. A submission's sources steer the compiler (`#include "/etc/shadow"`,
+//! `.incbin`, a macro that expands without end), so every compiler run is confined, in the
+//! forked child before `exec` (it holds for `cc1`, `as` and `ld` alike): a network namespace
+//! of its own where the kernel allows one, an address-space limit (RLIMIT_AS) and a CPU-time
+//! limit (RLIMIT_CPU), every capability dropped and `no_new_privs` (`worker::privileges`),
+//! and a Landlock ruleset: read and run beneath the toolchain and the submission's folders
+//! only, write beneath the output folder and a private temporary folder only.
+//!
+//! What the kernel offers is found out once ([`Jail::for_this_process`]); its gaps are said
+//! once per build ([`Jail::gaps`]), never silently skipped. The ruleset is created before the
+//! fork (the `landlock` crate allocates); the child only makes raw system calls on numbers
+//! and descriptors made before, allocating nothing and taking no lock.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr};
+
+use crate::worker::privileges::Plan;
+
+/// The Landlock ABI whose file-system rights are asked for (best effort below it).
+const LANDLOCK_ABI: ABI = ABI::V5;
+
+/// The compiler's address-space limit when neither `--max-compiler-memory` nor the config
+/// sets one: a normal build of a hash function takes a few hundred MiB at most.
+pub const DEFAULT_MEMORY_MIB: u64 = 2048;
+
+/// Folders and files of the system a compiler reads and runs from (those that exist are
+/// used): its install prefix on Debian (`/usr`, with `/bin` and `/lib` linked into it), the
+/// loader's cache, and the devices it opens.
+const SYSTEM_READABLE: [&str; 8] = [
+    "/usr",
+    "/bin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/etc/ld.so.cache",
+    "/dev/urandom",
+    "/dev/zero",
+];
+
+/// Something the kernel does not let the jail do, with what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JailGap {
+    /// No network namespace: the compiler (and a plugin it loads) may reach the network.
+    NoNetworkNamespace,
+    /// No Landlock: the compiler may read every file this user may.
+    NoLandlock(String),
+}
+
+impl std::fmt::Display for JailGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JailGap::NoNetworkNamespace => write!(
+                f,
+                "the compiler runs without a network namespace of its own (creating one needs \
+                 CAP_SYS_ADMIN; run the build as root to cut it off the network)"
+            ),
+            JailGap::NoLandlock(why) => write!(
+                f,
+                "Landlock is not available ({why}): the compiler's reads are NOT restricted, \
+                 a source may #include any file this user can read"
+            ),
+        }
+    }
+}
+
+/// How every compiler run of one build is confined.
+#[derive(Debug, Clone)]
+pub(crate) struct Jail {
+    plan: Plan,
+    memory_bytes: u64,
+    cpu_seconds: u64,
+    new_network: bool,
+    landlock: bool,
+    gaps: Vec<JailGap>,
+    /// Where the compiler itself lives (its install prefix), readable beside the system's.
+    prefix: Option<PathBuf>,
+}
+
+impl Jail {
+    /// Asks the kernel what it offers this process; `memory_mib` per compiler process, CPU
+    /// time up to `limit`, the compiler `cc` (its install prefix stays readable).
+    pub(crate) fn for_this_process(cc: &str, memory_mib: u64, limit: Duration) -> Self {
+        let new_network = caps::has_cap(
+            None,
+            caps::CapSet::Effective,
+            caps::Capability::CAP_SYS_ADMIN,
+        )
+        .unwrap_or(false);
+        let mut gaps = Vec::new();
+        if !new_network {
+            gaps.push(JailGap::NoNetworkNamespace);
+        }
+        let landlock = match ruleset(&[], &[]) {
+            Ok(Some(_)) => true,
+            Ok(None) => {
+                gaps.push(JailGap::NoLandlock("this kernel does not offer it".into()));
+                false
+            }
+            Err(e) => {
+                gaps.push(JailGap::NoLandlock(e.to_string()));
+                false
+            }
+        };
+        Self {
+            plan: Plan::for_this_process(),
+            memory_bytes: memory_mib.saturating_mul(1 << 20),
+            cpu_seconds: limit.as_secs().max(1),
+            new_network,
+            landlock,
+            gaps,
+            prefix: install_prefix(cc),
+        }
+    }
+
+    /// What this jail cannot enforce here.
+    pub(crate) fn gaps(&self) -> &[JailGap] {
+        &self.gaps
+    }
+
+    /// The address-space limit, in MiB.
+    pub(crate) fn memory_mib(&self) -> u64 {
+        self.memory_bytes >> 20
+    }
+
+    /// Makes `cmd` run jailed: it may read beneath `readable` and the toolchain, write
+    /// beneath `writable` only. The first writable folder is its temporary folder (`TMPDIR`).
+    pub(crate) fn confine(
+        &self,
+        cmd: &mut std::process::Command,
+        readable: &[PathBuf],
+        writable: &[PathBuf],
+    ) -> io::Result<()> {
+        use std::os::unix::process::CommandExt;
+        let mut read: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
+        read.extend(self.prefix.iter().cloned());
+        read.extend(readable.iter().cloned());
+        let mut write: Vec<PathBuf> = vec![PathBuf::from("/dev/null")];
+        write.extend(writable.iter().cloned());
+        let fd = if self.landlock {
+            match ruleset(&read, &write) {
+                Ok(Some(fd)) => Some(fd),
+                Ok(None) => None,
+                Err(e) => return Err(io::Error::other(e.to_string())),
+            }
+        } else {
+            None
+        };
+        if let Some(tmp) = writable.first() {
+            cmd.env("TMPDIR", tmp);
+        }
+        let plan = self.plan;
+        let memory = self.memory_bytes as libc::rlim_t;
+        let cpu = self.cpu_seconds as libc::rlim_t;
+        let new_network = self.new_network;
+        // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
+        // calls are allowed: unshare, setrlimit, the raw prctl/capset calls of `Plan::apply`
+        // and landlock_restrict_self on a descriptor opened before the fork (kept alive by
+        // the closure; close-on-exec, so the compiler does not inherit it). Nothing allocates.
+        unsafe {
+            cmd.pre_exec(move || {
+                if new_network && libc::unshare(libc::CLONE_NEWNET) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                limit(libc::RLIMIT_AS, memory)?;
+                limit(libc::RLIMIT_CPU, cpu)?;
+                plan.apply()?;
+                if let Some(fd) = &fd
+                    && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Lowers one resource limit, soft and hard (never raises: no capability is needed).
+fn limit(resource: libc::__rlimit_resource_t, value: libc::rlim_t) -> io::Result<()> {
+    let mut now = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write one rlimit struct on our stack.
+    unsafe {
+        if libc::getrlimit(resource, &mut now) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let value = value.min(now.rlim_max);
+        let new = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        if libc::setrlimit(resource, &new) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A Landlock ruleset handling every file-system right, allowing reading and running beneath
+/// `read` and everything beneath `write` (paths that do not exist are left out); None where
+/// the kernel has no Landlock.
+fn ruleset(read: &[PathBuf], write: &[PathBuf]) -> Result<Option<OwnedFd>, landlock::RulesetError> {
+    let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths.iter().filter(|p| p.exists()).cloned().collect()
+    };
+    let created = Ruleset::default()
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))?
+        .create()?
+        .add_rules(landlock::path_beneath_rules(
+            existing(read),
+            AccessFs::from_read(LANDLOCK_ABI),
+        ))?
+        .add_rules(landlock::path_beneath_rules(
+            existing(write),
+            AccessFs::from_all(LANDLOCK_ABI),
+        ))?;
+    Ok(created.into())
+}
+
+/// The install prefix of compiler `cc` (`/opt/clang` for `/opt/clang/bin/clang`): found on
+/// `PATH` unless it names a path, links resolved.
+fn install_prefix(cc: &str) -> Option<PathBuf> {
+    let given = Path::new(cc);
+    let found = if given.components().count() > 1 {
+        Some(given.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(cc))
+                .find(|p| p.is_file())
+        })
+    }?;
+    let real = std::fs::canonicalize(found).ok()?;
+    let bin = real.parent()?;
+    // A compiler directly under `/` has no prefix of its own: opening `/` would allow all.
+    bin.parent()
+        .filter(|p| p.parent().is_some())
+        .map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_of_a_named_compiler_is_above_its_bin_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        let cc = dir.path().join("bin/mycc");
+        std::fs::write(&cc, "").unwrap();
+        let want = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(install_prefix(cc.to_str().unwrap()), Some(want));
+        assert_eq!(install_prefix("no-such-compiler-here"), None);
+    }
+
+    /// `sh -c script` run in the jail, reading beneath `tree`, writing beneath `out`.
+    fn jailed(script: &str, tree: &Path, out: &Path) -> (bool, String) {
+        let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", script]);
+        jail.confine(&mut cmd, &[tree.to_path_buf()], &[out.to_path_buf()])
+            .unwrap();
+        let o = cmd.output().unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.success(), text)
+    }
+
+    #[test]
+    fn the_jail_drops_privileges_and_limits_memory_reads_and_writes() {
+        let tree = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(tree.path().join("in.h"), "inside").unwrap();
+        std::fs::write(elsewhere.path().join("secret"), "outside").unwrap();
+        // Seen from outside: the jail hides /proc from the jailed process itself.
+        let jail = Jail::for_this_process("sleep", 256, Duration::from_secs(30));
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("30");
+        jail.confine(&mut cmd, &[], &[out.path().to_path_buf()])
+            .unwrap();
+        let mut child = cmd.spawn().unwrap();
+        let proc = format!("/proc/{}", child.id());
+        let status = std::fs::read_to_string(format!("{proc}/status")).unwrap();
+        let limits = std::fs::read_to_string(format!("{proc}/limits")).unwrap();
+        let net = std::fs::read_link(format!("{proc}/ns/net")).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
+        assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+        let line = |name: &str| {
+            limits
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or("")
+                .to_string()
+        };
+        assert!(
+            line("Max address space").contains(&(256u64 << 20).to_string()),
+            "{limits}"
+        );
+        assert!(line("Max cpu time").contains("30"), "{limits}");
+        if jail.new_network {
+            assert_ne!(net, std::fs::read_link("/proc/self/ns/net").unwrap());
+        }
+        let read = format!(
+            "cat {}/in.h && echo x > {}/o && cat {}/o",
+            tree.path().display(),
+            out.path().display(),
+            out.path().display()
+        );
+        let (ok, text) = jailed(&read, tree.path(), out.path());
+        assert!(ok && text == "insidex\n", "{text}");
+        let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
+        if !jail.landlock {
+            return;
+        }
+        let secret = elsewhere.path().join("secret");
+        let (ok, text) = jailed(
+            &format!("cat {}", secret.display()),
+            tree.path(),
+            out.path(),
+        );
+        assert!(!ok && !text.contains("outside"), "{text}");
+        let write = format!("echo x > {}/w", elsewhere.path().display());
+        assert!(!jailed(&write, tree.path(), out.path()).0);
+        assert!(!jailed("cat /etc/hostname", tree.path(), out.path()).0);
+    }
+}
