@@ -51,24 +51,7 @@ fn a_forged_alignment_pass_is_tampered_and_never_measured_or_cached() {
     assert_ne!(o.status.code(), Some(0), "{text}");
 
     let run = |out: &str| -> String {
-        let o = run_in(
-            dir,
-            &[
-                "run",
-                "--scan",
-                scan,
-                "--no-baselines",
-                "--lengths",
-                "32",
-                "--trials",
-                "2",
-                "--trial-target",
-                "0.01",
-                "--allow-unfixed-host",
-                "--out",
-                out,
-            ],
-        );
+        let o = run_in(dir, &common::quick_scan_run(scan, out));
         let text = common::output_text(&o);
         assert_ne!(o.status.code(), Some(0), "{text}");
         assert!(

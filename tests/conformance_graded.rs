@@ -122,24 +122,7 @@ fn a_crash_at_a_zero_bit_digest_width_is_a_finding_and_the_library_is_measured()
 
     // `run`: measured, the finding on its KAT line and in the record.
     let record_of = |out: &str| -> (String, Value) {
-        let o = run_in(
-            dir,
-            &[
-                "run",
-                "--scan",
-                scan,
-                "--no-baselines",
-                "--lengths",
-                "32",
-                "--trials",
-                "2",
-                "--trial-target",
-                "0.01",
-                "--allow-unfixed-host",
-                "--out",
-                out,
-            ],
-        );
+        let o = run_in(dir, &common::quick_scan_run(scan, out));
         let text = common::output_text(&o);
         assert_eq!(o.status.code(), Some(0), "{text}");
         assert!(text.contains(&format!("done {NAME} @ 32 B")), "{text}");

@@ -109,6 +109,13 @@ pub fn quick_run<'a>(lib: &'a str, out: &'a str, allow_kat_fail: bool) -> Vec<&'
     args
 }
 
+/// [`quick_run`] of the instances a folder holds (`--scan`) instead of one library.
+pub fn quick_scan_run<'a>(scan: &'a str, out: &'a str) -> Vec<&'a str> {
+    let mut args = quick_run(scan, out, false);
+    args[1] = "--scan";
+    args
+}
+
 /// The real binary run in `dir` with `args`, to its end.
 pub fn cyclescope_in(dir: &Path, args: &[&str]) -> std::process::Output {
     cyclescope()
