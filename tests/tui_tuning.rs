@@ -62,15 +62,13 @@ fn tuning_from_sources_rebuilds_with_new_flags_and_shows_the_delta() {
 fn a_rebuild_keeps_the_candidate_id_and_the_compiler() {
     let cwd = tempfile::tempdir().expect("temp dir");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/submissions/fixhash");
-    // A compiler of the test's own: it notes each compile it is given, then hands it to cc.
-    let compiled = cwd.path().join("compiled.txt");
+    // A compiler of the test's own: it notes each compile it is given beside its output (the
+    // one folder the jailed compiler may write), then hands it to cc.
     let cc = cwd.path().join("notingcc");
     std::fs::write(
         &cc,
-        format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec cc \"$@\"\n",
-            compiled.display()
-        ),
+        "#!/bin/sh\nout=\"\"; prev=\"\"\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n\
+         [ -n \"$out\" ] && echo \"$*\" >> \"$out.noted\"\nexec cc \"$@\"\n",
     )
     .expect("write the compiler");
     use std::os::unix::fs::PermissionsExt as _;
@@ -121,7 +119,7 @@ fn a_rebuild_keeps_the_candidate_id_and_the_compiler() {
     t.send(&["q"]);
     t.wait_for("EXIT:0");
     // The rebuild went through the session's compiler, with the new flags.
-    let compiles = std::fs::read_to_string(&compiled).expect("the compiler was used");
+    let compiles = noted(cwd.path());
     assert!(
         compiles.lines().any(|l| l.contains("-O0")),
         "the -O0 rebuild used --cc:\n{compiles}"
@@ -143,4 +141,18 @@ fn a_rebuild_keeps_the_candidate_id_and_the_compiler() {
         ["hash-10"],
         "records of both builds go to records/hash-10/"
     );
+}
+
+/// Every note the test's compiler left beside its outputs under `dir`.
+fn noted(dir: &Path) -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            all.push_str(&noted(&p));
+        } else if p.extension().is_some_and(|x| x == "noted") {
+            all.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+        }
+    }
+    all
 }
