@@ -4,17 +4,8 @@
 
 /// The bytes of probe trial `trial`'s pool: `count` messages of `len` bytes from `seed`.
 pub(crate) fn pool(seed: u64, trial: u64, len: usize, count: usize) -> Vec<u8> {
-    let mut state = seed ^ trial.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    let mut out = vec![0u8; len * count];
-    for chunk in out.chunks_mut(8) {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        let v = (z ^ (z >> 31)).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-    out
+    let state = seed ^ trial.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    pool_of(state, len * count)
 }
 
 /// XORs the heads stream of `heads` into the first 8 bytes of each `len`-byte message of
