@@ -144,6 +144,8 @@ pub enum Command {
 
 /// Parses the command line, runs it, and maps errors to exit status 2 with a message.
 pub fn main() -> ExitCode {
+    // A shell asking for completions gets them and nothing else.
+    shell::complete::answer_if_asked();
     let cli = Cli::parse();
     let config = cli.config.clone();
     if cli.command.is_some() && cli.tui != tui_cmd::TuiArgs::default() {

@@ -41,7 +41,7 @@ fn subcommands() -> Vec<String> {
 #[test]
 fn completions_for_each_shell_know_every_subcommand() {
     for shell in ["bash", "zsh", "fish"] {
-        let o = cyclescope(&["completions", shell]);
+        let o = cyclescope(&["completions", shell, "--static"]);
         assert!(o.status.success(), "{shell}: {}", text(&o));
         let script = String::from_utf8_lossy(&o.stdout);
         assert!(script.len() > 1000, "{shell}: {script}");
@@ -83,6 +83,162 @@ fn the_manual_pages_cover_every_subcommand() {
         );
     }
     assert!(!dir.path().join("cyclescope-worker.1").exists());
+}
+
+/// What bash's completion function, as `completions bash` registers it, offers for `line`
+/// (the words typed so far, the last one being completed), run in `cwd`.
+fn bash_completes(line: &str, cwd: &std::path::Path) -> Vec<String> {
+    let script = cyclescope(&["completions", "bash"]);
+    assert!(script.status.success(), "{}", text(&script));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("complete.bash");
+    std::fs::write(&file, &script.stdout).unwrap();
+    let mut words: Vec<&str> = line.split(' ').collect();
+    let current = words.last().copied().unwrap_or("");
+    let previous = words.len().checked_sub(2).map_or("", |i| words[i]);
+    let call = format!(
+        "source {}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({}); \
+         COMP_CWORD={}; COMP_TYPE=9; _clap_complete_cyclescope cyclescope '{current}' \
+         '{previous}' 2>/dev/null; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file.display(),
+        words
+            .iter_mut()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        words.len() - 1,
+    );
+    let o = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &call])
+        .current_dir(cwd)
+        .output()
+        .expect("running bash");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn bash_completes_labels_from_the_catalog_and_run_folders_from_the_disk() {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let got = bash_completes("cyclescope kat pseudo", here);
+    assert!(got.iter().any(|c| c == "pseudoXOF-512"), "{got:?}");
+    assert!(got.iter().any(|c| c == "pseudohash-512"), "{got:?}");
+    assert!(got.iter().all(|c| c.starts_with("pseudo")), "{got:?}");
+    let got = bash_completes("cyclescope run --len", here);
+    assert_eq!(got, ["--lengths"]);
+    let got = bash_completes("cyclescope hi", here);
+    assert_eq!(got, ["history"]);
+
+    // Run folders: a run (its campaign.json) first, then folders to descend into.
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cwd.path().join("runs/r1")).unwrap();
+    std::fs::write(cwd.path().join("runs/r1/campaign.json"), "{}").unwrap();
+    std::fs::create_dir_all(cwd.path().join("runs/older")).unwrap();
+    std::fs::write(cwd.path().join("runs/notes.txt"), "").unwrap();
+    for command in ["watch", "validate", "report", "compare"] {
+        let got = bash_completes(&format!("cyclescope {command} runs/"), cwd.path());
+        assert_eq!(got, ["runs/r1", "runs/older/"], "{command}");
+    }
+    let got = bash_completes("cyclescope compare runs/r1 runs/o", cwd.path());
+    assert_eq!(got, ["runs/older/"]);
+}
+
+/// The `.SH` headings of a roff page, in order.
+fn sections(page: &str) -> Vec<String> {
+    page.lines()
+        .filter_map(|l| l.strip_prefix(".SH "))
+        .map(|h| h.trim_matches('"').to_string())
+        .collect()
+}
+
+/// The text of one section (up to the next `.SH`), roff escapes of `-` undone.
+fn section(page: &str, name: &str) -> String {
+    let start = page
+        .find(&format!(".SH {name}\n"))
+        .or_else(|| page.find(&format!(".SH \"{name}\"\n")))
+        .unwrap_or_else(|| panic!("no section {name}"));
+    let body = &page[start..];
+    let end = body[4..].find("\n.SH ").map_or(body.len(), |e| e + 4);
+    body[..end].replace("\\-", "-")
+}
+
+#[test]
+fn the_manual_has_values_in_its_synopsis_and_the_sections_a_user_looks_for() {
+    let o = cyclescope(&["man"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = String::from_utf8_lossy(&o.stdout).into_owned();
+    let want = [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "OPTIONS",
+        "WORKBENCH KEYS",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "FILES",
+        "EXAMPLES",
+    ];
+    let have = sections(&page);
+    for w in want {
+        assert!(have.iter().any(|h| h == w), "no {w} in {have:?}");
+    }
+    let synopsis = section(&page, "SYNOPSIS");
+    for s in ["[--config FILE]", "[--lib PATH]", "[--cpu N]", "COMMAND"] {
+        assert!(synopsis.contains(s), "{s} not in {synopsis}");
+    }
+    // Every public CYCLESCOPE_ variable the engine defines is documented.
+    let env = section(&page, "ENVIRONMENT");
+    let mut defined = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/cyclescope-core/src"
+    ))];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let src = std::fs::read_to_string(&p).unwrap();
+                for l in src.lines().filter(|l| l.starts_with("pub const ")) {
+                    if let Some(v) = l.split('"').nth(1).filter(|v| v.starts_with("CYCLESCOPE_")) {
+                        defined.push(v.to_string());
+                    }
+                }
+            }
+        }
+    }
+    assert!(defined.len() >= 6, "{defined:?}");
+    for v in defined.iter().chain(&["NO_COLOR".to_string()]) {
+        assert!(env.contains(v.as_str()), "{v} not in ENVIRONMENT:\n{env}");
+    }
+    let exit = section(&page, "EXIT STATUS");
+    for s in ["130", "NONCONFORM", "usage error"] {
+        assert!(exit.contains(s), "{s} not in {exit}");
+    }
+    // The workbench's keys, from the same table as its help: start and quit at least.
+    let keys = section(&page, "WORKBENCH KEYS");
+    assert!(keys.contains("start: KAT"), "{keys}");
+    assert!(keys.contains("In the Results panel"), "{keys}");
+
+    // Each command's own page: a synopsis with values, and what its exit status means.
+    let dir = tempfile::tempdir().unwrap();
+    let o = cyclescope(&["man", "--out", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = std::fs::read_to_string(dir.path().join("cyclescope-run.1")).unwrap();
+    let synopsis = section(&run, "SYNOPSIS");
+    assert!(synopsis.contains("cyclescope run"), "{synopsis}");
+    assert!(synopsis.contains("[--lengths BYTES]"), "{synopsis}");
+    assert!(synopsis.contains("[LABEL…]"), "{synopsis}");
+    assert!(
+        section(&run, "EXIT STATUS").contains("KAT blocked"),
+        "{run}"
+    );
+    let kat = std::fs::read_to_string(dir.path().join("cyclescope-kat.1")).unwrap();
+    assert!(section(&kat, "EXIT STATUS").contains("MISMATCH"), "{kat}");
 }
 
 /// The parameters of every SGR sequence (`ESC [ … m`) in `screen` (tmux `capture-pane -e`).

@@ -308,7 +308,10 @@ mod tests {
         // after it, under a full parallel test run (never reproduced alone); from inside, the
         // value is the one the compiler runs under.
         let (ok, text) = jailed("ulimit -v", tree.path(), out.path());
-        assert!(ok && text.trim() == (256u64 << 10).to_string(), "{text}\n{limits}");
+        assert!(
+            ok && text.trim() == (256u64 << 10).to_string(),
+            "{text}\n{limits}"
+        );
         if jail.new_network {
             assert_ne!(net, std::fs::read_link("/proc/self/ns/net").unwrap());
         }
