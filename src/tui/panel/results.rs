@@ -119,9 +119,19 @@ pub fn mark(r: &ResultRow) -> (&'static str, Style) {
     }
 }
 
-/// `#2`, and ` base` for the pinned baseline.
-fn run_cell(app: &App, run: usize) -> String {
-    if app.baseline == Some(run) {
+/// How much of the run column a panel of some width can afford: `#1 base`, `#1` (the
+/// title names the baseline), or none. It gives way before the figures do.
+#[derive(Clone, Copy, PartialEq)]
+enum RunColumn {
+    Full,
+    Short,
+    Hidden,
+}
+
+/// `#2`, and ` base` for the pinned baseline when `mode` has room for it (`Hidden` reads
+/// as `Short`; no cell is drawn then).
+fn run_cell_as(app: &App, run: usize, mode: RunColumn) -> String {
+    if mode == RunColumn::Full && app.baseline == Some(run) {
         format!("#{} base", run + 1)
     } else {
         format!("#{}", run + 1)
@@ -225,43 +235,57 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let [grid, detail_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
     let table: Vec<Vec<String>> = rows.iter().map(panel_cells).collect();
-    let run_col = runs.len() > 1 || app.baseline.is_some();
-    let run_w: u16 = if run_col {
-        rows.iter()
-            .map(|r| run_cell(app, r.run).chars().count())
-            .max()
-            .unwrap_or(2)
-            .max(3) as u16
-    } else {
-        0
-    };
+    let has_runs = runs.len() > 1 || app.baseline.is_some();
     // The Δ columns (a row measured earlier) come after the §4 columns; on a narrow panel
-    // they give way to instance, message, mean cycles and the ratio, the earlier figure first.
+    // they give way to instance, message, mean cycles and the ratio, the earlier figure
+    // first; then the run column shortens to `#1` and goes.
     let deltas = delta::table(app, &rows);
     let delta_w = delta::widths(&deltas);
-    let base_fixed = 2 + if run_col { run_w + 1 } else { 0 };
-    let choices: &[&[usize]] = if deltas.is_empty() {
+    let delta_choices: &[&[usize]] = if deltas.is_empty() {
         &[&[]]
     } else {
         &[&[0, 1, 2], &[1, 2], &[]]
     };
+    let run_modes: &[RunColumn] = if has_runs {
+        &[RunColumn::Full, RunColumn::Short, RunColumn::Hidden]
+    } else {
+        &[RunColumn::Hidden]
+    };
     let (mut header, mut widths, mut shown, mut delta_cols) =
         (COLUMNS, vec![], Vec::new(), &[][..]);
-    for cols in choices {
-        let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
-        // The report's headers when every column fits, else the short ones.
-        header = COLUMNS;
-        (widths, shown) = fit_columns(&table, &COLUMNS, grid.width, fixed);
-        if shown.len() < COLUMNS.len() {
-            header = SHORT_HEADER;
-            (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
-        }
-        delta_cols = cols;
-        // The Δ columns give way before the ratio does (`earlier` first).
-        if shown.len() >= 3 && shown.contains(&RATIO) {
-            break;
+    let (mut run_mode, mut run_w) = (RunColumn::Hidden, 0u16);
+    'fit: for &mode in run_modes {
+        run_mode = mode;
+        run_w = if mode == RunColumn::Hidden {
+            0
+        } else {
+            rows.iter()
+                .map(|r| run_cell_as(app, r.run, mode).chars().count())
+                .max()
+                .unwrap_or(2)
+                .max(3) as u16
+        };
+        let base_fixed = 2 + if mode == RunColumn::Hidden {
+            0
+        } else {
+            run_w + 1
+        };
+        for cols in delta_choices {
+            let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
+            // The report's headers when every column fits, else the short ones.
+            header = COLUMNS;
+            (widths, shown) = fit_columns(&table, &COLUMNS, grid.width, fixed);
+            if shown.len() < COLUMNS.len() {
+                header = SHORT_HEADER;
+                (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
+            }
+            delta_cols = cols;
+            if shown.len() >= 3 && shown.contains(&RATIO) {
+                break 'fit;
+            }
         }
     }
+    let run_col = run_mode != RunColumn::Hidden;
     // An instruction count's figures are named so (no longer than the cycles' names, so the
     // widths fitted above hold).
     let summaries: Vec<&crate::vocabulary::JobSummary> =
@@ -287,7 +311,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .take(body_h)
         .map(|(i, (r, cells))| {
             let (m, style) = mark(r);
-            let run = run_col.then(|| Cell::from(run_cell(app, r.run)));
+            let run = run_col.then(|| Cell::from(run_cell_as(app, r.run, run_mode)));
             let delta_cells: Vec<Cell> = delta_cols
                 .iter()
                 .map(|&k| match deltas.get(i) {
@@ -321,7 +345,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .collect();
     // The A/B results after the job rows, when there is room below them.
     if body.len() < body_h {
-        let run_text = |run: usize| run_cell(app, run);
+        let run_text = |run: usize| run_cell_as(app, run, run_mode);
         let run_fn: &dyn Fn(usize) -> String = &run_text;
         body.extend(
             ab::rows(app, &shown, run_col.then_some(run_fn), delta_cols.len())
@@ -369,6 +393,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
 
 mod ab;
 mod delta;
+#[cfg(test)]
+mod narrow_tests;
 mod printed;
 
 #[cfg(test)]
