@@ -57,3 +57,67 @@ fn run_and_list_take_a_manifest_for_an_ad_hoc_library() {
     assert_eq!(o.status.code(), Some(2));
     assert!(common::output_text(&o).contains("--manifest missing.sha256: no such file"));
 }
+
+/// A manifest that does not parse is refused at start by the workbench in the words and with
+/// the exit status `kat` has for it: it never opens, so `K` cannot blame the library (LOADFAIL).
+#[test]
+fn the_workbench_refuses_a_malformed_manifest_as_kat_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source("hash-96", "MANI-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "MANI-256", &source);
+    let lib = lib.to_str().unwrap();
+    std::fs::write(tmp.path().join("bad.sha256"), "garbage\n").unwrap();
+
+    let kat = common::cyclescope_in(
+        tmp.path(),
+        &[
+            "kat",
+            "--lib",
+            lib,
+            "--manifest",
+            "bad.sha256",
+            "--out",
+            "K",
+        ],
+    );
+    let kat_text = String::from_utf8_lossy(&kat.stderr).to_string();
+    assert_eq!(kat.status.code(), Some(2), "{kat_text}");
+    assert!(kat_text.contains("bad.sha256:1: "), "{kat_text}");
+
+    let tui = common::cyclescope_in(tmp.path(), &["--lib", lib, "--manifest", "bad.sha256"]);
+    let tui_text = String::from_utf8_lossy(&tui.stderr).to_string();
+    assert_eq!(tui.status.code(), Some(2), "{tui_text}");
+    // Refused for the manifest, not for the missing terminal the test gives it.
+    assert!(!tui_text.contains("needs a terminal"), "{tui_text}");
+    assert!(!tui_text.contains("LOADFAIL"), "{tui_text}");
+    assert_eq!(tui_text.trim(), kat_text.trim());
+}
+
+/// `kat --lib` with a `--manifest` that is not there says so once (its fallback for a library
+/// that does not load used to say it, then meet it again).
+#[test]
+fn kat_names_a_missing_manifest_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source("hash-96", "MANI-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "MANI-256", &source);
+    let lib = lib.to_str().unwrap();
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &[
+            "kat",
+            "--lib",
+            lib,
+            "--manifest",
+            "missing.sha256",
+            "--out",
+            "K",
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert_eq!(
+        text.matches("--manifest missing.sha256").count(),
+        1,
+        "{text}"
+    );
+}

@@ -223,6 +223,9 @@ fn resolve(
     config: Option<&Path>,
     select: &InstanceArgs,
 ) -> anyhow::Result<(Settings, Vec<Instance>, Vec<Instance>)> {
+    // The references are the user's, not the library's: a problem with them stops here, said
+    // once (the fallback below would say it and then meet it again in the KAT).
+    select.source.kat_refs.check()?;
     // `--scan` checks everything it finds unless labels pick some.
     match (
         select.resolve(

@@ -26,7 +26,7 @@ pub struct KatRefArgs {
 }
 
 impl KatRefArgs {
-    /// Refuses a manifest that is not a file, naming the flag, before anything is built or run;
+    /// Refuses a manifest that is not a file or does not parse, before anything is built or run;
     /// a KAT folder that is not there is said loudly (its files are then NOKAT, as `kat` has
     /// always judged a reference folder not written yet).
     pub fn check(&self) -> anyhow::Result<()> {
@@ -37,6 +37,11 @@ impl KatRefArgs {
                 "--manifest {}: no such file (a kat.sha256 manifest, as `cyclescope kat --write-manifest` writes)",
                 crate::sanitize::path_as_given(m)
             );
+        }
+        // A manifest that does not parse is refused here too, in `kat`'s words, so no command
+        // (the workbench included) starts and later blames the library for it.
+        if let Some(m) = &self.manifest {
+            crate::kat::Manifest::load(m)?;
         }
         if let Some(d) = &self.kat_dir
             && !d.is_dir()
