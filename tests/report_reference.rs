@@ -337,9 +337,11 @@ fn report_renders_pages_of_a_cyclescope_run_and_checks_them() {
             "{caption}"
         );
         let bars = els.iter().filter(|(t, _)| t == "rect").count();
+        // At most 60 bins, each a whole number of counter steps wide: how many depends on
+        // the spread the machine gave.
         assert!(
-            bars >= 60,
-            "{bars} rects: a background and 60 bins at least"
+            (3..=61).contains(&bars),
+            "{bars} rects: a background and up to 60 bins"
         );
     }
     let method_path = summary_path_sibling(&iccs_pages, "method_");

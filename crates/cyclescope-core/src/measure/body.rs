@@ -56,6 +56,43 @@ pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
         .value_at_quantile(HIGH_QUANTILE)
         .min(fence)
         .max(lo + n as u64 - 1);
+    Some(fill(h, lo, hi, n))
+}
+
+/// The counter's resolution as the samples show it: the smallest distance between two
+/// neighbouring distinct recorded values (a TSC that steps by 26 ticks records only multiples
+/// of 26). 1 when fewer than two distinct values were recorded.
+pub fn step(h: &Histogram<u64>) -> u64 {
+    let mut last: Option<u64> = None;
+    let mut least = u64::MAX;
+    for v in h.iter_recorded() {
+        let value = h.lowest_equivalent(v.value_iterated_to());
+        if let Some(prev) = last {
+            least = least.min(value - prev);
+        }
+        last = Some(value);
+    }
+    if least == u64::MAX { 1 } else { least.max(1) }
+}
+
+/// Like [`bins`], at most `n` bins, each a whole number of counter steps wide (see [`step`]):
+/// a bin finer than the counter's resolution would leave every other column empty (a comb).
+pub fn bins_at_resolution(h: &Histogram<u64>, n: usize) -> Option<Bins> {
+    let first = bins(h, n)?;
+    let step = step(h);
+    let span = first.hi - first.lo + 1;
+    let width = span.div_ceil(n as u64 * step).max(1) * step;
+    let columns = span.div_ceil(width).max(1);
+    Some(fill(
+        h,
+        first.lo,
+        first.lo + columns * width - 1,
+        columns as usize,
+    ))
+}
+
+/// Counts `h` into `n` equal bins over `lo..=hi`.
+fn fill(h: &Histogram<u64>, lo: u64, hi: u64, n: usize) -> Bins {
     let mut b = Bins {
         lo,
         hi,
@@ -82,7 +119,7 @@ pub fn bins(h: &Histogram<u64>, n: usize) -> Option<Bins> {
             *c += share;
         }
     }
-    Some(b)
+    b
 }
 
 #[cfg(test)]
@@ -121,6 +158,25 @@ mod tests {
         assert_eq!(b.column(b.hi as f64), Some(9));
         assert_eq!(b.column(10.0), None);
         assert!(bins(&new_histogram(), 10).is_none());
+    }
+
+    #[test]
+    fn bins_are_never_finer_than_the_counters_step() {
+        // A TSC stepping by 26 ticks: only multiples of 26 are ever recorded.
+        let mut h = new_histogram();
+        for k in 0..40u64 {
+            h.record_n(1300 + 26 * k, 10 + k % 7).unwrap();
+        }
+        assert_eq!(step(&h), 26);
+        let b = bins_at_resolution(&h, 60).unwrap();
+        let width = (b.hi - b.lo + 1) / b.counts.len() as u64;
+        assert!(width >= 26 && width.is_multiple_of(26), "width {width}");
+        assert!(b.counts.len() <= 60);
+        // No comb: every column inside the body holds samples.
+        assert!(b.counts.iter().all(|&c| c > 0.0), "{:?}", b.counts);
+        let drawn = b.counts.iter().sum::<f64>().round() as u64;
+        assert_eq!(drawn + b.below + b.above, h.len(), "nothing is lost");
+        assert_eq!(step(&flat(500, 500)), 1);
     }
 
     #[test]

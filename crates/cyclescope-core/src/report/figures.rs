@@ -162,8 +162,9 @@ pub(crate) fn cycles_per_byte(
     Ok(Some(svg))
 }
 
-/// The per-call histogram of one record (cyclescope's addition): the body in 60 bins, with
-/// the samples below and above it named in the caption; None when the record has none.
+/// The per-call histogram of one record (cyclescope's addition): the body in at most 60 bins,
+/// each a whole number of counter steps wide (no comb), with the samples below and above it
+/// named in the caption; None when the record has none.
 pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, FigureError> {
     let Some(add) = r.cyclescope.as_ref() else {
         return Ok(None);
@@ -175,7 +176,7 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
     else {
         return Ok(None);
     };
-    let Some(b) = body::bins(&h, 60) else {
+    let Some(b) = body::bins_at_resolution(&h, 60) else {
         return Ok(None);
     };
     let top = b.counts.iter().copied().fold(0.0, f64::max).max(1.0);
