@@ -125,6 +125,34 @@ fn compare_refuses_a_folder_without_records() {
     );
 }
 
+#[test]
+fn compare_refuses_a_dataset_without_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A dataset folder (its campaign.json and an empty records/) that holds no record.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(empty.join("records")).unwrap();
+    std::fs::copy(
+        common::arm_1().join("campaign.json"),
+        empty.join("campaign.json"),
+    )
+    .unwrap();
+    for (a, b) in [
+        (common::arm_1(), empty.clone()),
+        (empty.clone(), common::arm_1()),
+    ] {
+        let o = compare(&[a.as_os_str(), b.as_os_str()]);
+        assert!(!o.status.success(), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(
+                "empty: no record under records/ (an empty run or dataset): nothing to compare"
+            ),
+            "{err}"
+        );
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("only in"));
+    }
+}
+
 fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
     common::cyclescope()
         .arg("compare")

@@ -65,6 +65,16 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     // refused, a record that cannot be placed is named, never taken for a job "only in A", and
     // a record the check rejects is named and given no verdict.
     let (a, b) = (RunRecords::read(&args.a)?, RunRecords::read(&args.b)?);
+    // A run or dataset that holds no record at all would make every row "only in" the other
+    // side: a comparison that says nothing, so it is refused, naming the empty side.
+    for (dir, run) in [(&args.a, &a), (&args.b, &b)] {
+        if run.valid.is_empty() && run.rejected.is_empty() {
+            anyhow::bail!(
+                "{}: no record under records/ (an empty run or dataset): nothing to compare",
+                crate::sanitize::path_as_given(dir)
+            );
+        }
+    }
     let rows = compare_runs(&a, &b);
     if rows.is_empty() {
         anyhow::bail!("neither run has a complete record");
