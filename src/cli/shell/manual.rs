@@ -142,9 +142,7 @@ fn workbench_keys(roff: &mut Roff) {
         };
         roff.control("SS", [heading.as_str()]);
         for b in rows {
-            roff.control("TP", []);
-            roff.text([bold(keys.keys_text(b))]);
-            roff.text([roman(b.help)]);
+            tagged(roff, bold(keys.keys_text(b)), b.help);
         }
     }
 }
@@ -197,9 +195,7 @@ fn exit_status(roff: &mut Roff, cmd: &Command, main: bool) {
         rows.push(("130".into(), "kat: cancelled (SIGINT, SIGTERM)".into()));
     }
     for (code, text) in rows {
-        roff.control("TP", []);
-        roff.text([bold(code)]);
-        roff.text([roman(text)]);
+        tagged(roff, bold(code), text);
     }
 }
 
@@ -257,9 +253,7 @@ fn environment(roff: &mut Roff) {
         ),
     ];
     for (name, text) in rows {
-        roff.control("TP", []);
-        roff.text([bold(name)]);
-        roff.text([roman(text)]);
+        tagged(roff, bold(name), text);
     }
 }
 
@@ -290,9 +284,7 @@ fn files(roff: &mut Roff) {
         ),
     ];
     for (path, text) in rows {
-        roff.control("TP", []);
-        roff.text([italic(path)]);
-        roff.text([roman(text)]);
+        tagged(roff, italic(path), text);
     }
 }
 
@@ -323,8 +315,13 @@ fn examples(roff: &mut Roff) {
         ),
     ];
     for (command, text) in rows {
-        roff.control("TP", []);
-        roff.text([bold(command)]);
-        roff.text([roman(text)]);
+        tagged(roff, bold(command), text);
     }
+}
+
+/// One tagged paragraph: the term on its line, the text indented below it.
+fn tagged(roff: &mut Roff, term: roff::Inline, text: impl AsRef<str>) {
+    roff.control("TP", []);
+    roff.text([term]);
+    roff.text([roman(text.as_ref())]);
 }
