@@ -3,7 +3,7 @@
 //! write the evidence (records, KAT logs, report pages). It knows nothing of terminals: the TUI
 //! and the headless CLI in the `cyclescope` crate are two frontends over this API and its event
 //! stream, and Cargo keeps ratatui and crossterm out of this crate. `unsafe` is confined to
-//! `plugin` and `counter`.
+//! `plugin`, `counter`, `jail` (with the build's jail) and `worker`.
 
 pub mod baseline;
 pub mod build;
@@ -14,6 +14,7 @@ pub mod counter;
 pub mod cpu;
 pub mod format;
 pub mod host;
+pub mod jail;
 pub mod journal;
 pub mod kat;
 pub mod measure;

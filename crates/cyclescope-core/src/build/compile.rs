@@ -182,7 +182,8 @@ impl Toolchain {
         std::fs::create_dir_all(&tmp).map_err(super::io_err("cannot create", &tmp))?;
         let mut cmd = Command::new(&self.cc);
         cmd.args(args);
-        self.jail
+        let group = self
+            .jail
             .confine(
                 &mut cmd,
                 &inst.readable(),
@@ -193,6 +194,9 @@ impl Toolchain {
                 detail: e.to_string(),
             })?;
         let ran = run_bounded(&mut cmd, log, self.limit);
+        // The kernel's own word that the group's memory limit killed a compiler process.
+        let killed_for_memory = group.as_ref().is_some_and(|g| g.out_of_memory());
+        drop(group);
         // The compiler cleans up after itself; what a killed one left is of no use.
         let _ = std::fs::remove_dir_all(&tmp);
         match ran {
@@ -207,7 +211,7 @@ impl Toolchain {
             Ok(Finished::Exited { success: true, .. }) => Ok(()),
             Ok(Finished::Exited { code, .. }) => {
                 let said = std::fs::read_to_string(log).unwrap_or_default();
-                if out_of_memory(&said) {
+                if killed_for_memory || out_of_memory(&said) {
                     return Err(BuildError::CompileOutOfMemory {
                         label: label.to_string(),
                         limit_mib: self.jail.memory_mib(),

@@ -1,10 +1,17 @@
 //! The compiler's jail. A submission's sources steer the compiler (`#include "/etc/shadow"`,
 //! `.incbin`, a macro that expands without end), so every compiler run is confined, in the
-//! forked child before `exec` (it holds for `cc1`, `as` and `ld` alike): a network namespace
-//! of its own where the kernel allows one, an address-space limit (RLIMIT_AS) and a CPU-time
-//! limit (RLIMIT_CPU), every capability dropped and `no_new_privs` (`worker::privileges`),
-//! and a Landlock ruleset: read and run beneath the toolchain and the submission's folders
-//! only, write beneath the output folder and a private temporary folder only.
+//! forked child before `exec` (it holds for `cc1`, `as` and `ld` alike): a control group of
+//! its own (`jail::cgroup`) whose memory and process limits bound the whole compiler run from
+//! outside, a network namespace of its own where the kernel allows one, an address-space
+//! limit (RLIMIT_AS) and a CPU-time limit (RLIMIT_CPU), every capability dropped and
+//! `no_new_privs` (`worker::privileges`), and a Landlock ruleset: read and run beneath the
+//! toolchain and the submission's folders only, write beneath the output folder and a
+//! private temporary folder only.
+//!
+//! The rlimits are the process's own and are not enough alone: a fresh CI machine was seen
+//! running the jailed compiler with RLIMIT_AS unlimited although the hook had set it (the
+//! CPU limit set next to it held), so the memory bound that counts is the group's, which no
+//! process inside can change.
 //!
 //! What the kernel offers is found out once ([`Jail::for_this_process`]); its gaps are said
 //! once per build ([`Jail::gaps`]), never silently skipped. The ruleset is created before the
@@ -18,6 +25,7 @@ use std::time::Duration;
 
 use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr};
 
+use crate::jail::cgroup::{self, Cgroup, CgroupLimits};
 use crate::worker::privileges::Plan;
 
 /// The Landlock ABI whose file-system rights are asked for (best effort below it).
@@ -41,6 +49,9 @@ const SYSTEM_READABLE: [&str; 8] = [
     "/dev/zero",
 ];
 
+/// Processes one compiler run may have at once (driver, cc1, as, collect2, ld and a few).
+const COMPILER_PIDS: u64 = 64;
+
 /// Something the kernel does not let the jail do, with what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JailGap {
@@ -48,6 +59,8 @@ pub enum JailGap {
     NoNetworkNamespace,
     /// No Landlock: the compiler may read every file this user may.
     NoLandlock(String),
+    /// No control group: memory rests on RLIMIT_AS alone, processes on nothing.
+    NoCgroup(String),
 }
 
 impl std::fmt::Display for JailGap {
@@ -63,6 +76,11 @@ impl std::fmt::Display for JailGap {
                 "Landlock is not available ({why}): the compiler's reads are NOT restricted, \
                  a source may #include any file this user can read"
             ),
+            JailGap::NoCgroup(why) => write!(
+                f,
+                "no control group for the compiler ({why}): its memory is bounded only by \
+                 its own RLIMIT_AS, and the number of processes it starts by nothing"
+            ),
         }
     }
 }
@@ -75,6 +93,7 @@ pub(crate) struct Jail {
     cpu_seconds: u64,
     new_network: bool,
     landlock: bool,
+    cgroup: bool,
     gaps: Vec<JailGap>,
     /// Where the compiler itself lives (its install prefix), readable beside the system's.
     prefix: Option<PathBuf>,
@@ -105,12 +124,21 @@ impl Jail {
                 false
             }
         };
+        let memory_bytes = memory_mib.saturating_mul(1 << 20);
+        let cgroup = match Cgroup::create("cc-probe", group_limits(memory_bytes)) {
+            Ok(_) => true,
+            Err(e) => {
+                gaps.push(JailGap::NoCgroup(e.to_string()));
+                false
+            }
+        };
         Self {
             plan: Plan::for_this_process(),
-            memory_bytes: memory_mib.saturating_mul(1 << 20),
+            memory_bytes,
             cpu_seconds: limit.as_secs().max(1),
             new_network,
             landlock,
+            cgroup,
             gaps,
             prefix: install_prefix(cc),
         }
@@ -128,12 +156,14 @@ impl Jail {
 
     /// Makes `cmd` run jailed: it may read beneath `readable` and the toolchain, write
     /// beneath `writable` only. The first writable folder is its temporary folder (`TMPDIR`).
+    /// The returned group (where cgroups are offered) must outlive the process: dropped, it
+    /// kills whatever the compiler left running.
     pub(crate) fn confine(
         &self,
         cmd: &mut std::process::Command,
         readable: &[PathBuf],
         writable: &[PathBuf],
-    ) -> io::Result<()> {
+    ) -> io::Result<Option<Cgroup>> {
         use std::os::unix::process::CommandExt;
         let mut read: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
         read.extend(self.prefix.iter().cloned());
@@ -152,16 +182,25 @@ impl Jail {
         if let Some(tmp) = writable.first() {
             cmd.env("TMPDIR", tmp);
         }
+        let group = if self.cgroup {
+            Some(Cgroup::create("cc", group_limits(self.memory_bytes))?)
+        } else {
+            None
+        };
+        let procs = group.as_ref().map(Cgroup::procs_fds).unwrap_or_default();
         let plan = self.plan;
         let memory = self.memory_bytes as libc::rlim_t;
         let cpu = self.cpu_seconds as libc::rlim_t;
         let new_network = self.new_network;
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-        // calls are allowed: unshare, setrlimit, the raw prctl/capset calls of `Plan::apply`
-        // and landlock_restrict_self on a descriptor opened before the fork (kept alive by
-        // the closure; close-on-exec, so the compiler does not inherit it). Nothing allocates.
+        // calls are allowed: write (joining the group through descriptors the returned
+        // `Cgroup` keeps open), unshare, setrlimit, the raw prctl/capset calls of
+        // `Plan::apply` and landlock_restrict_self on a descriptor opened before the fork
+        // (kept alive by the closure; close-on-exec, so the compiler does not inherit it).
+        // Nothing allocates.
         unsafe {
             cmd.pre_exec(move || {
+                cgroup::join(&procs)?;
                 if new_network && libc::unshare(libc::CLONE_NEWNET) != 0 {
                     return Err(io::Error::last_os_error());
                 }
@@ -176,7 +215,15 @@ impl Jail {
                 Ok(())
             });
         }
-        Ok(())
+        Ok(group)
+    }
+}
+
+/// The group's bounds for one compiler run of `memory_bytes`.
+fn group_limits(memory_bytes: u64) -> CgroupLimits {
+    CgroupLimits {
+        memory_bytes,
+        pids: COMPILER_PIDS,
     }
 }
 
@@ -265,7 +312,8 @@ mod tests {
         let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
         let mut cmd = std::process::Command::new("sh");
         cmd.args(["-c", script]);
-        jail.confine(&mut cmd, &[tree.to_path_buf()], &[out.to_path_buf()])
+        let _group = jail
+            .confine(&mut cmd, &[tree.to_path_buf()], &[out.to_path_buf()])
             .unwrap();
         let o = cmd.output().unwrap();
         let text =
@@ -284,12 +332,14 @@ mod tests {
         let jail = Jail::for_this_process("sleep", 256, Duration::from_secs(30));
         let mut cmd = std::process::Command::new("sleep");
         cmd.arg("30");
-        jail.confine(&mut cmd, &[], &[out.path().to_path_buf()])
+        let group = jail
+            .confine(&mut cmd, &[], &[out.path().to_path_buf()])
             .unwrap();
         let mut child = cmd.spawn().unwrap();
         let proc = format!("/proc/{}", child.id());
         let status = std::fs::read_to_string(format!("{proc}/status")).unwrap();
         let limits = std::fs::read_to_string(format!("{proc}/limits")).unwrap();
+        let groups = std::fs::read_to_string(format!("{proc}/cgroup")).unwrap();
         let net = std::fs::read_link(format!("{proc}/ns/net")).unwrap();
         let _ = child.kill();
         let _ = child.wait();
@@ -303,15 +353,32 @@ mod tests {
                 .to_string()
         };
         assert!(line("Max cpu time").contains("30"), "{limits}");
-        // The address-space limit as the jailed process itself sees it (`ulimit -v`, KiB). Read
-        // from outside, /proc/PID/limits once showed it unlimited beside the CPU limit set just
-        // after it, under a full parallel test run (never reproduced alone); from inside, the
-        // value is the one the compiler runs under.
+        // Root on a machine with cgroups (CI) puts every compiler run in a group of its own.
+        if nix::unistd::geteuid().is_root() && Path::new("/sys/fs/cgroup").exists() {
+            assert!(jail.cgroup, "{:?}", jail.gaps());
+        }
+        if let Some(group) = &group {
+            let name = group.paths()[0]
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            assert!(groups.contains(&name), "{groups}");
+            assert_eq!(group.memory_limit(), Some(256 << 20));
+        }
+        drop(group);
+        // Whatever bounds it, a jailed program asking for 512 MiB of 256 does not get them.
+        let hog = "awk 'BEGIN { s = \"x\"; for (i = 0; i < 29; i++) s = s s; print length(s) }'";
+        let (ok, text) = jailed(hog, tree.path(), out.path());
+        assert!(!ok && !text.contains("536870912"), "{text}");
+        // RLIMIT_AS as the jailed process sees it (`ulimit -v`, KiB): required where no group
+        // bounds the compiler. Where one does, the group's limit is the bound that counts: a
+        // fresh CI machine was seen running jailed processes with RLIMIT_AS unlimited though
+        // the hook had set it (never outside CI), and the hog above failed all the same.
         let (ok, text) = jailed("ulimit -v", tree.path(), out.path());
-        assert!(
-            ok && text.trim() == (256u64 << 10).to_string(),
-            "{text}\n{limits}"
-        );
+        let rlimit_held = ok && text.trim() == (256u64 << 10).to_string();
+        assert!(rlimit_held || jail.cgroup, "{text}\n{limits}");
         if jail.new_network {
             assert_ne!(net, std::fs::read_link("/proc/self/ns/net").unwrap());
         }
