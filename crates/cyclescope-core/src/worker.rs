@@ -107,6 +107,9 @@ pub struct Outcome {
     /// written to its next protocol lines, by the kernel's clock (`go_line`), or why the
     /// window is void.
     pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
+    /// The most memory the worker and all it started held at once, by its control group's
+    /// account (from outside: nothing in the worker can change it); None without cgroups.
+    pub peak_memory_bytes: Option<u64>,
 }
 
 impl Outcome {
@@ -226,10 +229,16 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     pass_fds::pass_libraries(&mut command, &cmd.libraries);
+    // Where the machine offers control groups, the worker and all it starts are bounded and
+    // counted together from outside: memory, process count, the peak, an OOM kill.
+    let bounds = crate::jail::cgroup::Cgroup::create("worker", group_limits(&cmd.limits)).ok();
+    let procs = bounds.as_ref().map(|g| g.procs_fds()).unwrap_or_default();
     let mut group =
-        Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
-            exe: cmd.exe.clone(),
-            source,
+        Group::spawn_worker(&mut command, cmd.pinned_cpu, &procs).map_err(|source| {
+            WorkerError::Spawn {
+                exe: cmd.exe.clone(),
+                source,
+            }
         })?;
     let child = group.child_mut();
     let mut stdin = child.stdin.take();
@@ -306,9 +315,19 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let stderr_tail = crate::plugin::sealed::name_originals(&pipes.stderr_tail(), &cmd.libraries);
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
-    let limit_note = cmd
-        .limits
-        .note(&exit, pipes.allocation_refused(), watch.vm_peak_bytes);
+    let peak_memory_bytes = bounds.as_ref().and_then(|g| g.peak_memory());
+    let killed_for_memory = bounds.as_ref().is_some_and(|g| g.out_of_memory());
+    // What the candidate forked out of its process group dies with the control group.
+    drop(bounds);
+    let limit_note = if killed_for_memory {
+        format!(
+            " (killed by the kernel: its control group's {} memory limit)",
+            crate::format::bytes(group_limits(&cmd.limits).memory_bytes.unwrap_or(0))
+        )
+    } else {
+        cmd.limits
+            .note(&exit, pipes.allocation_refused(), watch.vm_peak_bytes)
+    };
     let sandbox_call = match exit {
         Exit::Signal { number, .. } if number == libc::SIGSYS => {
             audit::forbidden_call(watch.pid, started)
@@ -323,7 +342,21 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         limit_note,
         sandbox_call,
         cpu_after_go,
+        peak_memory_bytes,
     })
+}
+
+/// Processes and threads a worker's control group may hold: the worker, its threads (an
+/// emulator's or valgrind's among them) and a few the candidate may start.
+const WORKER_PIDS: u64 = 64;
+
+/// A worker's control-group bounds: its address-space limit bounds the group's memory too
+/// (what is resident never exceeds what is mapped; under valgrind the limit is valgrind's).
+fn group_limits(limits: &Limits) -> crate::jail::cgroup::CgroupLimits {
+    crate::jail::cgroup::CgroupLimits {
+        memory_bytes: limits.address_space_bytes,
+        pids: WORKER_PIDS,
+    }
 }
 
 /// The parent's looks at a running worker: where its tasks are (against what it was given)
@@ -422,6 +455,74 @@ pub(crate) fn signal_name(sig: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker program that speaks the protocol from `sh`: its cgroup line, then `hog`
+    /// (an `awk` string of 2^n bytes) run, then `done`.
+    fn shell_worker(dir: &std::path::Path, memory: &str, hog: u32) -> PathBuf {
+        let exe = dir.join("worker.sh");
+        let script = format!(
+            "#!/bin/sh\nread t\necho \"$t \\\"$(grep {memory} /proc/self/cgroup)\\\"\"\n\
+             awk 'BEGIN {{ s = \"x\"; for (i = 0; i < {hog}; i++) s = s s; print length(s) }}' >&2\n\
+             echo \"$t \\\"done\\\"\"\n"
+        );
+        std::fs::write(&exe, script).unwrap();
+        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        exe
+    }
+
+    fn shell_run(exe: PathBuf, address_space: u64) -> (Vec<String>, Outcome) {
+        let cmd = WorkerCommand {
+            exe,
+            args: Vec::new(),
+            timeout: Duration::from_secs(60),
+            cancel: None,
+            limits: Limits::standard(address_space),
+            pinned_cpu: None,
+            launcher: None,
+            go_line: None,
+            libraries: Vec::new(),
+        };
+        let mut said = Vec::new();
+        let outcome = run(&cmd, |m: String| {
+            said.push(m);
+            Ok(())
+        })
+        .unwrap();
+        (said, outcome)
+    }
+
+    #[test]
+    fn a_worker_runs_in_a_control_group_that_counts_and_bounds_its_memory() {
+        let root = nix::unistd::geteuid().is_root();
+        let memory = if std::path::Path::new("/sys/fs/cgroup/memory").exists() {
+            ":memory:"
+        } else {
+            "0::"
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // 32 MiB in a worker of 256: it runs, and its group saw at least that much.
+        let (said, outcome) = shell_run(shell_worker(dir.path(), memory, 25), 256);
+        assert_eq!(said.last().map(String::as_str), Some("done"), "{outcome:?}");
+        let Some(peak) = outcome.peak_memory_bytes else {
+            // Only a user the machine gives no cgroup to runs without one.
+            assert!(!root, "root's worker had no control group: {said:?}");
+            return;
+        };
+        assert!(said[0].contains("cyclescope-"), "{said:?}");
+        assert!(peak >= 32 << 20, "peak {peak}");
+        assert!(outcome.stderr_tail.contains("33554432"), "{outcome:?}");
+        // 128 MiB in a group of 64: the kernel kills the process that holds it (the shell
+        // speaking for the worker survives), and the end says which limit.
+        let (_, outcome) = shell_run(shell_worker(dir.path(), memory, 27), 64);
+        assert!(!outcome.stderr_tail.contains("134217728"), "{outcome:?}");
+        assert!(
+            outcome
+                .limit_note
+                .contains("control group's 64.0 MiB memory limit"),
+            "{outcome:?}"
+        );
+    }
 
     #[test]
     fn lines_without_the_token_or_json_are_tampering() {

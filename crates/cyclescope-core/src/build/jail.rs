@@ -222,7 +222,7 @@ impl Jail {
 /// The group's bounds for one compiler run of `memory_bytes`.
 fn group_limits(memory_bytes: u64) -> CgroupLimits {
     CgroupLimits {
-        memory_bytes,
+        memory_bytes: Some(memory_bytes),
         pids: COMPILER_PIDS,
     }
 }

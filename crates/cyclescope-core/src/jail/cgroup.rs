@@ -20,8 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// What the group bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgroupLimits {
-    /// Memory of all its processes together, bytes (swap included where the kernel counts it).
-    pub memory_bytes: u64,
+    /// Memory of all its processes together, bytes (swap included where the kernel counts it);
+    /// None: unbounded (counted all the same).
+    pub memory_bytes: Option<u64>,
     /// How many processes and threads may live in it at once.
     pub pids: u64,
 }
@@ -79,7 +80,9 @@ impl Cgroup {
                 procs: open_procs(path)?,
             }],
         };
-        write(path, "memory.max", limits.memory_bytes)?;
+        if let Some(bytes) = limits.memory_bytes {
+            write(path, "memory.max", bytes)?;
+        }
         // Swap is memory the limit above would not see.
         let _ = write(path, "memory.swap.max", 0);
         write(path, "pids.max", limits.pids)?;
@@ -114,10 +117,12 @@ impl Cgroup {
             group.dirs.push(Dir { path, procs });
         }
         let memory = &group.dirs[0].path;
-        write(memory, "memory.limit_in_bytes", limits.memory_bytes)?;
-        // Present only where swap accounting is on; it must not be below the limit above.
-        if memory.join("memory.memsw.limit_in_bytes").exists() {
-            write(memory, "memory.memsw.limit_in_bytes", limits.memory_bytes)?;
+        if let Some(bytes) = limits.memory_bytes {
+            write(memory, "memory.limit_in_bytes", bytes)?;
+            // Present only where swap accounting is on; it must not be below the limit above.
+            if memory.join("memory.memsw.limit_in_bytes").exists() {
+                write(memory, "memory.memsw.limit_in_bytes", bytes)?;
+            }
         }
         write(&group.dirs[1].path, "pids.max", limits.pids)?;
         Ok(group)

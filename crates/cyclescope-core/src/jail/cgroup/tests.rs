@@ -68,7 +68,7 @@ fn group_or_why(limits: CgroupLimits) -> Option<Cgroup> {
 #[test]
 fn a_process_in_the_group_is_held_to_its_memory_and_counted() {
     let limits = CgroupLimits {
-        memory_bytes: 64 << 20,
+        memory_bytes: Some(64 << 20),
         pids: 16,
     };
     let Some(group) = group_or_why(limits) else {
@@ -98,7 +98,7 @@ fn a_process_in_the_group_is_held_to_its_memory_and_counted() {
 #[test]
 fn the_group_bounds_how_many_processes_run_and_kills_those_left() {
     let limits = CgroupLimits {
-        memory_bytes: 256 << 20,
+        memory_bytes: Some(256 << 20),
         pids: 4,
     };
     let Some(group) = group_or_why(limits) else {
