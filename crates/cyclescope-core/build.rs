@@ -81,7 +81,6 @@ fn build_trial_worker(workspace: &Path, manifest_dir: &Path) {
         "src/counter/tsc.rs",
         "src/counter/cntvct.rs",
         "src/counter/perf_attr.rs",
-        "src/worker/forbidden.rs",
     ] {
         println!(
             "cargo::rerun-if-changed={}",

@@ -1,13 +1,14 @@
 //! The trial worker's sandbox, the same policy as the engine's other workers
 //! (`worker::sandbox`), written against the kernel interfaces directly because this program
 //! has no `std`: Landlock denies every write to the file system and, where the kernel knows
-//! scopes, signals and abstract sockets outside the worker; a seccomp filter kills the process
-//! on the system calls of `worker/forbidden.rs`. A kernel (or emulator) without one of the two
-//! leaves that part out; any other failure stops the worker before the candidate is loaded.
+//! scopes, signals and abstract sockets outside the worker; the seccomp programs are the
+//! engine's allowlist (`jail::syscalls`), handed over as bytes on descriptor
+//! [`FILTER_FD`] and installed as they are: this program holds no list of its own. A kernel
+//! (or emulator) without one of the two leaves that part out; any other failure stops the
+//! worker before the candidate is loaded.
 
 use core::ffi::{c_int, c_long};
 
-use super::forbidden::FORBIDDEN;
 use super::setup::SetupError;
 use super::sys;
 
@@ -53,11 +54,11 @@ pub(crate) struct InForce {
 }
 
 /// Installs both parts. `count`: under valgrind, which answers `seccomp(2)` with ENOSYS, the
-/// filter goes in through `prctl` instead (valgrind's own calls then pass it too; none of
-/// them is forbidden).
-pub(crate) fn install(count: bool) -> Result<InForce, SetupError> {
+/// filter goes in through `prctl` instead, and valgrind's own calls then pass it too (the
+/// engine hands over valgrind's list: `jail::syscalls::Kind::Valgrind`).
+pub(crate) fn install(count: bool, filters: &FilterBytes) -> Result<InForce, SetupError> {
     let landlock = restrict_writes()?;
-    let seccomp = filter_system_calls(count)?;
+    let seccomp = filter_system_calls(count, filters)?;
     Ok(InForce { landlock, seccomp })
 }
 
@@ -104,6 +105,56 @@ fn restrict_writes() -> Result<bool, SetupError> {
     err.map_or(Ok(true), Err)
 }
 
+/// Where the engine hands over the filter programs (`jail::syscalls::WORKER_FILTER_FD`).
+pub(crate) const FILTER_FD: c_int = 11;
+
+/// Room for the programs: at most two of the kernel's largest (4096 instructions each).
+const FILTER_CAPACITY: usize = 2 * (4 + 4096 * 8);
+
+/// The filter bytes as handed over (aligned for the instructions they hold).
+#[repr(C, align(8))]
+pub(crate) struct FilterBytes {
+    bytes: [u8; FILTER_CAPACITY],
+    len: usize,
+}
+
+impl FilterBytes {
+    pub(crate) fn new() -> Self {
+        Self {
+            bytes: [0; FILTER_CAPACITY],
+            len: 0,
+        }
+    }
+}
+
+/// Reads the programs from [`FILTER_FD`] (from its start: every worker shares the engine's
+/// one open description of it) and closes it. None handed over (the descriptor is not open)
+/// leaves `filters` empty: no filter is installed, and the worker says so.
+pub(crate) fn take_filters(filters: &mut FilterBytes) -> Result<(), SetupError> {
+    loop {
+        let room = &mut filters.bytes[filters.len..];
+        if room.is_empty() {
+            return Err(SetupError::Sys {
+                what: "system-call filter larger than two programs",
+                errno: sys::EINVAL,
+            });
+        }
+        match sys::pread_fd(FILTER_FD, room, filters.len as i64) {
+            Ok(0) => break,
+            Ok(n) => filters.len += n,
+            Err(sys::EBADF) => break,
+            Err(errno) => {
+                return Err(SetupError::Sys {
+                    what: "reading the system-call filter",
+                    errno,
+                });
+            }
+        }
+    }
+    sys::close_fd(FILTER_FD);
+    Ok(())
+}
+
 /// `struct sock_filter`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,63 +172,49 @@ struct SockFprog {
     filter: *const SockFilter,
 }
 
-const BPF_LD_W_ABS: u16 = 0x20;
-const BPF_JEQ_K: u16 = 0x15;
-const BPF_JGE_K: u16 = 0x35;
-const BPF_RET_K: u16 = 0x06;
-pub(crate) const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
-pub(crate) const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 const SECCOMP_SET_MODE_FILTER: u32 = 1;
 const SECCOMP_FILTER_FLAG_TSYNC: u32 = 1;
-/// `offsetof(struct seccomp_data, nr)` and `arch`.
-const DATA_NR: u32 = 0;
-const DATA_ARCH: u32 = 4;
 
-#[cfg(target_arch = "x86_64")]
-pub(crate) const AUDIT_ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-pub(crate) const AUDIT_ARCH: u32 = 0xC000_00B7;
-
-/// Instructions: the arch check (3), the number load (1), the x32 range check (1), one test
-/// per forbidden call, allow, kill.
-pub(crate) const PROGRAM_LEN: usize = 5 + FORBIDDEN.len() + 2;
-
-const fn insn(code: u16, jt: u8, jf: u8, k: u32) -> SockFilter {
-    SockFilter { code, jt, jf, k }
-}
-
-/// The filter: another architecture's calls, the x32 numbers (bit 30, only meaningful on
-/// x86-64 but harmless elsewhere) and every forbidden number kill; the rest is allowed.
-pub(crate) fn program() -> [SockFilter; PROGRAM_LEN] {
-    let kill = (PROGRAM_LEN - 1) as u8;
-    let mut p = [insn(BPF_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS); PROGRAM_LEN];
-    p[0] = insn(BPF_LD_W_ABS, 0, 0, DATA_ARCH);
-    p[1] = insn(BPF_JEQ_K, 1, 0, AUDIT_ARCH);
-    p[2] = insn(BPF_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS);
-    p[3] = insn(BPF_LD_W_ABS, 0, 0, DATA_NR);
-    p[4] = insn(BPF_JGE_K, kill - 5, 0, 0x4000_0000);
-    for (i, (_, nr)) in FORBIDDEN.iter().enumerate() {
-        let at = 5 + i;
-        p[at] = insn(BPF_JEQ_K, kill - at as u8 - 1, 0, *nr as u32);
+/// Installs each program of `filters` in turn (`count`: under valgrind, through `prctl`);
+/// false when there is none to install or the kernel has no seccomp.
+fn filter_system_calls(count: bool, filters: &FilterBytes) -> Result<bool, SetupError> {
+    let mut at = 0;
+    let mut installed = false;
+    while at + 4 <= filters.len {
+        let mut n = [0u8; 4];
+        n.copy_from_slice(&filters.bytes[at..at + 4]);
+        let n = u32::from_ne_bytes(n) as usize;
+        let start = at + 4;
+        at = start + n * size_of::<SockFilter>();
+        if n == 0 || n > u16::MAX as usize || at > filters.len {
+            return Err(SetupError::Sys {
+                what: "a malformed system-call filter",
+                errno: sys::EINVAL,
+            });
+        }
+        let prog = SockFprog {
+            len: n as u16,
+            filter: filters.bytes[start..].as_ptr().cast(),
+        };
+        if !install_one(count, &prog)? {
+            return Ok(false);
+        }
+        installed = true;
     }
-    p[PROGRAM_LEN - 2] = insn(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW);
-    p
+    Ok(installed)
 }
 
-fn filter_system_calls(count: bool) -> Result<bool, SetupError> {
-    let filter = program();
-    let prog = SockFprog {
-        len: PROGRAM_LEN as u16,
-        filter: filter.as_ptr(),
-    };
-    // SAFETY: the kernel copies the program from a live array that `prog` describes exactly;
-    // no_new_privs was set before (`setup`), as an unprivileged filter requires.
+/// One program; false where the kernel (or emulator) has no seccomp.
+fn install_one(count: bool, prog: &SockFprog) -> Result<bool, SetupError> {
+    // SAFETY: the kernel copies `prog.len` instructions from the live buffer `prog` points
+    // into (4-aligned: the buffer is 8-aligned and each program starts 4 past a multiple of
+    // 8); no_new_privs was set before (`setup`), as an unprivileged filter requires.
     let rc = unsafe {
         sys::syscall(
             sys::nr::SECCOMP as c_long,
             SECCOMP_SET_MODE_FILTER,
             SECCOMP_FILTER_FLAG_TSYNC,
-            &prog as *const SockFprog,
+            prog as *const SockFprog,
         )
     };
     let refused = |errno| SetupError::Sys {
@@ -187,8 +224,8 @@ fn filter_system_calls(count: bool) -> Result<bool, SetupError> {
     match (rc, sys::errno()) {
         (0.., _) => Ok(true),
         (_, sys::ENOSYS) if count => {
-            // SAFETY: `prog` describes `filter`, both alive until the call returns.
-            match unsafe { sys::prctl_seccomp_filter((&prog as *const SockFprog).cast()) } {
+            // SAFETY: `prog` describes a live buffer until the call returns.
+            match unsafe { sys::prctl_seccomp_filter((prog as *const SockFprog).cast()) } {
                 Ok(()) => Ok(true),
                 Err(sys::EINVAL | sys::ENOSYS) => Ok(false),
                 Err(errno) => Err(refused(errno)),

@@ -24,6 +24,7 @@ pub(crate) const ENOSYS: c_int = 38;
 pub(crate) const EPERM: c_int = 1;
 pub(crate) const EINVAL: c_int = 22;
 pub(crate) const EINTR: c_int = 4;
+pub(crate) const EBADF: c_int = 9;
 
 /// System call numbers the C library has no wrapper for (or none this old glibc exports).
 #[cfg(target_arch = "x86_64")]
@@ -127,6 +128,19 @@ pub(crate) fn read_fd(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
     loop {
         // SAFETY: writes at most `buf.len()` bytes into a live, exclusively borrowed buffer.
         let n = unsafe { read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            n if n >= 0 => return Ok(n as usize),
+            _ if errno() == EINTR => continue,
+            _ => return Err(errno()),
+        }
+    }
+}
+
+/// `pread` into `buf` at `offset`, retried on EINTR: the bytes read, or the errno.
+pub(crate) fn pread_fd(fd: c_int, buf: &mut [u8], offset: i64) -> Result<usize, c_int> {
+    loop {
+        // SAFETY: writes at most `buf.len()` bytes into a live, exclusively borrowed buffer.
+        let n = unsafe { pread(fd, buf.as_mut_ptr().cast(), buf.len(), offset) };
         match n {
             n if n >= 0 => return Ok(n as usize),
             _ if errno() == EINTR => continue,

@@ -24,8 +24,6 @@ pub(crate) mod sys;
 pub(crate) mod text;
 pub(crate) mod trial;
 
-#[path = "../src/worker/forbidden.rs"]
-pub(crate) mod forbidden;
 #[path = "../src/counter/perf_attr.rs"]
 pub(crate) mod perf_attr;
 
@@ -43,11 +41,15 @@ pub(crate) unsafe fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         Ok(inv) => inv,
         Err(e) => return fail(format_args!("{e}")),
     };
-    let (ch, in_force) =
-        match setup::enter(&inv).and_then(|ch| sandbox::install(inv.count).map(|f| (ch, f))) {
-            Ok(pair) => pair,
-            Err(e) => return fail(format_args!("{e}")),
-        };
+    // The system-call filter the engine handed over, read before setup closes its descriptor.
+    let mut filters = sandbox::FilterBytes::new();
+    let (ch, in_force) = match sandbox::take_filters(&mut filters)
+        .and_then(|()| setup::enter(&inv))
+        .and_then(|ch| sandbox::install(inv.count, &filters).map(|f| (ch, f)))
+    {
+        Ok(pair) => pair,
+        Err(e) => return fail(format_args!("{e}")),
+    };
     trial::run(&inv, &ch, in_force)
 }
 

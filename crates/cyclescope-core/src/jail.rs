@@ -1,5 +1,28 @@
 //! What confines a process that runs code cyclescope does not trust (a candidate library's
 //! worker, a compiler reading a submission's sources): the pieces the build jail and the
-//! workers share. `cgroup` bounds a process and everything it starts together, from outside.
+//! workers share. `cgroup` bounds a process and everything it starts together, from outside;
+//! `syscalls` is the one list of system calls a worker may make.
 
 pub mod cgroup;
+pub mod syscalls;
+
+use std::ffi::CStr;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+
+use nix::fcntl::{FcntlArg, SealFlag, fcntl};
+use nix::sys::memfd::{MFdFlags, memfd_create};
+
+/// `bytes` in a memfd named `name` (close-on-exec), sealed: no process holding it, a worker
+/// included, can change, grow or shrink it, or lift the seals.
+pub fn sealed_memfd(name: &CStr, bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    let fd = memfd_create(name, MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING)?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)?;
+    let seals = SealFlag::F_SEAL_WRITE
+        | SealFlag::F_SEAL_SHRINK
+        | SealFlag::F_SEAL_GROW
+        | SealFlag::F_SEAL_SEAL;
+    fcntl(&file, FcntlArg::F_ADD_SEALS(seals))?;
+    Ok(OwnedFd::from(file))
+}

@@ -37,7 +37,7 @@ mod input_props;
 /// The trial worker's modules (`companion/`, built into its own `no_std` program by
 /// `build.rs`), compiled here too so that the tests can hold them against the engine's side
 /// of each interface. Most of it is only called from that program's `main`.
-/// It loads a few of the engine's own files again (`perf_attr.rs`, `tsc.rs`, `forbidden.rs`):
+/// It loads a few of the engine's own files again (`perf_attr.rs`, `tsc.rs`):
 /// in the program they are its only copy.
 #[cfg(test)]
 #[path = "../companion/worker.rs"]

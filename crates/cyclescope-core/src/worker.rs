@@ -10,10 +10,9 @@
 //! side (`child`) sets the process up. It knows nothing of KAT or measurement: messages are a
 //! type parameter.
 
-mod audit;
+pub(crate) mod audit;
 pub mod child;
 mod exchange;
-pub(crate) mod forbidden;
 mod go_line;
 pub(crate) mod group;
 pub mod image;
@@ -228,17 +227,25 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    pass_fds::pass_libraries(&mut command, &cmd.libraries);
     // Where the machine offers control groups, the worker and all it starts are bounded and
-    // counted together from outside: memory, process count, the peak, an OOM kill.
+    // counted together from outside: memory, process count, the peak, an OOM kill. Joined
+    // first, before the descriptors are put in place.
     let bounds = crate::jail::cgroup::Cgroup::create("worker", group_limits(&cmd.limits)).ok();
-    let procs = bounds.as_ref().map(|g| g.procs_fds()).unwrap_or_default();
+    if let Some(group) = &bounds {
+        group.join_at_exec(&mut command);
+    }
+    // The system-call filter the worker installs, valgrind's own list under valgrind; where
+    // none can be made the worker says so (its sandbox reports no filter).
+    let kind = match cmd.launcher {
+        Some(_) => crate::jail::syscalls::Kind::Valgrind,
+        None => crate::jail::syscalls::Kind::Worker,
+    };
+    let filter = crate::jail::syscalls::filter_memfd(kind).ok();
+    pass_fds::pass_descriptors(&mut command, &cmd.libraries, filter);
     let mut group =
-        Group::spawn_worker(&mut command, cmd.pinned_cpu, &procs).map_err(|source| {
-            WorkerError::Spawn {
-                exe: cmd.exe.clone(),
-                source,
-            }
+        Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
+            exe: cmd.exe.clone(),
+            source,
         })?;
     let child = group.child_mut();
     let mut stdin = child.stdin.take();

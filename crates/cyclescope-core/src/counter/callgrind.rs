@@ -140,6 +140,8 @@ pub fn valgrind_args(out_file: &Path) -> Vec<String> {
         // report of an instruction valgrind cannot run (AVX-512) still, which names it.
         "-q",
         "--sigill-diagnostics=yes",
+        // No gdbserver: its FIFOs would need unlink(2), which the worker's filter refuses.
+        "--vgdb=no",
         "--tool=callgrind",
         // Every block one instruction: callgrind's block counter then counts what ran,
         // collected or not (`collection`).

@@ -227,6 +227,21 @@ impl Drop for Cgroup {
     }
 }
 
+impl Cgroup {
+    /// Makes the child of `cmd` join the group before `exec`, before any hook registered
+    /// after this call (one that moves descriptors to fixed numbers could otherwise put
+    /// another file where `cgroup.procs` was). The group must outlive the spawn.
+    pub fn join_at_exec(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let fds = self.procs_fds();
+        // SAFETY: the hook runs in the forked child before exec; `join` makes one `write` per
+        // descriptor (opened before the fork, kept open by `self`) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || join(&fds));
+        }
+    }
+}
+
 /// Moves the calling process into the groups whose `cgroup.procs` are `fds`. Runs in a
 /// forked child before `exec`: one `write` per descriptor, nothing allocated.
 pub fn join(fds: &[i32]) -> io::Result<()> {

@@ -13,8 +13,6 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use nix::fcntl::{FcntlArg, SealFlag, fcntl};
-use nix::sys::memfd::{MFdFlags, memfd_create};
 use sha2::Digest;
 
 /// The descriptor numbers a worker finds its libraries at: the candidate first, then the
@@ -60,34 +58,17 @@ impl SealedLibrary {
             path: path.to_path_buf(),
             source,
         })?;
-        let fail = |what| {
-            let path = path.to_path_buf();
-            move |e: nix::Error| SealError::Memfd {
-                path,
-                what,
-                source: e.into(),
-            }
-        };
         // The name shows in `/proc/<pid>/maps` and valgrind's output as `/memfd:<name>`.
         let name = memfd_name(path);
-        let fd = memfd_create(
-            name.as_c_str(),
-            MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
-        )
-        .map_err(fail("memfd_create"))?;
-        let mut file = std::fs::File::from(fd);
-        file.write_all(&bytes).map_err(|source| SealError::Memfd {
-            path: path.to_path_buf(),
-            what: "write",
-            source,
+        let fd = crate::jail::sealed_memfd(name.as_c_str(), &bytes).map_err(|source| {
+            SealError::Memfd {
+                path: path.to_path_buf(),
+                what: "memfd_create, write and seal",
+                source,
+            }
         })?;
-        let seals = SealFlag::F_SEAL_WRITE
-            | SealFlag::F_SEAL_SHRINK
-            | SealFlag::F_SEAL_GROW
-            | SealFlag::F_SEAL_SEAL;
-        fcntl(&file, FcntlArg::F_ADD_SEALS(seals)).map_err(fail("seal"))?;
         Ok(Self {
-            fd: OwnedFd::from(file),
+            fd,
             sha256: hex::encode(sha2::Sha256::digest(&bytes)),
             original: path.to_path_buf(),
         })

@@ -164,6 +164,8 @@ const OUT_FILES: [&str; 3] = ["callgrind.out", "callgrind.out.1", "callgrind.out
 fn valgrind_args(out_file: &Path) -> Vec<String> {
     vec![
         "--tool=callgrind".into(),
+        // No gdbserver: its FIFOs would need unlink(2), which the worker's filter refuses.
+        "--vgdb=no".into(),
         callgrind::collection::ONE_INSTRUCTION_BLOCKS.into(),
         "--compress-strings=no".into(),
         "--compress-pos=no".into(),

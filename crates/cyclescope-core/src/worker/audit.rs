@@ -8,8 +8,6 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
-use super::forbidden::FORBIDDEN;
-
 /// How long to wait for the audit line: the kernel may log it a moment after the process died.
 const WAIT: Duration = Duration::from_millis(300);
 
@@ -24,10 +22,7 @@ pub(crate) fn forbidden_call(pid: u32, since: Instant) -> Option<&'static str> {
     let started = Instant::now();
     loop {
         if let Some(nr) = read_log().and_then(|log| find(&log, pid, not_before)) {
-            return FORBIDDEN
-                .iter()
-                .find(|&&(_, n)| n == nr)
-                .map(|&(name, _)| name);
+            return crate::jail::syscalls::name_of(nr);
         }
         if started.elapsed() >= WAIT {
             return None;

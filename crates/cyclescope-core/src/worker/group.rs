@@ -46,25 +46,16 @@ impl Group {
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
     /// its own (no controlling terminal: no `TIOCSTI` into the operator's, no job-control
     /// signals from it) and holds no privilege (`privileges`), both before `exec`, so they
-    /// hold for valgrind and whatever runs under it too. `cgroup_procs`: the `cgroup.procs`
-    /// descriptors of the control group it joins first (`jail::cgroup`), kept open by the
-    /// caller until the worker has been spawned.
-    pub(crate) fn spawn_worker(
-        cmd: &mut Command,
-        cpu: Option<usize>,
-        cgroup_procs: &[i32],
-    ) -> io::Result<Self> {
+    /// hold for valgrind and whatever runs under it too.
+    pub(crate) fn spawn_worker(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
         let plan = super::privileges::Plan::for_this_process();
-        let procs = cgroup_procs.to_vec();
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-        // calls are allowed: write (joining the group), setsid, sched_setaffinity on a set
-        // built before the fork, and the raw prctl/capset calls of `Plan::apply` (no
-        // allocation, no lock).
+        // calls are allowed: setsid, sched_setaffinity on a set built before the fork, and
+        // the raw prctl/capset calls of `Plan::apply` (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
-                crate::jail::cgroup::join(&procs)?;
                 // A new session is also a new process group led by the child: the group id is
                 // its pid, as `process_group(0)` would make it (which would make setsid fail).
                 nix::unistd::setsid().map_err(io::Error::from)?;
@@ -354,7 +345,7 @@ mod tests {
             "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
         ])
         .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn_worker(&mut cmd, None, &[]).unwrap();
+        let mut g = Group::spawn_worker(&mut cmd, None).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let mut lines = out.lines();

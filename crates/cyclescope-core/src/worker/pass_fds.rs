@@ -1,25 +1,33 @@
-//! Hands a worker its libraries' sealed descriptors (`plugin::sealed`) at the fixed numbers it
-//! loads them from, and nothing else: every other descriptor of the engine is close-on-exec.
-//! It runs in the forked child before exec; it never opens or reads a library.
+//! Hands a worker its libraries' sealed descriptors (`plugin::sealed`) and its system-call
+//! filter (`jail::syscalls`) at the fixed numbers it reads them from, and nothing else: every
+//! other descriptor of the engine is close-on-exec. It runs in the forked child before exec;
+//! it never opens or reads a library.
 
 use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Arc;
 
+use crate::jail::syscalls::WORKER_FILTER_FD;
 use crate::plugin::sealed::{SealedLibrary, WORKER_LIBRARY_FDS};
 
 /// The first number a descriptor is parked at in the child while the others are placed: above
 /// every fixed number, so no placing overwrites a descriptor still to be placed.
 const PARKED_FROM: RawFd = 64;
 
-/// Makes the child of `cmd` find `libraries[i]` at `WORKER_LIBRARY_FDS[i]`.
-pub(super) fn pass_libraries(cmd: &mut Command, libraries: &[Arc<SealedLibrary>]) {
-    let pairs: Vec<(RawFd, RawFd)> = libraries
+/// Makes the child of `cmd` find `libraries[i]` at `WORKER_LIBRARY_FDS[i]`, and `filter` (a
+/// descriptor this process keeps open for its life) at `WORKER_FILTER_FD`.
+pub(super) fn pass_descriptors(
+    cmd: &mut Command,
+    libraries: &[Arc<SealedLibrary>],
+    filter: Option<RawFd>,
+) {
+    let mut pairs: Vec<(RawFd, RawFd)> = libraries
         .iter()
         .zip(WORKER_LIBRARY_FDS)
         .map(|(l, to)| (l.raw_fd(), to))
         .collect();
+    pairs.extend(filter.map(|fd| (fd, WORKER_FILTER_FD)));
     if pairs.is_empty() {
         return;
     }
@@ -31,7 +39,8 @@ pub(super) fn pass_libraries(cmd: &mut Command, libraries: &[Arc<SealedLibrary>]
     unsafe {
         cmd.pre_exec(move || {
             let _ = &held;
-            let mut parked: [RawFd; WORKER_LIBRARY_FDS.len()] = [-1; WORKER_LIBRARY_FDS.len()];
+            let mut parked: [RawFd; WORKER_LIBRARY_FDS.len() + 1] =
+                [-1; WORKER_LIBRARY_FDS.len() + 1];
             // Parked copies first (close-on-exec, gone after exec): a source that is also a
             // target number is read before it is overwritten.
             for (slot, &(from, _)) in parked.iter_mut().zip(&pairs) {
@@ -66,7 +75,7 @@ mod tests {
         let mut cmd = Command::new("head");
         cmd.args(["-c", "64"])
             .arg(crate::plugin::sealed::worker_path(0));
-        pass_libraries(&mut cmd, &[a]);
+        pass_descriptors(&mut cmd, &[a], None);
         let out = cmd.output().unwrap();
         assert_eq!(out.stdout, b"sealed a", "{out:?}");
         // Without it, the number is not open in the child.

@@ -7,24 +7,22 @@
 //!   renaming or truncating fails with `EACCES`. Reading stays open (libraries, `/proc`). On
 //!   kernels that allow it, signals and abstract UNIX sockets outside the worker are out of
 //!   reach too.
-//! * seccomp: system calls a hash function has no business making — opening sockets, running
-//!   programs, tracing or writing other processes, mounting, namespaces, loading kernel code,
-//!   io_uring (which would bypass the filter), changing the CPU affinity, scheduling policy or
-//!   priority the worker set — kill the worker (`SIGSYS`). The parent
-//!   reports such a death as the sandbox stopping the candidate ([`signal_note`]), naming
-//!   the call where the kernel's log says which (`audit`).
+//! * seccomp: an allowlist (`jail::syscalls`, the one list every worker installs): any system
+//!   call a worker, the loader and a hash function have no need of — opening sockets, running
+//!   programs, tracing other processes, namespaces, changing files' modes or owners, the CPU
+//!   affinity, scheduling policy or priority the worker set, the host name or the clock —
+//!   kills the worker (`SIGSYS`). The parent reports such a death as the sandbox stopping the
+//!   candidate ([`signal_note`]), naming the call where the kernel's log says which (`audit`).
 //!
 //! It never loosens anything the child set before (rlimits, `no_new_privs`) and never decides
 //! a job's verdict.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
 use serde::{Deserialize, Serialize};
 
 /// The Landlock ABI this code was written and tested against; older kernels get what they
@@ -51,7 +49,8 @@ impl SandboxState {
     /// One line for `check`.
     pub fn summary(&self) -> String {
         let seccomp = if self.seccomp {
-            "seccomp filter on (no sockets, exec, ptrace, mount, CPU or priority changes …)"
+            "seccomp allowlist on (memory, threads, time, reading and writing descriptors; no \
+             sockets, exec, ptrace, namespaces, chmod/chown, CPU or priority changes …)"
                 .to_string()
         } else {
             format!(
@@ -168,38 +167,16 @@ fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxErro
     Ok((state.to_string(), detail))
 }
 
-/// The system calls that kill the worker (`forbidden.rs`, shared with the trial worker).
-fn forbidden() -> Vec<i64> {
-    super::forbidden::FORBIDDEN
-        .iter()
-        .map(|&(_, nr)| nr)
-        .collect()
-}
-
-/// The filter: the forbidden calls kill the process, everything else is allowed.
-fn filter_program() -> Result<BpfProgram, SandboxError> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
-    let rules: BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
-        forbidden().into_iter().map(|nr| (nr, vec![])).collect();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::KillProcess,
-        arch,
-    )?;
-    Ok(filter.try_into()?)
-}
-
+/// Installs the system-call allowlist on every thread of this process.
 fn filter_system_calls() -> Result<(), SandboxError> {
-    let program = filter_program()?;
-    // Every thread: a candidate's constructor may start threads of its own later, and those
-    // inherit the filter; threads the worker runtime started already get it too.
-    seccompiler::apply_filter_all_threads(&program)?;
+    // The allowlist and clone3's ENOSYS, in that order (`jail::syscalls`).
+    for program in crate::jail::syscalls::programs(crate::jail::syscalls::Kind::Worker)? {
+        seccompiler::apply_filter_all_threads(&program)?;
+    }
     Ok(())
 }
 
-/// What a signal says about a worker's death, for the messages that report it: `SIGSYS` is
-/// the seccomp filter stopping a forbidden system call — `call`, when the kernel's log named it.
+/// What a worker's death by `signal` says of the sandbox, naming the `call` where known.
 pub fn signal_note(signal: i32, call: Option<&str>) -> String {
     match call {
         _ if signal != libc::SIGSYS => String::new(),
@@ -214,128 +191,6 @@ pub fn signal_note(signal: i32, call: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_filter_compiles_for_this_machine() {
-        let program = filter_program().unwrap();
-        assert!(program.len() > forbidden().len());
-    }
-
-    /// The forbidden numbers are written out by hand (the trial worker has no `libc` crate):
-    /// each must be the one `libc` gives for its name.
-    #[test]
-    fn the_forbidden_table_matches_libc() {
-        let libc_numbers: BTreeMap<&str, i64> = [
-            ("socket", libc::SYS_socket),
-            ("setsid", libc::SYS_setsid),
-            ("setpgid", libc::SYS_setpgid),
-            ("execve", libc::SYS_execve),
-            ("execveat", libc::SYS_execveat),
-            ("ptrace", libc::SYS_ptrace),
-            ("process_vm_readv", libc::SYS_process_vm_readv),
-            ("process_vm_writev", libc::SYS_process_vm_writev),
-            ("mount", libc::SYS_mount),
-            ("umount2", libc::SYS_umount2),
-            ("pivot_root", libc::SYS_pivot_root),
-            ("chroot", libc::SYS_chroot),
-            ("open_tree", libc::SYS_open_tree),
-            ("move_mount", libc::SYS_move_mount),
-            ("fsopen", libc::SYS_fsopen),
-            ("fsconfig", libc::SYS_fsconfig),
-            ("fsmount", libc::SYS_fsmount),
-            ("fspick", libc::SYS_fspick),
-            ("setns", libc::SYS_setns),
-            ("unshare", libc::SYS_unshare),
-            ("init_module", libc::SYS_init_module),
-            ("finit_module", libc::SYS_finit_module),
-            ("delete_module", libc::SYS_delete_module),
-            ("kexec_load", libc::SYS_kexec_load),
-            ("kexec_file_load", libc::SYS_kexec_file_load),
-            ("reboot", libc::SYS_reboot),
-            ("swapon", libc::SYS_swapon),
-            ("swapoff", libc::SYS_swapoff),
-            ("bpf", libc::SYS_bpf),
-            ("io_uring_setup", libc::SYS_io_uring_setup),
-            ("io_uring_enter", libc::SYS_io_uring_enter),
-            ("io_uring_register", libc::SYS_io_uring_register),
-            ("add_key", libc::SYS_add_key),
-            ("request_key", libc::SYS_request_key),
-            ("keyctl", libc::SYS_keyctl),
-            ("userfaultfd", libc::SYS_userfaultfd),
-            ("sched_setaffinity", libc::SYS_sched_setaffinity),
-            ("sched_setscheduler", libc::SYS_sched_setscheduler),
-            ("sched_setparam", libc::SYS_sched_setparam),
-            ("sched_setattr", libc::SYS_sched_setattr),
-            ("setpriority", libc::SYS_setpriority),
-        ]
-        .into_iter()
-        .collect();
-        let table = super::super::forbidden::FORBIDDEN;
-        assert_eq!(table.len(), libc_numbers.len());
-        for (name, nr) in table {
-            assert_eq!(Some(&nr), libc_numbers.get(name), "{name}");
-        }
-    }
-
-    /// Runs a classic-BPF seccomp program on a system call of this architecture.
-    fn verdict(program: &[(u16, u8, u8, u32)], arch: u32, nr: u32) -> u32 {
-        let (mut pc, mut acc) = (0usize, 0u32);
-        loop {
-            let (code, jt, jf, k) = program[pc];
-            pc += 1;
-            match code {
-                0x20 => {
-                    acc = if k == 4 {
-                        arch
-                    } else {
-                        assert_eq!(k, 0);
-                        nr
-                    }
-                }
-                0x06 => return k,
-                0x05 => pc += k as usize,
-                0x15 | 0x25 | 0x35 | 0x45 => {
-                    let taken = match code {
-                        0x15 => acc == k,
-                        0x25 => acc > k,
-                        0x35 => acc >= k,
-                        _ => acc & k != 0,
-                    };
-                    pc += usize::from(if taken { jt } else { jf });
-                }
-                other => panic!("instruction {other:#x} not understood by this test"),
-            }
-        }
-    }
-
-    /// The trial worker builds its filter by hand; on every system call number of this
-    /// architecture it must decide as the `seccompiler` filter of the other workers does (and
-    /// it also refuses x32 numbers and other architectures).
-    #[test]
-    fn the_trial_workers_filter_decides_as_seccompiler_does() {
-        use crate::companion::sandbox::{
-            AUDIT_ARCH, SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS, program,
-        };
-        let theirs = filter_program().unwrap();
-        let theirs: Vec<_> = theirs.iter().map(|i| (i.code, i.jt, i.jf, i.k)).collect();
-        let ours: Vec<_> = program()
-            .iter()
-            .map(|i| (i.code, i.jt, i.jf, i.k))
-            .collect();
-        let mut killed = 0;
-        for nr in 0..1024 {
-            let want = verdict(&theirs, AUDIT_ARCH, nr);
-            assert_eq!(verdict(&ours, AUDIT_ARCH, nr), want, "system call {nr}");
-            killed += usize::from(want == SECCOMP_RET_KILL_PROCESS);
-        }
-        assert_eq!(killed, forbidden().len());
-        assert_eq!(
-            verdict(&ours, AUDIT_ARCH, 0x4000_0000 | 41),
-            SECCOMP_RET_KILL_PROCESS
-        );
-        assert_eq!(verdict(&ours, 0x4000_0003, 0), SECCOMP_RET_KILL_PROCESS);
-        assert_eq!(verdict(&ours, AUDIT_ARCH, 0), SECCOMP_RET_ALLOW);
-    }
 
     /// The trial worker's Landlock write rights per kernel ABI are the `landlock` crate's.
     #[test]
