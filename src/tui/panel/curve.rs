@@ -94,10 +94,25 @@ pub fn readout(app: &App) -> Option<String> {
     Some(format!("{}: {}", format::size(len), values.join(" · ")))
 }
 
+/// What the curve's figures count: the finished jobs' counter (as the Results panel names
+/// its columns), the counter chosen for the next run before any job has finished.
+fn counter(app: &App) -> crate::counter::Counter {
+    let rows = app.result_rows();
+    let summaries: Vec<&crate::vocabulary::JobSummary> =
+        rows.iter().filter_map(|r| r.summary).collect();
+    if summaries.is_empty() {
+        app.counter.counts()
+    } else {
+        crate::report::counter_of(summaries)
+    }
+}
+
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let log_y = app.curve_is_log();
+    // `cycles/byte`, or `instructions/byte` in instruction mode.
+    let per_byte = format!("{}/byte", counter(app).name());
     let title = format!(
-        "Curve · cycles/byte{} vs message length",
+        "Curve · {per_byte}{} vs message length",
         if log_y { " (log)" } else { "" }
     );
     let mut blk = block(app, Panel::Curve, title);
@@ -110,7 +125,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(blk, area);
         frame.render_widget(
             Paragraph::new(Span::styled(
-                "cycles/byte per length appears as lengths finish",
+                format!("{per_byte} per length appears as lengths finish"),
                 Style::new().fg(DIM),
             )),
             inner,
@@ -348,6 +363,42 @@ mod render_tests {
         assert!(!app.curve_is_log());
         let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
         assert!(!text.contains("(log)"), "{text}");
+    }
+
+    #[test]
+    fn in_instruction_mode_the_curve_says_instructions_per_byte() {
+        use crate::counter::{CycleSource, RunCounter};
+        let mut app = demo::idle();
+        app.counter = RunCounter::Instructions;
+        let empty = demo::draw_text(70, 8, |f| render(f, f.area(), &app));
+        assert!(empty.contains("Curve · instructions/byte vs"), "{empty}");
+        assert!(
+            empty.contains("instructions/byte per length appears"),
+            "{empty}"
+        );
+        assert!(!empty.contains("cycles"), "{empty}");
+        app.selected.insert("sm3hash-256".into());
+        for bytes in [32, 1024] {
+            let mut summary = demo::summary(900.0 * bytes as f64, bytes);
+            summary.cycle_source = Some(CycleSource::CallgrindInstructions);
+            app.apply(crate::vocabulary::EngineEvent::JobFinished {
+                job: crate::vocabulary::JobKey {
+                    candidate: "iccs".into(),
+                    label: "sm3hash-256".into(),
+                    input_bytes: bytes,
+                },
+                summary: Box::new(summary),
+                record: "r.json".into(),
+                snapshot: None,
+            });
+        }
+        // The counts name the unit, whatever the next run is set to count.
+        app.counter = RunCounter::Cycles;
+        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
+        assert!(text.contains("Curve · instructions/byte vs"), "{text}");
+        assert!(!text.contains("cycles/byte"), "{text}");
+        let timed = demo::draw_text(70, 16, |f| render(f, f.area(), &demo::finished()));
+        assert!(timed.contains("Curve · cycles/byte vs"), "{timed}");
     }
 
     #[test]
