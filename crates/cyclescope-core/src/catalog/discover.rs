@@ -61,7 +61,9 @@ pub fn adhoc_instance(
         variant: meta
             .map(|m| normalise_variant(&m.variant))
             .unwrap_or_else(|| "reference".into()),
-        flags: "guide".into(),
+        // Not built here: nothing says with which flags (`--flags-note` or a tree's
+        // build.json may say so later).
+        flags: super::UNKNOWN_FLAGS.into(),
         kat_manifest: None,
         kat_name: meta
             .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
