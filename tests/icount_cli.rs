@@ -110,6 +110,36 @@ fn the_baselines_count_the_same_to_the_instruction_in_two_runs() {
     assert!(!out.contains('⚠'), "an exact count is not doubtful: {out}");
     let v = common::cyclescope_in(t.path(), &["validate", "a"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // The page's figure counts instructions too: its axis and its link say so.
+    let r = common::cyclescope_in(t.path(), &["report", "a", "--out", "pages"]);
+    assert!(r.status.success(), "{}", common::output_text(&r));
+    // The helpers have no candidate page: their figure hangs off the summary page.
+    let figures = t.path().join("pages/performance/figures");
+    let svg = std::fs::read_dir(&figures)
+        .unwrap_or_else(|e| panic!("{}: {e}", figures.display()))
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("cpb_"))
+        .expect("the per-byte figure");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        svg.contains("instructions per byte") && !svg.contains("cycles per byte"),
+        "{svg}"
+    );
+    let page = std::fs::read_dir(t.path().join("pages/performance"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("summary_")
+        })
+        .expect("the summary page");
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("- [instructions per byte against message length](figures/cpb_"),
+        "{page}"
+    );
     // compare of the two runs: instructions per call, and the same count is the same,
     // exactly, on every row (no interval, no noise to call a difference).
     let c = common::cyclescope_in(t.path(), &["compare", "a", "b"]);

@@ -207,3 +207,22 @@ fn a_run_with_a_job_not_measured_says_what_is_missing() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn the_kat_verdict_lines_end_with_their_verdict() {
+    // The reference job's pseudoXOF-512 passes its KAT with no detail: the verdict ends the
+    // line (it read `PASS `), as every verdict line's last word ends it.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = tmp.path().join("run");
+    let o = fixture_run(tmp.path(), &run, &[]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let verdicts: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("KAT ") && l.contains(": "))
+        .collect();
+    assert!(verdicts.contains(&"KAT pseudoXOF-512: PASS"), "{err}");
+    for line in verdicts {
+        assert_eq!(line, line.trim_end(), "{err}");
+    }
+}

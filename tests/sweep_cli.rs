@@ -207,6 +207,21 @@ fn an_instruction_sweep_with_the_guide_lengths_finds_sm3s_blocks_and_warns_once(
     assert!(out.status.success(), "sweep failed: {stderr}");
     let s: Value = serde_json::from_slice(&out.stdout).expect("--json prints sweep.json");
     assert_eq!(exact_structure(&s), (64, 9));
+    // Each pass is a run of its own: its line says its own time and the sweep's, each named
+    // (it read `finished after 1 s (elapsed 25 s)`), and the passes count up from 1.
+    let passes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("sweep pass "))
+        .collect();
+    assert!(passes.len() >= 2, "coarse and refining passes:\n{stderr}");
+    for (n, line) in passes.iter().enumerate() {
+        let head = format!("sweep pass {} finished: it took ", n + 1);
+        assert!(
+            line.starts_with(&head) && line.ends_with(" so far") && line.contains(", the sweep "),
+            "{line}\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("(elapsed "), "{stderr}");
     for line in stderr.lines().filter(|l| l.starts_with("warning: ")) {
         assert_eq!(
             stderr.lines().filter(|l| *l == line).count(),

@@ -86,6 +86,27 @@ pub fn name(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The longest `--flags-note` (a record's `flags` field, a table cell).
+const FLAGS_NOTE_MAX_CHARS: usize = 200;
+
+/// `--flags-note`: one line of printable text, not empty, at most 200 characters.
+pub fn flags_note(s: &str) -> Result<String, String> {
+    let note = s.trim();
+    if note.is_empty() {
+        return Err("the note is empty: say how the library was built".into());
+    }
+    if note.chars().any(char::is_control) {
+        return Err("the note holds a control character (a newline, a tab, an escape)".into());
+    }
+    let chars = note.chars().count();
+    if chars > FLAGS_NOTE_MAX_CHARS {
+        return Err(format!(
+            "the note has {chars} characters; at most {FLAGS_NOTE_MAX_CHARS}"
+        ));
+    }
+    Ok(note.to_string())
+}
+
 /// A measurement CPU this process may run on (`sched_getaffinity`): a CPU it may not use
 /// would make every worker fail to pin itself, which would be recorded against the candidate.
 pub fn cpu(s: &str) -> Result<usize, String> {
@@ -154,6 +175,20 @@ mod tests {
         assert!(digest_bits("4294967288").unwrap_err().contains("8 … 8192"));
         assert!(cpu_seconds("18446744073709551615").is_err());
         assert_eq!(trial_target("0.05"), Ok(0.05));
+    }
+
+    #[test]
+    fn a_flags_note_is_one_printable_line_of_bounded_length() {
+        assert_eq!(flags_note(" gcc -O3 "), Ok("gcc -O3".to_string()));
+        for (v, needle) in [
+            ("  ", "empty"),
+            ("-O3\n\x1b[2J", "control character"),
+            (&"x".repeat(201), "201 characters; at most 200"),
+        ] {
+            let err = flags_note(v).unwrap_err();
+            assert!(err.contains(needle), "{v:?}: {err}");
+        }
+        assert!(flags_note(&"x".repeat(200)).is_ok());
     }
 
     #[test]

@@ -116,7 +116,9 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
         eprintln!(
             "cyclescope: WARNING: {} ships no KAT files (KAT_2_12_{0}.txt, KAT_2_23_…, KAT_2_33_…, \
              KAT_Loop_…): {} has no line for it, so its KAT can only be NOKAT and its figures \
-             are of unverified output; add the submission's KAT files and build again",
+             are of unverified output; add the submission's KAT files and build again, or give \
+             the reference digests with --manifest FILE (kat.sha256 lines) or --kat-dir DIR \
+             (KAT files, in DIR/<label>/ or DIR/)",
             crate::sanitize::terminal(label),
             crate::sanitize::terminal_path(manifest)
         );
@@ -171,10 +173,12 @@ fn print_summary(summary: &TreeSummary, seconds: f64) {
         }
     }
     for (label, status, detail) in &summary.kat {
-        outln!(
+        // No trailing space when the verdict has no detail (PASS).
+        let line = format!(
             "KAT    {label} {status} {}",
             crate::sanitize::terminal(detail)
         );
+        outln!("{}", line.trim_end());
     }
     let count = |st: BuildStatus| summary.builds.iter().filter(|b| b.status == st).count();
     outln!(

@@ -241,13 +241,16 @@ fn resolve(
         }
         (Err(e), Some(lib)) => {
             let settings = load_catalog(config).map(|c| c.settings).unwrap_or_default();
-            let inst = catalog::adhoc_instance(
+            let mut inst = catalog::adhoc_instance(
                 lib,
                 select.source.label.as_deref(),
                 select.source.digest_bits,
                 None,
             )
             .unwrap_or_else(|_| unprobed_instance(lib, select));
+            if let Some(note) = &select.source.flags_note {
+                inst.flags = note.clone();
+            }
             eprintln!(
                 "cyclescope: {}",
                 crate::sanitize::terminal_message(&format!("{e:#}"))
@@ -275,7 +278,7 @@ fn unprobed_instance(lib: &Path, select: &InstanceArgs) -> Instance {
         library: lib.to_path_buf(),
         digest_bits: select.source.digest_bits.unwrap_or(0),
         variant: "reference".into(),
-        flags: "guide".into(),
+        flags: crate::catalog::UNKNOWN_FLAGS.into(),
         kat_manifest: None,
         kat_name: None,
         abi: select.source.abi.into(),

@@ -87,6 +87,10 @@ pub fn run(config: Option<&Path>, args: &ListArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The width of the `ngcc_meta` column: a longer text (a library's id and instance are its
+/// own to choose) is cut to it, ending in `…`; `--json` has the whole block.
+const META_WIDTH: usize = 28;
+
 fn print_table(rows: &[Row]) {
     let w = rows.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);
     let c = rows
@@ -96,7 +100,7 @@ fn print_table(rows: &[Row]) {
         .unwrap_or(9)
         .max(9);
     outln!(
-        "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<28}  library",
+        "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<META_WIDTH$}  library",
         "candidate",
         "label",
         "bits",
@@ -113,13 +117,13 @@ fn print_table(rows: &[Row]) {
         };
         let loads = if r.loads { "yes" } else { "NO" };
         outln!(
-            "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<28}  {}",
+            "{:<c$}  {:<w$}  {:>5}  {:<8}  {:<6}  {:<META_WIDTH$}  {}",
             terminal(&r.candidate),
             terminal(&r.label),
             r.digest_bits,
             r.abi.name(),
             loads,
-            terminal(&meta),
+            crate::tui::panel::fit(&terminal(&meta), META_WIDTH),
             terminal(&r.library)
         );
         if let Some(e) = &r.error {

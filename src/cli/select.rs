@@ -28,6 +28,16 @@ pub struct SourceArgs {
     /// a SUPERCOP library, its crypto_hash_BYTES × 8).
     #[arg(long, requires = "lib", value_parser = super::arg_value::digest_bits)]
     pub digest_bits: Option<u32>,
+    /// How the --lib library was built, in your words (`gcc 13 -O3 -march=native`): the
+    /// records, tables and pages say this instead of `unknown` (cyclescope did not build it).
+    #[arg(
+        long,
+        requires = "lib",
+        value_name = "TEXT",
+        allow_hyphen_values = true,
+        value_parser = super::arg_value::flags_note
+    )]
+    pub flags_note: Option<String>,
     /// What the --lib library exports: `iccs` (CryptHash) or `supercop` (crypto_hash).
     #[arg(long, requires = "lib", value_enum, default_value_t = AbiArg::Iccs)]
     pub abi: AbiArg,
@@ -137,6 +147,9 @@ impl SourceArgs {
             )
             .map_err(anyhow::Error::msg)?;
             inst.abi = self.abi.into();
+            if let Some(note) = &self.flags_note {
+                inst.flags = note.clone();
+            }
             let mut base = load_own(config).unwrap_or_else(|_| Catalog {
                 source: None,
                 settings: Default::default(),

@@ -146,7 +146,7 @@ pub fn run(config: Option<&Path>, args: &SweepArgs) -> anyhow::Result<ExitCode> 
         .with_context(|| format!("creating {}", req.run_dir.display()))?;
     let cancel = Arc::new(AtomicBool::new(false));
     crate::interrupt::stop_on_signals(&cancel).context("installing the signal handlers")?;
-    let mut progress = Progress::new(&req);
+    let mut progress = Progress::for_sweep(&req);
     let outcome =
         sweep::run_with_structure(&req, lengths, &given, &mut |ev| progress.show(&ev), &cancel)?;
     progress.clear();

@@ -31,6 +31,10 @@ pub struct WatchArgs {
 }
 
 pub fn run(config: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    // What can never become a run is refused now, not after the wait for a starting one.
+    if let Some(why) = target::refusal(&args.run_dir) {
+        bail!(why);
+    }
     if args.lanes {
         return lanes::follow(&args.run_dir);
     }

@@ -31,6 +31,11 @@ pub struct Candidate {
     pub instances: Vec<Instance>,
 }
 
+/// The build flag class of a library cyclescope did not build and no one described (`--lib`,
+/// a `--scan` outside a tree with a build.json): how it was compiled is not known, whatever
+/// compiler flags its own metadata claims (the records keep those in `build_flags`).
+pub const UNKNOWN_FLAGS: &str = "unknown";
+
 /// One parameter set of a candidate, as measured and reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Instance {
@@ -41,7 +46,8 @@ pub struct Instance {
     pub digest_bits: u32,
     /// `reference`, `optimized-avx2`, `iccs-baseline`, …
     pub variant: String,
-    /// Build flag class as the harness records it (`guide`, `harness-default`, …).
+    /// Build flag class as the harness records it (`guide`, `harness-default`, …), `unknown`
+    /// for a library built elsewhere, or what the user said of it (`--flags-note`).
     pub flags: String,
     pub kat_manifest: Option<PathBuf>,
     /// The ALGORITHM_INSTANCE spelling in KAT file names, when it differs from the label.

@@ -44,6 +44,22 @@ pub fn share(x: f64) -> String {
     format!("{:.1} %", 100.0 * x)
 }
 
+/// The shortest span over which a process's CPU time is given as a share of one core: over
+/// less, the clock's and getrusage's granularity make the quotient meaningless (9 ms of CPU
+/// over a few ms of wall time read `148.50 %`).
+const CORE_SHARE_MIN_SPAN_S: f64 = 1.0;
+
+/// CPU time used over a wall-clock span, with its share of one core when the span is long
+/// enough to give one: `40 ms of CPU time over 12.3 s (0.3 % of one core)`.
+pub fn core_share(cpu_s: f64, wall_s: f64) -> String {
+    let used = format!("{} of CPU time over {}", time(cpu_s), time(wall_s));
+    if wall_s >= CORE_SHARE_MIN_SPAN_S {
+        format!("{used} ({} of one core)", share(cpu_s / wall_s))
+    } else {
+        format!("{used} (too short a span for a share of one core)")
+    }
+}
+
 /// A clock rate in GHz with three decimals (`2.100`), as trial clocks are shown live.
 pub fn ghz(hz: f64) -> String {
     format!("{:.3}", hz / 1e9)
@@ -212,6 +228,19 @@ pub(crate) struct ClockState<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_of_one_core_is_given_only_over_a_span_long_enough() {
+        assert_eq!(
+            core_share(0.009, 0.006),
+            "9 ms of CPU time over 6 ms (too short a span for a share of one core)"
+        );
+        assert_eq!(
+            core_share(0.04, 12.3),
+            "40 ms of CPU time over 12.3 s (0.3 % of one core)"
+        );
+        assert!(core_share(0.02, 1.0).ends_with("(2.0 % of one core)"));
+    }
 
     #[test]
     fn intervals_show_two_digits_of_their_half_width() {

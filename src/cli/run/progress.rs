@@ -23,6 +23,9 @@ pub(in crate::cli) struct Progress {
     board: Board,
     /// The overdue trial last given a line of its own, and how long it had run then.
     overdue_line: Option<(JobKey, u32, Duration)>,
+    /// The passes of a sweep ended so far (None for a run): each pass is a run of its own,
+    /// whose time is not the sweep's.
+    sweep_passes: Option<u32>,
 }
 
 impl Progress {
@@ -36,6 +39,31 @@ impl Progress {
             clock: None,
             board: Board::default(),
             overdue_line: None,
+            sweep_passes: None,
+        }
+    }
+
+    /// The progress of a sweep: its passes are numbered, each with its own time.
+    pub(in crate::cli) fn for_sweep(req: &crate::campaign::RunRequest) -> Self {
+        Self {
+            sweep_passes: Some(0),
+            ..Self::new(req)
+        }
+    }
+
+    /// The line a finished (or cancelled) run or sweep pass ends with: how long the engine's
+    /// run took (host check, KAT gate and measuring), and how long the command has been at it,
+    /// each named, so the two figures never read as one that disagrees with itself.
+    fn finished_line(&mut self, cancelled: bool, wall: Duration) -> String {
+        let how = if cancelled { "cancelled" } else { "finished" };
+        let took = crate::format::duration(wall);
+        let total = crate::format::duration(self.started.elapsed());
+        match &mut self.sweep_passes {
+            Some(n) => {
+                *n += 1;
+                format!("sweep pass {n} {how}: it took {took}, the sweep {total} so far")
+            }
+            None => format!("run {how}: it took {took}, the command {total} in all"),
         }
     }
 
@@ -270,12 +298,10 @@ impl Progress {
             EngineEvent::Warning { message } => self.line(&format!("warning: {message}")),
             EngineEvent::RunFinished {
                 cancelled, wall, ..
-            } => self.line(&format!(
-                "{} after {} (elapsed {})",
-                if *cancelled { "cancelled" } else { "finished" },
-                crate::format::duration(*wall),
-                crate::format::duration(self.started.elapsed())
-            )),
+            } => {
+                let text = self.finished_line(*cancelled, *wall);
+                self.line(&text)
+            }
             EngineEvent::JobStarted { job, .. } => {
                 let tag = self.tag(job);
                 self.status(&format!("measuring {job}{tag} …"));

@@ -158,10 +158,8 @@ pub fn follow(path: &Path) -> anyhow::Result<ExitCode> {
     let wall = started.elapsed().as_secs_f64();
     let cpu = own_cpu_seconds();
     println!(
-        "watcher: {:.3} s of CPU time over {:.1} s ({:.2} % of one core; getrusage)",
-        cpu,
-        wall,
-        100.0 * cpu / wall.max(1e-9)
+        "watcher: {} (getrusage)",
+        crate::format::core_share(cpu, wall)
     );
     Ok(if failed {
         ExitCode::from(1)

@@ -94,10 +94,25 @@ pub fn readout(app: &App) -> Option<String> {
     Some(format!("{}: {}", format::size(len), values.join(" · ")))
 }
 
+/// What the curve's figures count: the finished jobs' counter (as the Results panel names
+/// its columns), the counter chosen for the next run before any job has finished.
+fn counter(app: &App) -> crate::counter::Counter {
+    let rows = app.result_rows();
+    let summaries: Vec<&crate::vocabulary::JobSummary> =
+        rows.iter().filter_map(|r| r.summary).collect();
+    if summaries.is_empty() {
+        app.counter.counts()
+    } else {
+        crate::report::counter_of(summaries)
+    }
+}
+
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let log_y = app.curve_is_log();
+    // `cycles/byte`, or `instructions/byte` in instruction mode.
+    let per_byte = format!("{}/byte", counter(app).name());
     let title = format!(
-        "Curve · cycles/byte{} vs message length",
+        "Curve · {per_byte}{} vs message length",
         if log_y { " (log)" } else { "" }
     );
     let mut blk = block(app, Panel::Curve, title);
@@ -110,7 +125,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(blk, area);
         frame.render_widget(
             Paragraph::new(Span::styled(
-                "cycles/byte per length appears as lengths finish",
+                format!("{per_byte} per length appears as lengths finish"),
                 Style::new().fg(DIM),
             )),
             inner,
@@ -268,109 +283,4 @@ mod tests {
 }
 
 #[cfg(test)]
-mod render_tests {
-    use super::*;
-    use crate::tui::demo;
-
-    #[test]
-    fn draws_one_line_per_instance_and_the_reference_when_measured() {
-        let mut app = demo::finished();
-        let text = demo::draw_text(70, 16, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(
-            text.contains("sm3hash-256") && text.contains("pseudoXOF-512"),
-            "{text}"
-        );
-        assert!(text.contains("32 B") && text.contains("1 KiB"), "{text}");
-        assert!(
-            !text.contains("(ref)"),
-            "pseudoXOF-256 was not measured: {text}"
-        );
-        // Measure the reference of sm3hash-256's width, unselected: it is drawn dashed.
-        for bytes in [32, 1024] {
-            app.apply(crate::vocabulary::EngineEvent::JobFinished {
-                job: crate::vocabulary::JobKey {
-                    candidate: "iccs".into(),
-                    label: "pseudoXOF-256".into(),
-                    input_bytes: bytes,
-                },
-                #[allow(clippy::useless_conversion)]
-                summary: demo::summary(1536.0 * bytes as f64 / 32.0, bytes).into(),
-                record: "r.json".into(),
-                snapshot: None,
-            });
-        }
-        let series = app.curves();
-        assert_eq!(
-            series.last().map(|s| (s.label.as_str(), s.reference)),
-            Some(("pseudoXOF-256", true))
-        );
-        let text = demo::draw_text(70, 16, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(text.contains("pseudoXOF-256 (ref)"), "{text}");
-        let empty = demo::draw_text(70, 8, |f| render(f, f.area(), &demo::idle()));
-        assert!(empty.contains("appears as lengths finish"), "{empty}");
-    }
-
-    /// Adds a slow instance (2100 cycles/byte, like uHash) to the finished demo.
-    fn with_a_slow_series() -> App {
-        let mut app = demo::finished();
-        app.selected.insert("pseudohash-1024".into());
-        for bytes in [32, 1024] {
-            app.apply(crate::vocabulary::EngineEvent::JobFinished {
-                job: crate::vocabulary::JobKey {
-                    candidate: "iccs".into(),
-                    label: "pseudohash-1024".into(),
-                    input_bytes: bytes,
-                },
-                summary: Box::new(demo::summary(2100.0 * bytes as f64, bytes)),
-                record: "r.json".into(),
-                snapshot: None,
-            });
-        }
-        app
-    }
-
-    #[test]
-    fn series_apart_by_more_than_ten_times_get_a_log_axis_the_operator_can_change() {
-        use crate::tui::action::Action;
-        let app = demo::finished();
-        assert!(!app.curve_is_log(), "45 against 94 c/B: linear");
-        let mut app = with_a_slow_series();
-        assert!(app.curve_is_log());
-        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
-        assert!(text.contains("cycles/byte (log)"), "{text}");
-        // Whole decades: the fast series are not flattened on the bottom row.
-        assert!(text.contains("10.0") && text.contains("10000"), "{text}");
-        app.act(Action::CurveScale);
-        assert!(!app.curve_is_log());
-        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
-        assert!(!text.contains("(log)"), "{text}");
-    }
-
-    #[test]
-    fn the_readout_names_each_visible_value_and_series_can_be_hidden() {
-        use crate::tui::action::Action;
-        let mut app = with_a_slow_series();
-        app.focus = Panel::Curve;
-        let r = readout(&app).unwrap();
-        assert_eq!(
-            r,
-            "1 KiB: sm3hash-256 22.5 · pseudohash-1024 2100 · pseudoXOF-512 45.1"
-        );
-        app.act(Action::CurvePrev);
-        assert!(readout(&app).unwrap().starts_with("32 B: sm3hash-256 45.9"));
-        // ↓ to pseudohash-1024, Space hides it: gone from the readout, marked in the legend,
-        // and the axis goes back to linear.
-        app.act(Action::Down);
-        app.act(Action::ToggleSeries);
-        assert!(!readout(&app).unwrap().contains("pseudohash-1024"));
-        assert!(!app.curve_is_log());
-        let text = demo::draw_text(70, 16, |f| render(f, f.area(), &app));
-        assert!(text.contains("▸(hidden) pseudohash-1024"), "{text}");
-        app.act(Action::ToggleSeries);
-        assert!(readout(&app).unwrap().contains("pseudohash-1024"));
-    }
-}
+mod render_tests;

@@ -12,7 +12,8 @@ use crate::plugin::NgccMeta;
 pub(crate) type Probe = Result<Option<NgccMeta>, String>;
 
 /// Builds the instance for `--lib PATH [--label L] [--digest-bits N]`. Missing label and
-/// width come from `ngcc_meta`, then from the file name (`lib<label>.so`, trailing digits).
+/// width come from `ngcc_meta`, then from the file name (`lib<label>.so`, the number after the
+/// algorithm name: `MYSHA-256-O0` is 256 bits wide).
 pub fn adhoc_instance(
     library: &Path,
     label: Option<&str>,
@@ -31,11 +32,15 @@ pub fn adhoc_instance(
     crate::name::SafeName::new("instance label", &label)
         .map_err(|e| format!("{}: {e}", library.display()))?;
     let bits = digest_bits
-        .or_else(|| meta.and_then(|m| u32::try_from(m.digest_bits).ok()).filter(|&b| b != 0))
-        .or_else(|| trailing_number(&label))
+        .or_else(|| {
+            meta.and_then(|m| u32::try_from(m.digest_bits).ok())
+                .filter(|&b| b != 0)
+        })
+        .or_else(|| width_in_label(&label))
         .ok_or_else(|| {
             format!(
-                "cannot tell the digest width of {} (no ngcc_meta width, no number in {label:?}): pass --digest-bits",
+                "cannot tell the digest width of {} (no ngcc_meta width, no number after the \
+                 algorithm name in {label:?}): pass --digest-bits",
                 library.display()
             )
         })?;
@@ -56,7 +61,9 @@ pub fn adhoc_instance(
         variant: meta
             .map(|m| normalise_variant(&m.variant))
             .unwrap_or_else(|| "reference".into()),
-        flags: "guide".into(),
+        // Not built here: nothing says with which flags (`--flags-note` or a tree's
+        // build.json may say so later).
+        flags: super::UNKNOWN_FLAGS.into(),
         kat_manifest: None,
         kat_name: meta
             .filter(|m| m.digest_bits != 0 && !m.instance.is_empty())
@@ -213,16 +220,19 @@ fn library_label(path: &Path) -> String {
     name.strip_prefix("lib").unwrap_or(name).to_string()
 }
 
-fn trailing_number(label: &str) -> Option<u32> {
-    let digits: String = label
-        .chars()
-        .rev()
-        .take_while(char::is_ascii_digit)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    digits.parse().ok()
+/// The digest width a label names: the number after the algorithm name, as its own word
+/// (`MYSHA-256`, `SHA3-256`, `sha3_256`) or ending the name (`FEILIAN512`). What follows it is
+/// a variant (`-O0`, `-bug`, `-opt`), never the width; a digit inside the name (`SHA3`) is not
+/// one either when a word of digits follows.
+fn width_in_label(label: &str) -> Option<u32> {
+    let mut words = label.split(['-', '_']);
+    let name = words.next()?;
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    if let Some(w) = words.find(|w| digits(w)) {
+        return w.parse().ok();
+    }
+    let tail = name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count();
+    name[tail..].parse().ok()
 }
 
 /// The harness's `ngcc_meta.variant` says `Reference_Implementation`; records say `reference`.
@@ -249,6 +259,31 @@ mod tests {
         assert!(err.contains("--digest-bits"), "{err}");
         let i = adhoc_instance(Path::new("x/libfoo.so"), Some("foo"), Some(384), None).unwrap();
         assert_eq!(i.digest_bits, 384);
+    }
+
+    #[test]
+    fn the_width_is_the_number_after_the_algorithm_name_not_a_variant_suffix() {
+        for (label, bits) in [
+            ("MYSHA-256", Some(256)),
+            ("MYSHA-256-O0", Some(256)),
+            ("MYSHA-256-bug", Some(256)),
+            ("SHA3-256-O3", Some(256)),
+            ("sha3_512", Some(512)),
+            ("FEILIAN1024", Some(1024)),
+            ("FEILIAN512-O0", Some(512)),
+            ("Keccak-f1600-256", Some(256)),
+            ("MYSHA-bug", None),
+            ("blake2b", None),
+        ] {
+            assert_eq!(width_in_label(label), bits, "{label}");
+        }
+        let i = adhoc_instance(Path::new("x/libMYSHA-256-O0.so"), None, None, None).unwrap();
+        assert_eq!((i.label.as_str(), i.digest_bits), ("MYSHA-256-O0", 256));
+        let err = adhoc_instance(Path::new("x/libMYSHA-bug.so"), None, None, None).unwrap_err();
+        assert!(
+            err.contains("no number after the algorithm name in \"MYSHA-bug\""),
+            "{err}"
+        );
     }
 
     #[test]

@@ -71,6 +71,7 @@ fn series_of(i: &InstanceEvidence, reference: bool) -> Option<Series> {
 /// baseline instances of their widths among `baseline`; None without a complete record.
 pub(crate) fn cycles_per_byte(
     title: &str,
+    counter: crate::counter::Counter,
     instances: &[InstanceEvidence],
     baseline: &[InstanceEvidence],
 ) -> Result<Option<String>, FigureError> {
@@ -119,7 +120,7 @@ pub(crate) fn cycles_per_byte(
         chart
             .configure_mesh()
             .x_desc("message length (bytes)")
-            .y_desc("cycles per byte")
+            .y_desc(format!("{} per byte", counter.name()))
             .x_label_formatter(&|v| crate::format::size(v.round() as u64))
             .y_label_formatter(&|v| axis_number(*v))
             .draw()
@@ -289,19 +290,28 @@ pub(crate) struct Figure {
 }
 
 /// The figures of one candidate page: cycles/byte, then each job's histogram, in the
-/// instances' order and by length.
+/// instances' order and by length. `title` makes the per-byte figure's title from what it
+/// shows (`cycles per byte`, `instructions per byte`).
 pub(crate) fn of_candidate(
-    title: &str,
+    title: &dyn Fn(&str) -> String,
     system_id: &str,
     instances: &[InstanceEvidence],
     baseline: &[InstanceEvidence],
 ) -> Result<Vec<Figure>, FigureError> {
     let dir = std::path::Path::new("figures");
     let mut out = Vec::new();
-    if let Some(svg) = cycles_per_byte(title, instances, baseline)? {
+    // Instructions where the records count them (the page's tables say so too).
+    let summaries: Vec<_> = instances
+        .iter()
+        .flat_map(|i| i.records.iter())
+        .map(|(_, r)| r.summary())
+        .collect();
+    let counter = super::counter_of(summaries.iter());
+    let per_byte = format!("{} per byte", counter.name());
+    if let Some(svg) = cycles_per_byte(&title(&per_byte), counter, instances, baseline)? {
         out.push(Figure {
             path: dir.join(format!("cpb_{system_id}.svg")),
-            what: "cycles per byte against message length".into(),
+            what: format!("{per_byte} against message length"),
             svg,
         });
     }

@@ -120,7 +120,9 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         }
         let mut drawn = Vec::new();
         if opts.figures {
-            let title = format!("{cand} on {system_id}: cycles per byte (baseline `{baseline}`)");
+            let title = |per_byte: &str| {
+                format!("{cand} on {system_id}: {per_byte} (baseline `{baseline}`)")
+            };
             drawn =
                 super::figures::of_candidate(&title, &system_id, instances, baseline_instances)?;
             if !drawn.is_empty() {
@@ -179,7 +181,8 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
     }
     if opts.figures {
         // The helpers have no candidate page: their figures hang off the summary.
-        let title = format!("ICCS helpers ({baseline}) on {system_id}: cycles per byte");
+        let title =
+            |per_byte: &str| format!("ICCS helpers ({baseline}) on {system_id}: {per_byte}");
         let drawn = super::figures::of_candidate(&title, &system_id, baseline_instances, &[])?;
         if !drawn.is_empty() {
             summary = format!("{}\n{}", summary.trim_end(), super::figures::links(&drawn));

@@ -18,6 +18,10 @@ const PUBLISHED_PROFILES: [&str; 3] = ["guide", "harness-default", "guide-perfor
 /// (`cflags: -O0 -fPIC`), so a tuning session reads back which build it measured.
 pub(crate) fn build_text(profile: &str, build_flags: &str) -> String {
     let flags = build_flags.trim();
+    if profile == crate::catalog::UNKNOWN_FLAGS && !flags.is_empty() {
+        // cyclescope did not build it: the flags are the library's own claim, not a fact.
+        return format!("{profile} (the library says {flags})");
+    }
     if PUBLISHED_PROFILES.contains(&profile) || flags.is_empty() || flags == profile {
         profile.to_string()
     } else {
@@ -128,5 +132,10 @@ mod tests {
         );
         assert_eq!(build_text("o0", "-O0"), "o0: -O0");
         assert_eq!(build_text("cflags", ""), "cflags");
+        assert_eq!(build_text("unknown", ""), "unknown");
+        assert_eq!(
+            build_text("unknown", "-O1"),
+            "unknown (the library says -O1)"
+        );
     }
 }
