@@ -50,6 +50,12 @@ fn assert_both_pass(out: &Path, objects: &[Value], err: &str) {
             "{log}"
         );
         assert!(log.ends_with(" PASS \n"), "{log}");
+        // Root on a machine with cgroups (CI): the worker's peak memory, read from its group.
+        if nix::unistd::geteuid().is_root() && Path::new("/sys/fs/cgroup").exists() {
+            let peak = o["peak_memory_bytes"].as_u64().unwrap_or(0);
+            assert!(peak > 1 << 20, "{o}");
+            assert!(log.contains("\nmemory  peak "), "{log}");
+        }
     }
 }
 

@@ -213,6 +213,7 @@ fn json_object(
         "conformance": report.conformance.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         "findings": crate::conform::findings(&report.conformance).iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         "cpu": cpu,
+        "peak_memory_bytes": report.peak_memory_bytes,
     })
 }
 

@@ -168,6 +168,7 @@ fn base_additions(
         layouts: None,
         fresh_probe: None,
         instructions: None,
+        peak_memory_bytes: None,
     }
 }
 
@@ -182,9 +183,11 @@ fn assemble(
     disturbed_retries: u32,
     additions: Additions,
 ) -> TimingRecord {
-    // Every record carries the conformance its KAT gate found.
+    // Every record carries the conformance its KAT gate found, and the peak memory the
+    // workers' control groups saw.
     let additions = Additions {
         conformance: crate::conform::RecordedChecks::of(&kat.conformance),
+        peak_memory_bytes: processes.iter().filter_map(|p| p.peak_memory_bytes).max(),
         ..additions
     };
     let trials: Vec<Trial> = processes

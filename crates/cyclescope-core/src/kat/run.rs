@@ -151,6 +151,8 @@ pub struct KatReport {
     pub(crate) log_path: PathBuf,
     /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
     pub stderr_tail: String,
+    /// The most memory the worker held, by its control group's account (None without one).
+    pub peak_memory_bytes: Option<u64>,
 }
 
 impl KatReport {
@@ -388,6 +390,7 @@ pub fn run_kat(
     }
     let mut report = state.finish(status, detail, log_path);
     report.stderr_tail = outcome.stderr_tail;
+    report.peak_memory_bytes = outcome.peak_memory_bytes;
     write_log(&report.log_path, &state_log(&report, &state))?;
     Ok(report)
 }
@@ -396,6 +399,13 @@ fn state_log(report: &KatReport, state: &check::JobState) -> String {
     let mut text = state.log_lines().join("\n");
     if !text.is_empty() {
         text.push('\n');
+    }
+    // Measured from outside the worker: nothing the candidate does can change it.
+    if let Some(bytes) = report.peak_memory_bytes {
+        text.push_str(&format!(
+            "memory  peak {} (the worker's control group)\n",
+            crate::format::bytes(bytes)
+        ));
     }
     text.push_str(&report.result_line());
     text.push('\n');

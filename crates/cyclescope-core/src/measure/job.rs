@@ -74,6 +74,8 @@ pub(crate) struct ProcessRun {
     /// The fresh-message probe's CPU time from its seed to its last line, by the kernel's
     /// clock (`worker::Outcome::cpu_after_go`).
     pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
+    /// The most memory the process held, by its control group (`worker::Outcome`).
+    pub(crate) peak_memory_bytes: Option<u64>,
 }
 
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,
@@ -285,6 +287,7 @@ pub(crate) fn run_process(
     {
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
+    let peak_memory_bytes = result.as_ref().ok().and_then(|o| o.peak_memory_bytes);
     let (note, exit, stderr, wall, cpu, cpu_after_go) = match result {
         Ok(o) => (
             o.death_note(),
@@ -398,6 +401,7 @@ pub(crate) fn run_process(
         instructions: None,
         probe_digests,
         cpu_after_go,
+        peak_memory_bytes,
     };
     if let Some(Ok(c)) = &count {
         c.finish(spec, &setup.exe, &mut run, sandbox);

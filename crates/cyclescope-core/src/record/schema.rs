@@ -146,6 +146,11 @@ pub struct Additions {
     /// the cycle estimate and its formula, and what the sandbox gave up under valgrind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<crate::counter::callgrind::InstructionCount>,
+    /// The most memory any of the job's worker processes held, by its control group's account
+    /// (read from outside: `jail::cgroup`); absent where the workers ran without one. The
+    /// harness's `peak_rss_bytes` beside it is the trial worker's own report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
 }
 
 impl Additions {

@@ -43,6 +43,10 @@ pub struct SandboxState {
     /// The worker's capabilities as it found them at start (`privileges::describe`).
     #[serde(default)]
     pub privileges: String,
+    /// The control group the engine put the worker in, as `/proc/self/cgroup` shows it
+    /// (`jail::cgroup`), or what its absence means.
+    #[serde(default)]
+    pub cgroup: String,
 }
 
 impl SandboxState {
@@ -68,7 +72,10 @@ impl SandboxState {
                 self.landlock_detail
             ),
         };
-        format!("{seccomp}; {landlock}; {}", self.privileges)
+        format!(
+            "{seccomp}; {landlock}; {}; {}",
+            self.privileges, self.cgroup
+        )
     }
 }
 
@@ -90,6 +97,10 @@ pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
     let privileges = std::fs::read_to_string("/proc/self/status").map_or_else(
         |e| format!("capabilities unknown (/proc/self/status: {e})"),
         |status| super::privileges::describe(&status, super::privileges::securebits()),
+    );
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").map_or_else(
+        |e| format!("control group unknown (/proc/self/cgroup: {e})"),
+        |text| describe_cgroup(&text),
     );
     let (landlock, landlock_detail) = restrict_writes(writable)?;
     let (seccomp, seccomp_detail) = match filter_system_calls() {
@@ -121,6 +132,7 @@ pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
         landlock,
         landlock_detail,
         privileges,
+        cgroup,
     };
     let _ = INSTALLED.set(state.clone());
     Ok(state)
@@ -167,6 +179,26 @@ fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxErro
     Ok((state.to_string(), detail))
 }
 
+/// One line on the worker's control groups (`/proc/self/cgroup`): its own where the engine
+/// made one (`jail::cgroup`, named `cyclescope-…`), else what that leaves unbounded.
+fn describe_cgroup(text: &str) -> String {
+    let own: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("/cyclescope-"))
+        .filter_map(|l| l.split(':').nth(1))
+        .map(|c| if c.is_empty() { "v2" } else { c })
+        .collect();
+    if own.is_empty() {
+        "no control group of its own: memory bounded by RLIMIT_AS only, processes by nothing"
+            .to_string()
+    } else {
+        format!(
+            "a control group of its own ({}): memory and processes bounded and counted from outside",
+            own.join(", ")
+        )
+    }
+}
+
 /// Installs the system-call allowlist on every thread of this process.
 fn filter_system_calls() -> Result<(), SandboxError> {
     // The allowlist and clone3's ENOSYS, in that order (`jail::syscalls`).
@@ -206,6 +238,14 @@ mod tests {
                 "{abi:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_workers_own_control_groups_are_named() {
+        let v1 = "8:pids:/a/cyclescope-1-worker-0\n4:memory:/a/cyclescope-1-worker-0\n0::/\n";
+        assert!(describe_cgroup(v1).starts_with("a control group of its own (pids, memory)"));
+        assert!(describe_cgroup("0::/cyclescope-2-worker-3\n").contains("(v2)"));
+        assert!(describe_cgroup("4:memory:/process_api/x\n0::/\n").starts_with("no control group"));
     }
 
     #[test]

@@ -257,6 +257,7 @@ impl TrialRunner for Scripted {
             instructions: None,
             probe_digests: Vec::new(),
             cpu_after_go: None,
+            peak_memory_bytes: None,
         }
     }
 }

@@ -446,6 +446,7 @@ impl<'a> JobState<'a> {
             conformance: self.conformance_shown(),
             log_path,
             stderr_tail: String::new(),
+            peak_memory_bytes: None,
         }
     }
 
