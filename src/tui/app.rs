@@ -17,6 +17,7 @@ mod tune;
 pub use delta::Delta;
 pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
 pub use profile::{FunctionRow, LengthState, Move, ProfileView, function_rows};
+pub use session::UnfinishedRun;
 pub use tree::TreeRow;
 pub use tune::Sources;
 
@@ -308,6 +309,9 @@ pub struct App {
     pub pinned_build: Option<history::PinnedBuild>,
     /// The Profile panel: where the cost of one instance goes, and how it moved.
     pub profile: ProfileView,
+    /// Runs of this session cancelled before all their jobs finished (`c`), oldest first:
+    /// the printout after leaving says how to resume each, not only the last one.
+    pub unfinished_runs: Vec<UnfinishedRun>,
 }
 
 impl App {
@@ -387,6 +391,7 @@ impl App {
             history: Default::default(),
             pinned_build: None,
             profile: ProfileView::default(),
+            unfinished_runs: Vec::new(),
         }
     }
 

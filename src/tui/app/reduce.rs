@@ -255,6 +255,7 @@ impl App {
                 }
                 // Jobs the run left unfinished (a cancelled trial) are not results.
                 self.jobs.retain(|j| j.is_finished());
+                self.note_run_end(cancelled);
                 // The engine indexed every record before saying the run ended.
                 self.refresh_history();
                 self.current = None;
