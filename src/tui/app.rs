@@ -4,6 +4,7 @@
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
 mod delta;
+mod help_keys;
 mod history;
 mod input;
 mod jobs;
@@ -15,6 +16,7 @@ mod tree;
 mod tune;
 
 pub use delta::Delta;
+pub use help_keys::HelpView;
 pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
 pub use profile::{FunctionRow, LengthState, Move, ProfileView, function_rows};
 pub use session::UnfinishedRun;
@@ -312,6 +314,8 @@ pub struct App {
     /// Runs of this session cancelled before all their jobs finished (`c`), oldest first:
     /// the printout after leaving says how to resume each, not only the last one.
     pub unfinished_runs: Vec<UnfinishedRun>,
+    /// Where the help overlay is scrolled and what its filter keeps (while `Mode::Help`).
+    pub help: HelpView,
 }
 
 impl App {
@@ -392,6 +396,7 @@ impl App {
             pinned_build: None,
             profile: ProfileView::default(),
             unfinished_runs: Vec::new(),
+            help: HelpView::default(),
         }
     }
 

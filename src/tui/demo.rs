@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossterm::event::KeyCode;
 use hdrhistogram::Histogram;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -373,13 +374,29 @@ pub fn state(name: &str) -> Option<App> {
         "rerun" => rerun(),
         "refused" => refused(),
         "nokat" => nokat(),
-        "help" => {
-            let mut app = idle();
-            app.mode = Mode::Help;
-            app
-        }
+        "help" => help(&[]),
+        // Scrolled to its end (a page of 80×24), and narrowed to the CPU lines while typing.
+        "help-end" => help(&[KeyCode::End]),
+        "help-filter" => help(&[KeyCode::Char('/'), KeyCode::Char('C'), KeyCode::Char('p')]),
         _ => return None,
     })
+}
+
+/// The idle screen with the help opened by its key, then `keys` pressed.
+fn help(keys: &[KeyCode]) -> App {
+    let mut app = idle();
+    let press = |app: &mut App, code| {
+        app.on_key(crossterm::event::KeyEvent::new(
+            code,
+            crossterm::event::KeyModifiers::NONE,
+        ))
+    };
+    press(&mut app, KeyCode::Char('?'));
+    for &k in keys {
+        press(&mut app, k);
+    }
+    debug_assert_eq!(app.mode, Mode::Help);
+    app
 }
 
 /// Draws with `draw` on an off-screen terminal of `width`×`height`.

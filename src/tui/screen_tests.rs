@@ -39,6 +39,8 @@ snap!(finished_screen, "finished");
 snap!(fault_screen, "fault");
 snap!(too_small_screen, "too-small");
 snap!(help_screen, "help");
+snap!(help_end_screen, "help-end");
+snap!(help_filter_screen, "help-filter");
 snap!(rerun_screen, "rerun");
 snap!(refused_screen, "refused");
 snap!(nokat_screen, "nokat");
