@@ -247,8 +247,11 @@ pub struct App {
     pub hist_view: HistView,
     pub results_cursor: usize,
     pub log: Vec<LogLine>,
-    /// Lines scrolled back from the newest log line.
+    /// Lines scrolled back from the newest log line (0: the log follows what arrives).
     pub log_back: usize,
+    /// Lines that arrived below the view while scrolled back and are not seen yet: the
+    /// border says `↓ N new` until the view is back at the bottom.
+    pub log_unseen: usize,
     pub focus: Panel,
     pub mode: Mode,
     pub chart: Chart,
@@ -366,6 +369,7 @@ impl App {
             results_cursor: 0,
             log: vec![],
             log_back: 0,
+            log_unseen: 0,
             focus: Panel::Catalog,
             mode: Mode::Normal,
             chart: Chart::Histogram,
@@ -447,9 +451,16 @@ impl App {
         let text: String = text.into();
         let text = crate::sanitize::terminal(&text).into_owned();
         self.log.push(LogLine { level, text });
+        // Scrolled back, the view stays on the lines being read; the new one waits below.
+        if self.log_back > 0 {
+            self.log_back += 1;
+            self.log_unseen += 1;
+        }
         if self.log.len() > LOG_CAPACITY {
             let extra = self.log.len() - LOG_CAPACITY;
             self.log.drain(..extra);
+            self.log_back = self.log_back.min(self.log.len().saturating_sub(1));
+            self.log_unseen = self.log_unseen.min(self.log_back);
         }
         self.dirty = true;
     }

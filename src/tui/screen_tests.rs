@@ -44,6 +44,7 @@ snap!(help_filter_screen, "help-filter");
 snap!(rerun_screen, "rerun");
 snap!(refused_screen, "refused");
 snap!(nokat_screen, "nokat");
+snap!(log_scrolled_screen, "log-scrolled");
 
 /// At 100 columns the refusal's footer lists `A` uncut, and the status line leads with it.
 #[test]

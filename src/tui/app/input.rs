@@ -369,6 +369,8 @@ impl App {
             Panel::Progress => {
                 // Up scrolls back into older lines.
                 step(&mut self.log_back, !up, self.log.len());
+                // Lines scrolled into view are seen; at the bottom the log follows again.
+                self.log_unseen = self.log_unseen.min(self.log_back);
             }
             Panel::Histogram => self.step_histogram(!up),
             Panel::Curve => {
