@@ -361,7 +361,7 @@ pub fn fault() -> App {
 
 mod runs;
 
-pub use runs::{log_scrolled, nokat, refused, rerun};
+pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun};
 
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
 /// the idle state on a terminal below the minimum).
@@ -375,6 +375,7 @@ pub fn state(name: &str) -> Option<App> {
         "refused" => refused(),
         "nokat" => nokat(),
         "log-scrolled" => log_scrolled(),
+        "bad-manifest" => bad_manifest(),
         "help" => help(&[]),
         // Scrolled to its end (a page of 80×24), and narrowed to the CPU lines while typing.
         "help-end" => help(&[KeyCode::End]),

@@ -91,6 +91,28 @@ pub fn nokat() -> App {
     app
 }
 
+/// `K` after the KAT manifest broke (edited since the start): the instance reads
+/// BADMANIFEST, in the manifest's words with the way on; the library is not blamed.
+pub fn bad_manifest() -> App {
+    let mut app = idle();
+    app.log.clear();
+    app.apply(EngineEvent::KatFinished {
+        label: "sm3hash-256".into(),
+        status: KatStatus::BadManifest,
+        detail: "plugins/iccs/kat.sha256:3: not a manifest line (sha256, mode, name)".into(),
+        log: None,
+        check: None,
+        findings: Vec::new(),
+    });
+    app.focus = crate::tui::app::Panel::Progress;
+    app.cursor = app
+        .tree_rows()
+        .iter()
+        .position(|r| matches!(r, crate::tui::app::TreeRow::Instance(0, 0)))
+        .unwrap_or(0);
+    app
+}
+
 /// A run in flight whose event log was scrolled back two lines (↑ in the focused Progress
 /// panel) before three more lines arrived: the view stays, the border counts them.
 pub fn log_scrolled() -> App {
