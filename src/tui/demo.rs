@@ -29,16 +29,20 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 9] = [
+pub const STATES: [&str; 13] = [
     "idle",
     "measuring",
     "finished",
     "fault",
     "too-small",
     "help",
+    "help-end",
+    "help-filter",
     "rerun",
     "refused",
     "nokat",
+    "log-scrolled",
+    "bad-manifest",
 ];
 
 /// The catalog of the repository's `config.toml`, with the bundled baselines beside it.
