@@ -82,7 +82,7 @@ impl App {
     }
 
     /// Moves the help overlay's first line, kept within the lines its filter shows.
-    fn scroll_help(&mut self, action: Action) {
+    pub(super) fn scroll_help(&mut self, action: Action) {
         let lines = crate::tui::panel::help::shown_lines(&self.keys, &self.help.filter).len();
         let page = self.help.page.max(1);
         let last = lines.saturating_sub(page);
@@ -152,6 +152,35 @@ mod tests {
         assert_eq!(app.help.top, 0);
         press(&mut app, KeyCode::PageDown);
         assert_eq!(app.help.top, 10);
+    }
+
+    #[test]
+    fn the_wheel_scrolls_the_help_and_a_click_does_not_close_it() {
+        use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+        let mut app = help();
+        app.help.page = 10;
+        let map = crate::tui::screen::Hitmap {
+            panels: vec![(
+                crate::tui::app::Panel::Catalog,
+                ratatui::layout::Rect::new(0, 0, 80, 24),
+            )],
+            ..Default::default()
+        };
+        let mouse = |kind| MouseEvent {
+            kind,
+            column: 3,
+            row: 3,
+            modifiers: KeyModifiers::NONE,
+        };
+        app.on_mouse(mouse(MouseEventKind::ScrollDown), &map);
+        app.on_mouse(mouse(MouseEventKind::ScrollDown), &map);
+        assert_eq!(app.help.top, 2);
+        app.on_mouse(mouse(MouseEventKind::ScrollUp), &map);
+        assert_eq!(app.help.top, 1);
+        let selected = app.selected.clone();
+        app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left)), &map);
+        assert_eq!(app.mode, Mode::Help);
+        assert_eq!(app.selected, selected, "the click reached the catalog");
     }
 
     #[test]

@@ -449,9 +449,19 @@ impl App {
     /// Clicks focus a panel and pick the row under the pointer; the wheel moves the cursor
     /// of the panel under the pointer.
     pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
+        // Over the help the wheel scrolls it; a click closes nothing (only its keys do).
+        if self.mode == Mode::Help {
+            match ev.kind {
+                MouseEventKind::ScrollUp => self.scroll_help(Action::Up),
+                MouseEventKind::ScrollDown => self.scroll_help(Action::Down),
+                _ => return None,
+            }
+            self.dirty = true;
+            return None;
+        }
         let pos = Position::new(ev.column, ev.row);
         let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
-        if matches!(self.mode, Mode::Help | Mode::ConfirmQuit) {
+        if self.mode == Mode::ConfirmQuit {
             self.mode = Mode::Normal;
         }
         self.dirty = true;
