@@ -27,7 +27,7 @@ t new-session -d -x 120 -y 36 -c "$PWD" "$bin --trial-target 0.05 --allow-unfixe
 wait_for "Catalog · 0 selected"
 t capture-pane -p > screenshots/tmux-idle-120x36.txt
 t send-keys '?'
-wait_for "Keys · any key closes"
+wait_for "Keys · Esc/?/q closes"
 t capture-pane -p > screenshots/tmux-help-120x36.txt
 t send-keys Escape
 # sm3hash-256 is the first instance, pseudoXOF-512 the seventh; keep S1 and S4 only.

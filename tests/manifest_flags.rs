@@ -121,3 +121,64 @@ fn kat_names_a_missing_manifest_once() {
         "{text}"
     );
 }
+
+/// A catalog's `kat_manifest` that does not parse reaches the KAT of `run`: the instance is
+/// BADMANIFEST in the manifest's words, with the way on, and is not blamed as LOADFAIL.
+#[test]
+fn run_says_a_broken_catalog_manifest_is_badmanifest_not_loadfail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::cc::candidate_source("hash-96", "MANI-256", 256, "", "");
+    let lib = common::cc::build_library(tmp.path(), "MANI-256", &source);
+    std::fs::write(tmp.path().join("bad.sha256"), "garbage\n").unwrap();
+    let config = format!(
+        "[settings]\ntrials = 2\ntrial_target_s = 0.01\n\n[[candidate]]\nid = \"hash-96\"\n\
+         algorithm = \"MANI\"\nkat_manifest = \"bad.sha256\"\n\n[[candidate.instance]]\n\
+         label = \"MANI-256\"\nlibrary = \"{}\"\ndigest_bits = 256\n",
+        lib.display()
+    );
+    std::fs::write(tmp.path().join("config.toml"), config).unwrap();
+    let o = common::cyclescope_in(
+        tmp.path(),
+        &[
+            "run",
+            "--no-baselines",
+            "--lengths",
+            "32",
+            "--allow-unfixed-host",
+            "--out",
+            "R",
+        ],
+    );
+    let text = common::output_text(&o);
+    assert!(!text.contains("LOADFAIL"), "{text}");
+    assert!(
+        text.contains("KAT MANI-256: BADMANIFEST ") && text.contains("bad.sha256:1: "),
+        "{text}"
+    );
+    assert!(
+        text.contains("  BADMANIFEST: the KAT manifest cannot be read or does not parse"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MANI-256 not measured: KAT BADMANIFEST"),
+        "{text}"
+    );
+
+    // `kat` says it in the same words, then the same way on, as bad input (2).
+    let o = common::cyclescope_in(tmp.path(), &["kat", "MANI-256", "--out", "K"]);
+    let kat = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{kat}");
+    assert!(!kat.contains("LOADFAIL"), "{kat}");
+    let words = kat
+        .lines()
+        .find_map(|l| l.strip_prefix("cyclescope: bad.sha256:1: "))
+        .unwrap_or_else(|| panic!("the manifest's words:\n{kat}"));
+    assert!(
+        text.contains(&format!("bad.sha256:1: {words}")),
+        "{text}\n{kat}"
+    );
+    assert!(
+        kat.contains("\n  BADMANIFEST: the KAT manifest cannot be read or does not parse"),
+        "{kat}"
+    );
+}

@@ -38,7 +38,7 @@ fn rebound_keys_drive_the_workbench_and_the_footer_and_help_name_them() {
     // The built-in keys are free now: Space and q do nothing.
     t.send(&["j", "Space", "q"]);
     t.send(&["F1"]);
-    let help = t.wait_for("Keys · any key closes");
+    let help = t.wait_for("Keys · Esc/F1/Q closes");
     assert!(
         help.contains("Catalog · 0 selected"),
         "Space no longer selects:\n{help}"
@@ -57,7 +57,7 @@ fn rebound_keys_drive_the_workbench_and_the_footer_and_help_name_them() {
     );
     assert!(row("measurement CPU").contains("</."), "{help}");
     t.send(&["Escape"]);
-    let s = t.wait("help closed", |s| !s.contains("Keys · any key closes"));
+    let s = t.wait("help closed", |s| !s.contains("Keys · Esc/F1/Q closes"));
     // Keys act in order: Space came before F1, and selected nothing.
     assert!(
         s.contains("Catalog · 0 selected"),

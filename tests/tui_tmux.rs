@@ -26,9 +26,9 @@ fn launch_help_filter_select_and_quit_restores_the_terminal() {
     t.wait_for("s start");
 
     t.send(&["?"]);
-    t.wait_for("Keys · any key closes");
+    t.wait_for("Keys · Esc/?/q closes");
     t.send(&["Escape"]);
-    t.wait("help closed", |s| !s.contains("Keys · any key closes"));
+    t.wait("help closed", |s| !s.contains("Keys · Esc/?/q closes"));
 
     t.send(&["/"]);
     t.type_text("xof-5");

@@ -130,6 +130,14 @@ pub fn run(config: Option<&Path>, args: &KatArgs) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::from(CANCELLED_EXIT));
             }
+            // A broken manifest is said in its own words (as any input error), then the way
+            // on; the library is not blamed (no RESULT line, no LOADFAIL).
+            Err(PoolError::Kat(e @ KatError::Manifest(_))) => {
+                let status = e.status();
+                eprintln!("cyclescope: {}", super::error_text(&e.into()));
+                eprintln!("  {status}: {}", status.hint());
+                return Ok(ExitCode::from(2));
+            }
             Err(PoolError::Kat(e)) => return Err(e.into()),
             Err(e) => return Err(e.into()),
             Ok(r) => r,

@@ -90,6 +90,14 @@ pub enum Action {
     /// Show the Profile panel: where the cost of the instance under the cursor goes, per
     /// function and source line, from profile trials of its own.
     ShowProfile,
+    /// Help overlay: scroll a page up / down.
+    HelpPageUp,
+    HelpPageDown,
+    /// Help overlay: to the first / last line.
+    HelpTop,
+    HelpBottom,
+    /// Help overlay: type text that narrows the lines shown.
+    HelpFilter,
 }
 
 impl Action {

@@ -4,6 +4,7 @@
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
 mod delta;
+mod help_keys;
 mod history;
 mod input;
 mod jobs;
@@ -15,8 +16,10 @@ mod tree;
 mod tune;
 
 pub use delta::Delta;
+pub use help_keys::HelpView;
 pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
 pub use profile::{FunctionRow, LengthState, Move, ProfileView, function_rows};
+pub use session::UnfinishedRun;
 pub use tree::TreeRow;
 pub use tune::Sources;
 
@@ -244,8 +247,11 @@ pub struct App {
     pub hist_view: HistView,
     pub results_cursor: usize,
     pub log: Vec<LogLine>,
-    /// Lines scrolled back from the newest log line.
+    /// Lines scrolled back from the newest log line (0: the log follows what arrives).
     pub log_back: usize,
+    /// Lines that arrived below the view while scrolled back and are not seen yet: the
+    /// border says `↓ N new` until the view is back at the bottom.
+    pub log_unseen: usize,
     pub focus: Panel,
     pub mode: Mode,
     pub chart: Chart,
@@ -308,6 +314,11 @@ pub struct App {
     pub pinned_build: Option<history::PinnedBuild>,
     /// The Profile panel: where the cost of one instance goes, and how it moved.
     pub profile: ProfileView,
+    /// Runs of this session cancelled before all their jobs finished (`c`), oldest first:
+    /// the printout after leaving says how to resume each, not only the last one.
+    pub unfinished_runs: Vec<UnfinishedRun>,
+    /// Where the help overlay is scrolled and what its filter keeps (while `Mode::Help`).
+    pub help: HelpView,
 }
 
 impl App {
@@ -358,6 +369,7 @@ impl App {
             results_cursor: 0,
             log: vec![],
             log_back: 0,
+            log_unseen: 0,
             focus: Panel::Catalog,
             mode: Mode::Normal,
             chart: Chart::Histogram,
@@ -387,6 +399,8 @@ impl App {
             history: Default::default(),
             pinned_build: None,
             profile: ProfileView::default(),
+            unfinished_runs: Vec::new(),
+            help: HelpView::default(),
         }
     }
 
@@ -437,9 +451,16 @@ impl App {
         let text: String = text.into();
         let text = crate::sanitize::terminal(&text).into_owned();
         self.log.push(LogLine { level, text });
+        // Scrolled back, the view stays on the lines being read; the new one waits below.
+        if self.log_back > 0 {
+            self.log_back += 1;
+            self.log_unseen += 1;
+        }
         if self.log.len() > LOG_CAPACITY {
             let extra = self.log.len() - LOG_CAPACITY;
             self.log.drain(..extra);
+            self.log_back = self.log_back.min(self.log.len().saturating_sub(1));
+            self.log_unseen = self.log_unseen.min(self.log_back);
         }
         self.dirty = true;
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossterm::event::KeyCode;
 use hdrhistogram::Histogram;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -28,16 +29,20 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 9] = [
+pub const STATES: [&str; 13] = [
     "idle",
     "measuring",
     "finished",
     "fault",
     "too-small",
     "help",
+    "help-end",
+    "help-filter",
     "rerun",
     "refused",
     "nokat",
+    "log-scrolled",
+    "bad-manifest",
 ];
 
 /// The catalog of the repository's `config.toml`, with the bundled baselines beside it.
@@ -360,7 +365,7 @@ pub fn fault() -> App {
 
 mod runs;
 
-pub use runs::{nokat, refused, rerun};
+pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun};
 
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
 /// the idle state on a terminal below the minimum).
@@ -373,13 +378,31 @@ pub fn state(name: &str) -> Option<App> {
         "rerun" => rerun(),
         "refused" => refused(),
         "nokat" => nokat(),
-        "help" => {
-            let mut app = idle();
-            app.mode = Mode::Help;
-            app
-        }
+        "log-scrolled" => log_scrolled(),
+        "bad-manifest" => bad_manifest(),
+        "help" => help(&[]),
+        // Scrolled to its end (a page of 80×24), and narrowed to the CPU lines while typing.
+        "help-end" => help(&[KeyCode::End]),
+        "help-filter" => help(&[KeyCode::Char('/'), KeyCode::Char('C'), KeyCode::Char('p')]),
         _ => return None,
     })
+}
+
+/// The idle screen with the help opened by its key, then `keys` pressed.
+fn help(keys: &[KeyCode]) -> App {
+    let mut app = idle();
+    let press = |app: &mut App, code| {
+        app.on_key(crossterm::event::KeyEvent::new(
+            code,
+            crossterm::event::KeyModifiers::NONE,
+        ))
+    };
+    press(&mut app, KeyCode::Char('?'));
+    for &k in keys {
+        press(&mut app, k);
+    }
+    debug_assert_eq!(app.mode, Mode::Help);
+    app
 }
 
 /// Draws with `draw` on an off-screen terminal of `width`×`height`.

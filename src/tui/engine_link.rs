@@ -16,7 +16,6 @@ use crate::campaign::{self, CampaignError, RequestOverrides, RunRequest};
 use crate::catalog::Settings;
 use crate::cpu::CpuMask;
 use crate::host::{self, HostRoot, Probes, Status};
-use crate::kat::KatStatus;
 use crate::vocabulary::EngineEvent;
 
 /// What the link hands back.
@@ -225,7 +224,8 @@ impl EngineLink {
                         crate::conform::first_failure(&r.conformance).map(|c| c.check),
                         crate::conform::findings(&r.conformance),
                     ),
-                    Err(e) => (KatStatus::Loadfail, e.to_string(), None, None, Vec::new()),
+                    // In the words `kat` uses for it: a broken manifest is not a LOADFAIL.
+                    Err(e) => (e.status(), e.to_string(), None, None, Vec::new()),
                 };
                 send(EngineEvent::KatFinished {
                     label: inst.label.clone(),

@@ -186,6 +186,9 @@ pub fn run(opts: Options) -> io::Result<String> {
                 }
             })?;
             app.dirty = false;
+            if let Some(page) = map.help_page {
+                app.help.page = page;
+            }
             last_draw = Some(Instant::now());
             // Lets the end-to-end tests prove the panic path restores the terminal.
             #[cfg(debug_assertions)]

@@ -63,16 +63,20 @@ impl Key {
             Key::Code(KeyCode::Esc) => "Esc".into(),
             Key::Code(KeyCode::Enter) => "Enter".into(),
             Key::Code(KeyCode::F(n)) => format!("F{n}"),
+            Key::Code(KeyCode::PageUp) => "PgUp".into(),
+            Key::Code(KeyCode::PageDown) => "PgDn".into(),
             Key::Code(other) => format!("{other:?}"),
         }
     }
 }
 
-/// Where a binding applies: everywhere, or only while a panel has the focus.
+/// Where a binding applies: everywhere, only while a panel has the focus, or only while the
+/// help overlay is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
     In(Panel),
+    Help,
 }
 
 impl Scope {
@@ -97,7 +101,9 @@ pub struct Binding {
 }
 
 /// Actions shown as one help row, "first/second" (the second row is hidden).
-const PAIRS: [(Action, Action); 5] = [
+const PAIRS: [(Action, Action); 7] = [
+    (Action::HelpPageUp, Action::HelpPageDown),
+    (Action::HelpTop, Action::HelpBottom),
     (Action::CpuPrev, Action::CpuNext),
     (Action::HistPrev, Action::HistNext),
     (Action::FocusNext, Action::FocusPrev),
@@ -137,10 +143,19 @@ impl Keymap {
 
     /// The action `ev` asks for while `focus` has the focus: the panel's rows first.
     pub fn lookup(&self, ev: &KeyEvent, focus: Panel) -> Option<Action> {
+        self.lookup_in(ev, Scope::In(focus))
+    }
+
+    /// The action `ev` asks for while the help overlay is open: its own rows first.
+    pub fn lookup_help(&self, ev: &KeyEvent) -> Option<Action> {
+        self.lookup_in(ev, Scope::Help)
+    }
+
+    fn lookup_in(&self, ev: &KeyEvent, first: Scope) -> Option<Action> {
         let scoped = self
             .rows
             .iter()
-            .filter(|b| b.scope == Scope::In(focus))
+            .filter(|b| b.scope == first)
             .chain(self.rows.iter().filter(|b| b.scope == Scope::Global));
         for b in scoped {
             for (i, k) in b.keys.iter().enumerate() {

@@ -91,11 +91,11 @@ pub fn kat_span(state: &KatState) -> Span<'static> {
         KatState::Done { status, .. } if status.is_pass() => {
             Span::styled("PASS", Style::new().fg(GOOD))
         }
-        // No reference to compare with is not a wrong digest: NOKAT is a warning.
-        KatState::Done {
-            status: KatStatus::Nokat,
-            ..
-        } => Span::styled("NOKAT", Style::new().fg(WARN)),
+        // No reference to compare with is not a wrong digest, and a broken manifest is not
+        // the library's fault: NOKAT and BADMANIFEST are warnings.
+        KatState::Done { status, .. } if !status.blames_library() => {
+            Span::styled(status.to_string(), Style::new().fg(WARN))
+        }
         // NONCONFORM names the check it failed.
         KatState::Done {
             status: KatStatus::Nonconform,

@@ -25,6 +25,8 @@ pub struct Hitmap {
     pub catalog_rows: Option<(Rect, usize)>,
     pub host_rows: Option<(Rect, usize)>,
     pub results_rows: Option<(Rect, usize)>,
+    /// Lines the help overlay had room for (while it is open): its page.
+    pub help_page: Option<usize>,
 }
 
 pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
@@ -106,7 +108,12 @@ pub fn draw(frame: &mut Frame, app: &App) -> Hitmap {
         (Panel::Progress, progress),
     ]);
     if app.mode == Mode::Help {
-        panel::help::render(frame, area, &app.keys);
+        // Over everything but the footer, which names the keys that move in it.
+        let over = Rect {
+            height: area.height - 1,
+            ..area
+        };
+        map.help_page = Some(panel::help::render(frame, over, &app.keys, &app.help));
     }
     map
 }

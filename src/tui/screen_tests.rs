@@ -39,9 +39,39 @@ snap!(finished_screen, "finished");
 snap!(fault_screen, "fault");
 snap!(too_small_screen, "too-small");
 snap!(help_screen, "help");
+snap!(help_end_screen, "help-end");
+snap!(help_filter_screen, "help-filter");
 snap!(rerun_screen, "rerun");
 snap!(refused_screen, "refused");
 snap!(nokat_screen, "nokat");
+snap!(log_scrolled_screen, "log-scrolled");
+snap!(bad_manifest_screen, "bad-manifest");
+
+/// A manifest that broke after the start is not the library's fault: BADMANIFEST in the
+/// warning colour (as NOKAT), never LOADFAIL, with the manifest's words and the way on.
+#[test]
+fn a_broken_manifest_is_said_as_such_and_not_blamed_on_the_library() {
+    let app = demo::bad_manifest();
+    let buf = demo::render(&app, 160, 48);
+    let text = demo::text(&buf);
+    assert!(!text.contains("LOADFAIL"), "{text}");
+    assert!(
+        text.contains("KAT sm3hash-256: BADMANIFEST — plugins/iccs/kat.sha256:3: not a manifest"),
+        "{text}"
+    );
+    assert!(
+        text.contains("BADMANIFEST: the KAT manifest cannot be read or does not parse"),
+        "{text}"
+    );
+    let (y, row) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("sm3hash-256") && l.contains("BADMANIFEST"))
+        .unwrap_or_else(|| panic!("no catalog row:\n{text}"));
+    let x = row.chars().position(|c| c == 'B').unwrap_or(0);
+    let cell = &buf[(x as u16, y as u16)];
+    assert_eq!(cell.fg, ratatui::style::Color::Yellow, "{row}");
+}
 
 /// At 100 columns the refusal's footer lists `A` uncut, and the status line leads with it.
 #[test]

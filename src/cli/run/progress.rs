@@ -192,7 +192,11 @@ impl Progress {
                 if let Some(note) = crate::conform::findings_note(findings) {
                     text += &format!(" ({note})");
                 }
-                self.line(&text)
+                self.line(&text);
+                // A broken manifest is not the library's fault: the way on, as `kat` says it.
+                if *status == crate::kat::KatStatus::BadManifest {
+                    self.line(&format!("  {status}: {}", status.hint()));
+                }
             }
             EngineEvent::JobPlanned { job, plan, .. } => {
                 let tag = self.tag(job);

@@ -130,7 +130,9 @@ fn workbench_keys(roff: &mut Roff) {
         "Started without a command, cyclescope opens the workbench. Its keys (rebind them in the \
          [keys] table of the configuration file):",
     )]);
-    let scopes = std::iter::once(Scope::Global).chain(Panel::ALL.into_iter().map(Scope::In));
+    let scopes = std::iter::once(Scope::Global)
+        .chain(Panel::ALL.into_iter().map(Scope::In))
+        .chain(std::iter::once(Scope::Help));
     for scope in scopes {
         let rows: Vec<_> = keys.help_rows().filter(|b| b.scope == scope).collect();
         if rows.is_empty() {
@@ -139,6 +141,7 @@ fn workbench_keys(roff: &mut Roff) {
         let heading = match scope {
             Scope::Global => "Everywhere".to_string(),
             Scope::In(p) => format!("In the {} panel", p.title()),
+            Scope::Help => "While the help is open".to_string(),
         };
         roff.control("SS", [heading.as_str()]);
         for b in rows {
@@ -184,7 +187,10 @@ fn exit_status(roff: &mut Roff, cmd: &Command, main: bool) {
             .into(),
     ));
     if main || name == "kat" {
+        // A broken manifest stops `kat` as input it cannot accept (2), in the manifest's
+        // words: BADMANIFEST is the status the workbench and `run` give the instance.
         let statuses = <crate::kat::KatStatus as strum::IntoEnumIterator>::iter()
+            .filter(|s| *s != crate::kat::KatStatus::BadManifest)
             .map(|s| format!("{} {s}", s.exit_code()))
             .collect::<Vec<_>>()
             .join(", ");

@@ -108,14 +108,7 @@ impl App {
                     }
                 }
             }
-            Mode::Help => {
-                // Any key closes the help; the ones that mean something else still do it.
-                self.mode = Mode::Normal;
-                match self.keys.lookup(&ev, self.focus) {
-                    Some(Action::Help | Action::Back) | None => None,
-                    Some(a) => self.act(a),
-                }
-            }
+            Mode::Help => self.on_help_key(&ev),
             Mode::Normal => self.keys.lookup(&ev, self.focus).and_then(|a| self.act(a)),
         }
     }
@@ -131,13 +124,23 @@ impl App {
         }
         match action {
             Action::ForceQuit => return Some(Effect::Quit),
+            // `q` in the help closes it: leaving is one more `q` away, never a surprise.
+            Action::Quit if self.mode == Mode::Help => self.mode = Mode::Normal,
             Action::Quit => return self.leave(),
             Action::Help => {
                 self.mode = if self.mode == Mode::Help {
                     Mode::Normal
                 } else {
+                    self.help = super::HelpView {
+                        page: self.help.page,
+                        ..Default::default()
+                    };
                     Mode::Help
                 };
+            }
+            Action::Back if self.mode == Mode::Help && !self.help.filter.is_empty() => {
+                self.help.filter.clear();
+                self.help.top = 0;
             }
             Action::Back => {
                 if self.mode != Mode::Normal {
@@ -324,6 +327,11 @@ impl App {
             Action::ShowHistory => self.show_history(),
             Action::PinBuild => self.pin_history_build(),
             Action::ShowProfile => return self.show_profile(),
+            Action::HelpPageUp
+            | Action::HelpPageDown
+            | Action::HelpTop
+            | Action::HelpBottom
+            | Action::HelpFilter => {}
         }
         None
     }
@@ -361,6 +369,8 @@ impl App {
             Panel::Progress => {
                 // Up scrolls back into older lines.
                 step(&mut self.log_back, !up, self.log.len());
+                // Lines scrolled into view are seen; at the bottom the log follows again.
+                self.log_unseen = self.log_unseen.min(self.log_back);
             }
             Panel::Histogram => self.step_histogram(!up),
             Panel::Curve => {
@@ -439,9 +449,19 @@ impl App {
     /// Clicks focus a panel and pick the row under the pointer; the wheel moves the cursor
     /// of the panel under the pointer.
     pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
+        // Over the help the wheel scrolls it; a click closes nothing (only its keys do).
+        if self.mode == Mode::Help {
+            match ev.kind {
+                MouseEventKind::ScrollUp => self.scroll_help(Action::Up),
+                MouseEventKind::ScrollDown => self.scroll_help(Action::Down),
+                _ => return None,
+            }
+            self.dirty = true;
+            return None;
+        }
         let pos = Position::new(ev.column, ev.row);
         let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
-        if matches!(self.mode, Mode::Help | Mode::ConfirmQuit) {
+        if self.mode == Mode::ConfirmQuit {
             self.mode = Mode::Normal;
         }
         self.dirty = true;

@@ -96,7 +96,16 @@ impl App {
                         }
                     }
                 } else {
-                    self.push_log(LogLevel::Bad, format!("KAT {label}: {status} — {detail}"));
+                    let level = if status.blames_library() {
+                        LogLevel::Bad
+                    } else {
+                        LogLevel::Warn
+                    };
+                    self.push_log(level, format!("KAT {label}: {status} — {detail}"));
+                    // The way on, as `kat` prints it: the manifest is to fix, not the library.
+                    if status == crate::kat::KatStatus::BadManifest {
+                        self.push_log(LogLevel::Warn, format!("  {status}: {}", status.hint()));
+                    }
                 }
                 self.kat.insert(
                     label,
@@ -255,6 +264,7 @@ impl App {
                 }
                 // Jobs the run left unfinished (a cancelled trial) are not results.
                 self.jobs.retain(|j| j.is_finished());
+                self.note_run_end(cancelled);
                 // The engine indexed every record before saying the run ended.
                 self.refresh_history();
                 self.current = None;

@@ -7,7 +7,33 @@ use std::path::PathBuf;
 use super::{App, KatState, LogLevel, RunState};
 use crate::host::Status as HostStatus;
 
+/// A run that ended cancelled with jobs left: its folder and how far it got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedRun {
+    pub dir: PathBuf,
+    pub done: usize,
+    pub total: usize,
+}
+
 impl App {
+    /// The current run ended (`cancelled` or not): a cancelled run with jobs left is kept
+    /// for the printout after leaving; a run that finished its folder's jobs (a run written
+    /// into the same folder again) drops that folder's entry.
+    pub fn note_run_end(&mut self, cancelled: bool) {
+        if self.read_only {
+            return;
+        }
+        let Some(dir) = self.run_dir.clone() else {
+            return;
+        };
+        let (done, total) = self.run_counts();
+        self.unfinished_runs.retain(|u| u.dir != dir);
+        if cancelled && done < total {
+            self.unfinished_runs
+                .push(UnfinishedRun { dir, done, total });
+        }
+    }
+
     /// The current run's index in `runs`, creating an unnamed one for results that arrive
     /// without a run folder.
     pub fn current_run(&mut self) -> usize {

@@ -1,12 +1,13 @@
 //! Demo states around runs and verdicts: a second run next to the first (its rows dimmed,
 //! the first pinned as the baseline), a run the engine refused on an unfixed host, and KAT
-//! verdicts that are not PASS (NOKAT beside a real failure). Built from events like the rest.
+//! verdicts that are not PASS (NOKAT beside a real failure), a run whose event log the
+//! operator scrolled back while lines kept arriving. Built from events like the rest.
 
 use crate::kat::KatStatus;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{CLOCK_HZ, finished, idle, key, run_job};
+use super::{CLOCK_HZ, finished, idle, key, measuring, run_job};
 use crate::measure::plan::{Planning, plan};
 use crate::tui::app::App;
 use crate::vocabulary::EngineEvent;
@@ -87,5 +88,50 @@ pub fn nokat() -> App {
         .iter()
         .position(|r| matches!(r, crate::tui::app::TreeRow::Instance(0, 1)))
         .unwrap_or(0);
+    app
+}
+
+/// `K` after the KAT manifest broke (edited since the start): the instance reads
+/// BADMANIFEST, in the manifest's words with the way on; the library is not blamed.
+pub fn bad_manifest() -> App {
+    let mut app = idle();
+    app.log.clear();
+    app.apply(EngineEvent::KatFinished {
+        label: "sm3hash-256".into(),
+        status: KatStatus::BadManifest,
+        detail: "plugins/iccs/kat.sha256:3: not a manifest line (sha256, mode, name)".into(),
+        log: None,
+        check: None,
+        findings: Vec::new(),
+    });
+    app.focus = crate::tui::app::Panel::Progress;
+    app.cursor = app
+        .tree_rows()
+        .iter()
+        .position(|r| matches!(r, crate::tui::app::TreeRow::Instance(0, 0)))
+        .unwrap_or(0);
+    app
+}
+
+/// A run in flight whose event log was scrolled back two lines (↑ in the focused Progress
+/// panel) before three more lines arrived: the view stays, the border counts them.
+pub fn log_scrolled() -> App {
+    let mut app = measuring();
+    app.focus = crate::tui::app::Panel::Progress;
+    for _ in 0..2 {
+        app.on_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Up,
+            crossterm::event::KeyModifiers::NONE,
+        ));
+    }
+    for message in [
+        "A/B 32 B: B / A = 0.512 (95 % CI 0.505 … 0.519, 10 pairs): B faster (95 % CI below 1)",
+        "A/B 1 KiB: B / A = 0.988 (95 % CI 0.961 … 1.016, 10 pairs): ≈ noise",
+        "load average 1.42 on CPU 1",
+    ] {
+        app.apply(EngineEvent::Warning {
+            message: message.into(),
+        });
+    }
     app
 }

@@ -51,6 +51,21 @@ const fn bind_in(
     }
 }
 
+const fn bind_help(
+    keys: &'static [Key],
+    action: Action,
+    help: &'static str,
+    footer: Option<&'static str>,
+) -> Row {
+    Row {
+        keys,
+        action,
+        scope: Scope::Help,
+        help,
+        footer,
+    }
+}
+
 use Key::{Char, Code, Ctrl};
 
 /// The table, in the order the help overlay lists it. Panel-scoped rows come before global
@@ -298,6 +313,36 @@ pub const DEFAULTS: &[Row] = &[
         "show / hide this help",
         Some("help"),
     ),
+    bind_help(
+        &[Code(KeyCode::PageUp)],
+        Action::HelpPageUp,
+        "scroll a page up / down (↑/↓ a line)",
+        Some("page"),
+    ),
+    bind_help(
+        &[Code(KeyCode::PageDown)],
+        Action::HelpPageDown,
+        "scroll a page down",
+        None,
+    ),
+    bind_help(
+        &[Code(KeyCode::Home)],
+        Action::HelpTop,
+        "to the first / last line",
+        Some("first/last"),
+    ),
+    bind_help(
+        &[Code(KeyCode::End)],
+        Action::HelpBottom,
+        "to the last line",
+        None,
+    ),
+    bind_help(
+        &[Char('/')],
+        Action::HelpFilter,
+        "show only the lines with the typed text (Enter keeps it, Esc clears it)",
+        Some("filter"),
+    ),
     bind(
         &[Code(KeyCode::Esc)],
         Action::Back,
@@ -307,7 +352,7 @@ pub const DEFAULTS: &[Row] = &[
     bind(
         &[Char('q')],
         Action::Quit,
-        "leave (asks first during a run); the results table is printed",
+        "leave (asks first during a run; in the help: close it); the results table is printed",
         Some("quit"),
     ),
     bind(

@@ -26,12 +26,15 @@ fn every_action_has_a_key_and_a_help_line() {
         assert!(!b.keys.is_empty(), "{action:?} has no key");
         assert!(b.help.len() > 8, "{action:?} has no real help line");
         // The key really dispatches to the action in some panel.
+        let same = |a: Action| std::mem::discriminant(&a) == std::mem::discriminant(&action);
         let reached = Panel::ALL.iter().any(|&p| {
-            b.keys.iter().any(|k| {
-                map.lookup(&event_of(*k), p)
-                    .is_some_and(|a| std::mem::discriminant(&a) == std::mem::discriminant(&action))
-            })
-        });
+            b.keys
+                .iter()
+                .any(|k| map.lookup(&event_of(*k), p).is_some_and(same))
+        }) || (b.scope == Scope::Help
+            && b.keys
+                .iter()
+                .any(|k| map.lookup_help(&event_of(*k)).is_some_and(same)));
         assert!(reached, "{action:?}: its key dispatches elsewhere");
     }
 }
@@ -91,6 +94,22 @@ fn dispatch_is_table_driven() {
     for (ev, panel, want) in cases {
         assert_eq!(map.lookup(&ev, panel), want, "{ev:?} in {panel:?}");
     }
+    // The help overlay's own rows win while it is open; elsewhere they mean nothing.
+    let help = [
+        (key(KeyCode::Char('/')), Some(Action::HelpFilter)),
+        (key(KeyCode::PageDown), Some(Action::HelpPageDown)),
+        (key(KeyCode::End), Some(Action::HelpBottom)),
+        (key(KeyCode::Down), Some(Action::Down)),
+        (key(KeyCode::Char('q')), Some(Action::Quit)),
+    ];
+    for (ev, want) in help {
+        assert_eq!(map.lookup_help(&ev), want, "{ev:?} in the help");
+    }
+    assert_eq!(
+        map.lookup(&key(KeyCode::Char('/')), Panel::Catalog),
+        Some(Action::Filter)
+    );
+    assert_eq!(map.lookup(&key(KeyCode::PageDown), Panel::Catalog), None);
 }
 
 #[test]

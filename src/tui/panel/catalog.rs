@@ -13,7 +13,6 @@ use super::{
 };
 use crate::catalog::GUIDE_LENGTHS;
 use crate::format;
-use crate::kat::KatStatus;
 use crate::tui::app::{App, KatState, Mode, Panel, TreeRow};
 
 /// Draws the panel; returns the tree's row area and its first visible row.
@@ -192,15 +191,19 @@ fn detail_line(app: &App, width: usize) -> Line<'static> {
         && let KatState::Done { status, detail, .. } = app.kat_state(&inst.label)
         && !status.is_pass()
     {
-        let nokat = *status == KatStatus::Nokat;
+        let nokat = !status.blames_library();
         // The way on comes first: a long detail is cut at the panel's edge.
         let way = if app.allow_kat_fail || app.read_only {
             ""
         } else {
             "A times it anyway · "
         };
+        // The detail can quote a manifest the submission shipped: escaped like the log.
         return Line::from(Span::styled(
-            fit(&format!("{way}KAT {status}: {detail}"), width),
+            fit(
+                &crate::sanitize::terminal(&format!("{way}KAT {status}: {detail}")),
+                width,
+            ),
             Style::new().fg(if nokat { WARN } else { BAD }),
         ));
     }
@@ -238,6 +241,7 @@ fn shown_label(inst: &crate::catalog::Instance) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kat::KatStatus;
     use crate::tui::demo;
 
     #[test]
@@ -323,6 +327,36 @@ mod tests {
             render(f, f.area(), &app);
         });
         assert!(text.contains(&format!("{label} (supercop)")), "{text}");
+    }
+
+    /// A manifest error quotes the manifest (a submission ships its own): the detail line
+    /// shows its control characters escaped, never as themselves.
+    #[test]
+    fn a_manifest_error_on_the_detail_line_is_escaped() {
+        let mut app = demo::bad_manifest();
+        app.apply(crate::vocabulary::EngineEvent::KatFinished {
+            label: "sm3hash-256".into(),
+            status: KatStatus::BadManifest,
+            detail: "kat.sha256:4: \u{1b}[2J\u{7}x is listed twice".into(),
+            log: None,
+            check: None,
+            findings: Vec::new(),
+        });
+        let text = demo::draw_text(200, 16, |f| {
+            render(f, f.area(), &app);
+        });
+        let line = text
+            .lines()
+            .find(|l| l.contains("KAT BADMANIFEST: kat.sha256:4: "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "{line:?}"
+        );
+        assert!(line.contains("x is listed twice"), "{line}");
+        // Shown, not dropped: the reader sees what the manifest holds.
+        let esc = crate::sanitize::terminal("\u{1b}");
+        assert!(line.contains(esc.as_ref()), "{line:?}");
     }
 
     #[test]

@@ -88,12 +88,13 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
                 Style::new().fg(ACCENT),
             ));
         }
-        Mode::Help => {
+        Mode::Help if app.help.typing => {
             return Line::from(Span::styled(
-                " any key closes the help",
+                " type to narrow the help · Enter keep · Esc clear",
                 Style::new().fg(ACCENT),
             ));
         }
+        Mode::Help => return help_hints(app),
         Mode::Normal => {}
     }
     let mut spans = vec![Span::raw(" ")];
@@ -102,6 +103,7 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
         let here = match b.scope {
             Scope::Global => true,
             Scope::In(p) => p == app.focus,
+            Scope::Help => false,
         };
         if !here || !offered(app, b.action) || dropped.contains(&b.action) {
             continue;
@@ -118,6 +120,30 @@ fn hints_without(app: &App, dropped: &[Action]) -> Line<'static> {
         ));
         spans.push(Span::styled(format!(" {word}  "), Style::new().fg(DIM)));
     }
+    Line::from(spans)
+}
+
+/// The keys of the open help overlay: its own rows, the line keys and the ones that close it.
+fn help_hints(app: &App) -> Line<'static> {
+    let key = |k: String| Span::styled(k, Style::new().fg(ACCENT).add_modifier(Modifier::BOLD));
+    let word = |w: &str| Span::styled(format!(" {w}  "), Style::new().fg(DIM));
+    let keys = &app.keys;
+    let mut spans = vec![
+        Span::raw(" "),
+        key(format!(
+            "{}/{}",
+            keys.key_of(Action::Up),
+            keys.key_of(Action::Down)
+        )),
+        word("line"),
+    ];
+    for b in keys.rows().iter().filter(|b| b.scope == Scope::Help) {
+        if let Some(w) = b.footer {
+            spans.extend([key(keys.keys_text(b)), word(w)]);
+        }
+    }
+    let close = [Action::Back, Action::Help, Action::Quit].map(|a| keys.key_of(a));
+    spans.extend([key(close.join("/")), word("close")]);
     Line::from(spans)
 }
 

@@ -1,5 +1,6 @@
 //! The `?` overlay: every row of the key table with its help text, plus the mouse gestures,
-//! centred over the screen.
+//! centred over the screen; scrolled and narrowed by a filter (`HelpView`) when the terminal
+//! is too short for all of it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
-use super::{ACCENT, DIM};
+use super::{ACCENT, DIM, scroll_hint};
+use crate::tui::action::Action;
+use crate::tui::app::HelpView;
 use crate::tui::keymap::{Keymap, Scope};
 
 pub fn lines(keys: &Keymap) -> Vec<Line<'static>> {
@@ -23,6 +26,7 @@ pub fn lines(keys: &Keymap) -> Vec<Line<'static>> {
             let scope = match b.scope {
                 Scope::Global => String::new(),
                 Scope::In(p) => format!("{}: ", p.title()),
+                Scope::Help => "help: ".into(),
             };
             Line::from(vec![
                 Span::styled(
@@ -44,38 +48,102 @@ pub fn lines(keys: &Keymap) -> Vec<Line<'static>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, keys: &Keymap) {
-    let mut text = lines(keys);
-    // On a short terminal the rows that do not fit are counted, never silently cut.
-    let room = usize::from(area.height.saturating_sub(2));
-    if text.len() > room && room > 1 {
-        let hidden = text.len() - (room - 1);
-        text.truncate(room - 1);
+/// The plain text of a help line, for the filter.
+fn plain(line: &Line) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
+
+/// The lines the filter keeps (any case; all of them when it is empty).
+pub fn shown_lines(keys: &Keymap, filter: &str) -> Vec<Line<'static>> {
+    let needle = filter.to_lowercase();
+    lines(keys)
+        .into_iter()
+        .filter(|l| plain(l).to_lowercase().contains(&needle))
+        .collect()
+}
+
+/// `line` cut to `width` columns, its last character `…` when cut.
+fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut room = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let n = span.content.chars().count();
+        if n <= room {
+            room -= n;
+            spans.push(span);
+            continue;
+        }
+        let cut: String = span.content.chars().take(room).collect();
+        spans.push(Span::styled(cut, span.style));
+        break;
+    }
+    spans.push(Span::styled("…", Style::new().fg(DIM)));
+    Line::from(spans)
+}
+
+/// Draws the overlay scrolled to `view`; returns how many lines it had room for (a page).
+pub fn render(frame: &mut Frame, area: Rect, keys: &Keymap, view: &HelpView) -> usize {
+    let all = lines(keys);
+    // The box keeps the width of the whole list, so filtering does not make it jump.
+    let w = all.iter().map(Line::width).max().unwrap_or(40) as u16 + 4;
+    let shown = shown_lines(keys, &view.filter);
+    let room = usize::from(area.height.saturating_sub(2)).max(1);
+    let top = view.top.min(shown.len().saturating_sub(room));
+    let mut text: Vec<Line> = shown.iter().skip(top).take(room).cloned().collect();
+    if text.is_empty() {
         text.push(Line::from(Span::styled(
-            format!("… {hidden} more: a taller terminal shows them (all keys: docs/tui.md)"),
+            "no key matches the filter (Esc clears it)",
             Style::new().fg(DIM),
         )));
     }
-    let w = text.iter().map(Line::width).max().unwrap_or(40) as u16 + 4;
-    let h = text.len() as u16 + 2;
     let w = w.min(area.width);
-    let h = h.min(area.height);
+    let h = (text.len() as u16 + 2).min(area.height);
+    // A line wider than the box ends in `…`, never silently cut (`/` finds it, a wider
+    // terminal shows it whole).
+    let text: Vec<Line> = text
+        .into_iter()
+        .map(|l| fit_line(l, usize::from(w.saturating_sub(2))))
+        .collect();
     let rect = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
         w,
         h,
     );
+    let close = [Action::Back, Action::Help, Action::Quit]
+        .map(|a| keys.key_of(a))
+        .join("/");
+    let mut block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::new().fg(ACCENT))
+        .title(format!(" Keys · {close} closes "));
+    // Lines the window does not show are counted on the border, never silently cut.
+    if let Some(hint) = scroll_hint(top, text.len().min(shown.len()), shown.len()) {
+        block = block.title_bottom(Line::from(hint).right_aligned());
+    }
+    if view.typing || !view.filter.is_empty() {
+        let caret = if view.typing { "▏" } else { "" };
+        block = block.title_bottom(Line::from(Span::styled(
+            format!(" /{}{caret} ", view.filter),
+            Style::new().fg(ACCENT).add_modifier(Modifier::BOLD),
+        )));
+    } else if shown.len() > room {
+        block = block.title_bottom(Line::from(Span::styled(
+            format!(
+                " {}/{} · {} filter ",
+                keys.key_of(Action::HelpPageUp),
+                keys.key_of(Action::HelpPageDown),
+                keys.key_of(Action::HelpFilter)
+            ),
+            Style::new().fg(ACCENT),
+        )));
+    }
     frame.render_widget(Clear, rect);
-    frame.render_widget(
-        Paragraph::new(text).block(
-            Block::bordered()
-                .border_type(BorderType::Double)
-                .border_style(Style::new().fg(ACCENT))
-                .title(" Keys · any key closes "),
-        ),
-        rect,
-    );
+    frame.render_widget(Paragraph::new(text).block(block), rect);
+    room
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph};
 
-use super::{ACCENT, DIM, block, fit, log_color};
+use super::{ACCENT, DIM, WARN, block, fit, log_color};
 use crate::format;
 use crate::tui::app::{App, JobState, KatState, Panel, RunState};
 
@@ -105,8 +105,27 @@ pub fn status_line(app: &App) -> String {
     }
 }
 
+/// The bottom border while the log is scrolled back: `↓ N new` for lines that arrived
+/// unseen, else how many lines lie below the view (None while it follows).
+fn scrolled_back(app: &App) -> Option<String> {
+    match (app.log_back, app.log_unseen) {
+        (0, _) => None,
+        (_, 0) => Some(format!(" ↓{} ", app.log_back)),
+        (_, n) => Some(format!(" ↓ {n} new ")),
+    }
+}
+
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let blk = block(app, Panel::Progress, "Progress".into());
+    let mut blk = block(app, Panel::Progress, "Progress".into());
+    if let Some(hint) = scrolled_back(app) {
+        blk = blk.title_bottom(
+            Line::from(Span::styled(
+                hint,
+                Style::new().fg(WARN).add_modifier(Modifier::BOLD),
+            ))
+            .right_aligned(),
+        );
+    }
     let inner = blk.inner(area);
     frame.render_widget(blk, area);
     let [status, bar, log] = Layout::vertical([
@@ -226,6 +245,48 @@ mod tests {
             status_line(&app).contains("trial 4/5 · calls"),
             "{}",
             status_line(&app)
+        );
+    }
+
+    /// Scrolled back, the log keeps its view and counts the lines that arrive below; back at
+    /// the bottom it follows again.
+    #[test]
+    fn a_scrolled_log_counts_new_lines_and_follows_again_at_the_bottom() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let mut app = demo::log_scrolled();
+        let draw = |app: &App| {
+            demo::draw_text(100, 8, |f| {
+                render(f, f.area(), app);
+            })
+        };
+        let text = draw(&app);
+        assert!(text.contains("↓ 3 new"), "{text}");
+        assert!(!text.contains("B faster"), "the view stayed:\n{text}");
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        // The two older lines below the view come first: nothing new is seen yet.
+        app.on_key(key(KeyCode::Down));
+        app.on_key(key(KeyCode::Down));
+        let text = draw(&app);
+        assert!(
+            text.contains("↓ 3 new") && !text.contains("B faster"),
+            "{text}"
+        );
+        app.on_key(key(KeyCode::Down));
+        let text = draw(&app);
+        assert!(
+            text.contains("↓ 2 new") && text.contains("B faster"),
+            "{text}"
+        );
+        for _ in 0..2 {
+            app.on_key(key(KeyCode::Down));
+        }
+        let text = draw(&app);
+        assert!(!text.contains(" new ") && !text.contains('↓'), "{text}");
+        app.push_log(crate::tui::app::LogLevel::Info, "one more line");
+        let text = draw(&app);
+        assert!(
+            text.contains("one more line") && !text.contains('↓'),
+            "{text}"
         );
     }
 

@@ -161,7 +161,7 @@ impl TrialRunner for WorkerRunner {
             }
             Err(KatError::Cancelled(_)) => return None,
             Err(e) => KatRun {
-                status: KatStatus::Loadfail,
+                status: e.status(),
                 detail: e.to_string(),
                 logged: false,
                 conformance: Vec::new(),

@@ -226,6 +226,18 @@ pub enum KatError {
     Internal { label: String, detail: String },
 }
 
+impl KatError {
+    /// The status a KAT job that ended in this error gets: a manifest that cannot be read
+    /// or parsed is the references' problem (BADMANIFEST, in the manifest's own words);
+    /// anything else kept the library from being loaded and run (LOADFAIL).
+    pub fn status(&self) -> KatStatus {
+        match self {
+            KatError::Manifest(_) => KatStatus::BadManifest,
+            _ => KatStatus::Loadfail,
+        }
+    }
+}
+
 fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KatError {
     let path = path.to_path_buf();
     move |source| KatError::Io { what, path, source }

@@ -39,6 +39,10 @@ pub enum KatStatus {
     /// changes its input, writes or reads outside its buffers, depends on where they are, on
     /// how often or from how many threads it is called, or disagrees with its oracle.
     Nonconform = 9,
+    /// The KAT reference manifest could not be read or does not parse (cyclescope's own
+    /// status): nothing was compared, and the library is not to blame.
+    #[serde(rename = "BADMANIFEST")]
+    BadManifest = 10,
 }
 
 impl KatStatus {
@@ -50,12 +54,15 @@ impl KatStatus {
             KatStatus::Nonconform => 1,
             KatStatus::Mismatch => 2,
             KatStatus::Nokat => 3,
-            KatStatus::Cryptofail => 4,
-            KatStatus::Overflow => 5,
-            KatStatus::Loadfail => 6,
-            KatStatus::Timeout => 7,
-            KatStatus::Crash => 8,
-            KatStatus::Tampered => 9,
+            // Nothing compared at all: more than a missing reference, less than any fault the
+            // library itself showed.
+            KatStatus::BadManifest => 4,
+            KatStatus::Cryptofail => 5,
+            KatStatus::Overflow => 6,
+            KatStatus::Loadfail => 7,
+            KatStatus::Timeout => 8,
+            KatStatus::Crash => 9,
+            KatStatus::Tampered => 10,
         }
     }
 }
@@ -86,6 +93,7 @@ impl KatStatus {
             KatStatus::Crash => "CRASH",
             KatStatus::Tampered => "TAMPERED",
             KatStatus::Nonconform => "NONCONFORM",
+            KatStatus::BadManifest => "BADMANIFEST",
         }
     }
 
@@ -101,6 +109,16 @@ impl KatStatus {
 
     pub fn is_pass(self) -> bool {
         self == KatStatus::Pass
+    }
+
+    /// Whether the status says something about the library: not for a pass, nor when there
+    /// was nothing to compare with (NOKAT) or the references themselves are broken
+    /// (BADMANIFEST). Frontends colour these as warnings, never as the library's fault.
+    pub fn blames_library(self) -> bool {
+        !matches!(
+            self,
+            KatStatus::Pass | KatStatus::Nokat | KatStatus::BadManifest
+        )
     }
 
     /// The more severe of two statuses.
@@ -148,6 +166,11 @@ impl KatStatus {
                 "a conformance check failed (the detail names it, the KAT log has its evidence): \
                  the library misbehaves where the KAT does not look; fix it before measuring, \
                  or time it anyway with --allow-kat-fail"
+            }
+            KatStatus::BadManifest => {
+                "the KAT manifest cannot be read or does not parse (the detail names the file \
+                 and line): restore or fix it (kat --write-manifest from trusted reference \
+                 files writes a good one) and run the KAT again; the library was not tested"
             }
         }
     }
@@ -212,7 +235,8 @@ mod tests {
                 (6, "TIMEOUT"),
                 (7, "CRASH"),
                 (8, "TAMPERED"),
-                (9, "NONCONFORM")
+                (9, "NONCONFORM"),
+                (10, "BADMANIFEST")
             ]
         );
     }
@@ -239,7 +263,47 @@ mod tests {
         for s in KatStatus::iter() {
             assert_eq!(KatStatus::from_word(s.as_str()), Some(s));
             assert!(!s.hint().is_empty());
+            // Records carry the same word as the RESULT line.
+            assert_eq!(
+                serde_json::to_string(&s).unwrap(),
+                format!("\"{}\"", s.as_str())
+            );
         }
+        assert_eq!(
+            KatStatus::Nokat.worst(KatStatus::BadManifest),
+            KatStatus::BadManifest
+        );
+        assert_eq!(
+            KatStatus::BadManifest.worst(KatStatus::Loadfail),
+            KatStatus::Loadfail
+        );
+        assert!(!KatStatus::BadManifest.blames_library() && KatStatus::Loadfail.blames_library());
+    }
+
+    /// A KAT job that met a broken manifest is BADMANIFEST in the manifest's own words; only
+    /// what kept the library from running is LOADFAIL.
+    #[test]
+    fn a_manifest_error_is_badmanifest_and_says_the_manifests_words() {
+        use crate::kat::manifest::ManifestError;
+        use crate::kat::run::KatError;
+        let e = KatError::Manifest(ManifestError::Syntax {
+            path: "m.sha256".into(),
+            line: 1,
+            message: "not a manifest line".into(),
+        });
+        assert_eq!(e.status(), KatStatus::BadManifest);
+        assert_eq!(e.to_string(), "m.sha256:1: not a manifest line");
+        let unreadable = KatError::Manifest(ManifestError::Read {
+            path: "m.sha256".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        });
+        assert_eq!(unreadable.status(), KatStatus::BadManifest);
+        let io = KatError::Io {
+            what: "cannot create",
+            path: "K".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(io.status(), KatStatus::Loadfail);
     }
 
     #[test]

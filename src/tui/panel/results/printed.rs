@@ -106,10 +106,35 @@ pub fn leaving_text(app: &App) -> String {
         out += &run_readback(dir.map(PathBuf::as_path));
         out.push('\n');
     }
-    if let Some(line) = incomplete_line(app) {
+    for line in incomplete_lines(app) {
         out += &format!("{line}\n");
     }
     out.trim_end().to_string() + if out.trim().is_empty() { "" } else { "\n" }
+}
+
+/// One `incomplete k/n — resume with …` line for every run of the session left unfinished,
+/// oldest first: those cancelled with `c` earlier, then the one still running when leaving.
+pub fn incomplete_lines(app: &App) -> Vec<String> {
+    if app.read_only {
+        return Vec::new();
+    }
+    // The current run's own line, when it has one, says where its folder stands now.
+    let current = incomplete_line(app);
+    let mut lines: Vec<String> = app
+        .unfinished_runs
+        .iter()
+        .filter(|u| current.is_none() || Some(u.dir.as_path()) != app.run_dir.as_deref())
+        .map(|u| resume_line(u.done, u.total, &u.dir))
+        .collect();
+    lines.extend(current);
+    lines
+}
+
+fn resume_line(done: usize, total: usize, dir: &Path) -> String {
+    format!(
+        "incomplete {done}/{total} — resume with `cyclescope run --resume {}`",
+        crate::sanitize::shell_path(dir)
+    )
 }
 
 /// `incomplete k/n — resume with …` when leaving a run (not a watched one) that did not
@@ -125,10 +150,91 @@ pub fn incomplete_line(app: &App) -> Option<String> {
     };
     let (done, total) = app.run_counts();
     let dir = app.run_dir.as_deref()?;
-    (unfinished && done < total).then(|| {
-        format!(
-            "incomplete {done}/{total} — resume with `cyclescope run --resume {}`",
-            crate::sanitize::shell_path(dir)
-        )
-    })
+    (unfinished && done < total).then(|| resume_line(done, total, dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tui::demo;
+    use crate::vocabulary::EngineEvent;
+
+    fn cancel(app: &mut App) {
+        app.apply(EngineEvent::RunFinished {
+            cancelled: true,
+            wall: Duration::from_secs(5),
+            finished: 1,
+            failed: 0,
+        });
+    }
+
+    fn start_second(app: &mut App, dir: &str) {
+        app.apply(EngineEvent::RunStarted {
+            run_dir: PathBuf::from(dir),
+            labels: vec!["sm3hash-256".into()],
+            lengths: vec![32, 1024],
+            cpus: vec![1],
+            reference_jobs: Vec::new(),
+        });
+    }
+
+    fn incomplete(out: &str) -> Vec<&str> {
+        out.lines()
+            .filter(|l| l.starts_with("incomplete "))
+            .collect()
+    }
+
+    /// A run cancelled with `c` keeps its line after another run, whether that one was left
+    /// running (`q`) or ran to its end.
+    #[test]
+    fn every_run_cancelled_in_the_session_gets_its_resume_line() {
+        let mut app = demo::measuring();
+        cancel(&mut app);
+        let first =
+            "incomplete 1/4 — resume with `cyclescope run --resume runs/demo-20260101T000000Z`";
+        assert_eq!(incomplete(&leaving_text(&app)), [first]);
+
+        start_second(&mut app, "runs/demo-20260101T000100Z");
+        let out = leaving_text(&app);
+        assert_eq!(
+            incomplete(&out),
+            [
+                first,
+                "incomplete 0/2 — resume with `cyclescope run --resume runs/demo-20260101T000100Z`"
+            ],
+            "{out}"
+        );
+
+        app.apply(EngineEvent::RunFinished {
+            cancelled: false,
+            wall: Duration::from_secs(5),
+            finished: 2,
+            failed: 0,
+        });
+        assert_eq!(incomplete(&leaving_text(&app)), [first]);
+    }
+
+    /// A run written into a cancelled run's folder again replaces its line: a complete one
+    /// removes it, so a folder is never named twice nor with stale counts.
+    #[test]
+    fn a_folder_run_again_is_named_once_with_its_latest_counts() {
+        let mut app = demo::measuring();
+        cancel(&mut app);
+        start_second(&mut app, "runs/demo-20260101T000000Z");
+        let out = leaving_text(&app);
+        assert_eq!(incomplete(&out).len(), 1, "{out}");
+        app.apply(EngineEvent::RunFinished {
+            cancelled: false,
+            wall: Duration::from_secs(5),
+            finished: 0,
+            failed: 0,
+        });
+        let out = leaving_text(&app);
+        assert!(incomplete(&out).is_empty(), "{out}");
+        app.read_only = true;
+        assert!(incomplete_lines(&app).is_empty());
+    }
 }
