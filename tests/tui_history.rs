@@ -44,7 +44,13 @@ fn three_builds_of_the_tuning_loop_are_in_history_and_in_the_panel() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(
+        rows.len(),
+        3,
+        "{text}\n{}\n{}",
+        t.capture(),
+        runs_said(cwd.path())
+    );
     assert_eq!(rows[0]["verdict"], "first");
     let words = [
         "faster",
@@ -101,4 +107,31 @@ fn three_builds_of_the_tuning_loop_are_in_history_and_in_the_panel() {
     t.wait_for("b1 ");
     t.send(&["q"]);
     t.wait_for("EXIT:0");
+}
+
+/// Each run folder's records (status and failure) and failed-job lines, for a failure's message.
+fn runs_said(cwd: &std::path::Path) -> String {
+    let mut said = String::new();
+    let mut stack = vec![cwd.join("runs")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                let v: Value = std::fs::read(&p)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or_default();
+                said.push_str(&format!(
+                    "{}: status {} failure {} flags {}\n",
+                    p.display(),
+                    v["status"],
+                    v["cyclescope"]["failure"],
+                    v["build_flags"]
+                ));
+            }
+        }
+    }
+    said
 }
