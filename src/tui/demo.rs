@@ -116,6 +116,7 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         per_call: None,
         disturbed_retries: 0,
         ci95_relative: Some(0.004),
+        robust: None,
         doubts: vec![],
         layouts: None,
     }

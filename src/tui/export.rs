@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use super::app::App;
 use super::panel::results;
 use crate::campaign::ab_result::EXPORT_COLUMNS;
+use crate::report::export::ROBUST_COLUMNS;
 
-/// The CSV columns, in order.
+/// The CSV columns, in order (then `export::ROBUST_COLUMNS`, then the A/B's).
 const COLUMNS: [&str; 22] = [
     "run",
     "run_folder",
@@ -91,13 +92,16 @@ pub fn csv(app: &App) -> String {
                     .unwrap_or_default(),
             ]
             .into_iter()
+            .chain(crate::report::export::robust_cells(
+                s.and_then(|s| s.robust.as_ref()),
+            ))
             .chain(std::iter::repeat_n(String::new(), EXPORT_COLUMNS.len()))
             .collect()
         })
         .collect();
     for (run, ab) in &app.ab_results {
         for c in &ab.lengths {
-            let mut cells = vec![String::new(); COLUMNS.len()];
+            let mut cells = vec![String::new(); COLUMNS.len() + ROBUST_COLUMNS.len()];
             cells[0] = (run + 1).to_string();
             cells[1] = folder_of(*run);
             cells[2] = (app.baseline == Some(*run)).to_string();
@@ -110,7 +114,12 @@ pub fn csv(app: &App) -> String {
             rows.push(cells);
         }
     }
-    let header: Vec<&str> = COLUMNS.iter().chain(&EXPORT_COLUMNS).copied().collect();
+    let header: Vec<&str> = COLUMNS
+        .iter()
+        .chain(&ROBUST_COLUMNS)
+        .chain(&EXPORT_COLUMNS)
+        .copied()
+        .collect();
     crate::report::export::csv(&header, &rows)
 }
 
@@ -164,7 +173,7 @@ mod tests {
             .iter()
             .find(|l| l.contains(",pseudoXOF-512,32,"))
             .expect("the baseline row");
-        assert!(xof.ends_with(",1,false,false,,,,,,,"), "{xof}");
+        assert!(xof.ends_with(",1,false,false,,,,,,,,,,,"), "{xof}");
     }
 
     #[test]

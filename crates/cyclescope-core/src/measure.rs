@@ -17,6 +17,7 @@ pub mod layout;
 pub mod paired;
 pub mod plan;
 pub mod proof;
+pub mod robust;
 pub mod stats;
 pub mod trial;
 pub mod trial_args;

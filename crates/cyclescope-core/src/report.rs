@@ -17,6 +17,7 @@ pub(crate) mod page_set;
 pub(crate) mod profile_section;
 pub(crate) mod published;
 pub mod readback;
+pub(crate) mod robust_section;
 pub(crate) mod side_files;
 pub(crate) mod summary_page;
 pub(crate) mod sweep_section;
@@ -354,6 +355,7 @@ mod tests {
             per_call: None,
             disturbed_retries: 0,
             ci95_relative: None,
+            robust: None,
             doubts: vec![],
             layouts: None,
         };
@@ -390,6 +392,7 @@ mod tests {
             per_call: None,
             disturbed_retries: 10,
             ci95_relative: Some(0.012),
+            robust: None,
             doubts: vec![
                 Doubt::MeanOutsideBody {
                     mean: 17_300.0,

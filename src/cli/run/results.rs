@@ -176,6 +176,18 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
             (cells, r.reference_job, r.ratio())
         }),
     );
+    if rows.iter().any(|r| r.summary.robust.is_some()) {
+        let cells: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                r.summary
+                    .robust
+                    .as_ref()
+                    .map_or_else(|| "–".into(), |x| x.text())
+            })
+            .collect();
+        out = crate::report::export::with_column(&out, ROBUST_HEADER, &cells);
+    }
     // Why a figure carries ⚠ (the core's doubt rule), which were timed without a passing KAT,
     // and the spread of the buffer layouts, one line each.
     let mut notes = crate::report::doubt_notes(rows.iter().map(|r| (&r.job, &r.summary)));
@@ -211,6 +223,9 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
         }
     }
     out += &format!("\n{}\n", baseline::divides_by(baseline, counter));
+    if rows.iter().any(|r| r.summary.robust.is_some()) {
+        out += &format!("{ROBUST_NOTE}\n");
+    }
     if rows.iter().any(|r| r.x_pseudoxof_doubtful) {
         out += &format!("{}\n", baseline::DOUBTFUL_RATIO_NOTE);
     }
@@ -231,7 +246,14 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
     out
 }
 
-/// The columns of `--csv`.
+/// The column of the figure preemption cannot move, and the line that says what it is.
+pub const ROBUST_HEADER: &str = "uninterrupted calls [95 % CI]";
+pub const ROBUST_NOTE: &str = "uninterrupted calls: the mean per-call cost of the calls no \
+     interruption touched, per trial, over trials, with its 95 % CI (`cyclescope.robust`, \
+     docs/compare.md); waiting for the CPU moves the mean cycles, not this. ⚠: its own \
+     interval is wider than ±10 %, or it rests on one trial.";
+
+/// The columns of `--csv` (then `export::ROBUST_COLUMNS`).
 const CSV_COLUMNS: [&str; 18] = [
     "candidate",
     "instance",
@@ -283,9 +305,17 @@ pub fn csv(rows: &[Row]) -> String {
                 r.core_type.clone().unwrap_or_default(),
                 doubts.join("; "),
             ]
+            .into_iter()
+            .chain(crate::report::export::robust_cells(s.robust.as_ref()))
+            .collect()
         })
         .collect();
-    crate::report::export::csv(&CSV_COLUMNS, &cells)
+    let header: Vec<&str> = CSV_COLUMNS
+        .iter()
+        .chain(&crate::report::export::ROBUST_COLUMNS)
+        .copied()
+        .collect();
+    crate::report::export::csv(&header, &cells)
 }
 
 #[cfg(test)]
@@ -355,12 +385,51 @@ mod tests {
 
         let text = csv(&rows);
         let mut r = ::csv::Reader::from_reader(text.as_bytes());
-        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), CSV_COLUMNS);
+        assert_eq!(
+            r.headers().unwrap().iter().take(18).collect::<Vec<_>>(),
+            CSV_COLUMNS
+        );
         let back: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
         assert_eq!(back.len(), 3);
         let ratio: f64 = back[1][12].parse().unwrap();
         assert!((ratio - 61_570.0 / 2810.0).abs() < 1e-9, "{ratio}");
         assert_eq!((&back[0][1], &back[0][3]), ("pseudoXOF-512", "true"));
         assert_eq!(&back[2][12], "", "no ratio: an empty cell");
+    }
+
+    #[test]
+    fn the_uninterrupted_call_figure_takes_a_column_and_csv_cells_when_a_row_has_one() {
+        let mut rows = vec![
+            row("hash-05", "uHash-512", 512, 32, 61_570.0),
+            row("iccs", "pseudoXOF-512", 512, 32, 2810.0),
+        ];
+        let plain = results_table(&rows, &Baseline::default(), None);
+        assert!(!plain.contains(ROBUST_HEADER), "{plain}");
+        rows[0].summary.robust = crate::measure::robust::of_trials(
+            &[1000.0, 1010.0, 990.0].map(|m| crate::measure::robust::TrialBody {
+                mean_ticks: m,
+                calls: 100,
+                excluded: 3,
+            }),
+            1.0,
+        );
+        let table = results_table(&rows, &Baseline::default(), None);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].ends_with(&format!("| {ROBUST_HEADER} |")),
+            "{table}"
+        );
+        assert!(lines[1].ends_with("---|---|"), "{table}");
+        assert!(lines[2].ends_with("| – | – |"), "{table}");
+        assert!(lines[3].ends_with("| 1000 [975, 1025] |"), "{table}");
+        assert!(table.contains(ROBUST_NOTE), "{table}");
+        let text = csv(&rows);
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let back: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(
+            (&back[1][18], &back[1][21]),
+            ("1000", "uninterrupted_call_mean")
+        );
+        assert_eq!(&back[0][18], "");
     }
 }

@@ -4,7 +4,7 @@
 //! `report::compare::judge`, never a second rule), and the earlier figures of each curve for
 //! the curve to overlay. Derived on demand from the jobs; nothing stored.
 
-use crate::report::compare::{Figure, Verdict, judge};
+use crate::report::compare::{Figure, JudgedOn, Verdict, judge_with};
 use crate::vocabulary::{JobKey, JobSummary};
 
 use super::{App, CurveSeries, JobState, ResultRow};
@@ -16,9 +16,30 @@ pub struct Delta {
     /// of the History panel, pinned).
     pub from: String,
     pub earlier: Figure,
-    /// This figure over the earlier one (mean cycles).
+    /// This figure over the earlier one: mean cycles, or the uninterrupted-call means when
+    /// the verdict was judged on them.
     pub ratio: f64,
     pub verdict: Verdict,
+    /// Judged on the uninterrupted-call means (`measure::robust`): a mean was doubtful.
+    pub robust: bool,
+}
+
+impl Delta {
+    /// `now` against `earlier`, by `compare`'s rule.
+    fn of(from: String, earlier: Figure, now: &Figure) -> Self {
+        let (verdict, weighed) = judge_with(&earlier, now, None);
+        let (ratio, robust) = match weighed {
+            Some((w, JudgedOn::RobustMean)) => (w.ratio(), true),
+            _ => (now.mean_cycles / earlier.mean_cycles, false),
+        };
+        Delta {
+            from,
+            earlier,
+            ratio,
+            verdict,
+            robust,
+        }
+    }
 }
 
 impl App {
@@ -51,22 +72,12 @@ impl App {
                 && e.input_bytes == r.key.input_bytes
                 && let Some(earlier) = e.figure()
             {
-                return Some(Delta {
-                    from: format!("b{}", p.number),
-                    ratio: now.mean_cycles / earlier.mean_cycles,
-                    verdict: judge(&earlier, &now),
-                    earlier,
-                });
+                return Some(Delta::of(format!("b{}", p.number), earlier, &now));
             }
         }
         let run = self.earlier_run(r.key, r.run)?;
         let earlier = Figure::of_summary(self.done_in(r.key, run)?)?;
-        Some(Delta {
-            from: format!("#{}", run + 1),
-            ratio: now.mean_cycles / earlier.mean_cycles,
-            verdict: judge(&earlier, &now),
-            earlier,
-        })
+        Some(Delta::of(format!("#{}", run + 1), earlier, &now))
     }
 
     /// For each curve of an instance measured in more than one run, the figures of the run
@@ -246,5 +257,74 @@ mod tests {
             .expect("an overlay of the earlier run");
         assert_eq!(earlier.label, "sm3hash-256 #1");
         assert_eq!(earlier.points[0], (32, 1469.0 / 32.0));
+    }
+
+    /// A robust figure of five trials at `mean` ticks, ±0.5 %.
+    fn robust(mean: f64) -> Option<crate::measure::robust::Robust> {
+        let body = |m: f64| crate::measure::robust::TrialBody {
+            mean_ticks: m,
+            calls: 1000,
+            excluded: 10,
+        };
+        crate::measure::robust::of_trials(
+            &[0.995, 1.0, 1.005, 0.998, 1.002].map(|f| body(f * mean)),
+            1.0,
+        )
+    }
+
+    #[test]
+    fn a_doubtful_mean_is_judged_on_the_uninterrupted_calls_and_says_so() {
+        let mut app = demo::rerun();
+        // The second run's 32 B was measured beside a busy loop: its mean doubled, its
+        // uninterrupted calls did not move.
+        for j in app.jobs.iter_mut() {
+            if let JobState::Done(s) = &mut j.state {
+                s.robust = robust(1200.0);
+                if j.run == 1 && j.key.input_bytes == 32 {
+                    s.mean_cycles = Some(2910.0);
+                    s.doubts = vec![crate::measure::doubt::Doubt::DisturbedTrialKept {
+                        trials: 5,
+                        reason: "preempted: waited 48 % of the trial for the CPU".into(),
+                    }];
+                }
+            }
+        }
+        let rows = app.result_rows();
+        let r = rows
+            .iter()
+            .find(|r| r.run == 1 && r.key.input_bytes == 32)
+            .unwrap();
+        let d = app.delta(r).unwrap();
+        assert_eq!((d.verdict.clone(), d.robust), (Verdict::WithinNoise, true));
+        assert!(
+            (d.ratio - 1.0).abs() < 1e-9,
+            "the robust ratio: {}",
+            d.ratio
+        );
+        assert_eq!(crate::tui::panel::results::delta_cells(&d)[2], "≈ noise*");
+        let lines = results::detail(&app, r);
+        assert_eq!(
+            lines[1].0,
+            "Δ* vs run #1: the mean is doubtful, so judged on the uninterrupted-call means \
+             1200 → 1200, ×1.000, within noise"
+        );
+        assert!(
+            lines.iter().any(|l| l
+                .0
+                .contains("uninterrupted-call mean 1200.0 [1194.3, 1205.7] over 5 trial(s)")),
+            "{lines:?}"
+        );
+        // A build 4.9× slower is called slower through the same doubt.
+        for j in app.jobs.iter_mut().filter(|j| j.run == 1) {
+            if let JobState::Done(s) = &mut j.state {
+                s.robust = robust(4.9 * 1200.0);
+            }
+        }
+        let rows = app.result_rows();
+        let r = rows
+            .iter()
+            .find(|r| r.run == 1 && r.key.input_bytes == 32)
+            .unwrap();
+        assert_eq!(app.delta(r).unwrap().verdict, Verdict::Slower);
     }
 }

@@ -175,6 +175,12 @@ pub fn detail(app: &App, r: &ResultRow) -> Vec<(String, ratatui::style::Color)> 
             out.push((format!("⚠ {}", d.text()), WARN));
         }
     }
+    // The figure preemption cannot move, beside the mean it does (`measure::robust`).
+    if r.failure.is_none()
+        && let Some(x) = r.summary.and_then(|s| s.robust.as_ref())
+    {
+        out.push((format!("  {}", x.describe()), DIM));
+    }
     out
 }
 
@@ -397,6 +403,8 @@ mod delta;
 mod narrow_tests;
 mod printed;
 
+#[cfg(test)]
+pub use delta::cells as delta_cells;
 #[cfg(test)]
 pub use printed::markdown;
 pub use printed::{incomplete_line, leaving_text};

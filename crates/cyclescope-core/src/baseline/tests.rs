@@ -96,6 +96,7 @@ fn baseline_means_divide_only_complete_jobs_of_the_same_length() {
         per_call: None,
         disturbed_retries: 0,
         ci95_relative: None,
+        robust: None,
         doubts: vec![],
         layouts: None,
     };

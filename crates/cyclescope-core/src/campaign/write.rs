@@ -81,6 +81,20 @@ pub(super) fn job_record(
         instructions: m.instructions.clone(),
         ..base_additions(req, inst, host, info.as_ref())
     };
+    // A count is exact: it has no interrupted calls to leave out.
+    let bodies: Vec<_> = m
+        .processes
+        .iter()
+        .flat_map(|p| p.trial_bodies.iter().copied())
+        .collect();
+    let robust = additions
+        .per_call_scale()
+        .filter(|_| !req.counter.under_valgrind())
+        .and_then(|scale| crate::measure::robust::of_trials(&bodies, scale));
+    let additions = Additions {
+        robust,
+        ..additions
+    };
     let rec = assemble(
         inst,
         len,
@@ -152,6 +166,7 @@ fn base_additions(
         per_call_by_process: Vec::new(),
         preempted_ns_by_trial: Vec::new(),
         trial_spread: None,
+        robust: None,
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::sealed::elf_load_bytes_of(&inst.library),
         abi: inst.abi,

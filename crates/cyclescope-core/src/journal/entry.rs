@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, Row, params};
 
+use crate::measure::robust::Robust;
 use crate::record::TimingRecord;
 use crate::report::compare::Figure;
 
@@ -60,6 +61,8 @@ pub struct Entry {
     pub processes: u32,
     /// What puts ⚠ beside the figure, if anything.
     pub doubt: Option<String>,
+    /// The figure preemption cannot move (`measure::robust`), when the record has one.
+    pub robust: Option<Robust>,
     pub ended_utc: String,
 }
 
@@ -105,6 +108,7 @@ impl Entry {
             ci95_half_width: figure.as_ref().and_then(|f| f.ci95_half_width),
             process_sd_relative: figure.as_ref().and_then(|f| f.process_sd_relative),
             processes: r.trials.len() as u32,
+            robust: figure.as_ref().and_then(|f| f.robust.clone()),
             doubt: figure.and_then(|f| f.doubt),
             ended_utc: r.ended_utc.clone(),
         })
@@ -128,6 +132,7 @@ impl Entry {
             processes: self.processes,
             doubt: self.doubt.clone(),
             source: crate::counter::CycleSource::from_name(&self.counter),
+            robust: self.robust.clone(),
         })
     }
 
@@ -136,8 +141,9 @@ impl Entry {
             "INSERT OR REPLACE INTO measurement (run_dir, record, candidate, label, \
              library_sha256, flags, build_flags, compiler, cpu_model, system_id, counter, \
              input_bytes, mean_cycles, ci95_half_width, processes, ended_utc, origin, \
-             process_sd_relative, doubt) VALUES \
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             process_sd_relative, doubt, robust) VALUES \
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+             ?20)",
             params![
                 self.run_dir.to_string_lossy(),
                 self.record.to_string_lossy(),
@@ -158,6 +164,9 @@ impl Entry {
                 self.origin.word(),
                 self.process_sd_relative,
                 self.doubt,
+                self.robust
+                    .as_ref()
+                    .and_then(|r| serde_json::to_string(r).ok()),
             ],
         )?;
         Ok(())
@@ -171,7 +180,7 @@ impl Entry {
         let mut st = c.prepare(
             "SELECT run_dir, record, candidate, label, library_sha256, flags, build_flags, \
              compiler, cpu_model, system_id, counter, input_bytes, mean_cycles, ci95_half_width, \
-             processes, ended_utc, origin, process_sd_relative, doubt \
+             processes, ended_utc, origin, process_sd_relative, doubt, robust \
              FROM measurement WHERE label = ?1 AND (?2 IS NULL OR input_bytes = ?2) \
              ORDER BY input_bytes, ended_utc, id",
         )?;
@@ -201,6 +210,10 @@ impl Entry {
             origin: Origin::of_word(&text(16)?),
             process_sd_relative: r.get(17)?,
             doubt: r.get(18)?,
+            // A value this code cannot read is no robust figure, not a broken journal.
+            robust: r
+                .get::<_, Option<String>>(19)?
+                .and_then(|j| serde_json::from_str(&j).ok()),
         })
     }
 }

@@ -5,10 +5,10 @@
 use rusqlite::Connection;
 
 /// The schema this code writes.
-pub(super) const VERSION: i64 = 4;
+pub(super) const VERSION: i64 = 5;
 
 /// Migration `i` takes version `i` to `i + 1`.
-pub(super) const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
+pub(super) const MIGRATIONS: [&str; 5] = [V1, V2, V3, V4, V5];
 
 /// Version 1: one row per measured job.
 pub(super) const V1: &str = "
@@ -65,6 +65,12 @@ CREATE TABLE kat_pass (
 /// never reused.
 const V4: &str = "
 ALTER TABLE kat_pass ADD COLUMN conformance TEXT NOT NULL DEFAULT '[]';
+";
+
+/// Version 5: the figure preemption cannot move (`measure::robust`, JSON), which verdicts
+/// judge on when the guide's figure is doubtful. Older rows have none.
+const V5: &str = "
+ALTER TABLE measurement ADD COLUMN robust TEXT;
 ";
 
 #[derive(Debug)]

@@ -19,6 +19,7 @@ fn entry(sha: &str, mean: f64, ended: &str) -> Entry {
         mean_cycles: Some(mean),
         ci95_half_width: Some(mean * 0.002),
         process_sd_relative: Some(0.002),
+        robust: None,
         processes: 5,
         doubt: None,
         ended_utc: ended.into(),

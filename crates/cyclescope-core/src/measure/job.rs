@@ -76,6 +76,8 @@ pub(crate) struct ProcessRun {
     pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
     /// The most memory the process held, by its control group (`worker::Outcome`).
     pub(crate) peak_memory_bytes: Option<u64>,
+    /// Per trial with enough per-call samples, its uninterrupted calls (`measure::robust`).
+    pub(crate) trial_bodies: Vec<super::robust::TrialBody>,
 }
 
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,
@@ -144,6 +146,7 @@ pub(crate) fn run_process(
     let mut clock_pairs = Vec::new();
     let mut digests = Vec::new();
     let mut probe_digests = Vec::new();
+    let mut bodies = super::robust::TrialBodies::default();
     let mut fault: Option<JobFailure> = None;
     // The engine's own verdict on what the worker reported (its metadata): the worker is
     // stopped, and the job fails with this rather than as tampered with.
@@ -209,10 +212,14 @@ pub(crate) fn run_process(
                         seconds: nanoseconds as f64 / 1e9,
                         cycles,
                     };
+                    bodies.trial_line();
                     on_samples(&[], Some(&t));
                     trials.push(t);
                 }
-                TrialMessage::Samples { ticks } => on_samples(&ticks, None),
+                TrialMessage::Samples { ticks } => {
+                    bodies.samples(&ticks);
+                    on_samples(&ticks, None)
+                }
                 TrialMessage::Digests { hex } => match hex::decode(&hex) {
                     Ok(bytes) => probe_digests.extend(bytes),
                     Err(_) => {
@@ -402,6 +409,7 @@ pub(crate) fn run_process(
         probe_digests,
         cpu_after_go,
         peak_memory_bytes,
+        trial_bodies: bodies.finish(),
     };
     if let Some(Ok(c)) = &count {
         c.finish(spec, &setup.exe, &mut run, sandbox);

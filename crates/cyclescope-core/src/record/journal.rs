@@ -106,7 +106,7 @@ pub enum JournalEvent {
     },
     JobFinished {
         job: JobKey,
-        summary: JobSummary,
+        summary: Box<JobSummary>,
         record: PathBuf,
     },
     JobFailed {
@@ -213,7 +213,7 @@ impl JournalEvent {
                 ..
             } => JournalEvent::JobFinished {
                 job,
-                summary: *summary,
+                summary,
                 record,
             },
             EngineEvent::JobFailed {
@@ -333,7 +333,7 @@ impl JournalEvent {
                 record,
             } => EngineEvent::JobFinished {
                 job,
-                summary: Box::new(summary),
+                summary,
                 record,
                 snapshot: None,
             },

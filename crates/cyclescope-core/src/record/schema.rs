@@ -75,6 +75,20 @@ pub struct TimingRecord {
     pub cyclescope: Option<Additions>,
 }
 
+impl Additions {
+    /// Loop-counter units per per-call tick: 1 for the same counter, core cycles per
+    /// reference tick otherwise; None when the two cannot be compared.
+    pub(crate) fn per_call_scale(&self) -> Option<f64> {
+        if self.per_call_source == self.cycle_source {
+            Some(1.0)
+        } else if !self.reference_cycles {
+            self.ref_to_core_ratio
+        } else {
+            None
+        }
+    }
+}
+
 /// What cyclescope measures beyond the harness.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Additions {
@@ -100,6 +114,9 @@ pub struct Additions {
     /// Per-call figures of each trial process, in order.
     pub(crate) per_call_by_process: Vec<PerCall>,
     pub trial_spread: Option<TrialSpread>,
+    /// The figure preemption cannot move (`measure::robust`), in the loop counter's units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust: Option<crate::measure::robust::Robust>,
     /// Per kept trial, nanoseconds the worker waited for the CPU during the loop.
     pub(crate) preempted_ns_by_trial: Vec<Option<u64>>,
     /// The per-call hdrhistogram, V2 serialisation, base64.
@@ -208,6 +225,7 @@ impl TimingRecord {
             per_call: add.and_then(|a| a.per_call),
             disturbed_retries: self.disturbed_retries,
             ci95_relative: add.and_then(|a| a.trial_spread).map(|s| s.ci95_relative),
+            robust: add.and_then(|a| a.robust.clone()),
             doubts: crate::measure::doubt::doubts(&self.evidence()),
             layouts: add.and_then(|a| a.layouts.clone()).map(Box::new),
         }
@@ -217,15 +235,7 @@ impl TimingRecord {
     fn evidence(&self) -> crate::measure::doubt::Evidence<'_> {
         let add = self.cyclescope.as_ref();
         // Loop units per per-call tick: the same counter, or core cycles per reference tick.
-        let per_call_scale = add.and_then(|a| {
-            if a.per_call_source == a.cycle_source {
-                Some(1.0)
-            } else if !a.reference_cycles {
-                a.ref_to_core_ratio
-            } else {
-                None
-            }
-        });
+        let per_call_scale = add.and_then(Additions::per_call_scale);
         crate::measure::doubt::Evidence {
             status: &self.status,
             kat: &self.kat,

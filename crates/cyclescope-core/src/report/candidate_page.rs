@@ -193,6 +193,10 @@ fn performance(l: &mut Vec<String>, instances: &[InstanceEvidence]) {
         l.push(note);
         l.push(String::new());
     }
+    if let Some(t) = super::robust_section::table(summaries.iter().map(|(k, s)| (k, s))) {
+        l.push(t.trim_end().to_string());
+        l.push(String::new());
+    }
 }
 
 fn resources(l: &mut Vec<String>, instances: &[InstanceEvidence]) {

@@ -134,6 +134,8 @@ pub enum JudgedOn {
     /// The `× pseudoXOF` ratios of two runs counted by different counters (another host):
     /// counter-free.
     BaselineRatioAcrossCounters,
+    /// Both sides' uninterrupted-call means (`measure::robust`): one side's mean was doubtful.
+    RobustMean,
 }
 
 impl JudgedOn {
@@ -144,6 +146,7 @@ impl JudgedOn {
             JudgedOn::BaselineRatio => "ratio_to_pseudoxof",
             JudgedOn::ExactCount => "exact_instructions",
             JudgedOn::BaselineRatioAcrossCounters => "ratio_to_pseudoxof_counter_free",
+            JudgedOn::RobustMean => crate::measure::robust::STATISTIC,
         }
     }
 }
@@ -351,16 +354,27 @@ fn compare_records<'a>(
         noise::extra_variance(&probes)
     };
     let (on_means, on_ratios) = (extra(false), extra(true));
+    let robust_probes: Vec<Weighed> = helper_keys
+        .iter()
+        .filter_map(|k| {
+            judge::on_robust(
+                &Figure::of_record(ma.get(k)?)?,
+                &Figure::of_record(mb.get(k)?)?,
+            )
+        })
+        .filter_map(|(_, w)| w.map(|(w, _)| w))
+        .collect();
+    let on_robust = noise::extra_variance(&robust_probes);
     for r in &mut rows {
         if let Some((w, on)) = r.weighed {
             // An exact count has no noise between runs to widen it by.
             if on == JudgedOn::ExactCount {
                 continue;
             }
-            let more = if on == JudgedOn::MeanCycles {
-                on_means
-            } else {
-                on_ratios
+            let more = match on {
+                JudgedOn::MeanCycles => on_means,
+                JudgedOn::RobustMean => on_robust,
+                _ => on_ratios,
             };
             let w = w.widened(more);
             r.verdict = w.verdict();

@@ -18,6 +18,22 @@ pub fn markdown(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `table` (from [`markdown`]) with one more column at its right: `header`, then `cells` in
+/// the order of its rows.
+pub fn with_column(table: &str, header: &str, cells: &[String]) -> String {
+    let mut out = String::new();
+    let mut rows = cells.iter();
+    for (i, line) in table.lines().enumerate() {
+        let extra = match i {
+            0 => format!(" {header} |"),
+            1 => "---|".to_string(),
+            _ => format!(" {} |", rows.next().map_or("", String::as_str)),
+        };
+        out += &format!("{line}{extra}\n");
+    }
+    out
+}
+
 /// A CSV table, header first; fields are quoted where RFC 4180 needs it.
 pub fn csv(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -36,7 +52,25 @@ pub fn number(x: Option<f64>) -> String {
     x.map_or_else(String::new, |v| format!("{v}"))
 }
 
-/// The columns of `records_csv`.
+/// The columns of the figure preemption cannot move, in every CSV that carries a job's figure.
+pub const ROBUST_COLUMNS: [&str; 4] = [
+    "robust_mean_cycles",
+    "robust_ci95_low",
+    "robust_ci95_high",
+    "robust_statistic",
+];
+
+/// The [`ROBUST_COLUMNS`] cells of a job (empty without a robust figure).
+pub fn robust_cells(r: Option<&crate::measure::robust::Robust>) -> [String; 4] {
+    [
+        number(r.map(|x| x.mean_cycles)),
+        number(r.and_then(|x| x.ci95_low)),
+        number(r.and_then(|x| x.ci95_high)),
+        r.map_or_else(String::new, |x| x.statistic.clone()),
+    ]
+}
+
+/// The columns of `records_csv` (then [`ROBUST_COLUMNS`]).
 pub const RECORD_COLUMNS: [&str; 18] = [
     "candidate",
     "instance",
@@ -92,9 +126,17 @@ pub fn records_csv(records: &[TimingRecord], baseline: &crate::baseline::Baselin
                 ratio.is_some_and(|r| r.doubtful).to_string(),
                 add.is_some_and(|a| a.reference_job).to_string(),
             ]
+            .into_iter()
+            .chain(robust_cells(s.robust.as_ref()))
+            .collect()
         })
         .collect();
-    csv(&RECORD_COLUMNS, &rows)
+    let header: Vec<&str> = RECORD_COLUMNS
+        .iter()
+        .chain(&ROBUST_COLUMNS)
+        .copied()
+        .collect();
+    csv(&header, &rows)
 }
 
 #[cfg(test)]

@@ -175,6 +175,10 @@ pub struct JobSummary {
     /// fewer than two trials, or for a harness record).
     #[serde(default)]
     pub ci95_relative: Option<f64>,
+    /// The figure preemption cannot move (`measure::robust`); None for a harness record, a
+    /// count, or a job with too few per-call samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust: Option<crate::measure::robust::Robust>,
     /// Why the figure is not marked clean (`doubt::doubts`); empty when it is.
     #[serde(default)]
     pub doubts: Vec<crate::measure::doubt::Doubt>,

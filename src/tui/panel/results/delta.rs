@@ -1,7 +1,8 @@
 //! The Results panel's Δ columns: for a row measured earlier too (`App::delta`), the earlier
 //! mean cycles and its run, this figure over it (`×0.82`), and the `compare` verdict in a word
-//! (faster / slower beyond run-to-run noise, ≈ within noise, ⚠ doubtful when either figure is). Only these cells and their detail
-//! line live here; the panel appends them after the §4 columns it shows.
+//! (faster / slower beyond run-to-run noise, ≈ within noise, ⚠ doubtful when either figure is
+//! and their uninterrupted-call means cannot settle it; a `*` when they did). Only these cells
+//! and their detail line live here; the panel appends them after the §4 columns it shows.
 
 use ratatui::style::Color;
 
@@ -37,7 +38,7 @@ pub fn cells(d: &Delta) -> [String; 3] {
             crate::format::int(Some(d.earlier.mean_cycles))
         ),
         format!("×{:.3}", d.ratio),
-        word(&d.verdict).0.to_string(),
+        format!("{}{}", word(&d.verdict).0, if d.robust { "*" } else { "" }),
     ]
 }
 
@@ -69,14 +70,24 @@ pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
     let d = app.delta(r)?;
     let now = r.summary?.mean_cycles?;
     let (_, colour) = word(&d.verdict);
+    if d.robust {
+        let (a, b) = (d.earlier.robust.as_ref()?, r.summary?.robust.as_ref()?);
+        return Some((
+            format!(
+                "Δ* vs {}: the mean is doubtful, so judged on the uninterrupted-call means {} → {}, ×{:.3}, {}",
+                from_text(&d.from),
+                crate::format::int(Some(a.mean_cycles)),
+                crate::format::int(Some(b.mean_cycles)),
+                d.ratio,
+                d.verdict
+            ),
+            colour,
+        ));
+    }
     Some((
         format!(
             "Δ vs {}: {} → {} cycles, ×{:.3}, {}",
-            if d.from.starts_with('b') {
-                format!("build {} of the history", &d.from[1..])
-            } else {
-                format!("run {}", d.from)
-            },
+            from_text(&d.from),
             crate::format::int(Some(d.earlier.mean_cycles)),
             crate::format::int(Some(now)),
             d.ratio,
@@ -84,4 +95,12 @@ pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
         ),
         colour,
     ))
+}
+
+/// `build 3 of the history` for `b3`, `run #2` for `#2`.
+fn from_text(from: &str) -> String {
+    match from.strip_prefix('b') {
+        Some(n) => format!("build {n} of the history"),
+        None => format!("run {from}"),
+    }
 }

@@ -258,6 +258,15 @@ impl TrialRunner for Scripted {
             probe_digests: Vec::new(),
             cpu_after_go: None,
             peak_memory_bytes: None,
+            // Each trial's calls, untouched, at its loop's mean.
+            trial_bodies: trials
+                .iter()
+                .map(|t| crate::measure::robust::TrialBody {
+                    mean_ticks: t.cycles as f64 / t.measurements.max(1) as f64,
+                    calls: 100,
+                    excluded: 0,
+                })
+                .collect(),
         }
     }
 }

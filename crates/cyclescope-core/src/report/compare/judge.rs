@@ -20,6 +20,8 @@ pub struct Figure {
     /// The first of the figure's own doubts (what puts ⚠ beside it), if any.
     pub doubt: Option<String>,
     pub source: Option<crate::counter::CycleSource>,
+    /// The figure preemption cannot move, judged on when the mean is doubtful.
+    pub robust: Option<crate::measure::robust::Robust>,
 }
 
 /// The first doubt about the figure itself among a job's doubts.
@@ -40,6 +42,7 @@ impl Figure {
             processes: r.trials.len() as u32,
             doubt: figure_doubt(&r.summary().doubts),
             source: r.cyclescope.as_ref().and_then(|x| x.cycle_source),
+            robust: r.cyclescope.as_ref().and_then(|x| x.robust.clone()),
         })
     }
 
@@ -58,6 +61,7 @@ impl Figure {
             processes: n,
             doubt: figure_doubt(&s.doubts),
             source: s.cycle_source,
+            robust: s.robust.clone(),
         })
     }
 
@@ -66,6 +70,20 @@ impl Figure {
     pub fn counter(&self) -> crate::counter::Counter {
         self.source
             .map_or(crate::counter::Counter::Cycles, |s| s.counter())
+    }
+
+    /// The robust figure's spread, when a verdict may rest on it: an interval over at least
+    /// two trials, within `robust::MAX_CI95_RELATIVE`.
+    fn robust_spread(&self) -> Option<Spread> {
+        let r = self.robust.as_ref().filter(|r| r.is_sound())?;
+        let k = r.trials;
+        let relative = r.ci95_relative()?;
+        Some(Spread {
+            mean: r.mean_cycles,
+            relative_sd: relative * f64::from(k).sqrt()
+                / crate::measure::stats::t95(u64::from(k) - 1),
+            processes: k,
+        })
     }
 
     fn spread(&self) -> Option<Spread> {
@@ -77,12 +95,36 @@ impl Figure {
     }
 }
 
+/// B against A on their robust figures (`measure::robust`), when the mean of one is doubtful
+/// and both have a sound robust figure by the same counter. Preemption moves the mean, not
+/// these, so the difference is weighed on them against the same between-run noise.
+pub(super) fn on_robust(a: &Figure, b: &Figure) -> Option<(Verdict, Option<(Weighed, JudgedOn)>)> {
+    if a.source != b.source || a.source.is_some_and(|s| s.is_exact()) {
+        return None;
+    }
+    let (ra, rb) = (a.robust_spread()?, b.robust_spread()?);
+    let w = Weighed::of(&ra, &rb, None)?;
+    Some((w.verdict(), Some((w, JudgedOn::RobustMean))))
+}
+
+/// Why a doubtful pair could not be judged on its robust figures.
+fn no_robust(a: &Figure, b: &Figure) -> &'static str {
+    if a.robust.is_none() || b.robust.is_none() {
+        "no robust figure on both sides to judge on"
+    } else if a.source != b.source {
+        "the robust figures are by two counters"
+    } else {
+        "a robust figure is itself not tight enough to judge on"
+    }
+}
+
 /// B against A, each without its run's baseline figure: see [`judge_with`].
 pub fn judge(a: &Figure, b: &Figure) -> Verdict {
     judge_with(a, b, None).0
 }
 
-/// B against A: a figure marked ⚠ on either side gets no verdict but `doubtful`; a difference
+/// B against A: a figure marked ⚠ on either side is judged on both sides' robust figures, and
+/// gets no verdict but `doubtful` when they cannot bear one; a difference
 /// counts only beyond the noise between runs (`noise`), and never without an interval on both
 /// sides. With `refs` (each run's baseline figure at the same length), the `× pseudoXOF`
 /// ratios are compared — the only way across two counters; without them, two counters are not
@@ -94,7 +136,12 @@ pub fn judge_with(
 ) -> (Verdict, Option<(Weighed, JudgedOn)>) {
     for (side, f) in [(Side::A, a), (Side::B, b)] {
         if let Some(why) = &f.doubt {
-            return (Verdict::Doubtful(side, why.clone()), None);
+            return on_robust(a, b).unwrap_or_else(|| {
+                (
+                    Verdict::Doubtful(side, format!("{why}; {}", no_robust(a, b))),
+                    None,
+                )
+            });
         }
     }
     // Two exact counts differ by what they differ: no noise, no interval, no baseline.
@@ -183,3 +230,6 @@ pub fn judge_with(
     };
     (w.verdict(), Some((w, on)))
 }
+
+#[cfg(test)]
+mod tests;

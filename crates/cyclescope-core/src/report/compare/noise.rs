@@ -59,6 +59,11 @@ impl Weighed {
         })
     }
 
+    /// B / A (the ratio of the ratios when judged on baselines).
+    pub fn ratio(&self) -> f64 {
+        self.log_ratio.exp()
+    }
+
     /// The verdict of this weighing.
     pub(crate) fn verdict(&self) -> super::Verdict {
         if !self.is_beyond() {

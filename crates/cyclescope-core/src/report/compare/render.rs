@@ -154,6 +154,14 @@ pub fn table(rows: &[Comparison]) -> String {
         }
         out += ".\n";
     }
+    if rows.iter().any(|r| {
+        r.judged_ratio()
+            .is_some_and(|j| j.3 == JudgedOn::RobustMean)
+    }) {
+        out += "\nuninterrupted calls: a side's mean was doubtful (⚠), so the row is judged on \
+                each side's uninterrupted-call mean, which waiting for the CPU does not move \
+                (docs/statistics.md).\n";
+    }
     out
 }
 
@@ -170,6 +178,7 @@ fn judged_cell(r: &Comparison) -> String {
                 JudgedOn::BaselineRatio => " × pseudoXOF",
                 JudgedOn::BaselineRatioAcrossCounters => " × pseudoXOF, counter-free",
                 JudgedOn::ExactCount => " exact",
+                JudgedOn::RobustMean => " uninterrupted calls",
             }
         ),
     }
