@@ -196,3 +196,47 @@ fn compare_live_indexes_both_sides_as_compare_live() {
         assert_eq!(rows[0]["origin"], "compare-live");
     }
 }
+
+#[test]
+fn history_cuts_long_flags_in_its_table_and_keeps_them_whole_in_json_and_csv() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let (b1, _) = two_builds(t.path());
+    let flags = "gcc 12.2 -O3 -march=native -mtune=native -funroll-loops -fomit-frame-pointer \
+                 -fno-semantic-interposition -fno-plt -flto=auto -DNDEBUG";
+    let mut args = common::quick_run(b1.to_str().unwrap(), "r1", true);
+    args.extend(["--flags-note", flags]);
+    let o = cyclescope(t.path(), &data, &args);
+    let text = common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+
+    // The table: the flags cut to 40 characters, ending in …; no line carries them whole.
+    let o = cyclescope(t.path(), &data, &["history", "jfix"]);
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let short: String = flags.chars().take(39).chain(['…']).collect();
+    assert!(table.contains(&format!("| {short} |")), "{table}");
+    assert!(!table.contains(flags), "{table}");
+
+    // JSON keeps the whole string.
+    let rows = history_json(t.path(), &data, "jfix");
+    assert_eq!(rows[0]["flags"], flags, "{:?}", rows[0]);
+
+    // CSV: build → flags → figure → verdict, one line per build, the flags whole.
+    let o = cyclescope(t.path(), &data, &["history", "jfix", "--csv"]);
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "instance,message_bytes,build,ended_utc,library_sha256,flags,build_flags,compiler,\
+         system_id,counter,mean_cycles,ci95_cycles,doubt,measurements,verdict,why,run_dir"
+    );
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(lines[1].starts_with("jfix,32,1,"), "{}", lines[1]);
+    assert!(lines[1].contains(&format!(",{flags},")), "{}", lines[1]);
+    let cells: Vec<&str> = lines[1].split(',').collect();
+    let mean: f64 = cells[10].parse().expect("mean_cycles");
+    assert!(mean > 0.0, "{}", lines[1]);
+    assert_eq!(cells[14], "first", "{}", lines[1]);
+}

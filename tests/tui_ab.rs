@@ -30,7 +30,12 @@ fn an_ab_result_is_a_row_in_results_a_file_in_the_run_and_in_the_printout() {
         .iter()
         .flat_map(|d| std::fs::read_dir(d).expect("run folder"))
         .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        // The results' CSV (a tuning history, when exported, is `history-….csv`).
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "csv")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("results-"))
+        })
         .expect("an exported CSV");
     let mut csv = csv::Reader::from_path(&csv_path).expect("CSV");
     let header: Vec<String> = csv

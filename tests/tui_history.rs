@@ -98,6 +98,8 @@ fn three_builds_of_the_tuning_loop_are_in_history_and_in_the_panel() {
         s.contains("vs build 2:"),
         "its verdict against the build before: {s}"
     );
+    // The chart marks each build's mean (its interval's bar around it).
+    assert!(s.matches('●').count() >= 3, "a mark per build: {s}");
     // The first build as the Δ baseline: the results' Δ names it.
     t.send(&["Up", "Up"]);
     let s = t.wait_for("build 1 ");
@@ -105,6 +107,31 @@ fn three_builds_of_the_tuning_loop_are_in_history_and_in_the_panel() {
     t.send(&["b"]);
     t.wait_for("Δ baseline: build 1 of FIXH-256 at 32 B");
     t.wait_for("b1 ");
+    // The export carries the tuning history: one CSV line per build, flags whole.
+    t.send(&["e"]);
+    t.wait_for("exported ");
+    let history = common::run_folders(&cwd.path().join("runs"))
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("run folder"))
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("history-"))
+        })
+        .unwrap_or_else(|| panic!("no history CSV exported\n{}", t.capture()));
+    let csv = std::fs::read_to_string(&history).expect("the history CSV");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "a header and three builds: {csv}");
+    assert!(
+        lines[0].starts_with("instance,message_bytes,build,"),
+        "{csv}"
+    );
+    for (n, flags) in [(2, "-O0"), (3, "-O1")] {
+        assert!(
+            lines[n].starts_with(&format!("FIXH-256,32,{n},")) && lines[n].contains(flags),
+            "build {n}: {csv}"
+        );
+    }
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }

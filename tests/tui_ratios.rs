@@ -34,7 +34,12 @@ fn exported_csv(runs: &Path) -> (Vec<String>, Vec<Vec<String>>) {
         .iter()
         .flat_map(|d| std::fs::read_dir(d).expect("run folder"))
         .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        // The results' CSV (a tuning history, when exported, is `history-….csv`).
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "csv")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("results-"))
+        })
         .expect("an exported CSV");
     let mut r = csv::Reader::from_path(&csv).expect("CSV");
     let header = r
@@ -286,7 +291,12 @@ fn report_of_a_folder_of_two_workbench_runs_divides_within_each_run() {
     let exported = std::fs::read_dir(&run_dir)
         .expect("run folder")
         .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        // The results' CSV (a tuning history, when exported, is `history-….csv`).
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "csv")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("results-"))
+        })
         .expect("the exported CSV");
     let (header, lines) = read_csv(&exported);
     let col = |name: &str| header.iter().position(|h| h == name).expect(name);

@@ -17,6 +17,8 @@ mod tune;
 
 pub use delta::Delta;
 pub use help_keys::HelpView;
+#[cfg(test)]
+pub use history::HistoryView;
 pub use jobs::{CurveSeries, Job, JobState, Overdue, ResultRow};
 pub use profile::{FunctionRow, LengthState, Move, ProfileView, function_rows};
 pub use session::UnfinishedRun;

@@ -302,15 +302,18 @@ fn perform(app: &mut App, link: &mut EngineLink, profiler: &mut Profiler, e: Eff
                 .filter(|d| !d.as_os_str().is_empty())
                 .cloned()
                 .unwrap_or_else(|| PathBuf::from("."));
-            match super::export::write(app, &dir) {
-                Ok((md, csv)) => app.push_log(
-                    super::app::LogLevel::Good,
-                    format!(
-                        "exported {} and {}",
-                        crate::catalog::display_path(&md),
-                        crate::catalog::display_path(&csv)
-                    ),
-                ),
+            let history = app.tuning_history();
+            match super::export::write(app, history.as_ref(), &dir) {
+                Ok(paths) => {
+                    let names: Vec<String> = paths
+                        .iter()
+                        .map(|p| crate::catalog::display_path(p))
+                        .collect();
+                    app.push_log(
+                        super::app::LogLevel::Good,
+                        format!("exported {}", names.join(", ")),
+                    )
+                }
                 Err(e) => app.push_log(
                     super::app::LogLevel::Bad,
                     format!("export into {} failed: {e}", dir.display()),

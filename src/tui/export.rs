@@ -1,7 +1,8 @@
 //! The results as the operator sees them, to files: the printed Markdown (one §4 table per
 //! run folder, with the ⚠ explanations) and a CSV of the visible rows in their current order,
-//! one column per figure (the mean's CI and the doubts included). Writes only the two new
-//! files it names; never touches records.
+//! one column per figure (the mean's CI and the doubts included); with a tuning history of
+//! the followed instance, its builds (build, flags, figure, verdict) as a Markdown section and
+//! a third CSV. Writes only the new files it names; never touches records.
 
 use std::path::{Path, PathBuf};
 
@@ -123,17 +124,44 @@ pub fn csv(app: &App) -> String {
     crate::report::export::csv(&header, &rows)
 }
 
-/// Writes `results-<UTC>.md` and `.csv` into `dir`; returns their paths.
-pub fn write(app: &App, dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+/// The Markdown section of a tuning history: the builds, their flags, figures and verdicts.
+pub fn history_markdown(label: &str, rows: &[crate::journal::BuildRow]) -> String {
+    format!(
+        "\n## Tuning history of {}\n\nEvery build the journal holds, per length, each judged \
+         against the build before it.\n\n{}",
+        crate::sanitize::markdown_code(label),
+        crate::journal::table(rows)
+    )
+}
+
+/// Writes `results-<UTC>.md` and `.csv` into `dir`, and with a tuning history of the
+/// followed instance (`history`) its section in the Markdown and `history-<UTC>.csv`;
+/// returns the paths written.
+pub fn write(
+    app: &App,
+    history: Option<&(String, Vec<crate::journal::BuildRow>)>,
+    dir: &Path,
+) -> std::io::Result<Vec<PathBuf>> {
     // Never through a link or into another user's folder (cyclescope may run as root).
     let own = |e: crate::owned::OwnedError| std::io::Error::other(e.to_string());
     crate::owned::create_run_folder(dir).map_err(own)?;
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let md = dir.join(format!("results-{stamp}.md"));
     let csv_path = dir.join(format!("results-{stamp}.csv"));
-    crate::owned::write_own_file(&md, results::leaving_text(app).as_bytes()).map_err(own)?;
+    let mut text = results::leaving_text(app);
+    if let Some((label, rows)) = history {
+        text += &history_markdown(label, rows);
+    }
+    crate::owned::write_own_file(&md, text.as_bytes()).map_err(own)?;
     crate::owned::write_own_file(&csv_path, csv(app).as_bytes()).map_err(own)?;
-    Ok((md, csv_path))
+    let mut written = vec![md, csv_path];
+    if let Some((_, rows)) = history {
+        let path = dir.join(format!("history-{stamp}.csv"));
+        crate::owned::write_own_file(&path, crate::journal::rows_csv(rows).as_bytes())
+            .map_err(own)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -179,7 +207,10 @@ mod tests {
     #[test]
     fn writing_makes_two_new_files_with_the_tables() {
         let dir = tempfile::tempdir().unwrap();
-        let (md, csv_path) = write(&demo::finished(), dir.path()).unwrap();
+        let written = write(&demo::finished(), None, dir.path()).unwrap();
+        let [md, csv_path] = &written[..] else {
+            panic!("{written:?}")
+        };
         let md = std::fs::read_to_string(md).unwrap();
         assert!(
             md.contains("| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ |"),
@@ -189,3 +220,6 @@ mod tests {
         assert_eq!(csv_text.lines().count(), 5);
     }
 }
+
+#[cfg(test)]
+mod history_tests;

@@ -69,6 +69,25 @@ impl App {
         self.history = view;
     }
 
+    /// The tuning history the export writes: every build of the instance the panel follows,
+    /// at every length the journal holds (None without a journal, an instance or a build; a
+    /// journal that cannot be read is said in the log).
+    pub fn tuning_history(&mut self) -> Option<(String, Vec<BuildRow>)> {
+        let (path, label) = (self.journal.clone()?, self.history_label()?);
+        if !path.exists() {
+            return None;
+        }
+        let read = Journal::open(&path).and_then(|j| j.entries(&label, None));
+        match read {
+            Ok(entries) if !entries.is_empty() => Some((label, crate::journal::history(&entries))),
+            Ok(_) => None,
+            Err(why) => {
+                self.push_log(LogLevel::Warn, format!("no tuning history exported: {why}"));
+                None
+            }
+        }
+    }
+
     /// Shows the History panel (focused), read afresh.
     pub(super) fn show_history(&mut self) {
         self.focus_panel(Panel::History);
@@ -112,7 +131,7 @@ impl App {
                 "Δ baseline: build {number} of {} at {} ({} · {}, {})",
                 crate::sanitize::terminal(&e.label),
                 crate::format::size(e.input_bytes),
-                crate::sanitize::terminal(&e.flags_text()),
+                crate::sanitize::terminal(&e.flags_short()),
                 e.library_sha256.get(..12).unwrap_or(&e.library_sha256),
                 e.ended_utc
                     .get(..16)

@@ -1,5 +1,6 @@
-//! History panel: the tuning journal's builds of one instance at one length — mean cycles per
-//! build as a line with the highlighted build marked, and below it that build's flags, date,
+//! History panel: the tuning journal's builds of one instance at one length — each build's
+//! mean cycles with its 95 % interval as an error bar (⚠ above a doubtful figure), the means
+//! joined by a line, the highlighted build in the accent colour, and below it that build's flags, date,
 //! figure with its interval and verdict against the build before (the journal's `history`,
 //! `compare`'s rule). Every string from a record goes through the sanitizer.
 
@@ -46,7 +47,7 @@ pub fn detail(app: &App) -> Vec<Line<'static>> {
     vec![
         Line::from(vec![
             Span::styled(format!("build {} ", h.cursor + 1), Style::new().fg(ACCENT)),
-            Span::raw(terminal(&e.flags_text()).into_owned()),
+            Span::raw(terminal(&e.flags_short()).into_owned()),
             Span::styled(
                 format!(" · {} · {date}", e.library_sha256.get(..12).unwrap_or("")),
                 Style::new().fg(DIM),
@@ -97,58 +98,86 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let [chart_area, text_area] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(2)]).areas(inner);
     frame.render_widget(Paragraph::new(detail(app)), text_area);
-    let pts: Vec<(f64, f64)> = h
+    let builds: Vec<Bar> = h
         .rows
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| Some(((i + 1) as f64, r.entry.mean_cycles?)))
+        .filter_map(|(i, r)| Bar::of(i, &r.entry))
         .collect();
-    if pts.is_empty() || chart_area.height < 3 {
+    if builds.is_empty() || chart_area.height < 3 {
         return;
     }
-    let (lo, hi) = pts.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| {
-        (lo.min(y), hi.max(y))
+    // The y range holds every interval, not only the means.
+    let (lo, hi) = builds.iter().fold((f64::MAX, f64::MIN), |(lo, hi), b| {
+        (lo.min(b.low), hi.max(b.high))
     });
     let pad = ((hi - lo) * 0.1).max(hi * 0.01).max(1.0);
-    let (y_lo, y_hi) = ((lo - pad).max(0.0), hi + pad);
-    let x_hi = (pts.len() as f64).max(2.0);
-    let marked: Vec<(f64, f64)> = pts
-        .iter()
-        .copied()
-        .filter(|&(x, _)| x == (h.cursor + 1) as f64)
-        .collect();
+    let y = [(lo - pad).max(0.0), hi + pad];
+    // Half a build of room either side, so the first and last bars stay off the axes.
+    let x = [0.5, h.rows.len() as f64 + 0.5];
+    let pts: Vec<(f64, f64)> = builds.iter().map(|b| (b.x, b.mean)).collect();
     let datasets = vec![
         Dataset::default()
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
-            .style(Style::new().fg(Color::Cyan))
+            .style(Style::new().fg(DIM))
             .data(&pts),
-        Dataset::default()
-            .marker(Marker::Block)
-            .graph_type(GraphType::Scatter)
-            .style(Style::new().fg(ACCENT))
-            .data(&marked),
     ];
-    let y_labels: Vec<Span> = [y_lo, (y_lo + y_hi) / 2.0, y_hi]
+    let y_labels: Vec<Span> = [y[0], (y[0] + y[1]) / 2.0, y[1]]
         .iter()
         .map(|&v| Span::raw(format::int(Some(v))))
         .collect();
-    let x_labels: Vec<Span> = ["1".to_string(), format!("{}", pts.len())]
-        .into_iter()
-        .map(Span::raw)
-        .collect();
+    // Blank x labels keep a row for the build numbers, placed under their bars; a short
+    // panel gives that row to the bars.
+    let x_labels: &[&str] = if chart_area.height >= 6 {
+        &["", ""]
+    } else {
+        &[]
+    };
     let chart = Chart::new(datasets)
         .x_axis(
             Axis::default()
-                .bounds([1.0, x_hi])
-                .labels(x_labels)
+                .bounds(x)
+                .labels(x_labels.iter().copied())
                 .style(Style::new().fg(DIM)),
         )
         .y_axis(
             Axis::default()
-                .bounds([y_lo, y_hi])
+                .bounds(y)
                 .labels(y_labels)
                 .style(Style::new().fg(DIM)),
         );
     frame.render_widget(chart, chart_area);
+    bars::draw(frame.buffer_mut(), chart_area, x, y, &builds, h.cursor);
+}
+
+mod bars;
+#[cfg(test)]
+pub(crate) mod tests;
+
+/// One build as the chart draws it: its mean, its 95 % interval (the mean alone without
+/// one), and whether its figure is doubtful.
+pub(super) struct Bar {
+    /// The build's index in the history.
+    index: usize,
+    x: f64,
+    mean: f64,
+    low: f64,
+    high: f64,
+    doubtful: bool,
+}
+
+impl Bar {
+    fn of(index: usize, e: &crate::journal::Entry) -> Option<Self> {
+        let mean = e.mean_cycles?;
+        let half = e.ci95_half_width.unwrap_or(0.0).abs();
+        Some(Self {
+            index,
+            x: (index + 1) as f64,
+            mean,
+            low: (mean - half).max(0.0),
+            high: mean + half,
+            doubtful: e.doubt.is_some(),
+        })
+    }
 }

@@ -15,6 +15,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_hint, scroll_start};
 use crate::measure::doubt::Doubt;
 use crate::tui::app::{App, Panel, ResultRow};
+use columns::{Cells, Fit, RunColumn};
 
 /// The report's §4 header.
 pub const HEADER: [&str; 7] = crate::report::PERF_HEADER;
@@ -53,43 +54,8 @@ fn panel_cells(r: &ResultRow) -> Vec<String> {
     c
 }
 
-/// The order in which columns give way on a narrow panel: n, MB/s, mean time and
-/// cycles/byte first; `× pseudoXOF`, the headline figure, only after them; then the mean.
-/// Instance and message always stay.
-const GIVE_WAY: [usize; 6] = [6, 5, 4, 3, RATIO, 2];
-
 /// The `× pseudoXOF` column's index.
 const RATIO: usize = 7;
-
-/// Column widths for `table` under `header`, and the columns that fit in `width` in their
-/// order (dropping by `GIVE_WAY`; the mark and run columns and spacing included in `fixed`).
-fn fit_columns(
-    table: &[Vec<String>],
-    header: &[&str],
-    width: u16,
-    fixed: u16,
-) -> (Vec<u16>, Vec<usize>) {
-    let mut widths: Vec<u16> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].trim_matches('`').chars().count())
-                .chain([header[c].chars().count()])
-                .max()
-                .unwrap_or(1) as u16
-        })
-        .collect();
-    // The n column holds a failure's reason: cut it rather than crowd the ratio out.
-    widths[6] = widths[6].min(24);
-    let mut shown: Vec<usize> = (0..header.len()).collect();
-    for column in GIVE_WAY {
-        if fixed + shown.iter().map(|&c| widths[c] + 1).sum::<u16>() <= width {
-            break;
-        }
-        shown.retain(|&c| c != column);
-    }
-    (widths, shown)
-}
 
 /// A row's cells in §4 formatting (the mean with its CI); a failed job reads `failed` with
 /// its reason last. The mark has its own column here.
@@ -117,15 +83,6 @@ pub fn mark(r: &ResultRow) -> (&'static str, Style) {
         Some(_) if !doubts(r).is_empty() => ("⚠", Style::new().fg(WARN)),
         Some(_) => ("✓", Style::new().fg(GOOD)),
     }
-}
-
-/// How much of the run column a panel of some width can afford: `#1 base`, `#1` (the
-/// title names the baseline), or none. It gives way before the figures do.
-#[derive(Clone, Copy, PartialEq)]
-enum RunColumn {
-    Full,
-    Short,
-    Hidden,
 }
 
 /// `#2`, and ` base` for the pinned baseline when `mode` has room for it (`Hidden` reads
@@ -241,57 +198,66 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let [grid, detail_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
     let table: Vec<Vec<String>> = rows.iter().map(panel_cells).collect();
+    let ab_cells = ab::cells(app);
+    // An A/B row widens only the columns that stay longest; its interval and pairs take
+    // the room the jobs leave them.
+    let fitted: Vec<Vec<String>> = table
+        .iter()
+        .cloned()
+        .chain(ab_cells.iter().map(|l| {
+            let mut c = l.cells.clone();
+            c[3..RATIO].iter_mut().for_each(String::clear);
+            c
+        }))
+        .collect();
     let has_runs = runs.len() > 1 || app.baseline.is_some();
     // The Δ columns (a row measured earlier) come after the §4 columns; on a narrow panel
     // they give way to instance, message, mean cycles and the ratio, the earlier figure
-    // first; then the run column shortens to `#1` and goes.
+    // first; then the run column shortens to `#1` and goes (`columns`).
     let deltas = delta::table(app, &rows);
     let delta_w = delta::widths(&deltas);
-    let delta_choices: &[&[usize]] = if deltas.is_empty() {
-        &[&[]]
-    } else {
-        &[&[0, 1, 2], &[1, 2], &[]]
+    let run_width = |mode| {
+        rows.iter()
+            .map(|r| r.run)
+            .chain(ab_cells.iter().map(|l| l.run))
+            .map(|run| run_cell_as(app, run, mode).chars().count())
+            .max()
+            .unwrap_or(2)
+            .max(3) as u16
     };
-    let run_modes: &[RunColumn] = if has_runs {
-        &[RunColumn::Full, RunColumn::Short, RunColumn::Hidden]
-    } else {
-        &[RunColumn::Hidden]
-    };
-    let (mut header, mut widths, mut shown, mut delta_cols) =
-        (COLUMNS, vec![], Vec::new(), &[][..]);
-    let (mut run_mode, mut run_w) = (RunColumn::Hidden, 0u16);
-    'fit: for &mode in run_modes {
-        run_mode = mode;
-        run_w = if mode == RunColumn::Hidden {
-            0
-        } else {
-            rows.iter()
-                .map(|r| run_cell_as(app, r.run, mode).chars().count())
-                .max()
-                .unwrap_or(2)
-                .max(3) as u16
-        };
-        let base_fixed = 2 + if mode == RunColumn::Hidden {
-            0
-        } else {
-            run_w + 1
-        };
-        for cols in delta_choices {
-            let fixed = base_fixed + cols.iter().map(|&c| delta_w[c] + 1).sum::<u16>();
-            // The report's headers when every column fits, else the short ones.
-            header = COLUMNS;
-            (widths, shown) = fit_columns(&table, &COLUMNS, grid.width, fixed);
-            if shown.len() < COLUMNS.len() {
-                header = SHORT_HEADER;
-                (widths, shown) = fit_columns(&table, &SHORT_HEADER, grid.width, fixed);
-            }
-            delta_cols = cols;
-            if shown.len() >= 3 && shown.contains(&RATIO) {
-                break 'fit;
-            }
+    let Fit {
+        mut header,
+        mut widths,
+        shown,
+        delta_cols,
+        run_mode,
+        run_w,
+    } = columns::fit(
+        &Cells {
+            table: &fitted,
+            delta_w: (!deltas.is_empty()).then_some(delta_w),
+            run_w: has_runs.then(|| (run_width(RunColumn::Full), run_width(RunColumn::Short))),
+        },
+        grid.width,
+    );
+    let run_col = run_mode != RunColumn::Hidden;
+    // Room left over widens the cycles/byte and n columns to an A/B row's interval and
+    // `÷ A`, each when it suffices.
+    let mut used = 2
+        + if run_col { run_w + 1 } else { 0 }
+        + shown.iter().map(|&c| widths[c] + 1).sum::<u16>()
+        + delta_cols.iter().map(|&k| delta_w[k] + 1).sum::<u16>();
+    for c in [3, 6] {
+        let want = ab_cells
+            .iter()
+            .map(|l| l.cells[c].chars().count() as u16)
+            .max()
+            .unwrap_or(0);
+        if shown.contains(&c) && want > widths[c] && used + want - widths[c] <= grid.width {
+            used += want - widths[c];
+            widths[c] = want;
         }
     }
-    let run_col = run_mode != RunColumn::Hidden;
     // An instruction count's figures are named so (no longer than the cycles' names, so the
     // widths fitted above hold).
     let summaries: Vec<&crate::vocabulary::JobSummary> =
@@ -303,8 +269,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         header[3] = if short { "i/B" } else { "instr/B" };
     }
     let body_h = usize::from(grid.height.saturating_sub(1));
-    let first = scroll_start(app.results_cursor, body_h);
-    let blk = match scroll_hint(first, body_h, rows.len()) {
+    // The A/B rows stay in sight below the jobs: up to half the body when the jobs scroll.
+    let ab_h = if rows.len() + ab_cells.len() <= body_h {
+        ab_cells.len()
+    } else {
+        ab_cells.len().min(body_h / 2)
+    };
+    let jobs_h = body_h - ab_h;
+    let first = scroll_start(app.results_cursor, jobs_h);
+    let blk = match scroll_hint(first, jobs_h, rows.len()) {
         Some(h) => blk.title_bottom(Line::from(h).right_aligned()),
         None => blk,
     };
@@ -314,7 +287,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .zip(&table)
         .enumerate()
         .skip(first)
-        .take(body_h)
+        .take(jobs_h)
         .map(|(i, (r, cells))| {
             let (m, style) = mark(r);
             let run = run_col.then(|| Cell::from(run_cell_as(app, r.run, run_mode)));
@@ -349,16 +322,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
             row
         })
         .collect();
-    // The A/B results after the job rows, when there is room below them.
-    if body.len() < body_h {
-        let run_text = |run: usize| run_cell_as(app, run, run_mode);
-        let run_fn: &dyn Fn(usize) -> String = &run_text;
-        body.extend(
-            ab::rows(app, &shown, run_col.then_some(run_fn), delta_cols.len())
-                .into_iter()
-                .take(body_h - body.len()),
-        );
-    }
+    // The A/B results after the job rows.
+    let run_text = |run: usize| run_cell_as(app, run, run_mode);
+    let run_fn: &dyn Fn(usize) -> String = &run_text;
+    body.extend(
+        ab::rows(
+            &ab_cells,
+            &shown,
+            &widths,
+            run_col.then_some(run_fn),
+            delta_cols.len(),
+        )
+        .into_iter()
+        .take(ab_h),
+    );
     let constraints: Vec<Constraint> = std::iter::once(Constraint::Length(1))
         .chain(run_col.then_some(Constraint::Length(run_w)))
         .chain(shown.iter().map(|&c| Constraint::Length(widths[c])))
@@ -388,16 +365,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
             .collect();
         frame.render_widget(Paragraph::new(lines), detail_area);
     }
-    let body_area = Rect::new(
-        grid.x,
-        grid.y + 1,
-        grid.width,
-        grid.height.saturating_sub(1),
-    );
+    // Only the job rows answer a click.
+    let body_area = Rect::new(grid.x, grid.y + 1, grid.width, jobs_h as u16);
     Some((body_area, first))
 }
 
 mod ab;
+mod columns;
 mod delta;
 #[cfg(test)]
 mod narrow_tests;
@@ -410,132 +384,4 @@ pub use printed::markdown;
 pub use printed::{incomplete_line, leaving_text};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::demo;
-
-    #[test]
-    fn markdown_is_the_report_table() {
-        let md = markdown(&demo::finished());
-        let lines: Vec<&str> = md.lines().collect();
-        assert_eq!(
-            lines[0],
-            "| instance | message | mean cycles | cycles/byte | mean time | MB/s | n | × pseudoXOF |"
-        );
-        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|");
-        // No pseudoXOF-256 in the session: no ratio for sm3hash-256, never a made-up one.
-        assert_eq!(
-            lines[2],
-            "| `sm3hash-256` | 32 B | 1469 ±0.4 % | 45.9 | 700 ns | 45.7 | 100000 (5 × 20000) | – |"
-        );
-        // The disturbed job keeps its figure, marked, and says why under the table.
-        assert_eq!(
-            lines[5],
-            "| `pseudoXOF-512` | 1024 B | 46.2 k ±3.1 % ⚠ | 45.1 | 22 µs | 46.5 | 100000 (5 × 20000) | 1.00× ⚠ |"
-        );
-        assert_eq!(
-            lines[7],
-            "⚠ `pseudoXOF-512` 1024 B: 1 kept trial(s) disturbed after 3 attempts (preempted: \
-             waited 5.2 % of the trial for the CPU): stop other work on the measurement CPU and \
-             measure again"
-        );
-        // Which baseline the column divides by.
-        assert!(
-            lines[9].starts_with("× pseudoXOF: mean cycles over `pseudoXOF`"),
-            "{md}"
-        );
-        // The ⚠ on a ratio is explained too.
-        assert_eq!(lines[10], crate::baseline::DOUBTFUL_RATIO_NOTE);
-        assert_eq!(lines.len(), 11);
-        assert_eq!(markdown(&demo::idle()), "");
-    }
-
-    #[test]
-    fn a_doubtful_row_is_marked_and_its_detail_says_why() {
-        let mut app = demo::finished();
-        app.focus = Panel::Results;
-        let rows = app.result_rows();
-        let at = rows
-            .iter()
-            .position(|r| r.key.label == "pseudoXOF-512" && r.key.input_bytes == 1024)
-            .unwrap();
-        assert_eq!(mark(&rows[at]).0, "⚠");
-        assert_eq!(rows[at].retries, 2);
-        app.results_cursor = at;
-        let text = demo::draw_text(120, 10, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(
-            text.contains("⚠ pseudoXOF-512 1 KiB   46.2 k ±3.1 %"),
-            "{text}"
-        );
-        assert!(
-            text.contains("✓ sm3hash-256   32 B    1469 ±0.4 %"),
-            "{text}"
-        );
-        assert!(
-            text.contains("⚠ 1 kept trial(s) disturbed after 3 attempts"),
-            "{text}"
-        );
-        assert!(text.contains("2 disturbed trial(s) re-run"), "{text}");
-    }
-
-    #[test]
-    fn runs_are_kept_apart_and_leaving_names_each_folder() {
-        let app = demo::rerun();
-        let rows = app.result_rows();
-        // The second run's rows first, then the first run's four.
-        let runs: Vec<usize> = rows.iter().map(|r| r.run).collect();
-        assert_eq!(runs, [1, 1, 0, 0, 0, 0]);
-        let text = demo::draw_text(120, 12, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(text.contains("run     instance"), "{text}");
-        assert!(text.contains("#2      sm3hash-256   32 B"), "{text}");
-        assert!(text.contains("#1 base sm3hash-256   32 B"), "{text}");
-        assert!(text.contains("baseline #1"), "{text}");
-        let out = leaving_text(&app);
-        let first = out
-            .find("run #1 runs/demo-20260101T000000Z (baseline)")
-            .unwrap();
-        let second = out.find("run #2 runs/demo-20260101T000100Z").unwrap();
-        assert!(first < second, "{out}");
-        assert_eq!(out.matches("| instance | message |").count(), 2, "{out}");
-        assert!(!out.contains("incomplete"), "{out}");
-    }
-
-    #[test]
-    fn leaving_an_unfinished_run_says_how_to_resume_it() {
-        let mut app = demo::measuring();
-        let out = leaving_text(&app);
-        assert!(
-            out.ends_with(
-                "incomplete 1/4 — resume with `cyclescope run --resume runs/demo-20260101T000000Z`\n"
-            ),
-            "{out}"
-        );
-        app.read_only = true;
-        assert!(!leaving_text(&app).contains("incomplete"));
-    }
-
-    #[test]
-    fn failed_rows_are_marked_and_narrow_tables_drop_columns() {
-        let app = demo::fault();
-        let wide = demo::draw_text(120, 6, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(
-            wide.contains("✗ sm3hash-256") && wide.contains("failed"),
-            "{wide}"
-        );
-        assert!(wide.contains("CRASH: worker killed"), "{wide}");
-        assert!(wide.contains("✓ pseudoXOF-512"), "{wide}");
-        let narrow = demo::draw_text(40, 6, |f| {
-            render(f, f.area(), &app);
-        });
-        assert!(
-            narrow.contains("cycles") && !narrow.contains("MB/s"),
-            "{narrow}"
-        );
-    }
-}
+mod tests;

@@ -37,6 +37,9 @@ impl Origin {
     }
 }
 
+/// How many characters of a build's flags a line of the history shows.
+pub const FLAGS_SHORT: usize = 40;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub origin: Origin,
@@ -121,6 +124,18 @@ impl Entry {
         } else {
             format!("{}: {}", self.flags, self.build_flags)
         }
+    }
+
+    /// `flags_text` cut to [`FLAGS_SHORT`] characters, ending in `…` when cut: what a line
+    /// of `history` or the workbench shows (the full text stays in JSON and CSV).
+    pub fn flags_short(&self) -> String {
+        let full = self.flags_text();
+        if full.chars().count() <= FLAGS_SHORT {
+            return full;
+        }
+        let mut out: String = full.chars().take(FLAGS_SHORT - 1).collect();
+        out.push('…');
+        out
     }
 
     /// The figure the verdict weighs (None without cycles).

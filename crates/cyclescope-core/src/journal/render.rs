@@ -1,13 +1,13 @@
 //! The history as `cyclescope history` prints it: a Markdown table (numbers through
-//! `format`, every string from a record through the sanitizer), JSON objects or CSV rows with
-//! numbers unformatted. Nothing here decides a verdict; `history` does.
+//! `format`, every string from a record through the sanitizer, long flags cut to 40
+//! characters), JSON objects or CSV rows with numbers unformatted and the flags whole. Nothing here decides a verdict; `history` does.
 
 use super::BuildRow;
 use crate::format;
 use crate::report::compare::Verdict;
 use crate::sanitize::{markdown, markdown_code};
 
-const COLUMNS: [&str; 16] = [
+const COLUMNS: [&str; 17] = [
     "instance",
     "message_bytes",
     "build",
@@ -20,6 +20,7 @@ const COLUMNS: [&str; 16] = [
     "counter",
     "mean_cycles",
     "ci95_cycles",
+    "doubt",
     "measurements",
     "verdict",
     "why",
@@ -86,7 +87,7 @@ pub fn table(rows: &[BuildRow]) -> String {
             format::size(e.input_bytes),
             markdown(&date),
             markdown_code(e.library_sha256.get(..12).unwrap_or(&e.library_sha256)),
-            markdown(&r.entry.flags_text()),
+            markdown(&r.entry.flags_short()),
             figure_text(r),
             markdown(if e.counter.is_empty() {
                 "–"
@@ -127,6 +128,7 @@ fn raw(rows: &[BuildRow], i: usize) -> Vec<String> {
         e.counter.clone(),
         num(e.mean_cycles),
         num(e.ci95_half_width),
+        e.doubt.clone().unwrap_or_default(),
         r.measurements.to_string(),
         word.to_string(),
         why.unwrap_or_default(),

@@ -241,3 +241,29 @@ fn a_kat_pass_is_found_only_under_its_whole_key_and_while_its_log_is_unchanged()
     std::fs::write(&log, "RESULT PASS, edited\n").unwrap();
     assert!(!pass.still_there());
 }
+
+#[test]
+fn the_table_cuts_long_flags_and_the_csv_keeps_them_whole_with_the_doubt() {
+    let mut e = entry("aa", 1412.0, "2026-01-01T00:00:00Z");
+    e.build_flags = format!("-O3 {}", "-fsome-long-option ".repeat(8))
+        .trim()
+        .into();
+    e.doubt = Some("1 kept trial(s) disturbed".into());
+    let full = e.flags_text();
+    assert!(full.chars().count() > 100);
+    let short = e.flags_short();
+    assert_eq!(short.chars().count(), super::entry::FLAGS_SHORT);
+    assert!(short.ends_with('…') && full.starts_with(short.trim_end_matches('…')));
+    let words = e.build_flags.clone();
+    let rows = history(&[e]);
+    let table = super::table(&rows);
+    assert!(table.contains(&short) && !table.contains(&full), "{table}");
+    let csv = super::rows_csv(&rows);
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.contains(",ci95_cycles,doubt,measurements,"),
+        "{header}"
+    );
+    assert!(csv.contains(&format!(",guide,{words},")), "{csv}");
+    assert!(csv.contains(",1 kept trial(s) disturbed,1,first,"), "{csv}");
+}

@@ -1,12 +1,14 @@
 //! The Results panel's rows of the session's interleaved A/B results (`=`): one per length
 //! after the job rows, marked `=`: B's label, the length, B/A with its 95 % interval, `÷ A`
-//! with the pairs, and the verdict, in the §4 columns the panel shows. Not selectable; the printout
-//! and the export carry the full table.
+//! with the pairs, and the verdict, in the §4 columns the panel shows (the label, length,
+//! ratio and verdict count in the columns' widths; the interval and `÷ A` widen theirs only
+//! into room left over). Not selectable, and kept in sight below the jobs when these scroll;
+//! the printout and the export carry the full table.
 
-use ratatui::style::Style;
+use ratatui::style::{Color, Style};
 use ratatui::widgets::{Cell, Row};
 
-use super::super::{BAD, DIM, GOOD};
+use super::super::{BAD, DIM, GOOD, fit};
 use crate::campaign::ab_result::AbResult;
 use crate::measure::paired::PairedVerdict;
 use crate::tui::app::App;
@@ -32,13 +34,16 @@ fn cell(column: usize, ab: &AbResult, c: &crate::campaign::LiveComparison) -> St
     }
 }
 
-/// The rows, with a run cell when the table has a run column and empty Δ cells.
-pub fn rows(
-    app: &App,
-    shown: &[usize],
-    run_cell: Option<&dyn Fn(usize) -> String>,
-    delta_cols: usize,
-) -> Vec<Row<'static>> {
+/// One length of an A/B result as the panel lists it: its run, its eight cells (sanitized)
+/// and the verdict's colour.
+pub struct AbLine {
+    pub run: usize,
+    pub cells: Vec<String>,
+    colour: Color,
+}
+
+/// The session's A/B results, one line per length, in the order they were measured.
+pub fn cells(app: &App) -> Vec<AbLine> {
     let mut out = Vec::new();
     for (run, ab) in &app.ab_results {
         for c in &ab.lengths {
@@ -47,14 +52,44 @@ pub fn rows(
                 Some(PairedVerdict::Slower) => BAD,
                 _ => DIM,
             };
-            let cells = std::iter::once(Cell::from("="))
-                .chain(run_cell.map(|f| Cell::from(f(*run))))
-                .chain(shown.iter().map(|&col| {
-                    Cell::from(crate::sanitize::terminal(&cell(col, ab, c)).into_owned())
-                }))
-                .chain((0..delta_cols).map(|_| Cell::from("")));
-            out.push(Row::new(cells.collect::<Vec<_>>()).style(Style::new().fg(colour)));
+            let cells = (0..8)
+                .map(|col| crate::sanitize::terminal(&cell(col, ab, c)).into_owned())
+                .collect();
+            out.push(AbLine {
+                run: *run,
+                cells,
+                colour,
+            });
         }
     }
     out
+}
+
+/// The rows of `lines` in the `shown` columns of `widths` (a cell too long for its column
+/// ends in `…`; an interval too long is left out), with a run cell when the table has a run column and empty Δ cells.
+pub fn rows(
+    lines: &[AbLine],
+    shown: &[usize],
+    widths: &[u16],
+    run_cell: Option<&dyn Fn(usize) -> String>,
+    delta_cols: usize,
+) -> Vec<Row<'static>> {
+    lines
+        .iter()
+        .map(|l| {
+            let cells = std::iter::once(Cell::from("="))
+                .chain(run_cell.map(|f| Cell::from(f(l.run))))
+                .chain(shown.iter().map(|&col| {
+                    let (text, width) = (&l.cells[col], usize::from(widths[col]));
+                    // A cut interval would read as another number: whole or not at all.
+                    if col == 3 && text.chars().count() > width {
+                        Cell::from("")
+                    } else {
+                        Cell::from(fit(text, width))
+                    }
+                }))
+                .chain((0..delta_cols).map(|_| Cell::from("")));
+            Row::new(cells.collect::<Vec<_>>()).style(Style::new().fg(l.colour))
+        })
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! The Results panel at 80×24 and 160×48 for every combination of a pinned baseline, A/B
 //! rows and the counter: instance, message, the mean and `× pseudoXOF` always show; the run
-//! column and Δ give way first.
+//! column and Δ give way first; an A/B row stays in sight below the jobs, its verdict whole.
 
 use crate::campaign::LiveComparison;
 use crate::campaign::ab_result::{AbResult, AbSide};
@@ -78,6 +78,17 @@ fn narrow_results_keep_the_figures_and_drop_the_run_column_first() {
                         header.contains("×XOF") || header.contains("× pseudoXOF"),
                         "{name} {w}×{h}: {header}"
                     );
+                    // The A/B row stays in sight with its ratio and whole verdict.
+                    if ab {
+                        let row = text
+                            .lines()
+                            .find(|l| l.contains("= ") && l.contains("pseudoXOF-512"))
+                            .unwrap_or_else(|| panic!("{name} {w}×{h}: no A/B row\n{text}"));
+                        assert!(
+                            row.contains("B/A 2.048") && row.contains("B slower"),
+                            "{name} {w}×{h}: {row}"
+                        );
+                    }
                     insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
                 }
             }
