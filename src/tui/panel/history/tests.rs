@@ -29,6 +29,7 @@ fn entry(n: usize, mean: f64, half: f64, flags: &str, doubt: Option<&str>) -> En
         process_sd_relative: Some(half / mean / 2.0),
         processes: 5,
         doubt: doubt.map(Into::into),
+        robust: None,
         ended_utc: format!("2026-01-0{n}T10:00:00Z"),
     }
 }
