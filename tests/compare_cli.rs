@@ -100,7 +100,7 @@ fn compare_names_faster_slower_noise_and_not_comparable() {
         [
             "| `uHash-1024` | 1024 B | 4.07 M | 4.07 M | 1.00× | – | not comparable: different cycle counters, and no clean baseline pseudoXOF of this width and length in both runs to compare the × pseudoXOF ratios |",
             "| `uHash-512` | 32 B | 61.6 k | 123.1 k | 2.00× | 2.00× [1.93, 2.08] | slower (beyond run-to-run noise) |",
-            "| `uHash-512` | 1024 B | 671.7 k | 335.8 k | 0.50× | – | doubtful (⚠ B: 5 kept trial(s) disturbed after 3 attempts (clock 1.35 GHz below 95 % of the fixed clock): stop other work on the measurement CPU and measure again) |",
+            "| `uHash-512` | 1024 B | 671.7 k | 335.8 k | 0.50× | – | doubtful (⚠ B: 5 kept trial(s) disturbed after 3 attempts (clock 1.35 GHz below 95 % of the fixed clock): stop other work on the measurement CPU and measure again; no robust figure on both sides to judge on) |",
             "| `uHash-768` | 32 B | – | 92.5 k | (ratio –) | – | only in B |",
             "| `uHash-768` | 1024 B | 1.55 M | 1.55 M | 1.00× | 1.00× [0.99, 1.01] | within noise |",
         ],
