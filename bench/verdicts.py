@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Verdict-rate benchmark (not a test): how often `compare` calls two identical builds
+different (A/A, false positives), and how often it sees a real 5 % difference (detection),
+as the host is and with a busy loop pinned to the measurement CPU.
+
+It compiles one small C library three times into a scratch folder: A and A' with the same
+work (ROUNDS=40 mixing rounds a byte), B with 5 % more (ROUNDS=42). Per setting and round it
+measures each once (`run --lib`, 32 B, 1 KiB and 16 KiB), then runs `compare A A'` and
+`compare A B` and counts the verdicts per job, and which figure they were judged on (mean
+cycles, or the uninterrupted-call means when a mean was doubtful).
+
+usage: bench/verdicts.py [--exe target/release/cyclescope] [--rounds 4] [--cpu 1]
+"""
+import argparse, json, os, subprocess, tempfile
+
+SOURCE = r"""
+#include <stdint.h>
+#include <string.h>
+int CryptHash(int bits, const unsigned char *m, unsigned long long len_bits, unsigned char *d) {
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ (uint64_t)bits;
+    unsigned long long n = len_bits / 8;
+    for (unsigned long long i = 0; i < n; i++) {
+        s ^= m[i];
+        for (int r = 0; r < ROUNDS; r++) {
+            s = (s << 7 | s >> 57) + 0x632be59bd9b4e019ull;
+            __asm__ volatile("" : "+r"(s));
+        }
+    }
+    for (int i = 0; i < bits / 8; i++) {
+        d[i] = (unsigned char)(s >> (8 * (i % 8)));
+        s = s * 0x2545f4914f6cdd1dull + 1;
+    }
+    return 0;
+}
+"""
+
+LENGTHS = "32,1024,16384"
+
+
+def build(work, name, rounds):
+    c = os.path.join(work, "mix.c")
+    open(c, "w").write(SOURCE)
+    lib = os.path.join(work, f"lib{name}-256.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-DROUNDS={rounds}", c, "-o", lib], check=True)
+    return lib
+
+
+def measure(exe, lib, out, cpu):
+    subprocess.run([exe, "run", "--lib", lib, "--label", "MIX-256", "--digest-bits", "256",
+                    "--no-baselines", "--no-reference-jobs", "--lengths", LENGTHS, "--trial-target", "0.1",
+                    "--allow-unfixed-host", "--allow-kat-fail", "--cpus", str(cpu), "--out", out],
+                   capture_output=True, check=True)
+    return out
+
+
+def verdicts(exe, a, b):
+    p = subprocess.run([exe, "compare", a, b, "--json"], capture_output=True, text=True)
+    rows = json.loads(p.stdout)
+    return [(r.get("verdict"), (r.get("judged") or {}).get("on")) for r in rows]
+
+
+def setting(exe, libs, work, cpu, rounds, name):
+    aa, ab = [], []
+    for i in range(rounds):
+        runs = {k: measure(exe, lib, os.path.join(work, f"{name}-{i}-{k}"), cpu)
+                for k, lib in libs.items()}
+        aa += verdicts(exe, runs["A"], runs["A2"])
+        ab += verdicts(exe, runs["A"], runs["B"])
+    return aa, ab
+
+
+def summary(name, aa, ab):
+    fp = sum(1 for v, _ in aa if v in ("faster", "slower"))
+    hit = sum(1 for v, _ in ab if v == "slower")
+    wrong = sum(1 for v, _ in ab if v == "faster")
+    on = sorted({o or "none" for _, o in aa + ab})
+    print(f"| {name} | {fp}/{len(aa)} | {hit}/{len(ab)} | {wrong} | {', '.join(on)} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", default="target/release/cyclescope")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--cpu", type=int, default=1)
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="verdict-bench-")
+    libs = {"A": build(work, "A", 40), "A2": build(work, "A2", 40), "B": build(work, "B", 42)}
+    quiet = setting(a.exe, libs, work, a.cpu, a.rounds, "quiet")
+    busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])
+    try:
+        loaded = setting(a.exe, libs, work, a.cpu, a.rounds, "loaded")
+    finally:
+        busy.kill()
+    subprocess.run(["rm", "-rf", work])
+    print("| setting | A/A called different | A vs +5 % called slower | called faster | judged on |")
+    print("|---|---|---|---|---|")
+    summary("as the host is", *quiet)
+    summary("busy loop on the CPU", *loaded)
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
