@@ -13,7 +13,7 @@ mod symbols;
 
 pub use file::{FILE_NAME, ProfileFile, add, read};
 pub use graph::GraphError;
-pub use run::{ProfileRequest, ProfileStep, profile, profile_observed, sampled};
+pub use run::{ProfileRequest, ProfileStep, native_seconds, profile, profile_observed, sampled};
 
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +191,47 @@ impl Counts {
     }
 }
 
+/// The source lines of a library's own top function, as far as its debug information goes.
+#[derive(Debug, PartialEq)]
+pub enum OwnLines<'a> {
+    /// The library's top function that has line information, and its lines, most first.
+    Lines {
+        function: &'a str,
+        lines: Vec<&'a LineShare>,
+    },
+    /// None of the library's functions has line information (it was built without `-g`):
+    /// lines of another object (the C library's) say nothing of the candidate.
+    NoLineInformation,
+    /// None of the counted functions is the library's.
+    NoFunction,
+}
+
+impl Counts {
+    /// The lines of `object`'s (the library's file name) top function that has any.
+    pub fn own_lines(&self, object: &str) -> OwnLines<'_> {
+        let mut own = self
+            .functions
+            .iter()
+            .filter(|f| f.object == object)
+            .peekable();
+        if own.peek().is_none() {
+            return OwnLines::NoFunction;
+        }
+        own.find_map(|f| {
+            let lines: Vec<&LineShare> = self
+                .lines
+                .iter()
+                .filter(|l| l.function == f.function)
+                .collect();
+            (!lines.is_empty()).then_some(OwnLines::Lines {
+                function: &f.function,
+                lines,
+            })
+        })
+        .unwrap_or(OwnLines::NoLineInformation)
+    }
+}
+
 impl Profile {
     /// The profile's counts (a copy).
     pub fn counts(&self) -> Counts {
@@ -272,6 +313,42 @@ pub enum ProfileError {
          worker's counted-calls function)"
     )]
     Empty { calls: u64 },
+    /// valgrind stopped the worker with SIGILL at an instruction it cannot decode.
+    #[error("{}", undecodable(bytes, *avx512))]
+    Undecodable { bytes: String, avx512: bool },
+}
+
+/// What happened when valgrind met an instruction it cannot decode, and what works instead.
+fn undecodable(bytes: &str, avx512: bool) -> String {
+    let what = if avx512 {
+        "AVX-512, which -march=native turns on where the CPU has it"
+    } else {
+        "likely an extension that -march=native turned on"
+    };
+    format!(
+        "this valgrind cannot decode an instruction the library's build uses ({bytes}: {what}), \
+         so it stopped the profiled calls with SIGILL. What works instead: the sampled profile \
+         (`cyclescope profile --sampled`), which runs the calls natively, or a build without \
+         -march=native"
+    )
+}
+
+impl ProfileError {
+    /// The profile's error for valgrind's report of an instruction it cannot decode.
+    fn undecoded(e: crate::counter::callgrind::CallgrindError) -> Self {
+        use crate::counter::callgrind::CallgrindError;
+        match e {
+            CallgrindError::Avx512 { bytes } => Self::Undecodable {
+                bytes,
+                avx512: true,
+            },
+            CallgrindError::Unhandled { bytes } => Self::Undecodable {
+                bytes,
+                avx512: false,
+            },
+            e => Self::Valgrind(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -306,6 +383,54 @@ mod tests {
             sandbox_relaxed: Vec::new(),
             lost: 0,
         }
+    }
+
+    #[test]
+    fn own_lines_are_the_librarys_never_another_objects() {
+        let mut p = profile(&[("compress", 1000), ("pad", 100)], 10);
+        p.functions.push(FunctionShare {
+            function: "__memcpy_avx_unaligned_erms".into(),
+            object: "libc.so.6".into(),
+            count: 1,
+            share: 0.0,
+        });
+        let line = |function: &str| LineShare {
+            file: "f.c".into(),
+            line: 7,
+            function: function.into(),
+            count: 1,
+            share: 0.0,
+        };
+        // Only the C library's function has lines: the library has none of its own.
+        p.lines = vec![line("__memcpy_avx_unaligned_erms")];
+        let c = p.counts();
+        assert_eq!(c.own_lines("libx.so"), OwnLines::NoLineInformation);
+        assert_eq!(c.own_lines("liby.so"), OwnLines::NoFunction);
+        // The top function with lines is the one shown, even below the top.
+        p.lines.push(line("pad"));
+        let c = p.counts();
+        assert!(
+            matches!(c.own_lines("libx.so"), OwnLines::Lines { function: "pad", ref lines } if lines.len() == 1)
+        );
+    }
+
+    #[test]
+    fn valgrinds_undecodable_instruction_says_what_works_instead() {
+        use crate::counter::callgrind::CallgrindError;
+        let e = ProfileError::undecoded(CallgrindError::Avx512 {
+            bytes: "0x62 0xF1".into(),
+        });
+        let text = e.to_string();
+        for fact in [
+            "cannot decode",
+            "AVX-512",
+            "-march=native",
+            "SIGILL",
+            "--sampled",
+        ] {
+            assert!(text.contains(fact), "{fact:?} not in {text}");
+        }
+        assert!(!text.contains("vex amd64"), "{text}");
     }
 
     #[test]

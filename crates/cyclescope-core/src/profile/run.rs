@@ -281,8 +281,14 @@ fn run_worker(
         Ok::<(), Tampering>(())
     })
     .map_err(|e| ProfileError::Worker(e.to_string()))?;
-    if let Some(e) = callgrind::unhandled_instruction(&outcome.stderr_tail) {
-        return Err(e.into());
+    // valgrind's line may be long gone from the tail (its explanation and stack follow it).
+    if let Some(e) = outcome
+        .undecoded
+        .as_deref()
+        .and_then(callgrind::unhandled_instruction)
+        .or_else(|| callgrind::unhandled_instruction(&outcome.stderr_tail))
+    {
+        return Err(ProfileError::undecoded(e));
     }
     if let Some(why) = fault {
         return Err(ProfileError::Worker(why));
@@ -300,6 +306,13 @@ fn run_worker(
             crate::sanitize::log_field(outcome.stderr_tail.trim())
         ))),
     }
+}
+
+/// The seconds `req`'s calls take natively (one timed native trial): what sizes a sampled
+/// profile when there is no exact one to take it from.
+pub fn native_seconds(req: &ProfileRequest) -> Result<f64, ProfileError> {
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    Ok(run_worker(req, &lib, Mode::Native)?.loop_ns as f64 / 1e9)
 }
 
 /// The sampled profile: the calls run natively with their instruction pointers sampled
