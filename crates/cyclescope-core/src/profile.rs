@@ -84,6 +84,38 @@ pub struct Overhead {
     /// `profiled_loop_s / native_loop_s`.
     pub slowdown: f64,
     pub profile_wall_s: f64,
+    /// Seconds the native calls sat runnable but not running (preempted), where the kernel
+    /// tells: time in `native_loop_s` the candidate did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_waited_s: Option<f64>,
+}
+
+/// The share of the native loop spent waiting for the CPU above which the slowdown ratio is
+/// marked doubtful: the ratio divides by that loop, so it reads too low (a preempted native
+/// leg once made valgrind look 1.39× slower, where it runs these calls 14–27× slower).
+pub const NATIVE_WAIT_DOUBT: f64 = 0.05;
+
+impl Overhead {
+    /// Why the slowdown ratio is doubtful (`⚠ the native calls waited 41.0 % of their loop for
+    /// the CPU`), or None.
+    pub fn doubt(&self) -> Option<String> {
+        let share = self.native_waited_s? / self.native_loop_s.max(1e-12);
+        (share > NATIVE_WAIT_DOUBT).then(|| {
+            format!(
+                "⚠ the native calls waited {} of their loop for the CPU, so the ratio reads low",
+                crate::format::share(share.min(1.0))
+            )
+        })
+    }
+
+    /// `1.39× slower ⚠ …` or `52× slower`: the ratio with its doubt.
+    pub fn slower(&self) -> String {
+        let ratio = format!("{}× slower", crate::format::g3(self.slowdown));
+        match self.doubt() {
+            Some(why) => format!("{ratio} {why}"),
+            None => ratio,
+        }
+    }
 }
 
 impl Profile {
@@ -151,8 +183,8 @@ impl Profile {
         }
         let o = &self.overhead;
         out.push(format!(
-            "overhead: the profiled calls took {} {}, {} natively ({}× slower); {} for the \
-             whole profile process",
+            "overhead: the profiled calls took {} {}, {} natively ({}); {} for the whole \
+             profile process",
             format::time(o.profiled_loop_s),
             if self.is_exact() {
                 "under valgrind"
@@ -160,7 +192,7 @@ impl Profile {
                 "sampled"
             },
             format::time(o.native_loop_s),
-            format::g3(o.slowdown),
+            o.slower(),
             format::time(o.profile_wall_s),
         ));
         out
@@ -379,6 +411,7 @@ mod tests {
                 native_loop_s: 0.02,
                 slowdown: 50.0,
                 profile_wall_s: 1.5,
+                native_waited_s: None,
             },
             sandbox_relaxed: Vec::new(),
             lost: 0,
@@ -431,6 +464,28 @@ mod tests {
             assert!(text.contains(fact), "{fact:?} not in {text}");
         }
         assert!(!text.contains("vex amd64"), "{text}");
+    }
+
+    #[test]
+    fn a_native_leg_that_waited_for_the_cpu_marks_the_ratio_doubtful() {
+        let mut p = profile(&[("compress", 1000)], 10);
+        p.overhead.slowdown = 1.39;
+        // Unknown or short waits leave the ratio bare.
+        assert_eq!(p.overhead.slower(), "1.39× slower");
+        p.overhead.native_waited_s = Some(0.0005);
+        assert_eq!(p.overhead.doubt(), None);
+        // 41 % of the native loop spent waiting: the ratio is marked, with why.
+        p.overhead.native_waited_s = Some(0.0082);
+        assert_eq!(
+            p.overhead.slower(),
+            "1.39× slower ⚠ the native calls waited 41.0 % of their loop for the CPU, so the \
+             ratio reads low"
+        );
+        let text = p.describe(0).join("\n");
+        assert!(
+            text.contains("(1.39× slower ⚠ the native calls waited 41.0 %"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -54,6 +54,7 @@ fn profile_of(spec: &ProfileSpec, length: u64, c: &Counts) -> Profile {
             native_loop_s: 0.01,
             slowdown: 50.0,
             profile_wall_s: 1.0,
+            native_waited_s: None,
         },
         sandbox_relaxed: Vec::new(),
         lost: 0,
@@ -336,4 +337,32 @@ fn a_build_valgrind_cannot_decode_is_explained_whole_in_the_panel() {
     ] {
         assert!(text.contains(fact), "{fact:?} missing:\n{text}");
     }
+}
+
+#[test]
+fn a_slowdown_the_native_legs_wait_made_low_is_marked() {
+    let mut app = demo::idle();
+    app.lengths = vec![32];
+    let spec = started(&mut app);
+    let c = counts(&[("compress", 9000), ("pad", 1000)], 10);
+    let mut p = profile_of(&spec, 32, &c);
+    p.overhead.slowdown = 1.39;
+    p.overhead.native_waited_s = Some(0.0041);
+    send(
+        &mut app,
+        spec.job,
+        ProfileEvent::Done {
+            length: 32,
+            profile: Box::new(p),
+        },
+    );
+    let text = demo::draw_text(120, 12, |f| {
+        crate::tui::panel::profile::render(f, f.area(), &app)
+    });
+    assert!(
+        text.contains(
+            "done: under valgrind 1.39× slower than native ⚠ the native calls waited 41.0 %"
+        ),
+        "{text}"
+    );
 }

@@ -89,10 +89,12 @@ pub fn body(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
             Span::raw(per_call_text(c)),
             Span::styled(
                 format!(
-                    "done: under valgrind {}× slower than native",
-                    format::g3(o.slowdown)
+                    "done: under valgrind {}× slower than native{}",
+                    format::g3(o.slowdown),
+                    o.doubt().map(|why| format!(" {why}")).unwrap_or_default()
                 ),
-                Style::new().fg(GOOD),
+                // A ratio the native leg's wait for the CPU made doubtful is not a good one.
+                Style::new().fg(if o.doubt().is_some() { WARN } else { GOOD }),
             ),
         ],
         LengthState::Failed(why) => {

@@ -39,6 +39,8 @@ pub struct ProfileRequest {
 /// profile's instruction pointers.
 struct TrialRun {
     loop_ns: u64,
+    /// Nanoseconds of the loop the worker waited for the CPU, where the kernel told.
+    waited_ns: Option<u64>,
     sandbox: Option<SandboxInForce>,
     wall: Duration,
     samples: Samples,
@@ -119,6 +121,7 @@ pub fn profile_observed(
         native_loop_s: native.loop_ns as f64 / 1e9,
         slowdown: profiled.loop_ns as f64 / native.loop_ns.max(1) as f64,
         profile_wall_s: profiled.wall.as_secs_f64(),
+        native_waited_s: native.waited_ns.map(|ns| ns as f64 / 1e9),
     };
     Ok(Profile {
         candidate: req.instance.candidate.clone(),
@@ -232,6 +235,7 @@ fn run_worker(
         libraries: vec![lib.clone()],
     };
     let mut loop_ns = None;
+    let mut waited_ns = None;
     let mut sandbox = None;
     let mut fault = None;
     let mut done = false;
@@ -239,7 +243,14 @@ fn run_worker(
     let outcome = worker::run(&cmd, |m: TrialMessage| {
         match m {
             TrialMessage::Ready { sandbox: s, .. } => sandbox = s,
-            TrialMessage::Trial { nanoseconds, .. } => loop_ns = Some(nanoseconds),
+            TrialMessage::Trial {
+                nanoseconds,
+                waited_ns: waited,
+                ..
+            } => {
+                loop_ns = Some(nanoseconds);
+                waited_ns = waited;
+            }
             TrialMessage::Samples { .. } => {}
             // A profile never probes fresh messages: a worker that says so is not ours.
             TrialMessage::Digests { .. } => {
@@ -296,6 +307,7 @@ fn run_worker(
     match (&outcome.exit, loop_ns) {
         (Exit::Code(0), Some(ns)) if done => Ok(TrialRun {
             loop_ns: ns,
+            waited_ns,
             sandbox,
             wall: outcome.wall,
             samples,
@@ -399,6 +411,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
             native_loop_s: native.loop_ns as f64 / 1e9,
             slowdown: run.loop_ns as f64 / native.loop_ns.max(1) as f64,
             profile_wall_s: run.wall.as_secs_f64(),
+            native_waited_s: native.waited_ns.map(|ns| ns as f64 / 1e9),
         },
         sandbox_relaxed: Vec::new(),
         lost: s.lost,
