@@ -51,6 +51,10 @@ pub struct LineShare {
 pub struct Profile {
     #[serde(default)]
     pub candidate: String,
+    /// The profiled library's file name: the object its own functions are in ("" in
+    /// profiles of earlier versions).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub library: String,
     pub label: String,
     pub input_bytes: u64,
     /// What the shares count ([`EVENT`]), and the tool that counted (`valgrind-3.19.0
@@ -163,10 +167,20 @@ impl Profile {
                 crate::sanitize::terminal(&f.object),
             ));
         }
-        if !self.lines.is_empty() && top_lines > 0 {
+        // Lines of another object (the C library's) say nothing of a library built without
+        // line information: say that instead.
+        let no_lines = top_lines > 0
+            && !self.library.is_empty()
+            && self.counts().own_lines(&self.library) == OwnLines::NoLineInformation;
+        if no_lines {
+            out.push(format!(
+                "  no source lines: {} has no line information (building it with -g adds it)",
+                crate::sanitize::terminal(&self.library)
+            ));
+        } else if !self.lines.is_empty() && top_lines > 0 {
             out.push("  by source line:".to_string());
         }
-        for l in self.lines.iter().take(top_lines) {
+        for l in self.lines.iter().take(if no_lines { 0 } else { top_lines }) {
             out.push(format!(
                 "  {:>7}  {}:{}  ({})",
                 format::share(l.share),
@@ -390,6 +404,7 @@ mod tests {
     fn profile(functions: &[(&str, u64)], calls: u64) -> Profile {
         Profile {
             candidate: "c".into(),
+            library: "libx.so".into(),
             label: "X".into(),
             input_bytes: 64,
             event: EVENT.into(),
@@ -438,6 +453,13 @@ mod tests {
         p.lines = vec![line("__memcpy_avx_unaligned_erms")];
         let c = p.counts();
         assert_eq!(c.own_lines("libx.so"), OwnLines::NoLineInformation);
+        let text = p.describe(4).join("\n");
+        assert!(
+            text.contains(
+                "no source lines: libx.so has no line information (building it with -g adds it)"
+            ) && !text.contains("f.c:7"),
+            "{text}"
+        );
         assert_eq!(c.own_lines("liby.so"), OwnLines::NoFunction);
         // The top function with lines is the one shown, even below the top.
         p.lines.push(line("pad"));

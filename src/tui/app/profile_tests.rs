@@ -41,6 +41,7 @@ fn counts(functions: &[(&str, u64)], calls: u64) -> Counts {
 fn profile_of(spec: &ProfileSpec, length: u64, c: &Counts) -> Profile {
     Profile {
         candidate: spec.instance.candidate.clone(),
+        library: String::new(),
         label: spec.instance.label.clone(),
         input_bytes: length,
         event: c.event.clone(),

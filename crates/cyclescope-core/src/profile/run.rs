@@ -125,6 +125,7 @@ pub fn profile_observed(
     };
     Ok(Profile {
         candidate: req.instance.candidate.clone(),
+        library: library_name(req),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: counts.event,
@@ -347,11 +348,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
     })?;
     let total = s.ips.len() as u64;
     let share = |n: u64| n as f64 / total as f64;
-    let object = req
-        .instance
-        .library
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let object = library_name(req);
     let mut functions: Vec<FunctionShare> = t
         .functions
         .iter()
@@ -398,6 +395,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
     };
     Ok(Profile {
         candidate: req.instance.candidate.clone(),
+        library: library_name(req),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: event.to_string(),
@@ -416,6 +414,15 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
         sandbox_relaxed: Vec::new(),
         lost: s.lost,
     })
+}
+
+/// The file name of the profiled library: the object its own functions are in (the copy
+/// valgrind loads keeps it).
+fn library_name(req: &ProfileRequest) -> String {
+    req.instance
+        .library
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
 /// The graph's self costs as shares of their sum.

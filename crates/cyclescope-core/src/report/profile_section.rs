@@ -95,6 +95,7 @@ mod tests {
     fn profile(candidate: &str, function: &str) -> Profile {
         Profile {
             candidate: candidate.into(),
+            library: String::new(),
             label: "X-256".into(),
             input_bytes: 1024,
             event: crate::profile::EVENT.into(),
