@@ -192,3 +192,84 @@ fn a_kept_profile_is_a_section_of_the_candidate_page() {
         "{page}"
     );
 }
+
+/// A build that uses AVX-512 (as `-march=native` makes one on such a CPU): valgrind cannot
+/// decode it and stops the calls with SIGILL. `profile` says so in its own words and what
+/// works instead, never valgrind's raw report; with `--sampled` it takes the sampled profile
+/// alone. Runs only where the CPU has AVX-512 (the native calls need it).
+#[test]
+fn a_build_valgrind_cannot_decode_is_explained_and_the_sampled_profile_still_runs() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if !cpuinfo.split_whitespace().any(|w| w == "avx512f") {
+        eprintln!(
+            "skipped: this CPU has no AVX-512 (avx512f), so the fixture could not run natively"
+        );
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // One EVEX-encoded instruction per call, as -march=native's vectorised code has.
+    let source = common::cc::candidate_source(
+        "avx512",
+        "avx512-256",
+        256,
+        r#"__asm__ volatile("vpxorq %%zmm1, %%zmm1, %%zmm1" ::: "xmm1");"#,
+        "",
+    );
+    let lib = common::cc::build_library(t.path(), "avx512", &source);
+    let args = |sampled: bool| {
+        let mut a = vec![
+            "profile",
+            "--lib",
+            lib.to_str().unwrap(),
+            "--no-baselines",
+            "--length",
+            "64",
+            "--calls",
+            "4",
+            "--json",
+        ];
+        if sampled {
+            a.extend(["--sampled", "0.05"]);
+        }
+        a
+    };
+    let out = common::cyclescope_in(t.path(), &args(false));
+    let text = common::output_text(&out);
+    assert!(!out.status.success(), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for fact in [
+        "cannot decode an instruction",
+        "AVX-512",
+        "SIGILL",
+        "-march=native",
+        "cyclescope profile --sampled",
+    ] {
+        assert!(stderr.contains(fact), "{fact:?} missing:\n{text}");
+    }
+    assert!(
+        !stderr.contains("vex amd64"),
+        "valgrind's raw text:\n{text}"
+    );
+    // What it advises works: the sampled profile, alone.
+    let out = common::cyclescope_in(t.path(), &args(true));
+    let text = common::output_text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("taking the sampled profile"),
+        "{text}"
+    );
+    let all: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(all.as_array().map(Vec::len), Some(1), "{all}");
+    assert!(
+        all[0]["event"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("perf_event:")),
+        "{all}"
+    );
+    assert!(
+        all[0]["functions"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["function"] == "CryptHash")),
+        "{all}"
+    );
+}

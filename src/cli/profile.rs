@@ -83,46 +83,37 @@ pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode
             limits: crate::worker::Limits::standard(mib),
             cancel: Some(cancel.clone()),
         };
-        let p = profile::profile(&req).with_context(|| {
-            format!(
-                "profiling {}",
-                crate::sanitize::terminal(&req.instance.label)
-            )
-        })?;
-        if !args.json {
+        let label = crate::sanitize::terminal(&req.instance.label).into_owned();
+        let exact = match profile::profile(&req) {
+            Ok(p) => Some(p),
+            // What valgrind cannot run, the sampled profile can: take it alone when asked.
+            Err(e @ profile::ProfileError::Undecodable { .. }) if args.sampled.is_some() => {
+                eprintln!("cyclescope: no exact profile of {label}: {e}");
+                eprintln!("cyclescope: taking the sampled profile of {label} alone");
+                None
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("profiling {label}"))),
+        };
+        if let Some(p) = &exact
+            && !args.json
+        {
             for line in p.describe(args.lines) {
                 outln!("{line}");
             }
         }
         if let Some(seconds) = args.sampled {
-            // As many calls as fill the time natively: from the exact profile's native loop,
-            // and — should a preempted loop make that look slow — at least as many as four
-            // instructions a nanosecond would take that long.
-            let seconds = seconds.clamp(0.01, 10.0);
-            let per_call = p.overhead.native_loop_s / p.calls.max(1) as f64;
-            let by_time = seconds / per_call.max(1e-9);
-            let by_count = seconds * 4e9 / p.per_call().max(1.0);
-            let calls = by_time.max(by_count).ceil() as u64;
-            let s = profile::sampled(&ProfileRequest {
-                calls: calls.clamp(1, 10_000_000),
-                ..req.clone()
-            })
-            .with_context(|| {
-                format!(
-                    "sampling {}",
-                    crate::sanitize::terminal(&req.instance.label)
-                )
-            })?;
+            let s = sampled_profile(&req, exact.as_ref(), seconds)
+                .with_context(|| format!("sampling {label}"))?;
             if !args.json {
                 for line in s.describe(args.lines) {
                     outln!("{line}");
                 }
             }
-            profiles.push(p);
+            profiles.extend(exact);
             profiles.push(s);
             continue;
         }
-        profiles.push(p);
+        profiles.extend(exact);
     }
     if let Some(dir) = &args.out {
         profile::add(dir, &profiles)
@@ -132,4 +123,38 @@ pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode
         outln!("{}", serde_json::to_string_pretty(&profiles)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sampled profile of `req` over about `seconds` of native calls. As many calls as fill
+/// the time natively: from the exact profile's native loop, and — should a preempted loop make
+/// that look slow — at least as many as four instructions a nanosecond would take that long.
+/// Without an exact profile, one native trial of a thousand calls sizes it.
+fn sampled_profile(
+    req: &ProfileRequest,
+    exact: Option<&profile::Profile>,
+    seconds: f64,
+) -> Result<profile::Profile, profile::ProfileError> {
+    let seconds = seconds.clamp(0.01, 10.0);
+    let calls = match exact {
+        Some(p) => {
+            let per_call = p.overhead.native_loop_s / p.calls.max(1) as f64;
+            let by_time = seconds / per_call.max(1e-9);
+            let by_count = seconds * 4e9 / p.per_call().max(1.0);
+            by_time.max(by_count)
+        }
+        None => {
+            // Enough calls that the clock's own cost is lost in them.
+            const TIMED: u64 = 1000;
+            let timed = ProfileRequest {
+                calls: TIMED,
+                ..req.clone()
+            };
+            let per_call = profile::native_seconds(&timed)? / TIMED as f64;
+            seconds / per_call.max(1e-9)
+        }
+    };
+    profile::sampled(&ProfileRequest {
+        calls: (calls.ceil() as u64).clamp(1, 10_000_000),
+        ..req.clone()
+    })
 }

@@ -122,6 +122,28 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
+/// `s` cut into lines of at most `width` characters at spaces (a word longer than a line is
+/// cut by `fit`): a message that says what to do instead must not lose its end to `…`.
+pub fn wrap(s: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in s.split_whitespace() {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out.into_iter().map(|l| fit(&l, width)).collect()
+}
+
 /// ` ↑3 ↓12 `: rows hidden above and below a list showing `shown` of `total` rows from
 /// `first` (None when everything shows).
 pub fn scroll_hint(first: usize, shown: usize, total: usize) -> Option<String> {

@@ -1,15 +1,18 @@
 //! A terminal buffer as an SVG picture: one monospace cell per buffer cell, background runs as
-//! rectangles, text runs with their colour, boldness and underline. Deterministic (no fonts
-//! measured, no time stamps), so screenshots in the repository only change when the screen
-//! does.
+//! rectangles, text runs with their colour, boldness and underline; braille and block cells
+//! drawn as shapes (`drawn`), so curves and bars stay whole in any renderer. Deterministic (no
+//! fonts measured, no time stamps), so screenshots in the repository only change when the
+//! screen does.
 
 use std::fmt::Write;
 
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::style::{Color, Modifier};
 
-const CELL_W: f64 = 8.4;
-const CELL_H: f64 = 17.0;
+mod drawn;
+
+pub(crate) const CELL_W: f64 = 8.4;
+pub(crate) const CELL_H: f64 = 17.0;
 const FONT_SIZE: f64 = 14.0;
 const DEFAULT_FG: &str = "#d4d4d4";
 const DEFAULT_BG: &str = "#1e1e1e";
@@ -102,7 +105,7 @@ fn escape(s: &str) -> String {
 }
 
 /// The colours and weight a cell is drawn with (reversed cells swap their colours).
-fn look(cell: &Cell) -> (String, Option<String>, bool, bool) {
+pub(crate) fn look(cell: &Cell) -> (String, Option<String>, bool, bool) {
     let fg = hex(cell.fg);
     let bg = hex(cell.bg);
     let m = cell.modifier;
@@ -160,14 +163,20 @@ pub fn render(buf: &Buffer, title: &str) -> String {
                 );
             }
         }
-        // Text: runs of one look, each placed at its own column so nothing drifts.
+        // Text: runs of one look, each placed at its own column so nothing drifts. Braille
+        // and block cells are drawn, not written (`drawn`): a font's glyphs leave gaps.
         let mut x = 0;
         while x < w {
             let first = look(&buf[(x, y)]);
             let start = x;
             let mut text = String::new();
             while x < w && look(&buf[(x, y)]) == first {
-                text.push_str(buf[(x, y)].symbol());
+                let symbol = buf[(x, y)].symbol();
+                if drawn::is_drawn(symbol) {
+                    text.push(' ');
+                } else {
+                    text.push_str(symbol);
+                }
                 x += 1;
             }
             if text.trim().is_empty() {
@@ -190,6 +199,7 @@ pub fn render(buf: &Buffer, title: &str) -> String {
             );
         }
     }
+    drawn::shapes(buf, &mut out);
     out.push_str("</g>\n</svg>\n");
     out
 }

@@ -13,7 +13,7 @@ mod symbols;
 
 pub use file::{FILE_NAME, ProfileFile, add, read};
 pub use graph::GraphError;
-pub use run::{ProfileRequest, ProfileStep, profile, profile_observed, sampled};
+pub use run::{ProfileRequest, ProfileStep, native_seconds, profile, profile_observed, sampled};
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,10 @@ pub struct LineShare {
 pub struct Profile {
     #[serde(default)]
     pub candidate: String,
+    /// The profiled library's file name: the object its own functions are in ("" in
+    /// profiles of earlier versions).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub library: String,
     pub label: String,
     pub input_bytes: u64,
     /// What the shares count ([`EVENT`]), and the tool that counted (`valgrind-3.19.0
@@ -84,6 +88,38 @@ pub struct Overhead {
     /// `profiled_loop_s / native_loop_s`.
     pub slowdown: f64,
     pub profile_wall_s: f64,
+    /// Seconds the native calls sat runnable but not running (preempted), where the kernel
+    /// tells: time in `native_loop_s` the candidate did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_waited_s: Option<f64>,
+}
+
+/// The share of the native loop spent waiting for the CPU above which the slowdown ratio is
+/// marked doubtful: the ratio divides by that loop, so it reads too low (a preempted native
+/// leg once made valgrind look 1.39× slower, where it runs these calls 14–27× slower).
+pub const NATIVE_WAIT_DOUBT: f64 = 0.05;
+
+impl Overhead {
+    /// Why the slowdown ratio is doubtful (`⚠ the native calls waited 41.0 % of their loop for
+    /// the CPU`), or None.
+    pub fn doubt(&self) -> Option<String> {
+        let share = self.native_waited_s? / self.native_loop_s.max(1e-12);
+        (share > NATIVE_WAIT_DOUBT).then(|| {
+            format!(
+                "⚠ the native calls waited {} of their loop for the CPU, so the ratio reads low",
+                crate::format::share(share.min(1.0))
+            )
+        })
+    }
+
+    /// `1.39× slower ⚠ …` or `52× slower`: the ratio with its doubt.
+    pub fn slower(&self) -> String {
+        let ratio = format!("{}× slower", crate::format::g3(self.slowdown));
+        match self.doubt() {
+            Some(why) => format!("{ratio} {why}"),
+            None => ratio,
+        }
+    }
 }
 
 impl Profile {
@@ -131,10 +167,20 @@ impl Profile {
                 crate::sanitize::terminal(&f.object),
             ));
         }
-        if !self.lines.is_empty() && top_lines > 0 {
+        // Lines of another object (the C library's) say nothing of a library built without
+        // line information: say that instead.
+        let no_lines = top_lines > 0
+            && !self.library.is_empty()
+            && self.counts().own_lines(&self.library) == OwnLines::NoLineInformation;
+        if no_lines {
+            out.push(format!(
+                "  no source lines: {} has no line information (building it with -g adds it)",
+                crate::sanitize::terminal(&self.library)
+            ));
+        } else if !self.lines.is_empty() && top_lines > 0 {
             out.push("  by source line:".to_string());
         }
-        for l in self.lines.iter().take(top_lines) {
+        for l in self.lines.iter().take(if no_lines { 0 } else { top_lines }) {
             out.push(format!(
                 "  {:>7}  {}:{}  ({})",
                 format::share(l.share),
@@ -151,8 +197,8 @@ impl Profile {
         }
         let o = &self.overhead;
         out.push(format!(
-            "overhead: the profiled calls took {} {}, {} natively ({}× slower); {} for the \
-             whole profile process",
+            "overhead: the profiled calls took {} {}, {} natively ({}); {} for the whole \
+             profile process",
             format::time(o.profiled_loop_s),
             if self.is_exact() {
                 "under valgrind"
@@ -160,7 +206,7 @@ impl Profile {
                 "sampled"
             },
             format::time(o.native_loop_s),
-            format::g3(o.slowdown),
+            o.slower(),
             format::time(o.profile_wall_s),
         ));
         out
@@ -188,6 +234,47 @@ impl Counts {
     /// True for the exact profile (instruction counts), false for a sampled one.
     pub fn is_exact(&self) -> bool {
         self.event == EVENT
+    }
+}
+
+/// The source lines of a library's own top function, as far as its debug information goes.
+#[derive(Debug, PartialEq)]
+pub enum OwnLines<'a> {
+    /// The library's top function that has line information, and its lines, most first.
+    Lines {
+        function: &'a str,
+        lines: Vec<&'a LineShare>,
+    },
+    /// None of the library's functions has line information (it was built without `-g`):
+    /// lines of another object (the C library's) say nothing of the candidate.
+    NoLineInformation,
+    /// None of the counted functions is the library's.
+    NoFunction,
+}
+
+impl Counts {
+    /// The lines of `object`'s (the library's file name) top function that has any.
+    pub fn own_lines(&self, object: &str) -> OwnLines<'_> {
+        let mut own = self
+            .functions
+            .iter()
+            .filter(|f| f.object == object)
+            .peekable();
+        if own.peek().is_none() {
+            return OwnLines::NoFunction;
+        }
+        own.find_map(|f| {
+            let lines: Vec<&LineShare> = self
+                .lines
+                .iter()
+                .filter(|l| l.function == f.function)
+                .collect();
+            (!lines.is_empty()).then_some(OwnLines::Lines {
+                function: &f.function,
+                lines,
+            })
+        })
+        .unwrap_or(OwnLines::NoLineInformation)
     }
 }
 
@@ -272,50 +359,43 @@ pub enum ProfileError {
          worker's counted-calls function)"
     )]
     Empty { calls: u64 },
+    /// valgrind stopped the worker with SIGILL at an instruction it cannot decode.
+    #[error("{}", undecodable(bytes, *avx512))]
+    Undecodable { bytes: String, avx512: bool },
+}
+
+/// What happened when valgrind met an instruction it cannot decode, and what works instead.
+fn undecodable(bytes: &str, avx512: bool) -> String {
+    let what = if avx512 {
+        "AVX-512, which -march=native turns on where the CPU has it"
+    } else {
+        "likely an extension that -march=native turned on"
+    };
+    format!(
+        "this valgrind cannot decode an instruction the library's build uses ({bytes}: {what}), \
+         so it stopped the profiled calls with SIGILL. What works instead: the sampled profile \
+         (`cyclescope profile --sampled`), which runs the calls natively, or a build without \
+         -march=native"
+    )
+}
+
+impl ProfileError {
+    /// The profile's error for valgrind's report of an instruction it cannot decode.
+    fn undecoded(e: crate::counter::callgrind::CallgrindError) -> Self {
+        use crate::counter::callgrind::CallgrindError;
+        match e {
+            CallgrindError::Avx512 { bytes } => Self::Undecodable {
+                bytes,
+                avx512: true,
+            },
+            CallgrindError::Unhandled { bytes } => Self::Undecodable {
+                bytes,
+                avx512: false,
+            },
+            e => Self::Valgrind(e),
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn profile(functions: &[(&str, u64)], calls: u64) -> Profile {
-        Profile {
-            candidate: "c".into(),
-            label: "X".into(),
-            input_bytes: 64,
-            event: EVENT.into(),
-            tool: "valgrind-3.19.0 callgrind".into(),
-            calls,
-            total: functions.iter().map(|f| f.1).sum(),
-            functions: functions
-                .iter()
-                .map(|&(f, n)| FunctionShare {
-                    function: f.into(),
-                    object: "libx.so".into(),
-                    count: n,
-                    share: 0.0,
-                })
-                .collect(),
-            lines: Vec::new(),
-            overhead: Overhead {
-                profiled_loop_s: 1.0,
-                native_loop_s: 0.02,
-                slowdown: 50.0,
-                profile_wall_s: 1.5,
-            },
-            sandbox_relaxed: Vec::new(),
-            lost: 0,
-        }
-    }
-
-    #[test]
-    fn moves_per_function_are_per_call_and_largest_first() {
-        let before = profile(&[("compress", 1000), ("pad", 100)], 10);
-        let after = profile(&[("compress", 600), ("pad", 100), ("load", 40)], 5);
-        let m = moved(&before.counts(), &after.counts());
-        let names: Vec<&str> = m.iter().map(|m| m.function.as_str()).collect();
-        assert_eq!(names, ["compress", "pad", "load"]);
-        assert_eq!((m[0].delta(), m[1].delta()), (20.0, 10.0));
-        assert_eq!((m[2].before, m[2].after), (None, Some(8.0)));
-    }
-}
+mod tests;

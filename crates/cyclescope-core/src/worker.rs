@@ -55,6 +55,9 @@ const GROUP_SCAN_INTERVAL: Duration = Duration::from_millis(250);
 /// Bytes of the child's stderr kept for records and error messages (the harness keeps 2000).
 pub(crate) const STDERR_TAIL_BYTES: usize = 2000;
 
+/// What valgrind writes when it meets an instruction it cannot decode (then SIGILL).
+pub(crate) const UNDECODED_MARK: &str = "unhandled instruction bytes:";
+
 /// How a worker ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
@@ -96,6 +99,9 @@ impl std::fmt::Display for Exit {
 pub struct Outcome {
     pub exit: Exit,
     pub stderr_tail: String,
+    /// The stderr line where valgrind named an instruction it cannot decode, wherever it
+    /// fell (the tail may have lost it).
+    pub(crate) undecoded: Option<String>,
     pub(crate) wall: Duration,
     pub(crate) cpu: Option<Duration>,
     /// The limit the worker ran into, in words (` (exceeded …)`), or "".
@@ -344,6 +350,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     Ok(Outcome {
         exit,
         stderr_tail,
+        undecoded: pipes.undecoded(),
         wall: started.elapsed(),
         cpu,
         limit_note,

@@ -41,6 +41,7 @@ fn counts(functions: &[(&str, u64)], calls: u64) -> Counts {
 fn profile_of(spec: &ProfileSpec, length: u64, c: &Counts) -> Profile {
     Profile {
         candidate: spec.instance.candidate.clone(),
+        library: String::new(),
         label: spec.instance.label.clone(),
         input_bytes: length,
         event: c.event.clone(),
@@ -54,6 +55,7 @@ fn profile_of(spec: &ProfileSpec, length: u64, c: &Counts) -> Profile {
             native_loop_s: 0.01,
             slowdown: 50.0,
             profile_wall_s: 1.0,
+            native_waited_s: None,
         },
         sandbox_relaxed: Vec::new(),
         lost: 0,
@@ -106,6 +108,8 @@ fn panel_text(app: &App) -> String {
 fn the_panel_fills_step_by_step_and_drops_a_stale_jobs_messages() {
     let mut app = demo::idle();
     let spec = started(&mut app);
+    // The library the counts name their functions in (`counts`).
+    app.profile.library = "tree/lib/libx.so".into();
     assert_eq!(
         Some(spec.instance.label.as_str()),
         app.profile.label.as_deref()
@@ -280,4 +284,86 @@ fn moves_are_exact_new_or_gone_and_a_hostile_name_is_escaped() {
         "{text:?}"
     );
     assert!(text.contains("evil"), "{text}");
+}
+
+#[test]
+fn without_line_information_the_panel_says_so_and_shows_no_other_objects_lines() {
+    let mut app = demo::idle();
+    app.lengths = vec![32];
+    let spec = started(&mut app);
+    app.profile.library = "tree/lib/libx.so".into();
+    // The library has no lines (built without -g); the C library's memcpy has some.
+    let mut c = counts(&[("compress", 9000), ("pad", 1000)], 10);
+    c.functions.push(FunctionShare {
+        function: "__memcpy_avx_unaligned_erms".into(),
+        object: "libc.so.6".into(),
+        count: 1,
+        share: 0.0001,
+    });
+    c.lines[0].function = "__memcpy_avx_unaligned_erms".into();
+    finish(&mut app, &spec, &c);
+    let text = demo::draw_text(100, 20, |f| {
+        crate::tui::panel::profile::render(f, f.area(), &app)
+    });
+    assert!(!text.contains("lines of"), "{text}");
+    assert!(
+        text.contains(
+            "no source lines: libx.so has no line information (building it with -g adds it)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_build_valgrind_cannot_decode_is_explained_whole_in_the_panel() {
+    let mut app = demo::idle();
+    app.lengths = vec![32];
+    let spec = started(&mut app);
+    send(&mut app, spec.job, ProfileEvent::Counting { length: 32 });
+    let why = crate::profile::ProfileError::Undecodable {
+        bytes: "0x62 0xF1 0xFD 0x48".into(),
+        avx512: true,
+    }
+    .to_string();
+    send(&mut app, spec.job, ProfileEvent::Failed { length: 32, why });
+    let text = panel_text(&app);
+    // Wrapped, not cut: what works instead is on the screen too.
+    assert!(!text.contains('…'), "{text}");
+    for fact in [
+        "not profiled: this valgrind cannot",
+        "AVX-512",
+        "SIGILL",
+        "--sampled`)",
+        "-march=native",
+    ] {
+        assert!(text.contains(fact), "{fact:?} missing:\n{text}");
+    }
+}
+
+#[test]
+fn a_slowdown_the_native_legs_wait_made_low_is_marked() {
+    let mut app = demo::idle();
+    app.lengths = vec![32];
+    let spec = started(&mut app);
+    let c = counts(&[("compress", 9000), ("pad", 1000)], 10);
+    let mut p = profile_of(&spec, 32, &c);
+    p.overhead.slowdown = 1.39;
+    p.overhead.native_waited_s = Some(0.0041);
+    send(
+        &mut app,
+        spec.job,
+        ProfileEvent::Done {
+            length: 32,
+            profile: Box::new(p),
+        },
+    );
+    let text = demo::draw_text(120, 12, |f| {
+        crate::tui::panel::profile::render(f, f.area(), &app)
+    });
+    assert!(
+        text.contains(
+            "done: under valgrind 1.39× slower than native ⚠ the native calls waited 41.0 %"
+        ),
+        "{text}"
+    );
 }

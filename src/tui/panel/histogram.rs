@@ -13,7 +13,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{BAD, DIM, GOOD, WARN, block};
 use crate::format;
-use crate::measure::body::bins;
+use crate::measure::body::{bins, bins_at_resolution, step};
 use crate::tui::app::{App, HistView, JobState, Panel};
 use crate::vocabulary::HistogramSnapshot;
 
@@ -67,8 +67,25 @@ fn share(count: f64, top: f64, log: bool) -> f64 {
 
 /// Legend, bars, marker row and axis into `area` (at least 4 rows).
 pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot, log: bool) {
-    let Some(b) = bins(&s.histogram, usize::from(area.width)) else {
+    let width = usize::from(area.width);
+    let Some(plain) = bins(&s.histogram, width) else {
         return;
+    };
+    // A counter that steps by more than the histogram's own buckets (this VM's TSC: 26 ticks,
+    // where a bucket is one) gets bins a whole number of steps wide, each over as many
+    // columns as its share of the axis: finer bins would leave columns empty (a comb). Wide
+    // buckets alone are spread over the columns they cover (`measure::body`).
+    let h = &s.histogram;
+    let b = if step(h) > h.equivalent_range(plain.hi) {
+        bins_at_resolution(h, width).unwrap_or(plain)
+    } else {
+        plain
+    };
+    let bin_of = |col: usize| col * b.counts.len() / width.max(1);
+    let screen_column = |v: f64| {
+        b.column(v)?;
+        let span = (b.hi - b.lo + 1) as f64;
+        Some((((v - b.lo as f64) * width as f64 / span) as usize).min(width.saturating_sub(1)))
     };
     let pc = s.per_call;
     let marks: Vec<(f64, Color, &str)> = [
@@ -123,18 +140,20 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot, log: b
     let bars = Rect::new(area.x, area.y + 1, area.width, area.height - 3);
     let top = b.counts.iter().copied().fold(0.0, f64::max).max(1e-9);
     let colored: Vec<Option<Color>> = (0..b.counts.len())
-        .map(|col| {
+        .map(|bin| {
             marks
                 .iter()
                 .filter(|(_, c, _)| *c != MEAN)
-                .find(|(v, _, _)| b.column(*v) == Some(col))
+                .find(|(v, _, _)| b.column(*v) == Some(bin))
                 .map(|(_, c, _)| *c)
         })
         .collect();
-    for (col, &count) in b.counts.iter().enumerate() {
+    for col in 0..width {
+        let bin = bin_of(col);
+        let count = b.counts[bin];
         let eighths = (share(count, top, log) * f64::from(bars.height) * 8.0).round() as u32;
         let eighths = if count > 0.0 { eighths.max(1) } else { 0 };
-        let style = Style::new().fg(colored[col].unwrap_or(BAR));
+        let style = Style::new().fg(colored[bin].unwrap_or(BAR));
         for row in 0..u32::from(bars.height) {
             let fill = eighths.saturating_sub(row * 8).min(8);
             if fill == 0 {
@@ -147,7 +166,7 @@ pub fn draw_snapshot(buf: &mut Buffer, area: Rect, s: &HistogramSnapshot, log: b
 
     let marker_y = area.y + area.height - 2;
     for (v, c, name) in &marks {
-        if let Some(col) = b.column(*v) {
+        if let Some(col) = screen_column(*v) {
             let sym = if *name == "loop mean" { "◆" } else { "▲" };
             buf.set_string(area.x + col as u16, marker_y, sym, Style::new().fg(*c));
         }
@@ -263,6 +282,23 @@ mod tests {
         let axis = &r[7];
         assert!(axis.starts_with("1‹ "), "{axis}");
         assert!(axis.trim_end().ends_with("›1"), "{axis}");
+    }
+
+    #[test]
+    fn a_counter_that_steps_by_26_ticks_draws_no_comb() {
+        // This VM's TSC: only multiples of 26 are read, 1300–1872 at 32 B; 60 columns of
+        // plain bins would be 10 ticks wide, and two of every three empty.
+        let mut h = new_histogram();
+        for k in 50..73u64 {
+            h.record_n(26 * k, 1000 - 30 * k.abs_diff(57)).unwrap();
+        }
+        let r = rows(&snapshot(h), false);
+        let bottom: Vec<char> = r[5].chars().collect();
+        assert!(
+            bottom.iter().all(|&c| c != ' '),
+            "a column without a bar:\n{}",
+            r.join("\n")
+        );
     }
 
     #[test]

@@ -11,9 +11,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{ACCENT, BAD, DIM, GOOD, WARN, block, fit};
+use super::{ACCENT, BAD, DIM, GOOD, WARN, block, fit, wrap};
 use crate::format;
-use crate::profile::Counts;
+use crate::profile::{Counts, OwnLines};
 use crate::sanitize::terminal;
 use crate::tui::app::{App, FunctionRow, LengthState, Move, Panel, function_rows};
 
@@ -89,16 +89,24 @@ pub fn body(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
             Span::raw(per_call_text(c)),
             Span::styled(
                 format!(
-                    "done: under valgrind {}× slower than native",
-                    format::g3(o.slowdown)
+                    "done: under valgrind {}× slower than native{}",
+                    format::g3(o.slowdown),
+                    o.doubt().map(|why| format!(" {why}")).unwrap_or_default()
                 ),
-                Style::new().fg(GOOD),
+                // A ratio the native leg's wait for the CPU made doubtful is not a good one.
+                Style::new().fg(if o.doubt().is_some() { WARN } else { GOOD }),
             ),
         ],
-        LengthState::Failed(why) => vec![Span::styled(
-            format!("not profiled: {}", terminal(why)),
-            Style::new().fg(BAD),
-        )],
+        LengthState::Failed(why) => {
+            // Whole, over as many lines as it needs: its end says what works instead.
+            let text = format!("not profiled: {}", terminal(why));
+            out.extend(
+                wrap(&text, width)
+                    .into_iter()
+                    .map(|l| Line::from(Span::styled(l, Style::new().fg(BAD)))),
+            );
+            Vec::new()
+        }
     };
     out.extend(status.into_iter().map(|s| Line::from(fit_span(s, width))));
     let Some(counts) = shown.state.counts() else {
@@ -121,7 +129,11 @@ pub fn body(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
         )));
     }
     let rows = function_rows(counts, before.map(|(_, c)| c));
-    let top_lines = source_lines(counts, width);
+    let object = p
+        .library
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let top_lines = source_lines(counts, &object, width);
     let room = height
         .saturating_sub(out.len() + 1)
         .saturating_sub(top_lines.len().min(height / 3));
@@ -213,26 +225,31 @@ fn function_line(r: &FunctionRow, with_delta: bool, width: usize) -> Line<'stati
     Line::from(spans)
 }
 
-/// The source lines of the top function of the candidate's own, where its debug information
-/// names them.
-fn source_lines(c: &Counts, width: usize) -> Vec<Line<'static>> {
-    let Some(top) = c
-        .functions
-        .iter()
-        .find(|f| c.lines.iter().any(|l| l.function == f.function))
-    else {
-        return Vec::new();
+/// The source lines of the candidate library's (`object`) top function, where its debug
+/// information names them; where it has none, that it has none and how to add it — never
+/// the lines of another object's function.
+fn source_lines(c: &Counts, object: &str, width: usize) -> Vec<Line<'static>> {
+    let (top, lines) = match c.own_lines(object) {
+        OwnLines::Lines { function, lines } => (function, lines),
+        OwnLines::NoLineInformation => {
+            return vec![Line::from(Span::styled(
+                fit(
+                    &format!(
+                        "no source lines: {} has no line information (building it with -g adds it)",
+                        terminal(object)
+                    ),
+                    width,
+                ),
+                Style::new().fg(DIM),
+            ))];
+        }
+        OwnLines::NoFunction => return Vec::new(),
     };
     let mut out = vec![Line::from(Span::styled(
-        fit(&format!("lines of {}:", terminal(&top.function)), width),
+        fit(&format!("lines of {}:", terminal(top)), width),
         Style::new().fg(DIM).add_modifier(Modifier::BOLD),
     ))];
-    for l in c
-        .lines
-        .iter()
-        .filter(|l| l.function == top.function)
-        .take(TOP_LINES)
-    {
+    for l in lines.into_iter().take(TOP_LINES) {
         let file = std::path::Path::new(&l.file)
             .file_name()
             .map_or_else(|| l.file.clone(), |n| n.to_string_lossy().into_owned());

@@ -34,7 +34,9 @@ impl Bins {
         if n == 0 || v < self.lo as f64 || v > self.hi as f64 + 1.0 {
             return None;
         }
-        Some((((v - self.lo as f64) / span * n as f64) as usize).min(n - 1))
+        // Multiplied before dividing: a value on a column's edge lands in that column exactly
+        // (338 / 598 × 23 reads 12.999…, and would leave column 13 empty).
+        Some((((v - self.lo as f64) * n as f64 / span) as usize).min(n - 1))
     }
 
     /// The value at the left edge of column `i`.
@@ -177,6 +179,19 @@ mod tests {
         let drawn = b.counts.iter().sum::<f64>().round() as u64;
         assert_eq!(drawn + b.below + b.above, h.len(), "nothing is lost");
         assert_eq!(step(&flat(500, 500)), 1);
+    }
+
+    #[test]
+    fn a_value_on_a_columns_edge_lands_in_that_column() {
+        // 1300..=1872 in steps of 26: 23 columns of one step each, one value in every one
+        // (1638 is 13 steps up; dividing before multiplying put it in column 12).
+        let mut h = new_histogram();
+        for k in 50..73u64 {
+            h.record_n(26 * k, 100).unwrap();
+        }
+        let b = bins_at_resolution(&h, 60).unwrap();
+        assert_eq!(b.counts.len(), 23, "{b:?}");
+        assert!(b.counts.iter().all(|&c| c == 100.0), "{:?}", b.counts);
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct ProfileRequest {
 /// profile's instruction pointers.
 struct TrialRun {
     loop_ns: u64,
+    /// Nanoseconds of the loop the worker waited for the CPU, where the kernel told.
+    waited_ns: Option<u64>,
     sandbox: Option<SandboxInForce>,
     wall: Duration,
     samples: Samples,
@@ -119,9 +121,11 @@ pub fn profile_observed(
         native_loop_s: native.loop_ns as f64 / 1e9,
         slowdown: profiled.loop_ns as f64 / native.loop_ns.max(1) as f64,
         profile_wall_s: profiled.wall.as_secs_f64(),
+        native_waited_s: native.waited_ns.map(|ns| ns as f64 / 1e9),
     };
     Ok(Profile {
         candidate: req.instance.candidate.clone(),
+        library: library_name(req),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: counts.event,
@@ -232,6 +236,7 @@ fn run_worker(
         libraries: vec![lib.clone()],
     };
     let mut loop_ns = None;
+    let mut waited_ns = None;
     let mut sandbox = None;
     let mut fault = None;
     let mut done = false;
@@ -239,7 +244,14 @@ fn run_worker(
     let outcome = worker::run(&cmd, |m: TrialMessage| {
         match m {
             TrialMessage::Ready { sandbox: s, .. } => sandbox = s,
-            TrialMessage::Trial { nanoseconds, .. } => loop_ns = Some(nanoseconds),
+            TrialMessage::Trial {
+                nanoseconds,
+                waited_ns: waited,
+                ..
+            } => {
+                loop_ns = Some(nanoseconds);
+                waited_ns = waited;
+            }
             TrialMessage::Samples { .. } => {}
             // A profile never probes fresh messages: a worker that says so is not ours.
             TrialMessage::Digests { .. } => {
@@ -281,8 +293,14 @@ fn run_worker(
         Ok::<(), Tampering>(())
     })
     .map_err(|e| ProfileError::Worker(e.to_string()))?;
-    if let Some(e) = callgrind::unhandled_instruction(&outcome.stderr_tail) {
-        return Err(e.into());
+    // valgrind's line may be long gone from the tail (its explanation and stack follow it).
+    if let Some(e) = outcome
+        .undecoded
+        .as_deref()
+        .and_then(callgrind::unhandled_instruction)
+        .or_else(|| callgrind::unhandled_instruction(&outcome.stderr_tail))
+    {
+        return Err(ProfileError::undecoded(e));
     }
     if let Some(why) = fault {
         return Err(ProfileError::Worker(why));
@@ -290,6 +308,7 @@ fn run_worker(
     match (&outcome.exit, loop_ns) {
         (Exit::Code(0), Some(ns)) if done => Ok(TrialRun {
             loop_ns: ns,
+            waited_ns,
             sandbox,
             wall: outcome.wall,
             samples,
@@ -300,6 +319,13 @@ fn run_worker(
             crate::sanitize::log_field(outcome.stderr_tail.trim())
         ))),
     }
+}
+
+/// The seconds `req`'s calls take natively (one timed native trial): what sizes a sampled
+/// profile when there is no exact one to take it from.
+pub fn native_seconds(req: &ProfileRequest) -> Result<f64, ProfileError> {
+    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
+    Ok(run_worker(req, &lib, Mode::Native)?.loop_ns as f64 / 1e9)
 }
 
 /// The sampled profile: the calls run natively with their instruction pointers sampled
@@ -322,11 +348,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
     })?;
     let total = s.ips.len() as u64;
     let share = |n: u64| n as f64 / total as f64;
-    let object = req
-        .instance
-        .library
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let object = library_name(req);
     let mut functions: Vec<FunctionShare> = t
         .functions
         .iter()
@@ -373,6 +395,7 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
     };
     Ok(Profile {
         candidate: req.instance.candidate.clone(),
+        library: library_name(req),
         label: req.instance.label.clone(),
         input_bytes: req.input_bytes,
         event: event.to_string(),
@@ -386,10 +409,20 @@ pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
             native_loop_s: native.loop_ns as f64 / 1e9,
             slowdown: run.loop_ns as f64 / native.loop_ns.max(1) as f64,
             profile_wall_s: run.wall.as_secs_f64(),
+            native_waited_s: native.waited_ns.map(|ns| ns as f64 / 1e9),
         },
         sandbox_relaxed: Vec::new(),
         lost: s.lost,
     })
+}
+
+/// The file name of the profiled library: the object its own functions are in (the copy
+/// valgrind loads keeps it).
+fn library_name(req: &ProfileRequest) -> String {
+    req.instance
+        .library
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
 /// The graph's self costs as shares of their sum.

@@ -10,6 +10,8 @@ use super::dataset::InstanceEvidence;
 use crate::measure::body;
 use crate::record::TimingRecord;
 
+mod legend;
+
 const SIZE: (u32, u32) = (800, 480);
 const FONT: &str = "sans-serif";
 
@@ -103,11 +105,29 @@ pub(crate) fn cycles_per_byte(
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
     }
     let (y0, y1) = ((y0 * 0.8).max(1e-6), (y1 * 1.25).max(y0 * 2.0));
+    // The legend has a strip of its own right of the plot, so it can cover no line.
+    let mut entries: Vec<legend::Entry> = lines
+        .iter()
+        .enumerate()
+        .map(|(n, s)| legend::Entry {
+            name: s.name.clone(),
+            mark: legend::Mark::Line(line_style(n, s)),
+        })
+        .collect();
+    let doubtful: Vec<(f64, f64)> = lines.iter().flat_map(|s| s.doubtful.clone()).collect();
+    if !doubtful.is_empty() {
+        entries.push(legend::Entry {
+            name: "⚠ doubtful figure (see the table)".into(),
+            mark: legend::Mark::Cross(RED.stroke_width(2)),
+        });
+    }
+    let strip = legend::width(&entries);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0 + strip, SIZE.1)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, side) = root.split_horizontally(SIZE.0);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(title, (FONT, 18))
             .margin(12)
             .x_label_area_size(44)
@@ -126,19 +146,12 @@ pub(crate) fn cycles_per_byte(
             .draw()
             .map_err(err)?;
         for (n, s) in lines.iter().enumerate() {
-            let color = Palette99::pick(n).to_rgba();
-            let style = if s.reference {
-                color.stroke_width(1)
-            } else {
-                color.stroke_width(2)
-            };
             chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), style).point_size(3))
-                .map_err(err)?
-                .label(s.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                .draw_series(
+                    LineSeries::new(s.points.iter().copied(), line_style(n, s)).point_size(3),
+                )
+                .map_err(err)?;
         }
-        let doubtful: Vec<(f64, f64)> = lines.iter().flat_map(|s| s.doubtful.clone()).collect();
         if !doubtful.is_empty() {
             chart
                 .draw_series(
@@ -146,21 +159,22 @@ pub(crate) fn cycles_per_byte(
                         .iter()
                         .map(|&p| Cross::new(p, 7, RED.stroke_width(2))),
                 )
-                .map_err(err)?
-                .label("⚠ doubtful figure (see the table)")
-                .legend(|(x, y)| Cross::new((x + 9, y), 5, RED.stroke_width(2)));
+                .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(err)?;
+        legend::draw(&side, &entries)?;
         root.present().map_err(err)?;
     }
     Ok(Some(svg))
+}
+
+/// How series `n` of the cycles/byte figure is drawn: the baseline thinner.
+fn line_style(n: usize, s: &Series) -> ShapeStyle {
+    let color = Palette99::pick(n).to_rgba();
+    if s.reference {
+        color.stroke_width(1)
+    } else {
+        color.stroke_width(2)
+    }
 }
 
 /// The per-call histogram of one record (cyclescope's addition): the body in at most 60 bins,
@@ -192,11 +206,30 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
         b.below,
         b.above
     );
+    let (left, right) = (b.lo as f64, (b.hi + 1) as f64);
+    // The loop mean's entry, in a strip of its own (it covers no bin): its value always,
+    // once, and the arrow when it lies off the scale.
+    let entries: Vec<legend::Entry> = r
+        .mean_cycles
+        .map(|mean| legend::Entry {
+            name: format!(
+                "◆ loop mean {} {}",
+                crate::format::int(Some(mean)),
+                off_scale(mean, left, right)
+            )
+            .trim_end()
+            .to_string(),
+            mark: legend::Mark::Line(MAGENTA.stroke_width(1)),
+        })
+        .into_iter()
+        .collect();
+    let strip = legend::width(&entries);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0 + strip, SIZE.1)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, side) = root.split_horizontally(SIZE.0);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(title, (FONT, 15))
             .margin(12)
             .x_label_area_size(44)
@@ -227,20 +260,19 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
         // The markers the workbench draws: p50/p90/p99 ▲ and the loop mean ◆, each at the
         // axis end (named with its value) when it lies beyond the drawn body, so a loop mean
         // twice the body cannot pass unseen.
-        let (left, right) = (b.lo as f64, (b.hi + 1) as f64);
         let place = |v: f64| v.clamp(left, right);
-        let beyond = |v: f64| {
-            if v < left {
-                format!(" ‹ {}", crate::format::int(Some(v)))
-            } else if v > right {
-                format!(" › {}", crate::format::int(Some(v)))
-            } else {
-                String::new()
-            }
-        };
         if let Some(pc) = add.per_call {
             let grey = RGBColor(80, 80, 80);
+            // Quantiles that fall on one value (a coarse counter makes them so) share one
+            // marker and one label, `▲ p50 p90`, instead of labels written over each other.
+            let mut markers: Vec<(String, u64)> = Vec::new();
             for (name, v) in [("p50", pc.p50), ("p90", pc.p90), ("p99", pc.p99)] {
+                match markers.iter_mut().find(|m| m.1 == v) {
+                    Some(m) => m.0 = format!("{} {name}", m.0),
+                    None => markers.push((name.to_string(), v)),
+                }
+            }
+            for (name, v) in markers {
                 let (v, at) = (v as f64, place(v as f64));
                 chart
                     .draw_series([PathElement::new(
@@ -250,7 +282,7 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
                     .map_err(err)?;
                 chart
                     .draw_series([Text::new(
-                        format!("▲ {name}{}", beyond(v)),
+                        format!("▲ {}", marker_name(&name, v, left, right)),
                         (at, top * 1.08),
                         (FONT, 12).into_font().color(&grey),
                     )])
@@ -259,27 +291,35 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
         }
         if let Some(mean) = r.mean_cycles {
             let at = place(mean);
-            let label = format!(
-                "◆ loop mean {}{}",
-                crate::format::int(Some(mean)),
-                beyond(mean)
-            );
             chart
                 .draw_series(LineSeries::new([(at, 0.0), (at, top * 1.05)], MAGENTA))
-                .map_err(err)?
-                .label(label)
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font((FONT, 13))
-                .draw()
                 .map_err(err)?;
         }
+        legend::draw(&side, &entries)?;
         root.present().map_err(err)?;
     }
     Ok(Some(svg))
+}
+
+/// The arrow of a marker beyond the drawn body (`‹` left, `›` right), or "".
+fn off_scale(v: f64, left: f64, right: f64) -> &'static str {
+    if v < left {
+        "‹"
+    } else if v > right {
+        "›"
+    } else {
+        ""
+    }
+}
+
+/// A marker's words: its name, and where it lies beyond the drawn body its value once with
+/// the arrow that points off the scale (`loop mean 1 760 ›`); the marker itself sits at the
+/// axis end.
+fn marker_name(name: &str, v: f64, left: f64, right: f64) -> String {
+    match off_scale(v, left, right) {
+        "" => name.to_string(),
+        arrow => format!("{name} {} {arrow}", crate::format::int(Some(v))),
+    }
 }
 
 /// One figure: its path relative to the candidate page's folder, what it shows, its SVG.
@@ -344,3 +384,6 @@ pub(crate) fn links(figures: &[Figure]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -42,7 +42,7 @@ pub(crate) fn render(file: &ProfileFile, candidate: &str) -> Option<Vec<String>>
         l.push(String::new());
         let o = &p.overhead;
         l.push(format!(
-            "{} calls, {} {}; {}. The profiled calls took {} against {} natively ({}×).",
+            "{} calls, {} {}; {}. The profiled calls took {} against {} natively ({}).",
             p.calls,
             format::int(Some(if p.is_exact() {
                 p.per_call()
@@ -57,7 +57,11 @@ pub(crate) fn render(file: &ProfileFile, candidate: &str) -> Option<Vec<String>>
             markdown(&p.tool),
             format::time(o.profiled_loop_s),
             format::time(o.native_loop_s),
-            format::g3(o.slowdown),
+            // The ratio, and its ⚠ with why when the native calls waited for the CPU.
+            match o.doubt() {
+                Some(why) => format!("{}× {why}", format::g3(o.slowdown)),
+                None => format!("{}×", format::g3(o.slowdown)),
+            },
         ));
         l.push(String::new());
         l.push("| Function | Object | Share |".to_string());
@@ -91,6 +95,7 @@ mod tests {
     fn profile(candidate: &str, function: &str) -> Profile {
         Profile {
             candidate: candidate.into(),
+            library: String::new(),
             label: "X-256".into(),
             input_bytes: 1024,
             event: crate::profile::EVENT.into(),
@@ -117,6 +122,7 @@ mod tests {
                 native_loop_s: 0.000058,
                 slowdown: 46.6,
                 profile_wall_s: 0.67,
+                native_waited_s: None,
             },
             sandbox_relaxed: Vec::new(),
             lost: 0,

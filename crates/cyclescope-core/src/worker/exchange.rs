@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::STDERR_TAIL_BYTES;
+use super::{STDERR_TAIL_BYTES, UNDECODED_MARK};
 
 /// The longest protocol line accepted (a full batch of samples is about 90 KB).
 pub(super) const MAX_LINE_BYTES: usize = 1 << 20;
@@ -38,6 +38,10 @@ pub(super) struct Exchange {
     /// An allocator said memory was refused somewhere in stderr (the tail may have lost it
     /// behind a backtrace): evidence for the address-space limit.
     allocation_refused: bool,
+    /// The first whole stderr line holding `UNDECODED_MARK` (valgrind's report of an
+    /// instruction it cannot decode), kept wherever it falls: the tail loses it behind
+    /// valgrind's explanation and stack when the path names are long.
+    undecoded: Option<String>,
 }
 
 impl Exchange {
@@ -48,6 +52,7 @@ impl Exchange {
             pending: Vec::new(),
             tail: Vec::new(),
             allocation_refused: false,
+            undecoded: None,
         }
     }
 
@@ -96,6 +101,9 @@ impl Exchange {
                     self.allocation_refused |= super::limits::ALLOCATION_REFUSED
                         .iter()
                         .any(|w| contains(&self.tail[from..], w.as_bytes()));
+                    if self.undecoded.is_none() {
+                        self.undecoded = whole_line_with(&self.tail, UNDECODED_MARK);
+                    }
                     if self.tail.len() > 4 * STDERR_TAIL_BYTES {
                         self.tail.drain(..self.tail.len() - STDERR_TAIL_BYTES);
                     }
@@ -166,6 +174,11 @@ impl Exchange {
         self.allocation_refused
     }
 
+    /// The first stderr line that named an instruction valgrind cannot decode.
+    pub(super) fn undecoded(&self) -> Option<String> {
+        self.undecoded.clone()
+    }
+
     /// The last `STDERR_TAIL_BYTES` bytes of stderr, as text.
     pub(super) fn stderr_tail(&self) -> String {
         let keep = &self.tail[self.tail.len().saturating_sub(STDERR_TAIL_BYTES)..];
@@ -177,9 +190,33 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// The first complete line (ended by a newline) of `text` that holds `mark`.
+fn whole_line_with(text: &[u8], mark: &str) -> Option<String> {
+    let whole = &text[..text.iter().rposition(|&b| b == b'\n')?];
+    whole
+        .split(|&b| b == b'\n')
+        .find(|l| contains(l, mark.as_bytes()))
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn valgrinds_undecoded_instruction_line_is_kept_once_whole() {
+        let mark = UNDECODED_MARK;
+        assert_eq!(
+            whole_line_with(b"vex amd64->IR: unhandled instruction by", mark),
+            None
+        );
+        let text =
+            b"==1== Callgrind\nvex amd64->IR: unhandled instruction bytes: 0x62 0xF1\nvex x\n";
+        assert_eq!(
+            whole_line_with(text, mark).as_deref(),
+            Some("vex amd64->IR: unhandled instruction bytes: 0x62 0xF1")
+        );
+    }
 
     #[test]
     fn an_allocators_refusal_is_found_even_when_split_across_reads() {
