@@ -35,6 +35,13 @@ pub struct CompareArgs {
     /// either run is invalid (what `validate` rejects). Doubtful (⚠) jobs are not counted.
     #[arg(long, value_name = "MARGIN", value_parser = margin)]
     pub fail_above: Option<f64>,
+    /// Only the jobs both sides have (the default when a side is a published dataset).
+    #[arg(long, conflicts_with = "all")]
+    pub common: bool,
+    /// Every job of either side, those only in A or only in B too (the default between two
+    /// runs).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `2%`, `2 %` or `0.02` → 0.02; 0 … 1000 %.
@@ -79,6 +86,7 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     if rows.is_empty() {
         anyhow::bail!("neither run has a complete record");
     }
+    let rows = only_common(rows, args, [&a, &b])?;
     for (dir, run) in [(&args.a, &a), (&args.b, &b)] {
         for f in run.rejected.iter().flat_map(|c| &c.findings) {
             let line = format!("{}: {}", dir.join(f.path()).display(), f.message());
@@ -133,6 +141,43 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The rows to show: with `--common`, or by default when a side is a published dataset (most
+/// of whose jobs a run never has), only the jobs both sides have, and a line on stderr saying
+/// how many were left out; none in common is an error naming both sides.
+fn only_common(
+    rows: Vec<crate::report::compare::Comparison>,
+    args: &CompareArgs,
+    sides: [&RunRecords; 2],
+) -> anyhow::Result<Vec<crate::report::compare::Comparison>> {
+    let common = args.common || (!args.all && sides.iter().any(|s| s.published));
+    if !common {
+        return Ok(rows);
+    }
+    let total = rows.len();
+    let kept: Vec<_> = rows.into_iter().filter(|r| !r.is_one_sided()).collect();
+    if kept.is_empty() {
+        anyhow::bail!(
+            "{} and {}: no job in common (no instance measured at the same length on both \
+             sides): nothing to compare; `--all` lists each side's jobs",
+            crate::sanitize::path_as_given(&args.a),
+            crate::sanitize::path_as_given(&args.b)
+        );
+    }
+    if kept.len() < total {
+        eprintln!(
+            "{} job(s) only in A or only in B left out (only the jobs both sides have{}): \
+             `--all` lists them",
+            total - kept.len(),
+            if args.common {
+                ""
+            } else {
+                ", the default beside a published dataset"
+            }
+        );
+    }
+    Ok(kept)
 }
 
 #[cfg(test)]
