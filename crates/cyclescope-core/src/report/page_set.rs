@@ -174,6 +174,14 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             .collect();
         let ours: Vec<crate::record::TimingRecord> =
             ds.records.iter().map(|(_, r)| r.clone()).collect();
+        // Published figures with nothing to stand beside are a mistaken pairing (another
+        // candidate, other lengths), not a section to leave out without a word.
+        if !super::published::any_in_common(&ours, &theirs) {
+            return Err(ReportError::NoJobInCommon {
+                published: dir.clone(),
+                dataset: dataset.to_path_buf(),
+            });
+        }
         let lines = super::published::section(&ours, &theirs, &crate::catalog::display_path(dir));
         if !lines.is_empty() {
             summary = format!("{}\n\n{}", summary.trim_end(), lines.join("\n"));

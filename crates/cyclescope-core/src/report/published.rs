@@ -44,6 +44,14 @@ fn cell(r: Option<(f64, bool)>) -> String {
     }
 }
 
+/// Whether a hash job (not a baseline pseudoXOF) is complete in both.
+pub(crate) fn any_in_common(ours: &[TimingRecord], published: &[TimingRecord]) -> bool {
+    let theirs = by_job(published);
+    by_job(ours)
+        .keys()
+        .any(|k| !k.0.starts_with("pseudoXOF-") && theirs.contains_key(k))
+}
+
 /// The section's lines (ending with a blank line); empty when no hash job is in both.
 pub(crate) fn section(
     ours: &[TimingRecord],
