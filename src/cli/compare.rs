@@ -71,7 +71,14 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     // The same reading and record check as the report's: a folder that is not a run is
     // refused, a record that cannot be placed is named, never taken for a job "only in A", and
     // a record the check rejects is named and given no verdict.
-    let (a, b) = (RunRecords::read(&args.a)?, RunRecords::read(&args.b)?);
+    let (a, page) = side_a(&args.a)?;
+    if args.b.is_file() {
+        anyhow::bail!(
+            "{}: a published page is side A (`compare PAGE RUN`)",
+            crate::sanitize::path_as_given(&args.b)
+        );
+    }
+    let b = RunRecords::read(&args.b)?;
     // A run or dataset that holds no record at all would make every row "only in" the other
     // side: a comparison that says nothing, so it is refused, naming the empty side.
     for (dir, run) in [(&args.a, &a), (&args.b, &b)] {
@@ -82,7 +89,10 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
             );
         }
     }
-    let rows = compare_runs(&a, &b);
+    let mut rows = compare_runs(&a, &b);
+    if page.is_some() {
+        crate::report::published_page::no_verdict_beside_a_page(&mut rows);
+    }
     if rows.is_empty() {
         anyhow::bail!("neither run has a complete record");
     }
@@ -93,16 +103,34 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
             eprintln!("INVALID {}", crate::sanitize::terminal(&line));
         }
     }
+    // What the page and the run each say of how they measured: on stdout above the table,
+    // on stderr beside an export (whose rows stay as they are).
+    let checks: Vec<String> = page
+        .as_ref()
+        .map(|p| crate::report::published_page::checks::lines(p, &b.valid))
+        .unwrap_or_default();
     match args.output.format() {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
         Format::Csv => out!("{}", rows_csv(&rows)),
         Format::Markdown => {
             outln!(
-                "A = {}\nB = {}\n",
+                "A = {}{}\nB = {}\n",
                 crate::sanitize::path_as_given(&args.a),
+                page.as_ref().map_or(String::new(), page_note),
                 crate::sanitize::path_as_given(&args.b)
             );
+            for l in &checks {
+                outln!("- {}", crate::sanitize::markdown(l));
+            }
+            if !checks.is_empty() {
+                outln!("");
+            }
             out!("{}", table(&rows));
+        }
+    }
+    if args.output.format() != Format::Markdown {
+        for l in &checks {
+            eprintln!("{}", crate::sanitize::terminal(l));
         }
     }
     let Some(m) = args.fail_above else {
@@ -141,6 +169,47 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Side A: a run or dataset folder, or a published page (a file: its §4 table as records).
+fn side_a(
+    path: &std::path::Path,
+) -> anyhow::Result<(
+    RunRecords,
+    Option<crate::report::published_page::PublishedPage>,
+)> {
+    if !path.is_file() {
+        return Ok((RunRecords::read(path)?, None));
+    }
+    let page = crate::report::published_page::PublishedPage::read(path)?;
+    let records = RunRecords {
+        valid: page.records(),
+        rejected: Vec::new(),
+        published: true,
+    };
+    Ok((records, Some(page)))
+}
+
+/// ` (published page of system x86_1, hash-10: 24 rows of its §4 table)`.
+fn page_note(p: &crate::report::published_page::PublishedPage) -> String {
+    let of = [
+        p.system.as_deref().map(|s| format!("system {s}")),
+        p.candidate.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ");
+    let of = if of.is_empty() {
+        String::new()
+    } else {
+        format!(" of {of}")
+    };
+    format!(
+        " (published page{}: {} rows of its §4 table)",
+        crate::sanitize::markdown(&of),
+        p.rows.len()
+    )
 }
 
 /// The rows to show: with `--common`, or by default when a side is a published dataset (most
