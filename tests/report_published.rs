@@ -74,3 +74,56 @@ fn a_run_with_no_job_in_common_with_the_published_side_is_refused_by_name() {
         "{summary}"
     );
 }
+
+/// A published x86_1 page in text form (headings and tables only).
+fn page(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/seed-pages")
+        .join(name)
+}
+
+#[test]
+fn a_published_page_sets_its_means_and_its_environment_beside_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    write_published(&run, "hash-05", "uHash-512__hash_32.json");
+    write_published(&run, "hash-05", "uHash-512__hash_1024.json");
+    let out = tmp.path().join("pages");
+    let o = report(&run, &page("hash-05_uHash_x86_1.txt"), &out);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let summary = std::fs::read_to_string(out.join("performance/summary_here.md")).unwrap();
+    let section = summary
+        .split("## Beside the published figures")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{summary}"));
+    for line in [
+        "- counter: A the harness's user-mode core cycles (perf_event; a page does not name its counter, the harness's method does) · B tsc: different units, so B / A is not a speed-up",
+        "- build flags: A guide · B guide: the same",
+        "| instance | message | mean cycles here | mean cycles published | here / published |",
+        "| `uHash-512` | 32 B | 61.6 k | 58.0 k | 1.06× |",
+        "| `uHash-512` | 1 KiB | 671.7 k | 640.8 k | 1.05× |",
+    ] {
+        assert!(section.lines().any(|l| l == line), "{line}\n{section}");
+    }
+    assert!(
+        section.lines().any(|l| l
+            .starts_with("- clock: A max 2.10 GHz, governor performance, turbo off, SMT off · B ")),
+        "{section}"
+    );
+
+    // A run of jobs the page does not have.
+    let other = tmp.path().join("other");
+    write_published(&other, "iccs", "pseudohash-512__hash_32.json");
+    let o = report(
+        &other,
+        &page("hash-05_uHash_x86_1.txt"),
+        &tmp.path().join("p2"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("hash-05_uHash_x86_1.txt: no job in common with "),
+        "{}",
+        common::output_text(&o)
+    );
+}

@@ -19,7 +19,8 @@ mod live;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline run directory (A); with --live, the baseline instance's label.
+    /// The baseline run directory (A), a published dataset, or a published page saved as
+    /// text; with --live, the baseline instance's label.
     pub a: PathBuf,
     /// The run to compare with it (B); with --live, the other instance's label.
     pub b: PathBuf,

@@ -55,6 +55,8 @@ pub enum ReportError {
         published: PathBuf,
         dataset: PathBuf,
     },
+    #[error(transparent)]
+    Page(#[from] super::published_page::PageError),
 }
 
 /// The error naming the records of `root` that the record check rejected, every finding.
