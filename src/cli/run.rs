@@ -274,7 +274,9 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             let o = RequestOverrides {
                 reference_pool: pool,
                 // `run sm3hash-256` alone measures pseudoXOF-256 too: its ratio divides by it.
-                helper_reference_jobs: true,
+                // Not in a shard: a campaign's helpers go together, and the same reference job
+                // in two shards would collide when they are merged.
+                helper_reference_jobs: args.shard.is_none(),
                 journal: crate::journal::JournalTarget::of_setting(
                     catalog.settings.journal.as_deref(),
                 ),
