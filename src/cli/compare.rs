@@ -104,36 +104,7 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
             eprintln!("INVALID {}", crate::sanitize::terminal(&line));
         }
     }
-    // What the page and the run each say of how they measured: on stdout above the table,
-    // on stderr beside an export (whose rows stay as they are).
-    let checks: Vec<String> = page
-        .as_ref()
-        .map(|p| crate::report::published_page::checks::lines(p, &b.valid))
-        .unwrap_or_default();
-    match args.output.format() {
-        Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(&rows))?),
-        Format::Csv => out!("{}", rows_csv(&rows)),
-        Format::Markdown => {
-            outln!(
-                "A = {}{}\nB = {}\n",
-                crate::sanitize::path_as_given(&args.a),
-                page.as_ref().map_or(String::new(), page_note),
-                crate::sanitize::path_as_given(&args.b)
-            );
-            for l in &checks {
-                outln!("- {}", crate::sanitize::markdown(l));
-            }
-            if !checks.is_empty() {
-                outln!("");
-            }
-            out!("{}", table(&rows));
-        }
-    }
-    if args.output.format() != Format::Markdown {
-        for l in &checks {
-            eprintln!("{}", crate::sanitize::terminal(l));
-        }
-    }
+    print_rows(&rows, args, page.as_ref(), &b)?;
     let Some(m) = args.fail_above else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -170,6 +141,44 @@ pub fn run(config: Option<&std::path::Path>, args: &CompareArgs) -> anyhow::Resu
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The rows in the chosen format; beside a page, what the page and the run each say of how
+/// they measured: on stdout above the table, on stderr beside an export (whose rows stay as
+/// they are).
+fn print_rows(
+    rows: &[crate::report::compare::Comparison],
+    args: &CompareArgs,
+    page: Option<&crate::report::published_page::PublishedPage>,
+    b: &RunRecords,
+) -> anyhow::Result<()> {
+    let checks: Vec<String> = page
+        .map(|p| crate::report::published_page::checks::lines(p, &b.valid))
+        .unwrap_or_default();
+    match args.output.format() {
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&rows_json(rows))?),
+        Format::Csv => out!("{}", rows_csv(rows)),
+        Format::Markdown => {
+            outln!(
+                "A = {}{}\nB = {}\n",
+                crate::sanitize::path_as_given(&args.a),
+                page.map_or(String::new(), page_note),
+                crate::sanitize::path_as_given(&args.b)
+            );
+            for l in &checks {
+                outln!("- {}", crate::sanitize::markdown(l));
+            }
+            if !checks.is_empty() {
+                outln!("");
+            }
+            out!("{}", table(rows));
+            return Ok(());
+        }
+    }
+    for l in &checks {
+        eprintln!("{}", crate::sanitize::terminal(l));
+    }
+    Ok(())
 }
 
 /// Side A: a run or dataset folder, or a published page (a file: its §4 table as records).
