@@ -31,6 +31,7 @@ fn quick(out: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "run",
         "sm3hash-256",
+        "--no-reference-jobs",
         "--lengths",
         "32",
         "--trials",

@@ -172,3 +172,43 @@ fn a_missing_baseline_is_measured_as_a_reference_job_and_marked_everywhere() {
         }
     }
 }
+
+#[test]
+fn a_helper_whose_baseline_is_not_named_gets_its_reference_job_and_says_why() {
+    // sm3hash-256 is one of the baseline's own helpers, yet its × pseudoXOF divides by
+    // pseudoXOF-256 like any 256-bit instance's: the run adds that job, and says why.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut args = vec!["run", "sm3hash-256", "--json"];
+    args.extend(QUICK);
+    args.extend(["--out", run.to_str().unwrap(), "--allow-unfixed-host"]);
+    let o = cyclescope(&args);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "reference jobs (baseline `iccs`, for × pseudoXOF): pseudoXOF-256 (sm3hash-256 divides by it)"
+        ),
+        "{err}"
+    );
+    let rows = json_rows(&o);
+    assert_eq!(
+        rows.len(),
+        4,
+        "sm3hash-256 and its reference job at two lengths: {rows:?}"
+    );
+    for bytes in [32u64, 1024] {
+        let row = rows
+            .iter()
+            .find(|r| r["label"] == "sm3hash-256" && r["input_bytes"] == bytes)
+            .unwrap();
+        let want = mean(&rows, "sm3hash-256", bytes) / mean(&rows, "pseudoXOF-256", bytes);
+        let got = row["x_pseudoxof"].as_f64().expect("a ratio, not –");
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        let reference = rows
+            .iter()
+            .find(|r| r["label"] == "pseudoXOF-256" && r["input_bytes"] == bytes)
+            .unwrap();
+        assert_eq!(reference["reference_job"], true);
+    }
+}

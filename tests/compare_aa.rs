@@ -23,6 +23,7 @@ fn run(out: &Path) {
             "run",
             "pseudoXOF-512",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "64,1024",
             "--trials",

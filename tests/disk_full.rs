@@ -44,6 +44,7 @@ fn run_cmd(out: &Path, lengths: &str) -> Command {
     c.args([
         "run",
         "sm3hash-256",
+        "--no-reference-jobs",
         "--lengths",
         lengths,
         "--trial-target",

@@ -45,6 +45,7 @@ fn run(
             concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"),
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32",
             "--trials",

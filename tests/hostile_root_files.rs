@@ -22,6 +22,7 @@ fn run_into(out: &Path) -> std::process::Output {
         .args([
             "run",
             "pseudohash-512",
+            "--no-reference-jobs",
             "--lengths",
             "1024",
             "--trials",

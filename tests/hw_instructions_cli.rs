@@ -47,6 +47,7 @@ fn hardware_instructions_refuse_by_errno_where_they_do_not_open_and_count_where_
         &[
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--counter",
             "hw-instructions",
             "--allow-unfixed-host",

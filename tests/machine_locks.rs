@@ -80,6 +80,7 @@ fn a_run_into_another_runs_folder_is_refused_a_cpu_another_cyclescope_holds() {
         .args([
             "run",
             "pseudohash-512",
+            "--no-reference-jobs",
             "--lengths",
             "1024",
             "--trials",

@@ -30,6 +30,7 @@ fn a_binary_replaced_mid_run_fails_no_job() {
         "run",
         "sm3hash-256",
         "pseudohash-512",
+        "--no-reference-jobs",
         "pseudoXOF-256",
         "--lengths",
         "64,128",

@@ -70,6 +70,7 @@ fn run_measures_writes_valid_records_and_prints_the_table() {
             "run",
             "pseudoXOF-512",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32,1024",
             "--trial-target",
@@ -287,6 +288,7 @@ fn resume_refuses_a_changed_host() {
         &[
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32",
             "--trial-target",
@@ -320,6 +322,7 @@ fn an_unfixed_host_is_refused_without_the_flag() {
         &[
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32",
             "--out",
@@ -379,6 +382,7 @@ fn adaptive_mode_stops_when_the_confidence_interval_is_tight_and_stays_valid() {
         &[
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32,4096",
             "--adaptive",
@@ -422,6 +426,7 @@ fn run_json_carries_the_interval_and_the_doubts_of_each_job() {
         &[
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32,128",
             "--trial-target",

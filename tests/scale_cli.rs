@@ -300,6 +300,7 @@ fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
         .args([
             "run",
             "pseudohash-1024",
+            "--no-reference-jobs",
             "--lengths",
             "65536",
             "--trial-target",
@@ -329,6 +330,7 @@ fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
         .args([
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32",
             "--allow-unfixed-host",
@@ -361,6 +363,7 @@ fn a_second_process_on_a_locked_cpu_is_refused_by_name() {
     let o = cyclescope(&[
         "run",
         "sm3hash-256",
+        "--no-reference-jobs",
         "--lengths",
         "32",
         "--trial-target",

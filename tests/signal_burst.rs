@@ -37,6 +37,7 @@ fn run_args(run: &Path) -> Vec<String> {
     [
         "run",
         "sm3hash-256",
+        "--no-reference-jobs",
         "--lengths",
         "32,65536",
         "--trials",

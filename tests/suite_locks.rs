@@ -14,6 +14,7 @@ fn start_run(out: &Path, target: &str) -> Child {
         .args([
             "run",
             "pseudohash-512",
+            "--no-reference-jobs",
             "--lengths",
             "1024",
             "--trials",
@@ -89,6 +90,7 @@ fn a_bad_wait_is_refused_by_name() {
         .args([
             "run",
             "sm3hash-256",
+            "--no-reference-jobs",
             "--lengths",
             "32",
             "--allow-unfixed-host",

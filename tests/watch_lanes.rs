@@ -63,6 +63,7 @@ fn start_run(out: &Path, extra: &[&str]) -> Child {
         "run",
         "pseudoXOF-512",
         "sm3hash-256",
+        "--no-reference-jobs",
         "--lengths",
         "32,1024",
         "--trial-target",

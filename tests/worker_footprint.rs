@@ -18,7 +18,15 @@ fn measure_once(dir: &Path) -> (Vec<serde_json::Value>, PathBuf) {
     let out = common::cyclescope()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("CYCLESCOPE_CACHE_DIR", &cache)
-        .args(["run", "sm3hash-256", "--lengths", "64", "--trials", "2"])
+        .args([
+            "run",
+            "sm3hash-256",
+            "--no-reference-jobs",
+            "--lengths",
+            "64",
+            "--trials",
+            "2",
+        ])
         .args(["--trial-target", "0.01", "--allow-unfixed-host", "--out"])
         .arg(dir.join("run"))
         .output()

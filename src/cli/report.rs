@@ -39,8 +39,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "CANDIDATE", value_parser = super::arg_value::name)]
     pub baseline: Option<String>,
     /// A published dataset (e.g. performance/data/arm_1) whose `× pseudoXOF` ratios the summary
-    /// page shows beside this dataset's, job by job.
-    #[arg(long, value_name = "DATASET_DIR")]
+    /// page shows beside this dataset's, job by job; or a published page saved as text (its §4
+    /// mean cycles beside ours, with both sides' counter, clock and flags). Refused when no
+    /// hash job is in both.
+    #[arg(long, value_name = "DATASET_DIR|PAGE")]
     pub published: Option<PathBuf>,
     /// Also write every record of the dataset as CSV to FILE (with `x_pseudoxof`).
     #[arg(long, value_name = "FILE")]

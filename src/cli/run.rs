@@ -273,6 +273,10 @@ fn build_request(config: Option<&Path>, args: &RunArgs) -> anyhow::Result<RunReq
             }
             let o = RequestOverrides {
                 reference_pool: pool,
+                // `run sm3hash-256` alone measures pseudoXOF-256 too: its ratio divides by it.
+                // Not in a shard: a campaign's helpers go together, and the same reference job
+                // in two shards would collide when they are merged.
+                helper_reference_jobs: args.shard.is_none(),
                 journal: crate::journal::JournalTarget::of_setting(
                     catalog.settings.journal.as_deref(),
                 ),
@@ -325,6 +329,7 @@ fn overrides(args: &RunArgs) -> RequestOverrides {
         kat_passed: Default::default(),
         baseline: args.baseline.clone(),
         reference_pool: Vec::new(),
+        helper_reference_jobs: false,
         // Set where the settings are at hand (a new run and a resumed one).
         journal: Default::default(),
         origin: None,

@@ -67,10 +67,27 @@ impl Baseline {
     /// reference, not a candidate). Widths without a baseline instance in `pool` are returned in the
     /// second list, so the frontend can say why a ratio stays empty.
     pub fn missing(&self, selected: &[Instance], pool: &[Instance]) -> (Vec<Instance>, Vec<u32>) {
+        self.missing_for(selected, pool, false)
+    }
+
+    /// As [`Baseline::missing`]; with `helpers`, the baseline's helpers other than its
+    /// pseudoXOF instances need theirs too: `sm3hash-256`'s ratio divides by `pseudoXOF-256`
+    /// as any 256-bit instance's does (spec §8), so a run of it alone adds that job.
+    pub fn missing_for(
+        &self,
+        selected: &[Instance],
+        pool: &[Instance],
+        helpers: bool,
+    ) -> (Vec<Instance>, Vec<u32>) {
         let mut add: Vec<Instance> = Vec::new();
         let mut unknown = Vec::new();
         for i in selected {
-            if i.candidate == self.candidate {
+            let skip = if helpers {
+                self.is_reference(&i.candidate, &i.label)
+            } else {
+                i.candidate == self.candidate
+            };
+            if skip {
                 continue;
             }
             let bits = i.digest_bits;
@@ -89,6 +106,26 @@ impl Baseline {
         }
         (add, unknown)
     }
+}
+
+/// Each reference job with the instances whose ratio divides by it, as the run's plan says
+/// why it was added: `pseudoXOF-256 (sm3hash-256 divides by it)`.
+pub fn reference_reasons(references: &[String], instances: &[Instance]) -> Vec<String> {
+    references
+        .iter()
+        .map(|r| {
+            let needing: Vec<&str> = instances
+                .iter()
+                .filter(|i| label(i.digest_bits) == *r && i.label != *r)
+                .map(|i| i.label.as_str())
+                .collect();
+            match needing.as_slice() {
+                [] => r.clone(),
+                [one] => format!("{r} ({one} divides by it)"),
+                many => format!("{r} ({} divide by it)", many.join(", ")),
+            }
+        })
+        .collect()
 }
 
 /// One row's "× pseudoXOF": the ratio, and whether it is doubtful because either figure it

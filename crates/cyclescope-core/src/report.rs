@@ -16,6 +16,7 @@ pub mod method_page;
 pub(crate) mod page_set;
 pub(crate) mod profile_section;
 pub(crate) mod published;
+pub mod published_page;
 pub mod readback;
 pub(crate) mod robust_section;
 pub(crate) mod side_files;

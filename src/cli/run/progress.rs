@@ -17,6 +17,8 @@ pub(in crate::cli) struct Progress {
     /// The run's baseline and the reference jobs it added, to mark them in every line.
     baseline: crate::baseline::Baseline,
     reference_jobs: Vec<String>,
+    /// Each reference job and the selected instances whose ratio needs it (the plan's line).
+    reference_reasons: Vec<String>,
     /// Effective core clock of the last trial with a clock witness, Hz.
     clock: Option<f64>,
     /// The lanes of a run on several CPUs (their status replaces the single job's).
@@ -33,6 +35,10 @@ impl Progress {
         Self {
             baseline: req.baseline.clone(),
             reference_jobs: req.reference_jobs.clone(),
+            reference_reasons: crate::baseline::reference_reasons(
+                &req.reference_jobs,
+                &req.instances,
+            ),
             tty: std::io::stderr().is_terminal(),
             started: Instant::now(),
             last_line: Instant::now() - Duration::from_secs(10),
@@ -158,7 +164,7 @@ impl Progress {
                         "reference jobs (baseline `{}`, for {}): {}",
                         self.baseline.candidate,
                         crate::baseline::COLUMN,
-                        self.reference_jobs.join(", ")
+                        self.reference_reasons.join(", ")
                     ));
                 }
             }

@@ -69,6 +69,21 @@ fn missing_baselines_are_added_once_per_width() {
         "512 is selected already; the helpers' own sm3hash-256 needs none"
     );
     assert_eq!(unknown, [1024]);
+    assert!(b.missing(&selected[5..], &pool).0.is_empty());
+    // Asked to (`run`), the helpers' own sm3hash-256 alone gets the pseudoXOF its ratio
+    // divides by; the baseline's pseudoXOF instances still need none.
+    let (add, _) = b.missing_for(&selected[4..], &pool, true);
+    assert_eq!(add.len(), 1, "{add:?}");
+    assert_eq!(add[0].label, "pseudoXOF-256");
+    let refs = vec!["pseudoXOF-256".to_string()];
+    assert_eq!(
+        super::reference_reasons(&refs, &selected),
+        ["pseudoXOF-256 (uHash-256, sm3hash-256 divide by it)"]
+    );
+    assert_eq!(
+        super::reference_reasons(&refs, &selected[5..]),
+        ["pseudoXOF-256 (sm3hash-256 divides by it)"]
+    );
     let c = Baseline::new("iccs-c");
     let (add, unknown) = c.missing(&selected[..2], &pool);
     assert_eq!(add.len(), 1);

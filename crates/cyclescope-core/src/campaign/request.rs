@@ -105,6 +105,9 @@ pub struct RequestOverrides {
     /// selection needs and lacks. Empty: no reference jobs (a frontend whose session has them
     /// measured already passes only the ones still missing).
     pub reference_pool: Vec<Instance>,
+    /// The baseline's own helpers other than its pseudoXOF (`sm3hash-256`, `pseudohash-*`)
+    /// get the reference job their ratio needs too (the CLI's `run`).
+    pub helper_reference_jobs: bool,
     /// The tuning journal to index into (default: none; frontends pass the settings').
     pub journal: crate::journal::JournalTarget,
     /// What the run is (default: a run, or the workbench's when `tui_attached`).
@@ -175,8 +178,9 @@ impl RunRequest {
         req.shard = o.shard;
         let pool = std::mem::take(&mut o.reference_pool);
         let allow_large_plan = o.allow_large_plan;
+        let helpers = o.helper_reference_jobs;
         req.apply(settings, o)?;
-        let (add, _) = req.baseline.missing(&req.instances, &pool);
+        let (add, _) = req.baseline.missing_for(&req.instances, &pool, helpers);
         req.reference_jobs = add.iter().map(|i| i.label.clone()).collect();
         req.instances.extend(add);
         if !allow_large_plan {

@@ -120,6 +120,18 @@ pub struct Comparison {
     pub(crate) verdict: Verdict,
     /// What counted A's and B's figure (cycles or instructions), where the side has one.
     pub(crate) counters: [Option<crate::counter::Counter>; 2],
+    /// The instance whose doubtful figure this row's `× pseudoXOF` divides by (the row's own
+    /// figures are clean): its ratio, not its figure, is what the doubt is about.
+    pub(crate) doubtful_divisor: Option<String>,
+}
+
+/// The reason of a row doubtful through the figure its ratio divides by, naming that
+/// instance and its own doubt.
+fn divisor_doubt(divisor: &str, bytes: u64, why: &str) -> String {
+    format!(
+        "its × pseudoXOF divides by {divisor} at {bytes} B, whose figure is doubtful ({why}); \
+         the row's own figures are clean, and across two counters only the ratios compare"
+    )
 }
 
 /// What a verdict compared.
@@ -191,6 +203,11 @@ impl Comparison {
         matches!(self.verdict, Verdict::Doubtful(..))
     }
 
+    /// True when only one of the two sides has the job.
+    pub fn is_one_sided(&self) -> bool {
+        matches!(self.verdict, Verdict::OnlyInA | Verdict::OnlyInB)
+    }
+
     /// True when a record of this job breaks a rule of the record check (no verdict then).
     pub fn is_invalid(&self) -> bool {
         matches!(self.verdict, Verdict::Invalid(..))
@@ -217,6 +234,9 @@ fn by_job<'a>(records: impl Iterator<Item = &'a TimingRecord>) -> BTreeMap<Key, 
 pub struct RunRecords {
     pub valid: Vec<TimingRecord>,
     pub rejected: Vec<CheckedRecord>,
+    /// A published harness dataset (no cyclescope request in its campaign), not a run of
+    /// this host: `compare` then shows only the jobs both sides have, unless told otherwise.
+    pub published: bool,
 }
 
 impl RunRecords {
@@ -231,6 +251,7 @@ impl RunRecords {
             return Err(super::dataset::rejected_records(root, unplaced));
         }
         Ok(Self {
+            published: dataset.is_harness(),
             valid: dataset.into_records().into_iter().map(|(_, r)| r).collect(),
             rejected,
         })
@@ -269,6 +290,7 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
                     weighed: None,
                     verdict: Verdict::OnlyInA,
                     counters: [None, None],
+                    doubtful_divisor: None,
                 },
             );
             i
@@ -280,6 +302,7 @@ fn mark_invalid(rows: &mut Vec<Comparison>, side: Side, job: Key, c: &CheckedRec
         Side::B => (row.b, row.ci_b, row.counters[1]) = (None, None, None),
     }
     row.weighed = None;
+    row.doubtful_divisor = None;
     if row.is_invalid() {
         return;
     }
@@ -314,14 +337,33 @@ fn compare_records<'a>(
                 ra.and_then(|r| Figure::of_record(r)),
                 rb.and_then(|r| Figure::of_record(r)),
             );
-            let refs = baselines(&ma, &mb, k);
+            let divisor = baselines(&ma, &mb, k);
             let (verdict, weighed) = match (ra, rb, &fa, &fb) {
                 (Some(_), None, ..) => (Verdict::OnlyInA, None),
                 (None, Some(_), ..) => (Verdict::OnlyInB, None),
                 (Some(_), Some(_), Some(fa), Some(fb)) => {
-                    judge_with(fa, fb, refs.as_ref().map(|(x, y)| (x, y)))
+                    judge_with(fa, fb, divisor.as_ref().map(|d| (&d.a, &d.b)))
                 }
                 _ => (Verdict::NotComparable("no cycle counts".into()), None),
+            };
+            // A doubt that is not the row's own is the doubt of the figure its ratio divides
+            // by: the row says whose, and its own clean figure is not blamed.
+            let own_doubt = [&fa, &fb]
+                .iter()
+                .any(|f| f.as_ref().is_some_and(|f| f.doubt.is_some()));
+            let (verdict, doubtful_divisor) = match (verdict, &divisor) {
+                (Verdict::Doubtful(side, why), Some(d)) if !own_doubt => {
+                    let of_side = match side {
+                        Side::A => &d.a,
+                        Side::B => &d.b,
+                    };
+                    let why = of_side.doubt.clone().unwrap_or(why);
+                    (
+                        Verdict::Doubtful(side, divisor_doubt(&d.label, k.1, &why)),
+                        Some(d.label.clone()),
+                    )
+                }
+                (v, _) => (v, None),
             };
             Comparison {
                 label: k.0.clone(),
@@ -333,6 +375,7 @@ fn compare_records<'a>(
                 weighed,
                 verdict,
                 counters: [fa.as_ref(), fb.as_ref()].map(|f| f.map(Figure::counter)),
+                doubtful_divisor,
             }
         })
         .collect();

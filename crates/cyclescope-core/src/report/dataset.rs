@@ -47,6 +47,16 @@ pub enum ReportError {
     },
     #[error(transparent)]
     NotOwned(#[from] crate::owned::OwnedError),
+    #[error(
+        "{published}: no job in common with {dataset} (no hash instance measured at the same \
+         length in both): nothing to put beside the published figures"
+    )]
+    NoJobInCommon {
+        published: PathBuf,
+        dataset: PathBuf,
+    },
+    #[error(transparent)]
+    Page(#[from] super::published_page::PageError),
 }
 
 /// The error naming the records of `root` that the record check rejected, every finding.

@@ -166,7 +166,20 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
         &side.summary_notes,
         baseline,
     );
-    if let Some(dir) = &opts.published {
+    if let Some(path) = opts.published.as_ref().filter(|p| p.is_file()) {
+        let page = super::published_page::PublishedPage::read(path)?;
+        let ours: Vec<crate::record::TimingRecord> =
+            ds.records.iter().map(|(_, r)| r.clone()).collect();
+        if !super::published::any_in_common(&ours, &page.records()) {
+            return Err(ReportError::NoJobInCommon {
+                published: path.clone(),
+                dataset: dataset.to_path_buf(),
+            });
+        }
+        let lines =
+            super::published::page_section(&ours, &page, &crate::catalog::display_path(path));
+        summary = format!("{}\n\n{}", summary.trim_end(), lines.join("\n"));
+    } else if let Some(dir) = &opts.published {
         let theirs: Vec<crate::record::TimingRecord> = Dataset::open(dir)?
             .into_records()
             .into_iter()
@@ -174,6 +187,14 @@ pub fn build_pages(dataset: &Path, opts: &ReportOptions) -> Result<Vec<Page>, Re
             .collect();
         let ours: Vec<crate::record::TimingRecord> =
             ds.records.iter().map(|(_, r)| r.clone()).collect();
+        // Published figures with nothing to stand beside are a mistaken pairing (another
+        // candidate, other lengths), not a section to leave out without a word.
+        if !super::published::any_in_common(&ours, &theirs) {
+            return Err(ReportError::NoJobInCommon {
+                published: dir.clone(),
+                dataset: dataset.to_path_buf(),
+            });
+        }
         let lines = super::published::section(&ours, &theirs, &crate::catalog::display_path(dir));
         if !lines.is_empty() {
             summary = format!("{}\n\n{}", summary.trim_end(), lines.join("\n"));

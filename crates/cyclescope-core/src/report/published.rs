@@ -44,6 +44,14 @@ fn cell(r: Option<(f64, bool)>) -> String {
     }
 }
 
+/// Whether a hash job (not a baseline pseudoXOF) is complete in both.
+pub(crate) fn any_in_common(ours: &[TimingRecord], published: &[TimingRecord]) -> bool {
+    let theirs = by_job(published);
+    by_job(ours)
+        .keys()
+        .any(|k| !k.0.starts_with("pseudoXOF-") && theirs.contains_key(k))
+}
+
 /// The section's lines (ending with a blank line); empty when no hash job is in both.
 pub(crate) fn section(
     ours: &[TimingRecord],
@@ -80,6 +88,61 @@ pub(crate) fn section(
         "| instance | message | × pseudoXOF here | × pseudoXOF published |".into(),
         "|---|---|---|---|".into(),
     ];
+    l.extend(rows);
+    l.push(String::new());
+    l
+}
+
+/// The section beside a published page (`report --published PAGE`): the page prints mean
+/// cycles and no baseline, so the two means stand side by side with their quotient, under what
+/// each side says of its counter, clock, processor and flags (`published_page::checks`, whose
+/// lines read A for the page and B for this dataset). Empty when no hash job is in both.
+pub(crate) fn page_section(
+    ours: &[TimingRecord],
+    page: &super::published_page::PublishedPage,
+    name: &str,
+) -> Vec<String> {
+    let (mine, theirs) = (by_job(ours), page.records());
+    let theirs = by_job(&theirs);
+    let rows: Vec<String> = mine
+        .iter()
+        .filter(|((label, _), _)| !label.starts_with("pseudoXOF-"))
+        .filter_map(|(k, own)| {
+            let published = theirs.get(k)?;
+            Some(format!(
+                "| {} | {} | {}{} | {} | {} |",
+                crate::sanitize::markdown_code(&k.0),
+                format::size(k.1),
+                format::int(own.mean_cycles),
+                if doubtful(own) { " ⚠" } else { "" },
+                format::int(published.mean_cycles),
+                format::ratio(own.mean_cycles, published.mean_cycles)
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return vec![];
+    }
+    let mut l = vec![
+        "## Beside the published figures".to_string(),
+        String::new(),
+        format!(
+            "Mean cycles of each hash job here and on the published page `{}`, as that page prints them (rounded; a page prints no interval and no baseline, so there is no `× pseudoXOF` to set beside ours). What each side says of how it measured (A: the page, B: here):",
+            crate::sanitize::markdown(name)
+        ),
+        String::new(),
+    ];
+    l.extend(
+        super::published_page::checks::lines(page, ours)
+            .iter()
+            .map(|c| format!("- {}", crate::sanitize::markdown(c))),
+    );
+    l.extend([
+        String::new(),
+        "| instance | message | mean cycles here | mean cycles published | here / published |"
+            .into(),
+        "|---|---|---|---|---|".into(),
+    ]);
     l.extend(rows);
     l.push(String::new());
     l

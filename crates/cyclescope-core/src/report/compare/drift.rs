@@ -8,17 +8,26 @@ use std::collections::BTreeMap;
 use super::{Comparison, Figure, Key, Weighed, judge_with};
 use crate::record::TimingRecord;
 
-/// Both runs' baseline figures for the job `k`, when both have one.
+/// The figure a row is divided by: its label, and both runs' figures of it.
+pub(super) struct Divisor {
+    pub(super) label: String,
+    pub(super) a: Figure,
+    pub(super) b: Figure,
+}
+
+/// Both runs' baseline figures for the job `k` and the instance they are of, when both have
+/// one.
 pub(super) fn baselines(
     ma: &BTreeMap<Key, &TimingRecord>,
     mb: &BTreeMap<Key, &TimingRecord>,
     k: &Key,
-) -> Option<(Figure, Figure)> {
+) -> Option<Divisor> {
     let base = (baseline_label(ma, mb, ma.get(k)?)?, k.1);
-    Some((
-        Figure::of_record(ma.get(&base)?)?,
-        Figure::of_record(mb.get(&base)?)?,
-    ))
+    Some(Divisor {
+        a: Figure::of_record(ma.get(&base)?)?,
+        b: Figure::of_record(mb.get(&base)?)?,
+        label: base.0,
+    })
 }
 
 /// The job `k` weighed as if no figure were doubtful (the helpers' A/A evidence), on its
@@ -35,7 +44,7 @@ pub(super) fn probe(
         clean(Figure::of_record(mb.get(k)?)?),
     );
     let refs = if on_ratio {
-        Some(baselines(ma, mb, k).map(|(x, y)| (clean(x), clean(y)))?)
+        Some(baselines(ma, mb, k).map(|d| (clean(d.a), clean(d.b)))?)
     } else {
         None
     };

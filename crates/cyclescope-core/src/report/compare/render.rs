@@ -100,6 +100,7 @@ pub fn rows_json(rows: &[Comparison]) -> serde_json::Value {
                 _ => None,
             },
             "excess_slowdown": r.excess_slowdown(),
+            "doubtful_divisor": r.doubtful_divisor,
         })
     };
     serde_json::Value::Array(rows.iter().map(one).collect())
@@ -165,10 +166,17 @@ pub fn table(rows: &[Comparison]) -> String {
     out
 }
 
-/// `0.97× [0.90, 1.05]`, with `× pseudoXOF` when judged on the baseline ratios; `–` unjudged.
+/// `0.97× [0.90, 1.05]`, with `× pseudoXOF` when judged on the baseline ratios; `–` unjudged;
+/// a ratio left unjudged because the figure it divides by is doubtful names that instance.
 fn judged_cell(r: &Comparison) -> String {
     match r.judged_ratio() {
-        None => "–".into(),
+        None => match &r.doubtful_divisor {
+            Some(d) => format!(
+                "⚠ × pseudoXOF: divisor {} doubtful",
+                crate::sanitize::markdown_code(d)
+            ),
+            None => "–".into(),
+        },
         Some((x, .., JudgedOn::ExactCount)) => format!("{x:.4}× exact"),
         Some((x, lo, hi, on)) => format!(
             "{:.2}× [{lo:.2}, {hi:.2}]{}",

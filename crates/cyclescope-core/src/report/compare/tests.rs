@@ -214,10 +214,12 @@ fn a_rejected_record_takes_its_job_s_row_in_order_with_no_verdict_and_no_figure(
     let a = RunRecords {
         valid: vec![rec("x", 32, &[100.0, 100.0]), rec("z", 32, &[1.0, 1.0])],
         rejected: vec![checked("y")],
+        published: false,
     };
     let b = RunRecords {
         valid: vec![rec("x", 32, &[100.0, 100.0]), rec("z", 32, &[1.0, 1.0])],
         rejected: vec![checked("x")],
+        published: false,
     };
     let rows = compare_runs(&a, &b);
     let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
@@ -363,7 +365,63 @@ fn across_two_counters_a_doubtful_baseline_makes_the_row_doubtful_not_incomparab
     let Verdict::Doubtful(Side::A, why) = &rows[0].verdict else {
         panic!("{:?}", rows[0].verdict)
     };
-    assert!(why.contains("baseline pseudoXOF is doubtful"), "{why}");
+    // The doubt is the baseline's, named; the row's own clean figure is not blamed.
+    assert!(
+        why.contains("divides by pseudoXOF-512 at 64 B, whose figure is doubtful (95 % CI"),
+        "{why}"
+    );
+    assert_eq!(rows[0].doubtful_divisor.as_deref(), Some("pseudoXOF-512"));
+    assert_eq!(rows[1].doubtful_divisor, None, "the baseline's own row");
+}
+
+#[test]
+fn a_baseline_row_divided_by_a_doubtful_helper_names_the_helper_on_its_ratio() {
+    // The row: pseudoXOF-256 at 32 B, clean, divided (no other pseudoXOF width in both
+    // runs) by sm3hash-256, whose figure here is ⚠.
+    let mut a = [
+        counted_by(
+            wide("pseudoXOF-256", 256, 32, &[385.0, 386.0, 384.0]),
+            "tsc",
+        ),
+        counted_by(wide("sm3hash-256", 256, 32, &[300.0, 500.0, 400.0]), "tsc"),
+    ];
+    let spread = trial_spread(&a[1].trials);
+    a[1].cyclescope.as_mut().unwrap().trial_spread = spread;
+    let b = [
+        counted_by(
+            wide("pseudoXOF-256", 256, 32, &[150.0, 151.0, 149.0]),
+            "cntvct_el0",
+        ),
+        counted_by(
+            wide("sm3hash-256", 256, 32, &[140.0, 141.0, 139.0]),
+            "cntvct_el0",
+        ),
+    ];
+    let rows = compare(&a, &b);
+    let row = rows.iter().find(|r| r.label == "pseudoXOF-256").unwrap();
+    let Verdict::Doubtful(Side::A, why) = &row.verdict else {
+        panic!("{:?}", row.verdict)
+    };
+    assert!(
+        why.contains("divides by sm3hash-256 at 32 B, whose figure is doubtful"),
+        "{why}"
+    );
+    assert!(!why.contains("baseline pseudoXOF is doubtful"), "{why}");
+    assert_eq!(row.doubtful_divisor.as_deref(), Some("sm3hash-256"));
+    let t = table(&rows);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("| `pseudoXOF-256` |"))
+        .unwrap();
+    assert!(
+        line.contains("| ⚠ × pseudoXOF: divisor `sm3hash-256` doubtful |"),
+        "{t}"
+    );
+    assert_eq!(rows_json(&rows)[0]["doubtful_divisor"], "sm3hash-256");
+    // The helper's own row is doubtful for its own figure, with no divisor named.
+    let own = rows.iter().find(|r| r.label == "sm3hash-256").unwrap();
+    assert!(own.is_doubtful());
+    assert_eq!(own.doubtful_divisor, None);
 }
 
 #[test]
