@@ -17,6 +17,7 @@ mod go_line;
 pub(crate) mod group;
 pub mod image;
 pub mod limits;
+pub mod observed;
 pub mod one_shot;
 mod pass_fds;
 pub(crate) mod place;
@@ -115,6 +116,9 @@ pub struct Outcome {
     /// The most memory the worker and all it started held at once, by its control group's
     /// account (from outside: nothing in the worker can change it); None without cgroups.
     pub peak_memory_bytes: Option<u64>,
+    /// The protections the worker was under, read from outside when it first spoke; None
+    /// when it never spoke.
+    pub protections: Option<observed::Protections>,
 }
 
 impl Outcome {
@@ -265,7 +269,14 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     // The worker speaks only once its setup (pinning included) is done: from its first line
     // on, the parent watches where it runs.
     let set_up = std::cell::Cell::new(false);
+    // Its protections, read from outside when it first speaks (its sandbox is in place by
+    // then, and nothing in it can be undone).
+    let leader = group.pid();
+    let mut protections = None;
     let mut on_line = |line: Result<&[u8], Framing>| -> Result<(), Tampering> {
+        if !set_up.get() {
+            protections = observed::Protections::of(leader);
+        }
         set_up.set(true);
         let m = parse_line::<M>(line, &token)?;
         on_message(m)
@@ -319,6 +330,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             break Some(moved);
         }
     };
+    drop(on_line);
     let cpu = group
         .leader_ended()
         .then(|| group.leader_cpu_time())
@@ -357,6 +369,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         sandbox_call,
         cpu_after_go,
         peak_memory_bytes,
+        protections,
     })
 }
 

@@ -91,8 +91,14 @@ pub(super) fn job_record(
         .per_call_scale()
         .filter(|_| !req.counter.under_valgrind())
         .and_then(|scale| crate::measure::robust::of_trials(&bodies, scale));
+    let protections = m
+        .processes
+        .iter()
+        .find_map(|p| p.protections.clone())
+        .map(crate::worker::observed::Observed::from);
     let additions = Additions {
         robust,
+        protections,
         ..additions
     };
     let rec = assemble(
@@ -167,6 +173,7 @@ fn base_additions(
         preempted_ns_by_trial: Vec::new(),
         trial_spread: None,
         robust: None,
+        protections: None,
         histogram_v2_base64: None,
         elf_load_bytes: crate::plugin::sealed::elf_load_bytes_of(&inst.library),
         abi: inst.abi,

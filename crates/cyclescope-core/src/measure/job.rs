@@ -78,6 +78,8 @@ pub(crate) struct ProcessRun {
     pub(crate) peak_memory_bytes: Option<u64>,
     /// Per trial with enough per-call samples, its uninterrupted calls (`measure::robust`).
     pub(crate) trial_bodies: Vec<super::robust::TrialBody>,
+    /// The protections the process was under, read from outside (`worker::observed`).
+    pub(crate) protections: Option<crate::worker::observed::Protections>,
 }
 
 /// Runs one worker process; `on_samples` sees each batch of per-call ticks as it arrives,
@@ -295,6 +297,7 @@ pub(crate) fn run_process(
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
     let peak_memory_bytes = result.as_ref().ok().and_then(|o| o.peak_memory_bytes);
+    let protections = result.as_ref().ok().and_then(|o| o.protections.clone());
     let (note, exit, stderr, wall, cpu, cpu_after_go) = match result {
         Ok(o) => (
             o.death_note(),
@@ -410,6 +413,7 @@ pub(crate) fn run_process(
         cpu_after_go,
         peak_memory_bytes,
         trial_bodies: bodies.finish(),
+        protections,
     };
     if let Some(Ok(c)) = &count {
         c.finish(spec, &setup.exe, &mut run, sandbox);

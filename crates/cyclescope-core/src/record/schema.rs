@@ -114,6 +114,10 @@ pub struct Additions {
     /// Per-call figures of each trial process, in order.
     pub(crate) per_call_by_process: Vec<PerCall>,
     pub trial_spread: Option<TrialSpread>,
+    /// The protections the measuring workers were under, read from outside
+    /// (`worker::observed`), with what any gap lets a candidate do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protections: Option<crate::worker::observed::Observed>,
     /// The figure preemption cannot move (`measure::robust`), in the loop counter's units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robust: Option<crate::measure::robust::Robust>,

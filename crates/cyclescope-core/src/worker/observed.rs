@@ -1,0 +1,169 @@
+//! The protections a worker is under, as the engine sees them from outside: read from
+//! `/proc/<pid>/status`, `/proc/<pid>/ns/*` and `/proc/<pid>/cgroup` of the running worker
+//! once it has spoken (its sandbox is in place before it loads the candidate, and none of
+//! these can be loosened from inside: a seccomp filter stays, `no_new_privs` stays set,
+//! dropped capabilities never come back). Nothing here comes from the worker's own report,
+//! which the candidate could write. Landlock leaves no trace in `/proc`: records say what the
+//! worker reported for it, named as such.
+
+use serde::{Deserialize, Serialize};
+
+/// A worker's protections, observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Protections {
+    /// `filter` with the number of seccomp programs, `strict`, or `none`.
+    pub seccomp: String,
+    pub no_new_privs: bool,
+    /// True when the permitted, effective, inheritable, ambient and bounding sets are all empty.
+    pub no_capabilities: bool,
+    /// The real, effective, saved and filesystem uids.
+    pub uids: Vec<u32>,
+    /// The namespaces the worker has of its own (not the engine's): `net`, `ipc`, …
+    pub own_namespaces: Vec<String>,
+    /// Its control group (the v1 memory hierarchy's path, or the v2 one), "" when none.
+    pub cgroup: String,
+}
+
+/// The namespaces compared with the engine's.
+const NAMESPACES: [&str; 6] = ["net", "ipc", "uts", "pid", "mnt", "user"];
+
+impl Protections {
+    /// Reads worker `pid`'s protections; None when its `/proc` entry cannot be read (it ended).
+    pub fn of(pid: u32) -> Option<Self> {
+        let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let status = std::fs::read_to_string(proc.join("status")).ok()?;
+        let cgroup = std::fs::read_to_string(proc.join("cgroup")).unwrap_or_default();
+        let own_namespaces = NAMESPACES
+            .iter()
+            .filter(|ns| {
+                let link =
+                    |root: &std::path::Path| std::fs::read_link(root.join("ns").join(ns)).ok();
+                matches!(
+                    (link(&proc), link(std::path::Path::new("/proc/self"))),
+                    (Some(w), Some(e)) if w != e
+                )
+            })
+            .map(|ns| ns.to_string())
+            .collect();
+        Some(Self::parse(&status, &cgroup, own_namespaces))
+    }
+
+    fn parse(status: &str, cgroup: &str, own_namespaces: Vec<String>) -> Self {
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+        };
+        let seccomp = match (field("Seccomp"), field("Seccomp_filters")) {
+            (Some("2"), Some(n)) => format!("filter ({n} program(s))"),
+            (Some("2"), None) => "filter".into(),
+            (Some("1"), _) => "strict".into(),
+            _ => "none".into(),
+        };
+        let empty = |name| field(name).is_some_and(|v| v.chars().all(|c| c == '0'));
+        let cgroup = cgroup
+            .lines()
+            .find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                let memory =
+                    controllers.split(',').any(|c| c == "memory") || controllers.is_empty();
+                (memory && path != "/").then(|| path.to_string())
+            })
+            .unwrap_or_default();
+        Self {
+            seccomp,
+            no_new_privs: field("NoNewPrivs") == Some("1"),
+            no_capabilities: ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]
+                .into_iter()
+                .all(empty),
+            uids: field("Uid")
+                .map(|v| {
+                    v.split_whitespace()
+                        .filter_map(|u| u.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            own_namespaces,
+            cgroup,
+        }
+    }
+
+    /// What is missing, each with what a candidate could then do; empty when nothing is.
+    pub fn gaps(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !self.seccomp.starts_with("filter") {
+            out.push(
+                "no seccomp filter: the candidate may make any system call (sockets, exec, ptrace)",
+            );
+        }
+        if !self.no_new_privs {
+            out.push("no no_new_privs: a setuid program it ran could gain privileges");
+        }
+        if !self.no_capabilities {
+            out.push(
+                "capabilities held: as root, the candidate may change files, limits and the clock",
+            );
+        }
+        if self.uids.first() == Some(&0) {
+            out.push("runs as uid 0: files root owns are the candidate's to read");
+        }
+        if self.cgroup.is_empty() {
+            out.push("no control group: memory and processes are bounded only by rlimits");
+        }
+        out
+    }
+}
+
+/// A record's account of its workers' protections: what was observed, and each gap in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observed {
+    #[serde(flatten)]
+    pub protections: Protections,
+    pub gaps: Vec<String>,
+}
+
+impl From<Protections> for Observed {
+    fn from(protections: Protections) -> Self {
+        let gaps = protections.gaps().into_iter().map(String::from).collect();
+        Self { protections, gaps }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STATUS: &str = "Name:\tcyclescope\nUid:\t0\t0\t0\t0\nNoNewPrivs:\t1\nSeccomp:\t2\n\
+        Seccomp_filters:\t2\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n\
+        CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n";
+    const CGROUP: &str = "12:pids:/process_api/cyclescope-worker-1\n\
+        4:memory:/process_api/cyclescope-worker-1\n1:name=systemd:/\n";
+
+    #[test]
+    fn status_fields_read_as_protections_and_gaps() {
+        let p = Protections::parse(STATUS, CGROUP, vec![]);
+        assert_eq!(p.seccomp, "filter (2 program(s))");
+        assert!(p.no_new_privs && p.no_capabilities, "{p:?}");
+        assert_eq!(p.cgroup, "/process_api/cyclescope-worker-1");
+        assert_eq!(
+            p.gaps(),
+            ["runs as uid 0: files root owns are the candidate's to read"]
+        );
+        let bare = Protections::parse(
+            "Uid:\t1000\t1000\t1000\t1000\nNoNewPrivs:\t0\nSeccomp:\t0\nCapBnd:\t000001ffffffffff\n",
+            "0::/\n",
+            vec![],
+        );
+        assert_eq!(bare.seccomp, "none");
+        assert_eq!(bare.gaps().len(), 4, "{:?}", bare.gaps());
+    }
+
+    #[test]
+    fn this_process_reads_as_itself() {
+        let me = Protections::of(std::process::id()).unwrap();
+        assert!(me.own_namespaces.is_empty(), "{me:?}");
+        assert_eq!(me.uids.len(), 4, "{me:?}");
+    }
+}

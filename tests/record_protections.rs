@@ -1,0 +1,73 @@
+//! What every timed record says about its figure and its workers beyond the guide's fields:
+//! the figure preemption cannot move (`cyclescope.robust`), and the protections its workers
+//! were under as the engine read them from outside (`cyclescope.protections`).
+
+mod common;
+
+use serde_json::Value;
+
+#[test]
+fn a_record_carries_its_robust_figure_and_its_workers_protections_seen_from_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = common::cyclescope()
+        .args([
+            "run",
+            "pseudoXOF-512",
+            "--no-reference-jobs",
+            "--lengths",
+            "1024",
+            "--trials",
+            "3",
+            "--trial-target",
+            "0.02",
+            "--allow-unfixed-host",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let path = std::fs::read_dir(out.join("records/iccs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let r: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let add = &r["cyclescope"];
+    let robust = &add["robust"];
+    assert_eq!(robust["statistic"], "uninterrupted_call_mean", "{add}");
+    assert_eq!(robust["trials"], 3, "{robust}");
+    let (lo, mean, hi) = (
+        robust["ci95_low"].as_f64().unwrap(),
+        robust["mean_cycles"].as_f64().unwrap(),
+        robust["ci95_high"].as_f64().unwrap(),
+    );
+    assert!(lo <= mean && mean <= hi && mean > 0.0, "{robust}");
+    let p = &add["protections"];
+    assert!(p["seccomp"].as_str().unwrap().starts_with("filter"), "{p}");
+    assert_eq!(
+        (&p["no_new_privs"], &p["no_capabilities"]),
+        (&Value::Bool(true), &Value::Bool(true)),
+        "{p}"
+    );
+    let gaps: Vec<&str> = p["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    // Where the machine has control groups (this one does) the worker is in one; where it has
+    // none, the gap says so.
+    assert!(
+        !p["cgroup"].as_str().unwrap().is_empty()
+            || gaps.iter().any(|g| g.contains("no control group")),
+        "{p}"
+    );
+    assert!(
+        !gaps
+            .iter()
+            .any(|g| g.contains("seccomp") || g.contains("capabilities")),
+        "{p}"
+    );
+}
