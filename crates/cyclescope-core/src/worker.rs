@@ -330,7 +330,6 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             break Some(moved);
         }
     };
-    drop(on_line);
     let cpu = group
         .leader_ended()
         .then(|| group.leader_cpu_time())
