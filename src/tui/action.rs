@@ -61,6 +61,8 @@ pub enum Action {
     EditProfile,
     /// Measure the two selected instances interleaved, trial by trial (`compare --live`).
     CompareLive,
+    /// Measure the instance's build before its last rebuild against the new one, interleaved.
+    CompareBuilds,
     /// Pin the run of the result under the cursor as the baseline (again: unpin).
     PinBaseline,
     /// Sort the results by the next column (after the last: the report's order).
@@ -120,6 +122,7 @@ impl Action {
                 | Action::CpuLane
                 | Action::RunKats
                 | Action::CompareLive
+                | Action::CompareBuilds
                 | Action::EditProfile
                 | Action::Sweep
                 | Action::ShowProfile

@@ -3,6 +3,7 @@
 //! may return an `Effect` for the event loop to perform. Drawing reads it and never changes it,
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
+mod ab_builds;
 mod delta;
 mod help_keys;
 mod history;

@@ -364,8 +364,10 @@ pub fn fault() -> App {
     app
 }
 
+mod ab_builds;
 mod runs;
 
+pub use ab_builds::ab_builds;
 pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun};
 
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
@@ -381,6 +383,7 @@ pub fn state(name: &str) -> Option<App> {
         "nokat" => nokat(),
         "log-scrolled" => log_scrolled(),
         "bad-manifest" => bad_manifest(),
+        "ab-builds" => ab_builds(),
         "help" => help(&[]),
         // Scrolled to its end (a page of 80×24), and narrowed to the CPU lines while typing.
         "help-end" => help(&[KeyCode::End]),

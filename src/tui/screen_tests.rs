@@ -46,6 +46,7 @@ snap!(refused_screen, "refused");
 snap!(nokat_screen, "nokat");
 snap!(log_scrolled_screen, "log-scrolled");
 snap!(bad_manifest_screen, "bad-manifest");
+snap!(ab_builds_screen, "ab-builds");
 
 /// A manifest that broke after the start is not the library's fault: BADMANIFEST in the
 /// warning colour (as NOKAT), never LOADFAIL, with the manifest's words and the way on.

@@ -187,6 +187,7 @@ impl App {
             Action::StartAnyway => return self.start_anyway(),
             Action::RunKats => return self.run_kats(),
             Action::CompareLive => return self.compare_live(),
+            Action::CompareBuilds => return self.compare_builds(),
             Action::EditProfile => self.edit_profile(),
             Action::Sweep => return self.sweep(),
             Action::PinBaseline => self.pin_baseline(),

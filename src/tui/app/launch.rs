@@ -1,5 +1,5 @@
 //! Starting things and leaving: a run of the selection (`s`), the operator's consent to
-//! measure anyway (`A`), a run timed at the buffer layouts too (`L`), the KATs alone (`K`), the interleaved A/B of two instances (`=`),
+//! measure anyway (`A`), a run timed at the buffer layouts too (`L`), the KATs alone (`K`), the interleaved A/B of two instances (`=`; `B` starts it for two builds),
 //! pinning a baseline run (`b`), and leaving,
 //! which asks first while a run is in flight. Returns effects; performs nothing itself.
 
@@ -17,11 +17,20 @@ impl App {
     /// A run of the selection; `references`: with the baseline jobs its ratios need (an A/B
     /// measures exactly its two instances, so it adds none).
     fn start_with_references(&mut self, references: bool) -> Option<Effect> {
+        let instances = self.selected_instances();
+        self.start_of(instances, references)
+    }
+
+    /// A run of `instances` (the selection, or the two builds of an A/B of builds).
+    pub(super) fn start_of(
+        &mut self,
+        instances: Vec<crate::catalog::Instance>,
+        references: bool,
+    ) -> Option<Effect> {
         if self.is_running() {
             self.push_log(LogLevel::Info, "a run is in progress (c cancels it)");
             return None;
         }
-        let instances = self.selected_instances();
         if instances.is_empty() {
             self.push_log(
                 LogLevel::Warn,
@@ -194,7 +203,14 @@ impl App {
                 .as_ref()
                 .is_some_and(|s| s.interleaved_pairs.is_some()) =>
             {
-                self.compare_live()
+                match self
+                    .last_spec
+                    .as_ref()
+                    .and_then(super::ab_builds::of_builds)
+                {
+                    Some(label) => self.compare_builds_of(&label),
+                    None => self.compare_live(),
+                }
             }
             _ => self.start(),
         }
@@ -211,7 +227,16 @@ impl App {
             );
             return None;
         }
-        match self.start_with_references(false)? {
+        let instances = self.selected_instances();
+        self.start_interleaved(instances)
+    }
+
+    /// The interleaved A/B of `instances` (A first), `LIVE_PAIRS` pairs per length.
+    pub(super) fn start_interleaved(
+        &mut self,
+        instances: Vec<crate::catalog::Instance>,
+    ) -> Option<Effect> {
+        match self.start_of(instances, false)? {
             Effect::Start(mut spec) => {
                 spec.interleaved_pairs = Some(LIVE_PAIRS);
                 self.push_log(

@@ -382,6 +382,7 @@ impl App {
                     | Action::StartAnyway
                     | Action::RunKats
                     | Action::CompareLive
+                    | Action::CompareBuilds
                     | Action::Sweep
                     | Action::Tune
                     | Action::RecheckHost

@@ -22,6 +22,16 @@ pub struct Sources {
     pub built: BTreeMap<String, String>,
     /// Label → the flags chosen with `p`, built by the next `s`.
     pub pending: BTreeMap<String, ProfileChoice>,
+    /// Label → the build its last rebuild replaced (for the A/B of builds, `B`).
+    pub previous: BTreeMap<String, PreviousBuild>,
+}
+
+/// A build a rebuild replaced: its instance (the library stays in its flag choice's tree,
+/// `build::src_tree_dir`, so it can still be loaded) and the flags it was built with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreviousBuild {
+    pub instance: Instance,
+    pub flags: String,
 }
 
 /// What `p` typed: flags when it starts with `-`, else a profile name.
@@ -53,6 +63,7 @@ impl Sources {
                 .map(|i| (i.label.clone(), i.flags.clone()))
                 .collect(),
             pending: BTreeMap::new(),
+            previous: BTreeMap::new(),
         }
     }
 
@@ -132,9 +143,10 @@ impl App {
     pub fn rebuilt(&mut self, built: Vec<(Instance, ProfileChoice)>, problems: Vec<String>) {
         for (inst, choice) in built {
             let label = inst.label.clone();
+            let mut replaced = None;
             for c in &mut self.candidates {
                 for i in c.instances.iter_mut().filter(|i| i.label == label) {
-                    *i = inst.clone();
+                    replaced = Some(std::mem::replace(i, inst.clone()));
                 }
             }
             self.kat.insert(label.clone(), KatState::Unknown);
@@ -142,7 +154,16 @@ impl App {
             self.profile_rebuilt(&label);
             if let Some(src) = &mut self.sources {
                 src.pending.remove(&label);
-                src.built.insert(label.clone(), choice_text(&choice));
+                let flags = src.built.insert(label.clone(), choice_text(&choice));
+                // The same flags again land in the same tree: nothing earlier to compare with.
+                if let Some(old) = replaced.filter(|old| old.library != inst.library) {
+                    let flags = flags.unwrap_or_else(|| old.flags.clone());
+                    let earlier = PreviousBuild {
+                        instance: old,
+                        flags,
+                    };
+                    src.previous.insert(label.clone(), earlier);
+                }
             }
             self.push_log(
                 LogLevel::Good,

@@ -209,6 +209,12 @@ pub const DEFAULTS: &[Row] = &[
         None,
     ),
     bind(
+        &[Char('B')],
+        Action::CompareBuilds,
+        "--src: A/B of builds: the build before the last rebuild (A) against the new one (B), interleaved",
+        None,
+    ),
+    bind(
         &[Char('w')],
         Action::Sweep,
         "sweep the instance under the cursor: block size, cost per block, fit on the curve",

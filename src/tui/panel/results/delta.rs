@@ -65,16 +65,44 @@ pub fn widths(table: &[Option<(Delta, [String; 3])>]) -> [u16; 3] {
     w
 }
 
-/// The detail line of a row with an earlier figure: both figures, the ratio, the verdict.
+/// What settles a doubtful Δ, first on its line (a line is cut at the panel's edge): the
+/// A/B of the two builds (`B`) where the instance has an earlier build in this session, else
+/// the A/B of two instances (`=`), and the instruction counts (`i`), which load does not move.
+fn settle(app: &App, r: &ResultRow, d: &Delta) -> String {
+    use crate::tui::action::Action;
+    if !matches!(d.verdict, Verdict::Doubtful(..)) {
+        return String::new();
+    }
+    let rebuilt = app
+        .sources
+        .as_ref()
+        .is_some_and(|s| s.previous.contains_key(&r.key.label));
+    let ab = if rebuilt {
+        format!("{}: A/B of builds", app.keys.key_of(Action::CompareBuilds))
+    } else {
+        format!(
+            "{}: A/B of 2 instances",
+            app.keys.key_of(Action::CompareLive)
+        )
+    };
+    format!(
+        " ⚠ {ab} · {}: instructions ·",
+        app.keys.key_of(Action::ToggleCounter)
+    )
+}
+
+/// The detail line of a row with an earlier figure: both figures, the ratio, the verdict; a
+/// doubtful one leads with the keys that settle it.
 pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
     let d = app.delta(r)?;
     let now = r.summary?.mean_cycles?;
     let (_, colour) = word(&d.verdict);
+    let settle = settle(app, r, &d);
     if d.robust {
         let (a, b) = (d.earlier.robust.as_ref()?, r.summary?.robust.as_ref()?);
         return Some((
             format!(
-                "Δ* vs {}: the mean is doubtful, so judged on the uninterrupted-call means {} → {}, ×{:.3}, {}",
+                "Δ*{settle} vs {}: the mean is doubtful, so judged on the uninterrupted-call means {} → {}, ×{:.3}, {}",
                 from_text(&d.from),
                 crate::format::int(Some(a.mean_cycles)),
                 crate::format::int(Some(b.mean_cycles)),
@@ -86,7 +114,7 @@ pub fn detail(app: &App, r: &ResultRow) -> Option<(String, Color)> {
     }
     Some((
         format!(
-            "Δ vs {}: {} → {} cycles, ×{:.3}, {}",
+            "Δ{settle} vs {}: {} → {} cycles, ×{:.3}, {}",
             from_text(&d.from),
             crate::format::int(Some(d.earlier.mean_cycles)),
             crate::format::int(Some(now)),

@@ -128,3 +128,45 @@ fn failed_rows_are_marked_and_narrow_tables_drop_columns() {
         "{narrow}"
     );
 }
+
+/// A doubtful Δ leads its detail line with what settles it: `B` (the A/B of the two builds)
+/// where the instance was rebuilt in this session, else `=`, and `i` (instruction counts),
+/// each by the key the keymap gives it; a Δ with a verdict has no such lead.
+#[test]
+fn a_doubtful_delta_points_to_the_ab_of_builds_and_to_instruction_counts() {
+    let mut app = demo::ab_builds();
+    let rows = app.result_rows();
+    let doubtful = &rows[app.results_cursor];
+    let line = |app: &App, r: &ResultRow| {
+        detail(app, r)
+            .into_iter()
+            .find(|(t, _)| t.starts_with('Δ'))
+            .map(|(t, _)| t)
+            .expect("a Δ line")
+    };
+    let text = line(&app, doubtful);
+    assert!(
+        text.starts_with("Δ ⚠ B: A/B of builds · i: instructions · vs run #1: 1469 → 1290 cycles"),
+        "{text}"
+    );
+    let settled = rows
+        .iter()
+        .find(|r| r.run == 1 && r.key.input_bytes == 1024)
+        .expect("run #2's 1 KiB row");
+    assert!(
+        line(&app, settled).starts_with("Δ vs run #1: "),
+        "{}",
+        line(&app, settled)
+    );
+    drop(rows);
+    // Without an earlier build of the instance, the A/B of two instances is the way.
+    if let Some(src) = &mut app.sources {
+        src.previous.clear();
+    }
+    let rows = app.result_rows();
+    let text = line(&app, &rows[app.results_cursor]);
+    assert!(
+        text.starts_with("Δ ⚠ =: A/B of 2 instances · i: instructions · vs run #1"),
+        "{text}"
+    );
+}
