@@ -56,7 +56,12 @@ def measure(exe, lib, out, cpu):
 def verdicts(exe, a, b):
     p = subprocess.run([exe, "compare", a, b, "--json"], capture_output=True, text=True)
     rows = json.loads(p.stdout)
-    return [(r.get("verdict"), (r.get("judged") or {}).get("on")) for r in rows]
+    out = []
+    for r in rows:
+        j = r.get("judged") or {}
+        out.append((r.get("verdict"), j.get("on"), r.get("message_bytes"), j.get("b_over_a"),
+                    j.get("low"), j.get("high")))
+    return out
 
 
 def setting(exe, libs, work, cpu, rounds, name):
@@ -70,11 +75,18 @@ def setting(exe, libs, work, cpu, rounds, name):
 
 
 def summary(name, aa, ab):
-    fp = sum(1 for v, _ in aa if v in ("faster", "slower"))
-    hit = sum(1 for v, _ in ab if v == "slower")
-    wrong = sum(1 for v, _ in ab if v == "faster")
-    on = sorted({o or "none" for _, o in aa + ab})
+    fp = sum(1 for v, *_ in aa if v in ("faster", "slower"))
+    hit = sum(1 for v, *_ in ab if v == "slower")
+    wrong = sum(1 for v, *_ in ab if v == "faster")
+    on = sorted({o or "none" for _, o, *_ in aa + ab})
     print(f"| {name} | {fp}/{len(aa)} | {hit}/{len(ab)} | {wrong} | {', '.join(on)} |")
+
+
+def detail(name, aa, ab):
+    for kind, rows in (("A/A", aa), ("A/B", ab)):
+        for v, on, n, x, lo, hi in rows:
+            if x is not None:
+                print(f"  {name} {kind} {n} B: {x:.3f} [{lo:.3f}, {hi:.3f}] on {on}: {v}")
 
 
 def main():
@@ -96,6 +108,8 @@ def main():
     print("|---|---|---|---|---|")
     summary("as the host is", *quiet)
     summary("busy loop on the CPU", *loaded)
+    detail("quiet", *quiet)
+    detail("loaded", *loaded)
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 
