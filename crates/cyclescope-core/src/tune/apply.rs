@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::plan::{FileChange, TunePlan};
+use super::shield::{self, Shield};
 use super::tasks::{self, TaskMove};
 use super::{TuneError, restore_path};
 use crate::host::HostRoot;
@@ -63,6 +64,9 @@ pub struct SavedTuning {
     /// In the order applied; restored in reverse.
     pub files: Vec<FileChange>,
     pub tasks: Vec<TaskMove>,
+    /// The shield, applied last and restored first (absent in files older than the shield).
+    #[serde(default)]
+    pub shield: Option<Shield>,
     /// Folders made to hold the restore file, removed again (when empty) after restoring.
     pub created_dirs: Vec<String>,
 }
@@ -80,6 +84,8 @@ pub struct Restored {
     pub owner: Option<Owner>,
     pub files: usize,
     pub tasks: usize,
+    /// Threads moved out of the shield's cpuset, back to the root cpuset.
+    pub unshielded: usize,
     /// Settings that could not be written back, and threads gone since (with why).
     pub refused: Vec<String>,
 }
@@ -159,6 +165,7 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         saved_at: chrono::Utc::now().to_rfc3339(),
         files: plan.files.clone(),
         tasks: plan.tasks.clone(),
+        shield: plan.shield.clone(),
         created_dirs,
     };
     let json = serde_json::to_vec_pretty(&saved).map_err(|e| save_err(e.into()))?;
@@ -181,6 +188,11 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
                 .push(format!("task {} ({}): {e}", t.tid, t.comm)),
         }
     }
+    if let Some(s) = &plan.shield {
+        let (moved, refused) = shield::apply(&plan.root, s);
+        applied.changed += moved;
+        applied.refused.extend(refused);
+    }
     Ok(applied)
 }
 
@@ -193,8 +205,14 @@ pub fn restore(root: &HostRoot) -> Result<Restored, TuneError> {
         owner: saved.owner,
         files: 0,
         tasks: 0,
+        unshielded: 0,
         refused: Vec::new(),
     };
+    if let Some(s) = &saved.shield {
+        let (moved, refused) = shield::restore(root, s);
+        out.unshielded = moved;
+        out.refused.extend(refused);
+    }
     for t in saved.tasks.iter().rev() {
         match tasks::set_allowed(t.tid, t.start_time, &t.before) {
             Ok(()) => out.tasks += 1,
