@@ -222,6 +222,11 @@ pub fn restore(root: &HostRoot) -> Result<Restored, TuneError> {
         }
     }
     for f in saved.files.iter().rev() {
+        // One the kernel refused to change holds its saved text still: nothing to write back.
+        if std::fs::read(root.join(&f.rel)).is_ok_and(|now| now == f.before.as_bytes()) {
+            out.files += 1;
+            continue;
+        }
         match write_text(&root.join(&f.rel), &f.before) {
             Ok(()) => out.files += 1,
             Err(e) => out.refused.push(format!("/{}: {e}", f.rel)),
@@ -250,5 +255,48 @@ pub fn recover_stale(root: &HostRoot) -> Result<Option<Restored>, TuneError> {
             owner: Some(owner), ..
         }) if !owner.is_alive() => restore(root).map(Some),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::Setting;
+
+    /// An IRQ the kernel would not move (here: a file that takes no write) still holds its
+    /// saved text at restore: it counts as restored, not as a refusal.
+    #[test]
+    fn a_setting_the_kernel_never_changed_is_not_written_back() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: restoring needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        let irq = dir.path().join("proc/irq/36");
+        std::fs::create_dir_all(&irq).unwrap();
+        std::os::unix::fs::symlink("/proc/version", irq.join("smp_affinity_list")).unwrap();
+        let before = std::fs::read_to_string("/proc/version").unwrap();
+        let saved = SavedTuning {
+            format: FORMAT.into(),
+            cpu: 1,
+            owner: None,
+            saved_at: String::new(),
+            files: vec![FileChange {
+                setting: Setting::IrqAffinity,
+                rel: "proc/irq/36/smp_affinity_list".into(),
+                before,
+                after: "0".into(),
+            }],
+            tasks: Vec::new(),
+            shield: None,
+            created_dirs: Vec::new(),
+        };
+        let path = restore_path(&root);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, serde_json::to_vec(&saved).unwrap()).unwrap();
+        let r = restore(&root).unwrap();
+        assert_eq!((r.files, r.refused), (1, Vec::<String>::new()));
+        assert!(!path.exists());
     }
 }
