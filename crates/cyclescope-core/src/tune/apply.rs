@@ -158,7 +158,7 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         }
         rel = dir.parent();
     }
-    let saved = SavedTuning {
+    let mut saved = SavedTuning {
         format: FORMAT.into(),
         cpu: plan.cpu,
         owner,
@@ -168,11 +168,7 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         shield: plan.shield.clone(),
         created_dirs,
     };
-    let json = serde_json::to_vec_pretty(&saved).map_err(|e| save_err(e.into()))?;
-    crate::record::pyjson::write_atomic(&path, &json).map_err(save_err)?;
-    if let Some(dir) = path.parent() {
-        sync_dir(dir).map_err(save_err)?;
-    }
+    save(&path, &saved).map_err(save_err)?;
     let mut applied = Applied::default();
     for f in &plan.files {
         match write_text(&plan.root.join(&f.rel), &f.after) {
@@ -189,11 +185,30 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         }
     }
     if let Some(s) = &plan.shield {
-        let (moved, refused) = shield::apply(&plan.root, s);
-        applied.changed += moved;
-        applied.refused.extend(refused);
+        match shield::apply(&plan.root, s) {
+            Ok((moved, refused)) => {
+                applied.changed += moved;
+                applied.refused.extend(refused);
+            }
+            Err(not_made) => {
+                // Not ours (made by someone else since the plan): restoring must not touch it.
+                applied.refused.push(not_made);
+                saved.shield = None;
+                save(&path, &saved).map_err(save_err)?;
+            }
+        }
     }
     Ok(applied)
+}
+
+/// Writes the restore file through a temporary file and fsyncs it and its folder.
+fn save(path: &Path, saved: &SavedTuning) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(saved)?;
+    crate::record::pyjson::write_atomic(path, &json)?;
+    match path.parent() {
+        Some(dir) => sync_dir(dir),
+        None => Ok(()),
+    }
 }
 
 /// Writes back everything the restore file of `root` holds and removes it (root only).
@@ -298,5 +313,49 @@ mod tests {
         let r = restore(&root).unwrap();
         assert_eq!((r.files, r.refused), (1, Vec::<String>::new()));
         assert!(!path.exists());
+    }
+
+    /// A cpuset of the shield's name made by someone else after the plan is not ours: apply
+    /// says so, and restoring leaves it and its tasks alone.
+    #[test]
+    fn a_shield_cpuset_made_by_another_after_the_plan_is_left_alone() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: applying needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        let cs = dir.path().join("sys/fs/cgroup/cpuset");
+        std::fs::create_dir_all(&cs).unwrap();
+        std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+        for (f, t) in [
+            ("cpuset.cpus", "0-1\n"),
+            ("cpuset.mems", "0\n"),
+            ("tasks", "5\n"),
+        ] {
+            std::fs::write(cs.join(f), t).unwrap();
+        }
+        let plan = crate::tune::plan(&root, 1, 0).unwrap();
+        assert_eq!(plan.shield.as_ref().map(|s| s.tasks.len()), Some(1));
+        let foreign = cs.join(crate::host::SHIELD_SET);
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("tasks"), "99\n").unwrap();
+        let applied = apply(&plan, None).unwrap();
+        assert!(
+            applied
+                .refused
+                .iter()
+                .any(|r| r.starts_with("no shield: cpuset")),
+            "{:?}",
+            applied.refused
+        );
+        assert_eq!(read_saved(&root).unwrap().unwrap().shield, None);
+        restore(&root).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(foreign.join("tasks")).unwrap(),
+            "99\n"
+        );
+        assert_eq!(std::fs::read_to_string(cs.join("tasks")).unwrap(), "5\n");
     }
 }

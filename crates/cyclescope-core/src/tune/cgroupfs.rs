@@ -79,3 +79,35 @@ pub(crate) fn remove(root: &HostRoot, set: &str) -> std::io::Result<()> {
     }
     std::fs::remove_dir(root.join(set))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a fixture the kernel's rules hold: a moved thread leaves its old list, lists stay
+    /// sorted, a thread that is not there cannot move, a cpuset holding one cannot go.
+    #[test]
+    fn a_fixture_cpuset_behaves_as_the_kernel_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        std::fs::create_dir(dir.path().join("cs")).unwrap();
+        std::fs::write(dir.path().join("cs/tasks"), "3\n10\n200\n").unwrap();
+        make(&root, "cs/child").unwrap();
+        assert_eq!(tasks(&root, "cs/child"), Vec::<i32>::new());
+        attach(&root, "cs", "cs/child", 200).unwrap();
+        attach(&root, "cs", "cs/child", 3).unwrap();
+        let ids = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
+        assert_eq!(ids("cs/tasks"), "10\n");
+        assert_eq!(ids("cs/child/tasks"), "3\n200\n");
+        let gone = attach(&root, "cs", "cs/child", 3).unwrap_err();
+        assert_eq!(gone.raw_os_error(), Some(libc::ESRCH));
+        let busy = remove(&root, "cs/child").unwrap_err();
+        assert_eq!(busy.raw_os_error(), Some(libc::EBUSY));
+        for tid in tasks(&root, "cs/child") {
+            attach(&root, "cs/child", "cs", tid).unwrap();
+        }
+        remove(&root, "cs/child").unwrap();
+        assert_eq!(ids("cs/tasks"), "3\n10\n200\n");
+        assert!(!dir.path().join("cs/child").exists());
+    }
+}

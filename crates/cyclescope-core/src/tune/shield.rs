@@ -127,14 +127,16 @@ fn movable(root: &HostRoot, tid: i32, self_pid: u32) -> Option<ShieldTask> {
 }
 
 /// Makes the cpuset and moves the tasks; returns how many moved and what the kernel refused
-/// (threads that refuse the same way are named on one line).
-pub(crate) fn apply(root: &HostRoot, shield: &Shield) -> (usize, Vec<String>) {
+/// (threads that refuse the same way are named on one line). Err: the cpuset could not be
+/// made (it exists since the plan, for one), so there is nothing of ours to undo.
+pub(crate) fn apply(root: &HostRoot, shield: &Shield) -> Result<(usize, Vec<String>), String> {
     let set = shield.set();
-    let made = cgroupfs::make(root, &set)
-        .and_then(|()| cgroupfs::write(root, &format!("{set}/cpuset.cpus"), &shield.cpus))
+    cgroupfs::make(root, &set).map_err(|e| format!("no shield: cpuset /{set}: {e}"))?;
+    let limits = cgroupfs::write(root, &format!("{set}/cpuset.cpus"), &shield.cpus)
         .and_then(|()| cgroupfs::write(root, &format!("{set}/cpuset.mems"), &shield.mems));
-    if let Err(e) = made {
-        return (0, vec![format!("shield cpuset /{set}: {e}")]);
+    if let Err(e) = limits {
+        // Ours and empty: restoring removes it.
+        return Ok((0, vec![format!("no shield: cpuset /{set}: {e}")]));
     }
     let housekeeping = parse_cpu_list(&shield.cpus).unwrap_or_default();
     let mut moved = 0;
@@ -154,7 +156,7 @@ pub(crate) fn apply(root: &HostRoot, shield: &Shield) -> (usize, Vec<String>) {
             Err(e) => refused.entry(e).or_default().push(t.label()),
         }
     }
-    (moved, grouped(refused))
+    Ok((moved, grouped(refused)))
 }
 
 /// Moves every thread of the shield's cpuset back (threads started since included), gives
