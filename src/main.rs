@@ -18,6 +18,11 @@ fn main() -> ExitCode {
     // closed to processes of the same uid (the workers and whatever a candidate starts).
     // Failing is no reason not to run: the workers' own jail still holds.
     let _ = nix::sys::prctl::set_dumpable(false);
+    // Started beside a shielded CPU (`tune --apply`): back to the root cpuset first, so the
+    // CPUs read next include the measurement CPU again.
+    if let Err(e) = tune::join_measuring_set(&host::HostRoot::new("/")) {
+        eprintln!("cyclescope: {e}");
+    }
     // The CPUs this process was given, read before any thread steps off a measurement CPU.
     cpu::allowed();
     cli::main()

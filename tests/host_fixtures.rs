@@ -231,9 +231,11 @@ fn results_carry_values_hints_and_harness_origin() {
         hint(&laptop, HostCheck::Smt),
         "echo off | sudo tee /sys/devices/system/cpu/smt/control"
     );
+    let isolation = hint(&laptop, HostCheck::Isolation);
     assert!(
-        hint(&laptop, HostCheck::Isolation)
-            .starts_with("boot with isolcpus=3 nohz_full=3 rcu_nocbs=3")
+        isolation.starts_with("shield it now with `sudo cyclescope tune --cpu 3 --apply`")
+            && isolation.contains("boot with isolcpus=3 nohz_full=3 rcu_nocbs=3"),
+        "{isolation}"
     );
     assert!(hint(&report("hybrid-ecore", 16), HostCheck::HybridCore).contains("--cpu 14"));
     let busy = laptop.result(HostCheck::BusyCpu).unwrap();

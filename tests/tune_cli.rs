@@ -5,54 +5,15 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::host_tree::{fixture_copy, snapshot};
 use common::output_text;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_cyclescope")
-}
-
-/// A writable copy of a fixture tree (symbolic links kept as links, as in sysfs).
-fn fixture_copy(name: &str, into: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/host")
-        .join(name);
-    let dst = into.join(name);
-    let o = Command::new("cp")
-        .arg("-a")
-        .arg(&src)
-        .arg(&dst)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", output_text(&o));
-    dst
-}
-
-/// Every file (its bytes) and symbolic link (its target) under `dir`, by relative path.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&p).unwrap();
-                out.insert(rel, format!("-> {}", target.display()).into_bytes());
-            } else if meta.is_dir() {
-                out.insert(rel, b"<dir>".to_vec());
-                stack.push(p);
-            } else {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn governor(tree: &Path) -> String {

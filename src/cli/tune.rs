@@ -101,7 +101,7 @@ pub fn run(config: Option<&Path>, args: &TuneArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_plan(plan: &TunePlan) {
-    let changes = plan.files.len() + plan.tasks.len();
+    let changes = plan.change_count();
     outln!(
         "tuning plan for CPU {} under {} ({changes} change(s)):",
         plan.cpu,
@@ -132,6 +132,9 @@ fn restored_text(r: &tune::Restored) -> String {
         "restored {} setting(s) and {} task affinit(ies)",
         r.files, r.tasks
     );
+    if r.unshielded > 0 {
+        text += &format!("; {} task(s) back from the shield's cpuset", r.unshielded);
+    }
     for x in &r.refused {
         text += &format!("\n  not restored: {x}");
     }
@@ -145,10 +148,11 @@ pub(crate) fn recover_at_start(root: &HostRoot) {
         Ok(None) => {}
         Ok(Some(r)) => eprintln!(
             "cyclescope: restored the host tuning left by pid {} (gone): {} setting(s), {} task \
-             affinit(ies){}",
+             affinit(ies), {} task(s) back from the shield{}",
             r.owner.map_or(0, |o| o.pid),
             r.files,
             r.tasks,
+            r.unshielded,
             if r.refused.is_empty() {
                 String::new()
             } else {

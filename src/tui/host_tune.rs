@@ -52,7 +52,7 @@ impl HostTuning {
             HostTuning::Idle | HostTuning::Shown { .. } => {
                 match crate::tune::plan(root, cpu, std::process::id()) {
                     Ok(plan) => {
-                        let n = plan.files.len() + plan.tasks.len();
+                        let n = plan.change_count();
                         app.push_log(
                             LogLevel::Info,
                             format!("tune: plan for CPU {cpu}: {n} change(s)"),

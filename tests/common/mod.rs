@@ -34,6 +34,7 @@ pub fn arm_1() -> PathBuf {
 pub mod build;
 pub mod cc;
 pub mod conform;
+pub mod host_tree;
 pub mod slurm;
 pub mod tmux;
 pub mod tuning;

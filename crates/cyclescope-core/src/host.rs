@@ -10,6 +10,7 @@ mod advisory;
 mod allocation;
 mod cache;
 mod check;
+mod cpuset;
 mod environment;
 mod fixture;
 pub(crate) mod harness;
@@ -25,6 +26,7 @@ pub use cache::{
     Checked, DEFAULT_MAX_AGE, HostCache, MAX_AGE_ENV, REUSED_KEY, Stored, check_cached,
 };
 pub use check::{CheckResult, HostCheck, Status};
+pub(crate) use cpuset::{SHIELD_SET, cpuset_v1_dir, cpuset_v2_available};
 pub use environment::{EnvChange, FIXED_ENV, environment, fixed_clock_hz, fixed_env_diff};
 pub use fixture::PROBES_FILE;
 pub use pmu::{CorePmu, PmuError, check_one_core_type, core_pmu, core_pmus};

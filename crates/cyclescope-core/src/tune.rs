@@ -1,6 +1,6 @@
 //! Host tuning with a guaranteed restore: the plan of what to change so the measurement CPU
 //! passes the host checks (governor, min = max frequency, turbo/boost off, SMT sibling offline,
-//! IRQs and other tasks moved off it; ASLR kept), applying it only as root after the previous
+//! IRQs and other tasks moved off it, the CPU shielded with a cpuset; ASLR kept), applying it only as root after the previous
 //! values are safely on disk, and putting every value back — on request, at the end of the run
 //! that applied it, or on the next start after its owner died. Files go through a
 //! [`HostRoot`], so fixture trees stand in for `/`; live task affinities are touched only on
@@ -8,13 +8,16 @@
 //! imports ratatui or crossterm.
 
 mod apply;
+mod cgroupfs;
 mod plan;
+mod shield;
 mod tasks;
 
 pub use apply::{
     Applied, Owner, RESTORE_FILE, Restored, SavedTuning, apply, read_saved, recover_stale, restore,
 };
 pub use plan::{FileChange, Setting, TunePlan, plan};
+pub use shield::{Shield, ShieldTask, join_measuring_set};
 pub use tasks::TaskMove;
 
 use std::path::PathBuf;

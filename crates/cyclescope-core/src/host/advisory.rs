@@ -69,6 +69,20 @@ pub(crate) fn isolation(root: &HostRoot, cpu: usize) -> CheckResult {
     if isolated.contains(&cpu) && nohz.contains(&cpu) && rcu && irq_here != Some(true) {
         return CheckResult::pass(c, value);
     }
+    // Shielded at run time (`tune --apply`): the other tasks' cpuset and new IRQs leave it out.
+    if let Some(others) = super::cpuset::shield_cpus(root)
+        && !others.contains(&cpu)
+        && irq_here == Some(false)
+    {
+        return CheckResult::pass(
+            c,
+            format!(
+                "shielded by `cyclescope tune`: other tasks in cpuset {} (CPUs {}), {irq}",
+                super::cpuset::SHIELD_SET,
+                super::root::format_cpu_list(&others)
+            ),
+        );
+    }
     let others = root
         .online_cpus()
         .map(|s| s.into_iter().filter(|&x| x != cpu).collect::<BTreeSet<_>>())
@@ -79,8 +93,10 @@ pub(crate) fn isolation(root: &HostRoot, cpu: usize) -> CheckResult {
         c,
         value,
         format!(
-            "boot with isolcpus={cpu} nohz_full={cpu} rcu_nocbs={cpu}{others} (not required by \
-             the harness, which retries disturbed trials instead)"
+            "shield it now with `sudo cyclescope tune --cpu {cpu} --apply` (cpusets and IRQ \
+             affinity, undone by `tune --restore`), or boot with isolcpus={cpu} nohz_full={cpu} \
+             rcu_nocbs={cpu}{others} (neither is required by the harness, which retries disturbed \
+             trials instead)"
         ),
     )
 }

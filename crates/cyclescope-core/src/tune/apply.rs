@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::plan::{FileChange, TunePlan};
+use super::shield::{self, Shield};
 use super::tasks::{self, TaskMove};
 use super::{TuneError, restore_path};
 use crate::host::HostRoot;
@@ -63,6 +64,9 @@ pub struct SavedTuning {
     /// In the order applied; restored in reverse.
     pub files: Vec<FileChange>,
     pub tasks: Vec<TaskMove>,
+    /// The shield, applied last and restored first (absent in files older than the shield).
+    #[serde(default)]
+    pub shield: Option<Shield>,
     /// Folders made to hold the restore file, removed again (when empty) after restoring.
     pub created_dirs: Vec<String>,
 }
@@ -80,6 +84,8 @@ pub struct Restored {
     pub owner: Option<Owner>,
     pub files: usize,
     pub tasks: usize,
+    /// Threads moved out of the shield's cpuset, back to the root cpuset.
+    pub unshielded: usize,
     /// Settings that could not be written back, and threads gone since (with why).
     pub refused: Vec<String>,
 }
@@ -152,20 +158,17 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         }
         rel = dir.parent();
     }
-    let saved = SavedTuning {
+    let mut saved = SavedTuning {
         format: FORMAT.into(),
         cpu: plan.cpu,
         owner,
         saved_at: chrono::Utc::now().to_rfc3339(),
         files: plan.files.clone(),
         tasks: plan.tasks.clone(),
+        shield: plan.shield.clone(),
         created_dirs,
     };
-    let json = serde_json::to_vec_pretty(&saved).map_err(|e| save_err(e.into()))?;
-    crate::record::pyjson::write_atomic(&path, &json).map_err(save_err)?;
-    if let Some(dir) = path.parent() {
-        sync_dir(dir).map_err(save_err)?;
-    }
+    save(&path, &saved).map_err(save_err)?;
     let mut applied = Applied::default();
     for f in &plan.files {
         match write_text(&plan.root.join(&f.rel), &f.after) {
@@ -181,7 +184,31 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
                 .push(format!("task {} ({}): {e}", t.tid, t.comm)),
         }
     }
+    if let Some(s) = &plan.shield {
+        match shield::apply(&plan.root, s) {
+            Ok((moved, refused)) => {
+                applied.changed += moved;
+                applied.refused.extend(refused);
+            }
+            Err(not_made) => {
+                // Not ours (made by someone else since the plan): restoring must not touch it.
+                applied.refused.push(not_made);
+                saved.shield = None;
+                save(&path, &saved).map_err(save_err)?;
+            }
+        }
+    }
     Ok(applied)
+}
+
+/// Writes the restore file through a temporary file and fsyncs it and its folder.
+fn save(path: &Path, saved: &SavedTuning) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(saved)?;
+    crate::record::pyjson::write_atomic(path, &json)?;
+    match path.parent() {
+        Some(dir) => sync_dir(dir),
+        None => Ok(()),
+    }
 }
 
 /// Writes back everything the restore file of `root` holds and removes it (root only).
@@ -193,8 +220,14 @@ pub fn restore(root: &HostRoot) -> Result<Restored, TuneError> {
         owner: saved.owner,
         files: 0,
         tasks: 0,
+        unshielded: 0,
         refused: Vec::new(),
     };
+    if let Some(s) = &saved.shield {
+        let (moved, refused) = shield::restore(root, s);
+        out.unshielded = moved;
+        out.refused.extend(refused);
+    }
     for t in saved.tasks.iter().rev() {
         match tasks::set_allowed(t.tid, t.start_time, &t.before) {
             Ok(()) => out.tasks += 1,
@@ -204,6 +237,11 @@ pub fn restore(root: &HostRoot) -> Result<Restored, TuneError> {
         }
     }
     for f in saved.files.iter().rev() {
+        // One the kernel refused to change holds its saved text still: nothing to write back.
+        if std::fs::read(root.join(&f.rel)).is_ok_and(|now| now == f.before.as_bytes()) {
+            out.files += 1;
+            continue;
+        }
         match write_text(&root.join(&f.rel), &f.before) {
             Ok(()) => out.files += 1,
             Err(e) => out.refused.push(format!("/{}: {e}", f.rel)),
@@ -232,5 +270,92 @@ pub fn recover_stale(root: &HostRoot) -> Result<Option<Restored>, TuneError> {
             owner: Some(owner), ..
         }) if !owner.is_alive() => restore(root).map(Some),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::Setting;
+
+    /// An IRQ the kernel would not move (here: a file that takes no write) still holds its
+    /// saved text at restore: it counts as restored, not as a refusal.
+    #[test]
+    fn a_setting_the_kernel_never_changed_is_not_written_back() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: restoring needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        let irq = dir.path().join("proc/irq/36");
+        std::fs::create_dir_all(&irq).unwrap();
+        std::os::unix::fs::symlink("/proc/version", irq.join("smp_affinity_list")).unwrap();
+        let before = std::fs::read_to_string("/proc/version").unwrap();
+        let saved = SavedTuning {
+            format: FORMAT.into(),
+            cpu: 1,
+            owner: None,
+            saved_at: String::new(),
+            files: vec![FileChange {
+                setting: Setting::IrqAffinity,
+                rel: "proc/irq/36/smp_affinity_list".into(),
+                before,
+                after: "0".into(),
+            }],
+            tasks: Vec::new(),
+            shield: None,
+            created_dirs: Vec::new(),
+        };
+        let path = restore_path(&root);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, serde_json::to_vec(&saved).unwrap()).unwrap();
+        let r = restore(&root).unwrap();
+        assert_eq!((r.files, r.refused), (1, Vec::<String>::new()));
+        assert!(!path.exists());
+    }
+
+    /// A cpuset of the shield's name made by someone else after the plan is not ours: apply
+    /// says so, and restoring leaves it and its tasks alone.
+    #[test]
+    fn a_shield_cpuset_made_by_another_after_the_plan_is_left_alone() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: applying needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        let cs = dir.path().join("sys/fs/cgroup/cpuset");
+        std::fs::create_dir_all(&cs).unwrap();
+        std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+        for (f, t) in [
+            ("cpuset.cpus", "0-1\n"),
+            ("cpuset.mems", "0\n"),
+            ("tasks", "5\n"),
+        ] {
+            std::fs::write(cs.join(f), t).unwrap();
+        }
+        let plan = crate::tune::plan(&root, 1, 0).unwrap();
+        assert_eq!(plan.shield.as_ref().map(|s| s.tasks.len()), Some(1));
+        let foreign = cs.join(crate::host::SHIELD_SET);
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("tasks"), "99\n").unwrap();
+        let applied = apply(&plan, None).unwrap();
+        assert!(
+            applied
+                .refused
+                .iter()
+                .any(|r| r.starts_with("no shield: cpuset")),
+            "{:?}",
+            applied.refused
+        );
+        assert_eq!(read_saved(&root).unwrap().unwrap().shield, None);
+        restore(&root).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(foreign.join("tasks")).unwrap(),
+            "99\n"
+        );
+        assert_eq!(std::fs::read_to_string(cs.join("tasks")).unwrap(), "5\n");
     }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::TuneError;
+use super::shield::{self, Shield};
 use super::tasks::{self, TaskMove};
 use crate::host::harness::policy_boosts;
 use crate::host::{HostRoot, format_cpu_list, parse_cpu_list};
@@ -56,13 +57,20 @@ pub struct TunePlan {
     pub cpu: usize,
     pub files: Vec<FileChange>,
     pub tasks: Vec<TaskMove>,
+    /// The other tasks moved into a cpuset of their own (None: no cpuset hierarchy to use).
+    pub shield: Option<Shield>,
     /// What tuning leaves alone, and why (ASLR, boot parameters, fixture roots).
     pub notes: Vec<String>,
 }
 
 impl TunePlan {
+    /// Files, task affinities and tasks the shield moves.
+    pub fn change_count(&self) -> usize {
+        self.files.len() + self.tasks.len() + self.shield.as_ref().map_or(0, |s| s.tasks.len())
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.tasks.is_empty()
+        self.files.is_empty() && self.tasks.is_empty() && self.shield.is_none()
     }
 
     /// One line per change, then the notes (for the CLI and the TUI).
@@ -86,6 +94,7 @@ impl TunePlan {
                 t.tid, t.comm, t.before, t.after
             )
         }));
+        out.extend(self.shield.iter().map(Shield::describe));
         out.extend(self.notes.iter().map(|n| format!("note: {n}")));
         out
     }
@@ -202,8 +211,23 @@ pub fn plan(root: &HostRoot, cpu: usize, self_pid: u32) -> Result<TunePlan, Tune
             )?;
         }
     }
+    let shielded = if housekeeping.is_empty() {
+        None
+    } else {
+        shield::plan(root, &housekeeping, self_pid)
+            .map_err(|note| notes.push(note))
+            .ok()
+    };
     let task_moves = if root.is_system() {
+        // A thread the shield moves gets its CPUs from the shield's cpuset.
+        let in_shield: BTreeSet<i32> = shielded
+            .iter()
+            .flat_map(|s| s.tasks.iter().map(|t| t.tid))
+            .collect();
         tasks::plan_moves(&away, self_pid)
+            .into_iter()
+            .filter(|t| !in_shield.contains(&t.tid))
+            .collect()
     } else {
         notes.push(
             "task affinities are live kernel state: moved with sched_setaffinity on the real \
@@ -231,6 +255,7 @@ pub fn plan(root: &HostRoot, cpu: usize, self_pid: u32) -> Result<TunePlan, Tune
         cpu,
         files,
         tasks: task_moves,
+        shield: shielded,
         notes,
     })
 }

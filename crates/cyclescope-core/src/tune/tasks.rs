@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::host::{format_cpu_list, parse_cpu_list};
 
 /// `PF_NO_SETAFFINITY` in `/proc/<pid>/stat` flags: per-CPU kernel threads.
-const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+pub(crate) const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
 
 /// One thread to move, with its allowed CPUs before and after.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
