@@ -178,4 +178,17 @@ fn check_says_what_the_sandbox_enforces_here() {
     if nix::unistd::geteuid().is_root() && std::path::Path::new("/sys/fs/cgroup").exists() {
         assert!(line.contains("a control group of its own"), "{line}");
     }
+    // What the engine read of that worker from its /proc entry, not what the worker said.
+    let seen = out
+        .lines()
+        .find(|l| l.starts_with("worker seen from outside: "))
+        .unwrap_or_else(|| panic!("no outside line: {}", text(&o)));
+    assert!(seen.contains("seccomp filter ("), "{seen}");
+    assert!(seen.contains("no_new_privs set; no capabilities"), "{seen}");
+    assert!(!seen.contains("no control group"), "{seen}");
+    let o = cyclescope(t.path(), &["check", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let observed = &doc["sandbox"]["observed"];
+    assert_eq!(observed["no_capabilities"], true, "{observed}");
+    assert!(observed["gaps"].is_array(), "{observed}");
 }

@@ -63,7 +63,11 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
             obj.insert(
                 "sandbox".into(),
                 match s {
-                    Ok(state) => json!({"summary": state.summary(), "state": state}),
+                    Ok((state, seen)) => json!({
+                        "summary": state.summary(),
+                        "state": state,
+                        "observed": seen.clone().map(crate::worker::observed::Observed::from),
+                    }),
                     Err(e) => json!({"error": e}),
                 },
             );
@@ -71,7 +75,14 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
         outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         let sandbox_line = sandbox.map(|s| match s {
-            Ok(state) => format!("worker sandbox: {}", state.summary()),
+            Ok((state, seen)) => format!(
+                "worker sandbox: {}\nworker seen from outside: {}",
+                state.summary(),
+                seen.map_or_else(
+                    || "its /proc entry could not be read".into(),
+                    |p| p.summary()
+                )
+            ),
             Err(e) => format!("worker sandbox: could not be asked: {e}"),
         });
         print_table(&report, environment.as_ref(), sandbox_line.as_deref());

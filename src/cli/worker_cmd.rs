@@ -253,13 +253,19 @@ pub fn supercop_checksums(inst: &Instance) -> Result<(String, String), String> {
     }
 }
 
-/// What the sandbox of a worker enforces on this machine, asked of a real worker.
-pub fn sandbox_state() -> Result<SandboxState, String> {
-    match one_shot(Path::new("(none)"), vec!["sandbox".into()], PROBE_TIMEOUT)
-        .map_err(|e| e.to_string())?
+/// What the sandbox of a worker enforces on this machine, asked of a real worker, and what
+/// the engine read of that worker from outside.
+pub fn sandbox_state()
+-> Result<(SandboxState, Option<crate::worker::observed::Protections>), String> {
+    match crate::worker::one_shot::one_shot_observed(
+        Path::new("(none)"),
+        vec!["sandbox".into()],
+        PROBE_TIMEOUT,
+    )
+    .map_err(|e| e.to_string())?
     {
-        Reply::Sandbox { state } => Ok(state),
-        Reply::Error { message } => Err(message),
+        (Reply::Sandbox { state }, seen) => Ok((state, seen)),
+        (Reply::Error { message }, _) => Err(message),
         _ => Err("unexpected reply from the worker".into()),
     }
 }

@@ -330,6 +330,14 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             break Some(moved);
         }
     };
+    // A worker that had ended by its first line has no group in `/proc` any more: the group
+    // the engine joined it to at exec is named instead.
+    if let (Some(seen), Some(g)) = (protections.as_mut(), &bounds)
+        && seen.cgroup.is_empty()
+        && let Some(name) = g.paths().first().and_then(|p| p.file_name())
+    {
+        seen.cgroup = format!("{} (joined at exec by the engine)", name.to_string_lossy());
+    }
     let cpu = group
         .leader_ended()
         .then(|| group.leader_cpu_time())

@@ -90,6 +90,40 @@ impl Protections {
         }
     }
 
+    /// One line for `check`: what was read, then each gap.
+    pub fn summary(&self) -> String {
+        let mut parts = vec![
+            format!("seccomp {}", self.seccomp),
+            format!(
+                "no_new_privs {}",
+                if self.no_new_privs { "set" } else { "NOT set" }
+            ),
+            if self.no_capabilities {
+                "no capabilities".to_string()
+            } else {
+                "capabilities HELD".to_string()
+            },
+            format!(
+                "uid {}",
+                self.uids
+                    .first()
+                    .map_or_else(|| "unknown".into(), u32::to_string)
+            ),
+            if self.own_namespaces.is_empty() {
+                "the engine's namespaces".to_string()
+            } else {
+                format!("namespaces of its own: {}", self.own_namespaces.join(", "))
+            },
+            if self.cgroup.is_empty() {
+                "no control group".to_string()
+            } else {
+                format!("control group {}", crate::sanitize::log_field(&self.cgroup))
+            },
+        ];
+        parts.extend(self.gaps().iter().map(|g| format!("⚠ {g}")));
+        parts.join("; ")
+    }
+
     /// What is missing, each with what a candidate could then do; empty when nothing is.
     pub fn gaps(&self) -> Vec<&'static str> {
         let mut out = Vec::new();

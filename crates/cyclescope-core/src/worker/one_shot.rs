@@ -58,6 +58,16 @@ pub enum OneShotError {
 /// name the library by its path; the worker gets the bytes a run sealed (or that are sealed
 /// now: `plugin::sealed`) and loads those instead.
 pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply, OneShotError> {
+    one_shot_observed(lib, job, timeout).map(|(reply, _)| reply)
+}
+
+/// [`one_shot`], and the protections the worker was under as the engine read them from its
+/// `/proc` entry (`observed`), when it spoke.
+pub fn one_shot_observed(
+    lib: &Path,
+    job: Vec<String>,
+    timeout: Duration,
+) -> Result<(Reply, Option<super::observed::Protections>), OneShotError> {
     let limits = Limits::from_env().map_err(OneShotError::Start)?;
     let named = lib.display().to_string();
     // One that cannot be read is passed by its path: the worker's loader says what is wrong.
@@ -116,7 +126,7 @@ pub fn one_shot(lib: &Path, job: Vec<String>, timeout: Duration) -> Result<Reply
         (_, Exit::Moved(why)) => Err(OneShotError::Tampered(format!(
             "TAMPERED: library {lib} left its place in the worker: {why}"
         ))),
-        (Some(r), _) => Ok(r),
+        (Some(r), _) => Ok((r, outcome.protections.clone())),
         (None, Exit::TimedOut(d)) => Err(OneShotError::TimedOut(format!(
             "library {lib} did not answer within {:.0} s (it hangs, or a process it started \
              holds the worker); the worker's process group was killed{tail}",
