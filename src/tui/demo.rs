@@ -89,7 +89,8 @@ pub fn synthetic_histogram(center: f64, samples: u64, seed: u64) -> Histogram<u6
     h
 }
 
-fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSnapshot {
+/// A job's histogram so far: `samples` per-call values about `center`, its loop mean `loop_mean`.
+pub fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSnapshot {
     let h = synthetic_histogram(center, samples, seed);
     HistogramSnapshot {
         per_call: per_call(&h),

@@ -1,5 +1,5 @@
 //! The headless run's live progress on stderr: an updating status line on a terminal (bar,
-//! current job, trial, calls, per-call median, ETA from the plans), plain lines otherwise, and
+//! current job, trial, calls, per-call median, the one ETA), plain lines otherwise, and
 //! one permanent line per KAT result, finished or failed job.
 
 use std::io::{IsTerminal, Write};
@@ -110,7 +110,7 @@ impl Progress {
 
     /// The one ETA every view shows (`measure::eta`, folded by the lanes' board).
     fn eta(&self) -> String {
-        match self.board.eta_s() {
+        match self.board.eta_s(self.started.elapsed().as_secs_f64()) {
             Some(left) => format!(
                 "ETA {}",
                 crate::format::duration(Duration::from_secs_f64(left))
