@@ -3,6 +3,7 @@
 //! may return an `Effect` for the event loop to perform. Drawing reads it and never changes it,
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
+mod cpu_wait;
 mod delta;
 mod help_keys;
 mod history;
@@ -15,6 +16,7 @@ mod session;
 mod tree;
 mod tune;
 
+pub use cpu_wait::CpuWait;
 pub use delta::Delta;
 pub use help_keys::HelpView;
 #[cfg(test)]
@@ -246,6 +248,8 @@ pub struct App {
     pub run_lengths: Vec<u64>,
     pub jobs: Vec<Job>,
     pub current: Option<JobKey>,
+    /// The run queues for a CPU another process holds (`cpu_wait`).
+    pub cpu_wait: Option<CpuWait>,
     pub hist_view: HistView,
     pub results_cursor: usize,
     pub log: Vec<LogLine>,
@@ -391,6 +395,7 @@ impl App {
             curve_series: 0,
             curve_length: usize::MAX,
             run_announced: false,
+            cpu_wait: None,
             last_spec: None,
             pending: None,
             clock: 0.0,

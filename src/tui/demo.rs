@@ -367,7 +367,7 @@ pub fn fault() -> App {
 
 mod runs;
 
-pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun};
+pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun, waiting_cpu};
 
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
 /// the idle state on a terminal below the minimum).
@@ -379,6 +379,7 @@ pub fn state(name: &str) -> Option<App> {
         "fault" => fault(),
         "rerun" => rerun(),
         "refused" => refused(),
+        "waiting-cpu" => waiting_cpu(),
         "nokat" => nokat(),
         "log-scrolled" => log_scrolled(),
         "bad-manifest" => bad_manifest(),

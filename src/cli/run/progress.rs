@@ -168,6 +168,17 @@ impl Progress {
                     ));
                 }
             }
+            EngineEvent::CpuWaiting { cpu, holder, limit } => {
+                self.line(&format!(
+                    "{} · up to {} s ({})",
+                    crate::format::cpu_waiting(*cpu, holder, None),
+                    limit.as_secs(),
+                    crate::cpu::lock::LOCK_WAIT_ENV
+                ));
+            }
+            EngineEvent::CpuFree { cpu, waited } => {
+                self.line(&crate::format::cpu_free_after(*cpu, *waited))
+            }
             EngineEvent::HostReused { cpu, checked_utc } => self.line(&format!(
                 "host check cached from {checked_utc} (CPU {cpu}: clock probe and tool versions; \
                  their inputs unchanged)"

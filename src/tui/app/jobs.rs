@@ -496,6 +496,9 @@ impl App {
             RunState::Running { cancelling: true } => "cancelling".into(),
             RunState::Running { .. } if self.current.is_some() => "measuring".into(),
             RunState::Running { .. } if self.read_only => "watching".into(),
+            RunState::Running { .. } if self.cpu_wait.is_some() => {
+                self.cpu_wait_word().unwrap_or_default()
+            }
             RunState::Running { .. } => "preparing".into(),
             RunState::Kats { cancelling: true } => "cancelling KATs".into(),
             RunState::Kats { .. } => "checking KATs".into(),

@@ -23,6 +23,7 @@ impl App {
                 reference_jobs,
             } => {
                 self.run = RunState::Running { cancelling: false };
+                self.cpu_wait = None;
                 self.push_log(
                     LogLevel::Info,
                     format!(
@@ -44,6 +45,8 @@ impl App {
                 self.current = None;
                 self.hist_view = HistView::Live;
             }
+            EngineEvent::CpuWaiting { cpu, holder, limit } => self.cpu_waiting(cpu, holder, limit),
+            EngineEvent::CpuFree { cpu, waited } => self.cpu_free(cpu, waited),
             EngineEvent::HostReused { cpu, checked_utc } => self.push_log(
                 LogLevel::Info,
                 format!("host check cached from {checked_utc} (CPU {cpu}: clock probe and tools, inputs unchanged)"),

@@ -151,6 +151,8 @@ impl JournalEvent {
             EngineEvent::KatProgress { .. } => return None,
             // The records' environment block says it (`host_check_reused_from`).
             EngineEvent::HostReused { .. } => return None,
+            // Before the run has a folder: nothing to write them into.
+            EngineEvent::CpuWaiting { .. } | EngineEvent::CpuFree { .. } => return None,
             // Each kept trial's clock is in its record (`clock_hz_by_trial`).
             EngineEvent::TrialClock { .. } => return None,
             EngineEvent::KatFinished {
