@@ -250,6 +250,8 @@ pub struct App {
     pub current: Option<JobKey>,
     /// The run queues for a CPU another process holds (`cpu_wait`).
     pub cpu_wait: Option<CpuWait>,
+    /// How long this run's trials, kept or run again, waited for their CPU.
+    pub run_queue: crate::vocabulary::RunQueueWait,
     pub hist_view: HistView,
     pub results_cursor: usize,
     pub log: Vec<LogLine>,
@@ -396,6 +398,7 @@ impl App {
             curve_length: usize::MAX,
             run_announced: false,
             cpu_wait: None,
+            run_queue: Default::default(),
             last_spec: None,
             pending: None,
             clock: 0.0,

@@ -54,7 +54,7 @@ pub fn catalog() -> Catalog {
     c
 }
 
-fn key(label: &str, bytes: u64) -> JobKey {
+pub fn key(label: &str, bytes: u64) -> JobKey {
     JobKey {
         candidate: "iccs".into(),
         label: label.into(),
@@ -120,6 +120,7 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         robust: None,
         doubts: vec![],
         layouts: None,
+        cpu_wait: None,
     }
 }
 
@@ -244,6 +245,7 @@ fn disturbed_job(app: &mut App, seed: u64) {
             job: k.clone(),
             trial: 4,
             reason: "preempted: waited 6.1 % of the trial for the CPU".into(),
+            cpu_wait: None,
         });
     }
     let mut s = summary(cycles, bytes);
@@ -284,6 +286,7 @@ pub fn measuring() -> App {
         job: k.clone(),
         trial: 2,
         reason: "clock 1.71 GHz < 95 % of 2.10 GHz".into(),
+        cpu_wait: None,
     });
     app.apply(EngineEvent::TrialProgress {
         job: k,

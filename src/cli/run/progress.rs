@@ -263,9 +263,9 @@ impl Progress {
                     ));
                 }
             }
-            EngineEvent::TrialRetried { job, trial, reason } => {
-                self.line(&format!("{job}: trial {trial} re-run ({reason})"))
-            }
+            EngineEvent::TrialRetried {
+                job, trial, reason, ..
+            } => self.line(&format!("{job}: trial {trial} re-run ({reason})")),
             EngineEvent::TrialOverdue {
                 job,
                 trial,

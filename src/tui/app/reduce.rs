@@ -24,6 +24,7 @@ impl App {
             } => {
                 self.run = RunState::Running { cancelling: false };
                 self.cpu_wait = None;
+                self.run_queue = Default::default();
                 self.push_log(
                     LogLevel::Info,
                     format!(
@@ -197,7 +198,13 @@ impl App {
                     );
                 }
             }
-            EngineEvent::TrialRetried { job, trial, reason } => {
+            EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => {
+                self.run_queue.add(cpu_wait.unwrap_or_default());
                 let j = self.job_mut(&job);
                 j.retries += 1;
                 j.overdue = None;
@@ -212,6 +219,7 @@ impl App {
                 snapshot,
                 ..
             } => {
+                self.run_queue.add(summary.cpu_wait.unwrap_or_default());
                 let n = summary.measurements;
                 let figure = match summary.mean_cycles {
                     Some(c) => format!("{} cycles", format::int(Some(c))),

@@ -96,6 +96,8 @@ pub enum JournalEvent {
         job: JobKey,
         trial: u32,
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait: Option<crate::vocabulary::RunQueueWait>,
     },
     TrialOverdue {
         job: JobKey,
@@ -192,9 +194,17 @@ impl JournalEvent {
                 per_call_source: snapshot.per_call_source,
                 histogram: histogram::encode(&snapshot.histogram),
             },
-            EngineEvent::TrialRetried { job, trial, reason } => {
-                JournalEvent::TrialRetried { job, trial, reason }
-            }
+            EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => JournalEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            },
             EngineEvent::TrialOverdue {
                 job,
                 trial,
@@ -312,9 +322,17 @@ impl JournalEvent {
                     },
                 }
             }
-            JournalEvent::TrialRetried { job, trial, reason } => {
-                EngineEvent::TrialRetried { job, trial, reason }
-            }
+            JournalEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            },
             JournalEvent::TrialOverdue {
                 job,
                 trial,

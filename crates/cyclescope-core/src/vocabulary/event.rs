@@ -131,6 +131,8 @@ pub enum EngineEvent {
         job: JobKey,
         trial: u32,
         reason: String,
+        /// How long the discarded process's trials waited for the CPU, where measured.
+        cpu_wait: Option<super::RunQueueWait>,
     },
     JobFinished {
         job: JobKey,
