@@ -1,8 +1,9 @@
 //! The one ETA (`measure::eta`) as `run`'s status line and `watch --lanes` show it, in real
-//! terminals (tmux) on one real run: before any job has finished, both read the plans' expected
-//! time of the run (every job is planned before the first is measured), not a mean of finished
-//! jobs. Only what noise cannot move is asserted: the shown seconds lie between the plans' sum
-//! less the running job's plan and the plans' sum, read from the run's own journal.
+//! terminals (tmux) on one real run: before any job has finished, both show one, from the
+//! plans (every job is planned before the first is measured) at the pace the running job has
+//! kept so far. Only what noise cannot move is asserted: `watch` names the pace it used, and
+//! its seconds are the plans left (between the plans' sum less the running job's plan and the
+//! plans' sum, from the run's own journal) at that pace.
 
 mod common;
 
@@ -20,6 +21,13 @@ fn eta_seconds(screen: &str) -> Option<f64> {
     (!number.is_empty() && after[number.len()..].starts_with(" s"))
         .then(|| number.parse().ok())
         .flatten()
+}
+
+/// The pace `watch --lanes` says its ETA used (`the plans × 1.23`).
+fn shown_pace(screen: &str) -> Option<f64> {
+    let line = screen.lines().rev().find(|l| l.contains("the plans × "))?;
+    let after = &line[line.rfind("the plans × ")? + "the plans × ".len()..];
+    after.split(',').next()?.trim().parse().ok()
 }
 
 /// Every job's planned seconds, from the run's journal.
@@ -63,11 +71,12 @@ fn run_and_watch_show_the_plans_eta_before_any_job_finishes() {
         eta_seconds(s).is_some() && !s.contains("done ")
     }))
     .expect("an ETA");
-    // `watch --lanes`: its ETA says it is corrected by no finished job yet.
+    // `watch --lanes`: its ETA names the pace of the one job started so far.
     let s = watcher.wait("watch's ETA before a job finished", |s| {
-        s.contains("plans corrected by 0 finished job(s)") && eta_seconds(s).is_some()
+        s.contains("the pace of 1 started job(s)") && eta_seconds(s).is_some()
     });
     let shown_by_watch = eta_seconds(&s).expect("an ETA");
+    let pace = shown_pace(&s).expect("the pace it used");
     runner.wait_for("EXIT:0");
     watcher.wait_for("EXIT:0");
     let plans = plans(&run);
@@ -80,15 +89,16 @@ fn run_and_watch_show_the_plans_eta_before_any_job_finishes() {
         sum - first >= 1.0,
         "the plans are long enough that an ETA of 0 s would be wrong: {plans:?}"
     );
-    // Before a job finished, the ETA is what the plans leave of the run: all of them less the
-    // part done of the first (never more than its plan). Shown rounded to a second.
-    for (view, eta) in [("run", shown_by_run), ("watch --lanes", shown_by_watch)] {
-        assert!(
-            eta >= (sum - first - 0.5).floor() && eta <= (sum + 0.5).ceil(),
-            "{view} shows ETA {eta} s; the plans leave {:.2} … {sum:.2} s ({plans:?})",
-            sum - first
-        );
-    }
+    // Before a job finished, the ETA is what the plans leave of the run (all of them less the
+    // part done of the first, never more than its plan) at the pace it names, shown rounded to
+    // a second and the pace to two decimals.
+    let (low, high) = ((sum - first) * (pace - 0.005), sum * (pace + 0.005));
+    assert!(
+        shown_by_watch >= (low - 0.5).floor() && shown_by_watch <= (high + 0.5).ceil(),
+        "watch --lanes shows ETA {shown_by_watch} s at the plans × {pace}; the plans leave \
+         {:.2} … {sum:.2} s ({plans:?})",
+        sum - first
+    );
     assert!(
         shown_by_run > 0.0 && shown_by_watch > 0.0,
         "a plan-derived ETA at the start is not zero: run {shown_by_run} s, watch {shown_by_watch} s"

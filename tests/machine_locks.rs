@@ -104,8 +104,9 @@ fn a_run_into_another_runs_folder_is_refused_a_cpu_another_cyclescope_holds() {
     assert!(!o.status.success(), "{}", common::output_text(&o));
     assert!(
         err.contains(&format!("CPU 0 is taken: process {} (", holder.id()))
-            && err.contains("writing elsewhere/a"),
-        "{err}"
+            && err.contains("writing elsewhere/a")
+            && err.contains("queue for it with CYCLESCOPE_LOCK_WAIT=<seconds>"),
+        "the refusal names the holder and the way to queue: {err}"
     );
     assert!(
         !out.join("campaign.json").exists(),

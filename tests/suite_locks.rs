@@ -75,10 +75,18 @@ fn a_second_run_on_a_busy_cpu_waits_for_the_first_and_then_measures() {
     assert!(a_out.status.success(), "{}", common::output_text(&a_out));
     assert!(b_out.status.success(), "{}", common::output_text(&b_out));
     let told = String::from_utf8_lossy(&b_out.stderr);
+    // Whom it waits for when the wait starts, and that it ended when it did: the free line
+    // comes after the waiting line (B may first queue behind another test's run as well).
+    let waiting = format!("waiting for CPU 0 — held by PID {a_pid} (");
+    let at = told.find(&waiting);
     assert!(
-        told.contains(&format!("CPU 0 is taken: process {a_pid} ("))
-            && told.contains("waiting up to 1800 s for it (CYCLESCOPE_LOCK_WAIT)"),
+        at.is_some() && told.contains("· up to 1800 s (CYCLESCOPE_LOCK_WAIT)"),
         "B says whom it waits for: {told}"
+    );
+    let after = &told[at.unwrap_or(0)..];
+    assert!(
+        after.contains("CPU 0 free after ") && after.contains("run finished"),
+        "B says when CPU 0 came free: {told}"
     );
 }
 

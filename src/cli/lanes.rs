@@ -1,7 +1,7 @@
 //! The lanes of a run as text, for `run`'s headless progress and `watch --lanes`: per
 //! measurement CPU its current job, trial and calls, and below them the jobs done and the one
-//! ETA every view shows (`measure::eta`: the plans' expected time of what is left, corrected by
-//! what the finished jobs took against their plans, over the lanes).
+//! ETA every view shows (`measure::eta`: the plans' expected time of what is left, at the pace
+//! the started jobs have kept so far, over the lanes).
 //! It folds engine events (live, or read back from a journal with their times) and never
 //! touches the run.
 
@@ -30,7 +30,6 @@ pub struct Board {
     total: usize,
     finished: usize,
     failed: usize,
-    job_seconds: Vec<f64>,
     /// Per job seen: its plan's expected seconds, share done and wall seconds once finished.
     times: BTreeMap<JobKey, crate::measure::eta::JobTime>,
     ended: Option<bool>,
@@ -81,10 +80,8 @@ impl Board {
                     (lane.trial, lane.trials) = (*trial, *trials);
                     (lane.calls_done, lane.calls_total) = (*calls_done, *calls_total);
                 }
-                // Trials are alike: trial k of n, c of C calls in, is (k − 1 + c / C) / n done.
-                let within = *calls_done as f64 / (*calls_total).max(1) as f64;
                 self.time_of(job).fraction_done =
-                    (f64::from(trial.saturating_sub(1)) + within) / f64::from((*trials).max(1));
+                    crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total);
             }
             EngineEvent::JobFinished { job, .. } => {
                 self.finished += 1;
@@ -110,18 +107,15 @@ impl Board {
             .or_insert(crate::measure::eta::JobTime {
                 estimated_s: None,
                 fraction_done: 0.0,
-                took_s: None,
+                spent_s: None,
             })
     }
 
     fn job_done(&mut self, job: &JobKey, at: f64) {
         let took = self.started.remove(job).map(|t0| (at - t0).max(0.0));
-        if let Some(t) = took {
-            self.job_seconds.push(t);
-        }
         let time = self.time_of(job);
         time.fraction_done = 1.0;
-        time.took_s = took;
+        time.spent_s = took;
         if let Some(lane) = self.lane_mut(job) {
             lane.job = None;
             lane.done += 1;
@@ -138,10 +132,25 @@ impl Board {
         self.ended
     }
 
-    /// Seconds left: the one ETA (`measure::eta`) over the jobs seen, shared over the lanes.
-    pub fn eta_s(&self) -> Option<f64> {
-        let jobs: Vec<_> = self.times.values().copied().collect();
-        crate::measure::eta::seconds_left(&jobs, self.total, self.lanes.len())
+    /// Every job seen as the ETA needs it at `now`: the running ones with the seconds they
+    /// have taken so far.
+    fn job_times(&self, now: f64) -> Vec<crate::measure::eta::JobTime> {
+        self.times
+            .iter()
+            .map(|(key, t)| match self.started.get(key) {
+                Some(t0) => crate::measure::eta::JobTime {
+                    spent_s: Some((now - t0).max(0.0)),
+                    ..*t
+                },
+                None => *t,
+            })
+            .collect()
+    }
+
+    /// Seconds left at `now`: the one ETA (`measure::eta`) over the jobs seen, shared over
+    /// the lanes.
+    pub fn eta_s(&self, now: f64) -> Option<f64> {
+        crate::measure::eta::seconds_left(&self.job_times(now), self.total, self.lanes.len())
     }
 
     /// One line per lane, then the tally; `now` on the clock of `apply`.
@@ -164,16 +173,21 @@ impl Board {
                 None => format!("CPU {cpu:<3} idle  ({} done)", l.done),
             })
             .collect();
-        let eta = match (self.ended, self.eta_s()) {
-            (Some(true), _) => "cancelled".to_string(),
-            (Some(false), _) => "finished".to_string(),
-            (None, Some(s)) => format!(
-                "ETA {} (plans corrected by {} finished job(s), {} lane(s))",
+        let times = self.job_times(now);
+        let eta = match (
+            self.ended,
+            self.eta_s(now),
+            crate::measure::eta::pace(&times),
+        ) {
+            (Some(true), ..) => "cancelled".to_string(),
+            (Some(false), ..) => "finished".to_string(),
+            (None, Some(s), Some(pace)) => format!(
+                "ETA {} (the plans × {pace:.2}, the pace of {} started job(s); {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
-                self.job_seconds.len(),
+                times.iter().filter(|t| t.spent_s.is_some()).count(),
                 self.lanes.len().max(1)
             ),
-            (None, None) => "ETA once a job is planned".to_string(),
+            (None, ..) => "ETA once a job is planned".to_string(),
         };
         out.push(format!(
             "jobs {}/{} done ({} failed) · {eta}",
@@ -203,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn lanes_follow_their_jobs_and_the_eta_is_the_plans_corrected_by_finished_jobs() {
+    fn lanes_follow_their_jobs_and_the_eta_is_the_plans_at_the_pace_of_started_jobs() {
         let mut b = Board::default();
         b.apply(
             &EngineEvent::RunStarted {
@@ -259,15 +273,35 @@ mod tests {
             },
             2.0,
         );
+        // The running job is half done (trial 3 of 5, half its calls in) after 2 s.
+        b.apply(
+            &EngineEvent::TrialProgress {
+                job: key("b", 32),
+                trial: 3,
+                trials: 5,
+                calls_done: 50,
+                calls_total: 100,
+                snapshot: crate::vocabulary::HistogramSnapshot {
+                    histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
+                    per_call: None,
+                    loop_mean_cycles: None,
+                    timer_overhead_ticks: 0.0,
+                    per_call_source: "tsc".into(),
+                },
+            },
+            2.5,
+        );
         let lines = b.lines(2.5);
         assert!(lines[0].starts_with("CPU 0   idle  (1 done)"), "{lines:?}");
         assert!(lines[1].contains("b @ 32"), "{lines:?}");
         assert!(lines[1].contains("2.0 s"), "{lines:?}");
-        // Plans of 1 s each; the one finished took 2 s: three 1 s plans left, × 2, over 2
-        // lanes: 3 s.
+        // Plans of 1 s each: the ended job took 2 s for its plan, the running one 2 s for half
+        // of its: with the prior (a twentieth of a plan) the pace is 4.05 / 1.55; 2.5 planned
+        // seconds left at that pace over 2 lanes: 3.3 s.
         assert!(lines[2].starts_with("jobs 1/4 done (1 failed"), "{lines:?}");
         assert!(
-            lines[2].contains("ETA 3 s (plans corrected by 1 finished job(s), 2 lane(s))"),
+            lines[2]
+                .contains("ETA 3 s (the plans × 2.61, the pace of 2 started job(s); 2 lane(s))"),
             "{lines:?}"
         );
     }

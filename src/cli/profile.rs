@@ -65,7 +65,12 @@ pub fn run(config: Option<&Path>, args: &ProfileArgs) -> anyhow::Result<ExitCode
         Path::new("profile"),
         wait,
         &cancel,
-        &mut |busy| eprintln!("cyclescope: {busy}; waiting"),
+        &mut |heard| match heard {
+            crate::cpu::lock::LockWait::Busy(busy) => eprintln!("cyclescope: {busy}; waiting"),
+            crate::cpu::lock::LockWait::Free { cpu, waited } => {
+                eprintln!("cyclescope: {}", crate::format::cpu_free_after(cpu, waited))
+            }
+        },
     )?;
     let mut profiles = Vec::new();
     for instance in instances {

@@ -4,6 +4,7 @@
 //! so any screen can be rebuilt by feeding a fixed list of events (see `demo`). No I/O here.
 
 mod ab_builds;
+mod cpu_wait;
 mod delta;
 mod help_keys;
 mod history;
@@ -16,6 +17,7 @@ mod session;
 mod tree;
 mod tune;
 
+pub use cpu_wait::CpuWait;
 pub use delta::Delta;
 pub use help_keys::HelpView;
 #[cfg(test)]
@@ -247,6 +249,10 @@ pub struct App {
     pub run_lengths: Vec<u64>,
     pub jobs: Vec<Job>,
     pub current: Option<JobKey>,
+    /// The run queues for a CPU another process holds (`cpu_wait`).
+    pub cpu_wait: Option<CpuWait>,
+    /// How long this run's trials, kept or run again, waited for their CPU.
+    pub run_queue: crate::vocabulary::RunQueueWait,
     pub hist_view: HistView,
     pub results_cursor: usize,
     pub log: Vec<LogLine>,
@@ -392,6 +398,8 @@ impl App {
             curve_series: 0,
             curve_length: usize::MAX,
             run_announced: false,
+            cpu_wait: None,
+            run_queue: Default::default(),
             last_spec: None,
             pending: None,
             clock: 0.0,

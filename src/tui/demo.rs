@@ -54,7 +54,7 @@ pub fn catalog() -> Catalog {
     c
 }
 
-fn key(label: &str, bytes: u64) -> JobKey {
+pub fn key(label: &str, bytes: u64) -> JobKey {
     JobKey {
         candidate: "iccs".into(),
         label: label.into(),
@@ -89,7 +89,8 @@ pub fn synthetic_histogram(center: f64, samples: u64, seed: u64) -> Histogram<u6
     h
 }
 
-fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSnapshot {
+/// A job's histogram so far: `samples` per-call values about `center`, its loop mean `loop_mean`.
+pub fn snapshot(center: f64, samples: u64, seed: u64, loop_mean: f64) -> HistogramSnapshot {
     let h = synthetic_histogram(center, samples, seed);
     HistogramSnapshot {
         per_call: per_call(&h),
@@ -119,6 +120,7 @@ pub fn summary(cycles: f64, bytes: u64) -> JobSummary {
         robust: None,
         doubts: vec![],
         layouts: None,
+        cpu_wait: None,
     }
 }
 
@@ -243,6 +245,7 @@ fn disturbed_job(app: &mut App, seed: u64) {
             job: k.clone(),
             trial: 4,
             reason: "preempted: waited 6.1 % of the trial for the CPU".into(),
+            cpu_wait: None,
         });
     }
     let mut s = summary(cycles, bytes);
@@ -283,6 +286,7 @@ pub fn measuring() -> App {
         job: k.clone(),
         trial: 2,
         reason: "clock 1.71 GHz < 95 % of 2.10 GHz".into(),
+        cpu_wait: None,
     });
     app.apply(EngineEvent::TrialProgress {
         job: k,
@@ -368,7 +372,7 @@ mod ab_builds;
 mod runs;
 
 pub use ab_builds::ab_builds;
-pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun};
+pub use runs::{bad_manifest, log_scrolled, nokat, refused, rerun, waiting_cpu};
 
 /// The demo state called `name`, with the terminal size it is meant for (`too-small` is
 /// the idle state on a terminal below the minimum).
@@ -380,6 +384,7 @@ pub fn state(name: &str) -> Option<App> {
         "fault" => fault(),
         "rerun" => rerun(),
         "refused" => refused(),
+        "waiting-cpu" => waiting_cpu(),
         "nokat" => nokat(),
         "log-scrolled" => log_scrolled(),
         "bad-manifest" => bad_manifest(),

@@ -167,6 +167,11 @@ pub fn run(opts: Options) -> io::Result<String> {
         if let Some(e) = app.pending.take() {
             perform(&mut app, &mut link, &mut profiler, e);
         }
+        // Queueing for a CPU, no event arrives: the seconds waited still count up on screen.
+        if app.cpu_wait.is_some() && clock.elapsed().as_secs_f64() - app.clock >= 1.0 {
+            app.clock = clock.elapsed().as_secs_f64();
+            app.dirty = true;
+        }
         // Other work on the machine changes during a run: the load average row follows it.
         if !app.read_only && load_read.elapsed() >= LOAD_REFRESH {
             app.refresh_host_check(crate::host::load_average(&host_root));

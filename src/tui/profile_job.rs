@@ -151,7 +151,11 @@ fn run(spec: &ProfileSpec, mib: u64, cancel: &Arc<AtomicBool>, send: &dyn Fn(Pro
             Path::new("profile"),
             wait,
             cancel,
-            &mut |busy| send(ProfileEvent::WaitingForCpu(busy.to_string())),
+            &mut |heard| {
+                if let crate::cpu::lock::LockWait::Busy(busy) = heard {
+                    send(ProfileEvent::WaitingForCpu(busy.to_string()));
+                }
+            },
         )
     });
     let _held = match held {

@@ -123,6 +123,7 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
     let color = match &app.run {
         RunState::Idle => DIM,
         RunState::Running { cancelling: true } | RunState::Kats { cancelling: true } => WARN,
+        RunState::Running { .. } if app.cpu_wait.is_some() => WARN,
         RunState::Running { .. } | RunState::Kats { .. } => ACCENT,
         RunState::Refused { .. } => BAD,
         RunState::Finished {
@@ -154,7 +155,11 @@ fn title_bar(frame: &mut Frame, area: Rect, app: &App) {
             Style::new().fg(WARN),
         ));
     }
-    if let Some(dir) = &app.run_dir {
+    // While the run queues for its CPU it has no folder yet: whom it waits for, not the last
+    // run's folder.
+    if let Some(held) = app.cpu_wait_holder() {
+        spans.push(Span::styled(format!(" │ {held}"), Style::new().fg(WARN)));
+    } else if let Some(dir) = &app.run_dir {
         spans.push(Span::styled(
             format!(" │ {}", crate::sanitize::path_as_given(dir)),
             Style::new().fg(DIM),

@@ -43,6 +43,7 @@ snap!(help_end_screen, "help-end");
 snap!(help_filter_screen, "help-filter");
 snap!(rerun_screen, "rerun");
 snap!(refused_screen, "refused");
+snap!(waiting_cpu_screen, "waiting-cpu");
 snap!(nokat_screen, "nokat");
 snap!(log_scrolled_screen, "log-scrolled");
 snap!(bad_manifest_screen, "bad-manifest");

@@ -256,7 +256,7 @@ impl<'e> Opened<'e> {
 }
 
 /// Every CPU of the run locked for this process, waiting for busy ones as long as
-/// `CYCLESCOPE_LOCK_WAIT` allows (the frontend told who holds each).
+/// `CYCLESCOPE_LOCK_WAIT` allows (the frontend told who holds each, and when each came free).
 fn lock_cpus(
     req: &RunRequest,
     emit: &mut dyn FnMut(EngineEvent),
@@ -264,14 +264,18 @@ fn lock_cpus(
 ) -> Result<Vec<crate::cpu::lock::CpuLock>, CampaignError> {
     use crate::cpu::lock;
     let wait = lock::lock_wait()?;
-    let mut told = |busy: &lock::CpuLockError| {
-        emit(EngineEvent::Warning {
-            message: format!(
-                "{busy}; waiting up to {} s for it ({})",
-                wait.as_secs(),
-                lock::LOCK_WAIT_ENV
-            ),
-        })
+    let mut told = |heard: lock::LockWait<'_>| match heard {
+        lock::LockWait::Busy(lock::CpuLockError::Busy { cpu, holder, .. }) => {
+            emit(EngineEvent::CpuWaiting {
+                cpu: *cpu,
+                holder: holder.clone(),
+                limit: wait,
+            })
+        }
+        lock::LockWait::Busy(other) => emit(EngineEvent::Warning {
+            message: other.to_string(),
+        }),
+        lock::LockWait::Free { cpu, waited } => emit(EngineEvent::CpuFree { cpu, waited }),
     };
     // The machine-wide folder first, then the runs folder: every cyclescope takes them in that
     // order, so two runs never hold one folder's lock each while waiting for the other's.

@@ -155,6 +155,25 @@ pub fn duration(d: std::time::Duration) -> String {
     }
 }
 
+/// A run queueing for a busy CPU, as both frontends show it: `waiting for CPU 1 — held by
+/// PID 4242 (cyclescope run …, writing runs/a) for 12 s` (without the time when not known).
+/// The holder is what another process wrote into its lock note: escaped here.
+pub fn cpu_waiting(cpu: usize, holder: &str, waited: Option<std::time::Duration>) -> String {
+    let holder = crate::sanitize::terminal(holder);
+    let who = if holder.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("PID {holder}")
+    } else {
+        format!("a process {holder}")
+    };
+    let since = waited.map_or(String::new(), |w| format!(" for {}", duration(w)));
+    format!("waiting for CPU {cpu} — held by {who}{since}")
+}
+
+/// The end of that wait: `CPU 1 free after 14 s`.
+pub fn cpu_free_after(cpu: usize, waited: std::time::Duration) -> String {
+    format!("CPU {cpu} free after {}", duration(waited))
+}
+
 /// A trial process running far past its plan, as both frontends show it:
 /// `trial 2/5: 12 s, expected 42 ms`.
 pub fn overdue(
@@ -359,5 +378,22 @@ mod tests {
         assert_eq!(kib(1500), "1 KiB");
         assert_eq!(plain(0.5), "0.5");
         assert_eq!(plain(60.0), "60");
+    }
+
+    #[test]
+    fn a_cpu_wait_names_the_holder_escaped_and_its_end_the_time() {
+        let t = |s| Some(std::time::Duration::from_secs(s));
+        assert_eq!(
+            cpu_waiting(1, "4242 (cyclescope run x, writing runs/a)", t(12)),
+            "waiting for CPU 1 — held by PID 4242 (cyclescope run x, writing runs/a) for 12 s"
+        );
+        // The note is another process's text: its control bytes never reach the terminal.
+        let shown = cpu_waiting(0, "(not yet named)\x1b[2J", None);
+        assert!(shown.starts_with("waiting for CPU 0 — held by a process (not yet named)"));
+        assert!(!shown.contains('\x1b'), "{shown}");
+        assert_eq!(
+            cpu_free_after(1, std::time::Duration::from_secs(14)),
+            "CPU 1 free after 14 s"
+        );
     }
 }

@@ -359,6 +359,7 @@ mod tests {
             robust: None,
             doubts: vec![],
             layouts: None,
+            cpu_wait: None,
         };
         let table = perf_table([
             perf_cells(&key, Some(&s), None),
@@ -405,6 +406,7 @@ mod tests {
                 },
             ],
             layouts: None,
+            cpu_wait: None,
         };
         assert_eq!(perf_cells(&key, Some(&s), None)[2], "17.3 k ±1.2 % ⚠");
         assert_eq!(

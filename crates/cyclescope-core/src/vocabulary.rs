@@ -11,5 +11,5 @@ mod status;
 
 pub(crate) use event::PROGRESS_INTERVAL;
 pub use event::{EngineEvent, HistogramSnapshot};
-pub use job::{FailureKind, JobFailure, JobKey, JobOutcome, JobSummary};
+pub use job::{FailureKind, JobFailure, JobKey, JobOutcome, JobSummary, RunQueueWait};
 pub use status::{CampaignState, ProcessStatus, RecordStatus};

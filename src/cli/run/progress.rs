@@ -1,5 +1,5 @@
 //! The headless run's live progress on stderr: an updating status line on a terminal (bar,
-//! current job, trial, calls, per-call median, ETA from the plans), plain lines otherwise, and
+//! current job, trial, calls, per-call median, the one ETA), plain lines otherwise, and
 //! one permanent line per KAT result, finished or failed job.
 
 use std::io::{IsTerminal, Write};
@@ -110,7 +110,7 @@ impl Progress {
 
     /// The one ETA every view shows (`measure::eta`, folded by the lanes' board).
     fn eta(&self) -> String {
-        match self.board.eta_s() {
+        match self.board.eta_s(self.started.elapsed().as_secs_f64()) {
             Some(left) => format!(
                 "ETA {}",
                 crate::format::duration(Duration::from_secs_f64(left))
@@ -167,6 +167,17 @@ impl Progress {
                         self.reference_reasons.join(", ")
                     ));
                 }
+            }
+            EngineEvent::CpuWaiting { cpu, holder, limit } => {
+                self.line(&format!(
+                    "{} · up to {} s ({})",
+                    crate::format::cpu_waiting(*cpu, holder, None),
+                    limit.as_secs(),
+                    crate::cpu::lock::LOCK_WAIT_ENV
+                ));
+            }
+            EngineEvent::CpuFree { cpu, waited } => {
+                self.line(&crate::format::cpu_free_after(*cpu, *waited))
             }
             EngineEvent::HostReused { cpu, checked_utc } => self.line(&format!(
                 "host check cached from {checked_utc} (CPU {cpu}: clock probe and tool versions; \
@@ -252,9 +263,9 @@ impl Progress {
                     ));
                 }
             }
-            EngineEvent::TrialRetried { job, trial, reason } => {
-                self.line(&format!("{job}: trial {trial} re-run ({reason})"))
-            }
+            EngineEvent::TrialRetried {
+                job, trial, reason, ..
+            } => self.line(&format!("{job}: trial {trial} re-run ({reason})")),
             EngineEvent::TrialOverdue {
                 job,
                 trial,

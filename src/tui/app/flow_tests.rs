@@ -187,13 +187,29 @@ fn the_eta_learns_from_measured_job_times() {
     }
     let planned = app.eta_seconds().unwrap();
     assert!((planned - 2.0 * p.estimated_s).abs() < 1e-9, "{planned}");
-    // The first job really took 1.3 × its estimate: the rest is expected to as well.
+    // The first job: half way through its trials at twice its plan's pace, the ETA already
+    // says so (a trial run again, or waiting for its CPU, spends time without work).
+    let e = p.estimated_s;
     app.clock = 100.0;
     app.apply(EngineEvent::JobStarted {
         job: k(32),
         cpu: Some(1),
     });
-    app.clock = 100.0 + 1.3 * p.estimated_s;
+    app.clock = 100.0 + e;
+    app.apply(EngineEvent::TrialProgress {
+        job: k(32),
+        trial: 3,
+        trials: 5,
+        calls_done: 50,
+        calls_total: 100,
+        snapshot: demo::snapshot(1469.0, 100, 1, 1500.0),
+    });
+    let eta = app.eta_seconds().unwrap();
+    let pace = (e + 0.05 * e) / (0.5 * e + 0.05 * e);
+    assert!((eta - 1.5 * e * pace).abs() < 1e-6, "{eta}");
+    // It really took 1.3 × its estimate: the rest is expected to as well (the prior, a
+    // twentieth of a plan at the plans' pace, pulls a little).
+    app.clock = 100.0 + 1.3 * e;
     app.apply(EngineEvent::JobFinished {
         job: k(32),
         summary: Box::new(demo::summary(1469.0, 32)),
@@ -201,7 +217,7 @@ fn the_eta_learns_from_measured_job_times() {
         snapshot: None,
     });
     let eta = app.eta_seconds().unwrap();
-    assert!((eta - 1.3 * p.estimated_s).abs() < 1e-6, "{eta}");
+    assert!((eta - e * 1.35 / 1.05).abs() < 1e-6, "{eta}");
 }
 
 #[test]

@@ -75,16 +75,17 @@ impl Job {
         matches!(self.state, JobState::Done(_) | JobState::Failed { .. })
     }
 
-    /// Fraction of the job's calls done (0 before it starts, 1 once finished).
+    /// Share of the job done (0 before it starts, 1 once finished; `measure::eta::share_done`,
+    /// as every view counts it).
     fn fraction_done(&self) -> f64 {
         match &self.state {
             JobState::Planned => 0.0,
             JobState::Running {
+                trial,
+                trials,
                 calls_done,
                 calls_total,
-                ..
-            } if *calls_total > 0 => (*calls_done as f64 / *calls_total as f64).min(1.0),
-            JobState::Running { .. } => 0.0,
+            } => crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total),
             _ => 1.0,
         }
     }
@@ -477,7 +478,11 @@ impl App {
             .map(|j| crate::measure::eta::JobTime {
                 estimated_s: j.plan.map(|p| p.estimated_s),
                 fraction_done: j.fraction_done(),
-                took_s: j.took_s.filter(|_| j.is_finished()),
+                // A running job has taken the seconds since it started so far.
+                spent_s: match j.state {
+                    JobState::Running { .. } => j.started_at.map(|t| (self.clock - t).max(0.0)),
+                    _ => j.took_s.filter(|_| j.is_finished()),
+                },
             })
             .collect();
         let (_, total) = self.run_counts();
@@ -491,6 +496,9 @@ impl App {
             RunState::Running { cancelling: true } => "cancelling".into(),
             RunState::Running { .. } if self.current.is_some() => "measuring".into(),
             RunState::Running { .. } if self.read_only => "watching".into(),
+            RunState::Running { .. } if self.cpu_wait.is_some() => {
+                self.cpu_wait_word().unwrap_or_default()
+            }
             RunState::Running { .. } => "preparing".into(),
             RunState::Kats { cancelling: true } => "cancelling KATs".into(),
             RunState::Kats { .. } => "checking KATs".into(),

@@ -57,6 +57,7 @@ impl App {
         self.run_lengths = self.lengths.clone();
         self.run = RunState::Running { cancelling: false };
         self.run_announced = false;
+        self.cpu_wait = None;
         let reference_pool = if references {
             self.reference_pool(&instances)
         } else {

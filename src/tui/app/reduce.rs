@@ -23,6 +23,8 @@ impl App {
                 reference_jobs,
             } => {
                 self.run = RunState::Running { cancelling: false };
+                self.cpu_wait = None;
+                self.run_queue = Default::default();
                 self.push_log(
                     LogLevel::Info,
                     format!(
@@ -44,6 +46,8 @@ impl App {
                 self.current = None;
                 self.hist_view = HistView::Live;
             }
+            EngineEvent::CpuWaiting { cpu, holder, limit } => self.cpu_waiting(cpu, holder, limit),
+            EngineEvent::CpuFree { cpu, waited } => self.cpu_free(cpu, waited),
             EngineEvent::HostReused { cpu, checked_utc } => self.push_log(
                 LogLevel::Info,
                 format!("host check cached from {checked_utc} (CPU {cpu}: clock probe and tools, inputs unchanged)"),
@@ -194,7 +198,13 @@ impl App {
                     );
                 }
             }
-            EngineEvent::TrialRetried { job, trial, reason } => {
+            EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => {
+                self.run_queue.add(cpu_wait.unwrap_or_default());
                 let j = self.job_mut(&job);
                 j.retries += 1;
                 j.overdue = None;
@@ -209,6 +219,7 @@ impl App {
                 snapshot,
                 ..
             } => {
+                self.run_queue.add(summary.cpu_wait.unwrap_or_default());
                 let n = summary.measurements;
                 let figure = match summary.mean_cycles {
                     Some(c) => format!("{} cycles", format::int(Some(c))),

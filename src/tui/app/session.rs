@@ -89,6 +89,7 @@ impl App {
         );
         self.run = RunState::Refused { reason, host };
         self.current = None;
+        self.cpu_wait = None;
         if host
             && self.allow_unfixed_host
             && let Some(mut spec) = self.last_spec.clone()

@@ -1,5 +1,6 @@
 //! Demo states around runs and verdicts: a second run next to the first (its rows dimmed,
-//! the first pinned as the baseline), a run the engine refused on an unfixed host, and KAT
+//! the first pinned as the baseline), a run the engine refused on an unfixed host, a run
+//! queueing for a CPU another process measures on, and KAT
 //! verdicts that are not PASS (NOKAT beside a real failure), a run whose event log the
 //! operator scrolled back while lines kept arriving. Built from events like the rest.
 
@@ -54,6 +55,22 @@ pub fn refused() -> App {
     app.log.clear();
     let _ = app.act(crate::tui::action::Action::Start);
     app.refused("clock: not steady: IQR 1.2 % of 2.10 GHz".into(), true);
+    app
+}
+
+/// `s` again after `finished` while another cyclescope measures on CPU 1: the run queues
+/// for it, 12 s so far. The title and the progress line say whom it waits for; neither shows
+/// the last run's folder or its jobs as this run's.
+pub fn waiting_cpu() -> App {
+    let mut app = finished();
+    let _ = app.act(crate::tui::action::Action::Start);
+    app.clock = 1000.0;
+    app.apply(EngineEvent::CpuWaiting {
+        cpu: 1,
+        holder: "4242 (cyclescope run sm3hash-256 --cpu 1, writing runs/other)".into(),
+        limit: Duration::from_secs(600),
+    });
+    app.clock = 1012.0;
     app
 }
 

@@ -9,7 +9,25 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{BAD, DIM, GOOD, WARN, block, cursor_style, fit, scroll_start};
 use crate::host::Status as CheckStatus;
-use crate::tui::app::{App, Panel};
+use crate::tui::app::{App, HostRow, Panel};
+
+/// A row as shown: the busy-CPU row says what this run's trials measured once they waited
+/// for their CPU more than a trial may (their run-queue wait, kept and re-run trials alike),
+/// whatever the look at the process list found; every other row as checked.
+fn shown(app: &App, r: &HostRow) -> (CheckStatus, String, Option<String>) {
+    let busy = r.check == Some(crate::host::HostCheck::BusyCpu) && app.run_queue.disturbs();
+    match app.run_queue.share().filter(|_| busy) {
+        Some(share) => (
+            CheckStatus::Warn,
+            format!("trials waited {:.0} % of their time", 100.0 * share),
+            Some(format!(
+                "something else runs on CPU {}: stop it, or measure on another CPU",
+                app.cpu
+            )),
+        ),
+        None => (r.status, r.value.clone(), r.hint.clone()),
+    }
+}
 
 pub fn status_span(s: CheckStatus) -> Span<'static> {
     match s {
@@ -48,10 +66,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
         .skip(first)
         .take(height)
         .map(|(i, r)| {
+            let (status, value, _) = shown(app, r);
             let line = Line::from(vec![
-                status_span(r.status),
+                status_span(status),
                 Span::raw(format!(" {:<name_w$} ", fit(&r.name, name_w))),
-                Span::styled(fit(&r.value, value_w), Style::new().fg(DIM)),
+                Span::styled(fit(&value, value_w), Style::new().fg(DIM)),
             ]);
             if i == app.host_cursor {
                 line.patch_style(cursor_style(focused))
@@ -64,7 +83,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) -> Option<(Rect, usize)>
     let text = app
         .host
         .get(app.host_cursor)
-        .and_then(|r| r.hint.clone())
+        .and_then(|r| shown(app, r).2)
         .map(|h| format!("→ {h}"))
         .unwrap_or_default();
     frame.render_widget(
@@ -93,5 +112,54 @@ mod tests {
             text.contains("→ sysctl kernel.perf_event_paranoid=2"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_busy_cpu_row_says_what_the_trials_measured_not_only_the_process_list() {
+        use crate::vocabulary::{EngineEvent, RunQueueWait};
+        let mut app = demo::measuring();
+        app.host.push(HostRow {
+            check: Some(crate::host::HostCheck::BusyCpu),
+            name: "busy CPU".into(),
+            status: CheckStatus::Pass,
+            value: "no other task running on CPU 1".into(),
+            hint: None,
+        });
+        app.host_cursor = app.host.len() - 1;
+        let draw = |app: &App| {
+            demo::draw_text(60, 14, |f| {
+                render(f, f.area(), app);
+            })
+        };
+        // Waits within what a trial may have leave the row as the process list saw it.
+        let wait = |waited_s, timed_s| RunQueueWait { waited_s, timed_s };
+        let retried = |w| EngineEvent::TrialRetried {
+            job: demo::key("sm3hash-256", 32),
+            trial: 3,
+            reason: "preempted".into(),
+            cpu_wait: Some(w),
+        };
+        app.apply(retried(wait(0.001, 0.2)));
+        let text = draw(&app);
+        assert!(text.contains("Pass busy CPU      no other task"), "{text}");
+        // A run-queue wait of 41 % over the trials, re-run and kept ones alike: a warning with
+        // the share, whatever the process list showed.
+        app.apply(retried(wait(0.16, 0.2)));
+        app.apply(retried(wait(0.089, 0.4)));
+        let text = draw(&app);
+        assert!(
+            text.contains("Warn busy CPU      trials waited 31 % of their time"),
+            "{text}"
+        );
+        insta::assert_snapshot!("busy_cpu_measured_60x14", text);
+        // A new run starts from its own trials.
+        app.apply(EngineEvent::RunStarted {
+            run_dir: "runs/next".into(),
+            labels: vec!["sm3hash-256".into()],
+            lengths: vec![32],
+            cpus: vec![1],
+            reference_jobs: Vec::new(),
+        });
+        assert!(draw(&app).contains("Pass busy CPU"));
     }
 }

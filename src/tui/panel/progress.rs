@@ -59,6 +59,9 @@ pub fn status_line(app: &App) -> String {
             "cancelling…".into()
         }
         RunState::Running { .. } if app.read_only => "watching: the writer prepares…".into(),
+        RunState::Running { .. } if app.cpu_wait.is_some() => {
+            format!("⏸ {}", app.cpu_wait_line().unwrap_or_default())
+        }
         RunState::Running { .. } => "preparing: KAT, host check, calibration…".into(),
         RunState::Kats { .. } => "checking KATs…".into(),
         // The way on first: the reasons can be long and are cut at the edge.
@@ -150,11 +153,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             format::duration(std::time::Duration::from_secs_f64(s.max(0.0)))
         )
     });
-    let label = format!("jobs {done}/{total}{eta}");
-    let ratio = if total > 0 {
-        done as f64 / total as f64
+    // Queueing for the CPU, the run has no jobs yet: the last run's count would mislead.
+    let (label, ratio) = if app.cpu_wait.is_some() {
+        ("no job yet · the run waits for its CPU".to_string(), 0.0)
+    } else if total > 0 {
+        (
+            format!("jobs {done}/{total}{eta}"),
+            done as f64 / total as f64,
+        )
     } else {
-        0.0
+        (format!("jobs {done}/{total}{eta}"), 0.0)
     };
     frame.render_widget(
         Gauge::default()

@@ -114,6 +114,7 @@ fn baseline_means_divide_only_complete_jobs_of_the_same_length() {
         robust: None,
         doubts: vec![],
         layouts: None,
+        cpu_wait: None,
     };
     let jobs = [
         (

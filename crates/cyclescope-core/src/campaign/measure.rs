@@ -265,6 +265,7 @@ impl Measuring<'_> {
                     job: self.job.key.clone(),
                     trial: index + 1,
                     reason,
+                    cpu_wait: cpu_wait_of(&run),
                 });
                 continue;
             }
@@ -376,6 +377,12 @@ impl Measuring<'_> {
             },
         )
     }
+}
+
+/// How long a process's trials waited for the CPU against how long they ran.
+fn cpu_wait_of(run: &ProcessRun) -> Option<crate::vocabulary::RunQueueWait> {
+    let seconds: Vec<f64> = run.record.trials.iter().map(|t| t.seconds).collect();
+    crate::vocabulary::RunQueueWait::of_trials(&seconds, &run.waited_ns)
 }
 
 /// The first disturbed trial of a process, and why.

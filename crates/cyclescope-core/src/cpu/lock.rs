@@ -41,7 +41,7 @@ const RETRY: Duration = Duration::from_millis(50);
 pub enum CpuLockError {
     #[error(
         "CPU {cpu} is taken: process {holder} is measuring on it (lock {}); wait for it to \
-         finish or choose other CPUs with --cpus",
+         finish, queue for it with {LOCK_WAIT_ENV}=<seconds>, or choose other CPUs with --cpus",
         .path.display()
     )]
     Busy {
@@ -195,11 +195,20 @@ pub fn lock_wait() -> Result<Duration, CpuLockError> {
     }
 }
 
-/// What a run that must wait is told once per busy CPU (the holder named), before it waits.
-pub type OnWait<'a> = &'a mut dyn FnMut(&CpuLockError);
+/// What a run queueing for a busy CPU hears of it: once when the wait starts (the `Busy`
+/// refusal it would have had, naming the holder), once when the CPU came free.
+#[derive(Debug)]
+pub enum LockWait<'a> {
+    Busy(&'a CpuLockError),
+    Free { cpu: usize, waited: Duration },
+}
+
+/// What a run that must wait is told once per busy CPU: before it waits, and when it ends.
+pub type OnWait<'a> = &'a mut dyn FnMut(LockWait<'_>);
 
 /// Locks every CPU of `cpus` for this process (all or none), naming `run_dir` as what it
-/// measures for. A busy CPU is waited for up to `wait` (`on_wait` hears of it first), or until
+/// measures for. A busy CPU is waited for up to `wait` (`on_wait` hears of it first, and
+/// again when it came free), or until
 /// `cancel` is set. CPUs are taken in ascending order, so two waiting runs that want
 /// overlapping sets never hold one CPU each while waiting for the other's.
 pub fn lock_all(
@@ -217,7 +226,7 @@ pub fn lock_all(
     order
         .into_iter()
         .map(|cpu| {
-            let mut told = false;
+            let mut waiting_since: Option<Instant> = None;
             loop {
                 match lock_one(dir, cpu, run_dir) {
                     Err(busy @ CpuLockError::Busy { .. }) => {
@@ -235,11 +244,20 @@ pub fn lock_all(
                         if cancel.load(Ordering::Relaxed) {
                             return Err(CpuLockError::Cancelled { cpu });
                         }
-                        if !told {
-                            on_wait(&busy);
-                            told = true;
+                        if waiting_since.is_none() {
+                            on_wait(LockWait::Busy(&busy));
+                            waiting_since = Some(Instant::now());
                         }
                         std::thread::sleep(RETRY.min(wait - waited));
+                    }
+                    Ok(held) => {
+                        if let Some(since) = waiting_since {
+                            on_wait(LockWait::Free {
+                                cpu,
+                                waited: since.elapsed(),
+                            });
+                        }
+                        return Ok(held);
                     }
                     other => return other,
                 }

@@ -96,6 +96,8 @@ pub enum JournalEvent {
         job: JobKey,
         trial: u32,
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait: Option<crate::vocabulary::RunQueueWait>,
     },
     TrialOverdue {
         job: JobKey,
@@ -151,6 +153,8 @@ impl JournalEvent {
             EngineEvent::KatProgress { .. } => return None,
             // The records' environment block says it (`host_check_reused_from`).
             EngineEvent::HostReused { .. } => return None,
+            // Before the run has a folder: nothing to write them into.
+            EngineEvent::CpuWaiting { .. } | EngineEvent::CpuFree { .. } => return None,
             // Each kept trial's clock is in its record (`clock_hz_by_trial`).
             EngineEvent::TrialClock { .. } => return None,
             EngineEvent::KatFinished {
@@ -190,9 +194,17 @@ impl JournalEvent {
                 per_call_source: snapshot.per_call_source,
                 histogram: histogram::encode(&snapshot.histogram),
             },
-            EngineEvent::TrialRetried { job, trial, reason } => {
-                JournalEvent::TrialRetried { job, trial, reason }
-            }
+            EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => JournalEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            },
             EngineEvent::TrialOverdue {
                 job,
                 trial,
@@ -310,9 +322,17 @@ impl JournalEvent {
                     },
                 }
             }
-            JournalEvent::TrialRetried { job, trial, reason } => {
-                EngineEvent::TrialRetried { job, trial, reason }
-            }
+            JournalEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            } => EngineEvent::TrialRetried {
+                job,
+                trial,
+                reason,
+                cpu_wait,
+            },
             JournalEvent::TrialOverdue {
                 job,
                 trial,

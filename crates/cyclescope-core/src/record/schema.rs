@@ -232,6 +232,10 @@ impl TimingRecord {
             robust: add.and_then(|a| a.robust.clone()),
             doubts: crate::measure::doubt::doubts(&self.evidence()),
             layouts: add.and_then(|a| a.layouts.clone()).map(Box::new),
+            cpu_wait: add.and_then(|a| {
+                let seconds: Vec<f64> = self.trials.iter().map(|t| t.seconds).collect();
+                crate::vocabulary::RunQueueWait::of_trials(&seconds, &a.preempted_ns_by_trial)
+            }),
         }
     }
 

@@ -48,6 +48,20 @@ pub enum EngineEvent {
         cpu: usize,
         checked_utc: String,
     },
+    /// The run queues for CPU `cpu`, which another process holds (`holder`: its pid, command
+    /// line and run, as its lock note says; the other process wrote it, so it is shown
+    /// escaped), for at most `limit` (`CYCLESCOPE_LOCK_WAIT`). Sent before the run has a
+    /// folder, so never journaled.
+    CpuWaiting {
+        cpu: usize,
+        holder: String,
+        limit: Duration,
+    },
+    /// The CPU the run queued for came free after `waited`: the run takes it.
+    CpuFree {
+        cpu: usize,
+        waited: Duration,
+    },
     /// Host problems found before measuring (stored with the run when allowed).
     HostProblems {
         problems: Vec<String>,
@@ -117,6 +131,8 @@ pub enum EngineEvent {
         job: JobKey,
         trial: u32,
         reason: String,
+        /// How long the discarded process's trials waited for the CPU, where measured.
+        cpu_wait: Option<super::RunQueueWait>,
     },
     JobFinished {
         job: JobKey,

@@ -156,6 +156,47 @@ pub enum JobOutcome {
     Cancelled,
 }
 
+/// How long timed trials waited for their CPU (the kernel's run-queue wait of the worker, as
+/// `schedstat` counts it) against how long they ran: what a busy CPU did to the trials, as
+/// they measured it themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunQueueWait {
+    pub waited_s: f64,
+    pub timed_s: f64,
+}
+
+impl RunQueueWait {
+    /// The waits of `trials` (seconds each ran) with their waits in ns (None: not known,
+    /// and the trial is left out); None when no trial has a figure.
+    pub fn of_trials(seconds: &[f64], waited_ns: &[Option<u64>]) -> Option<Self> {
+        let sum = seconds
+            .iter()
+            .zip(waited_ns)
+            .filter_map(|(s, w)| Some((*s, (*w)? as f64 / 1e9)))
+            .fold(Self::default(), |a, (s, w)| Self {
+                waited_s: a.waited_s + w,
+                timed_s: a.timed_s + s,
+            });
+        (sum.timed_s > 0.0).then_some(sum)
+    }
+
+    pub fn add(&mut self, other: Self) {
+        self.waited_s += other.waited_s;
+        self.timed_s += other.timed_s;
+    }
+
+    /// Whether the trials waited more than a trial may before it is run again (1 %).
+    pub fn disturbs(&self) -> bool {
+        self.share()
+            .is_some_and(|s| s > crate::measure::job::MAX_PREEMPTED_SHARE)
+    }
+
+    /// The share of their time the trials waited (None before any trial ran).
+    pub fn share(&self) -> Option<f64> {
+        (self.timed_s > 0.0).then(|| (self.waited_s / self.timed_s).clamp(0.0, 1.0))
+    }
+}
+
 /// The figures of a finished job, as the results table shows them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSummary {
@@ -185,6 +226,9 @@ pub struct JobSummary {
     /// The figures at the other buffer layouts (`run --layouts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<Box<crate::measure::layout::LayoutSpread>>,
+    /// How long its kept trials waited for the CPU (None where not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<RunQueueWait>,
 }
 
 #[cfg(test)]
@@ -209,5 +253,24 @@ mod tests {
         }
         assert!("cancelled".parse::<JobFailure>().is_err());
         assert!("BOOM: x".parse::<JobFailure>().is_err());
+    }
+
+    #[test]
+    fn run_queue_waits_add_up_over_the_trials_that_measured_one() {
+        // Two trials of 0.2 s and 0.4 s waited 60 ms and 40 ms; a third has no figure.
+        let w = RunQueueWait::of_trials(
+            &[0.2, 0.4, 1.0],
+            &[Some(60_000_000), Some(40_000_000), None],
+        )
+        .expect("two trials measured their wait");
+        assert!((w.waited_s - 0.1).abs() < 1e-12 && (w.timed_s - 0.6).abs() < 1e-12);
+        assert!(w.disturbs(), "1/6 of their time is far over 1 %");
+        assert_eq!(RunQueueWait::of_trials(&[0.2], &[None]), None);
+        assert_eq!(RunQueueWait::of_trials(&[0.2], &[]), None);
+        let quiet = RunQueueWait::of_trials(&[1.0], &[Some(5_000_000)]).unwrap();
+        assert!(!quiet.disturbs(), "0.5 % is what a trial may wait");
+        let mut both = quiet;
+        both.add(w);
+        assert!((both.share().unwrap() - 0.105 / 1.6).abs() < 1e-12);
     }
 }

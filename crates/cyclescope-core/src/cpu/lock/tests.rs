@@ -29,6 +29,11 @@ fn a_second_lock_names_the_first_holder_and_a_dropped_lock_frees_the_cpu() {
     assert!(matches!(e, CpuLockError::Busy { cpu: 5, .. }), "{text}");
     assert!(text.contains(&std::process::id().to_string()), "{text}");
     assert!(text.contains("writing runs/a"), "{text}");
+    // The refusal names the way to queue instead.
+    assert!(
+        text.contains("queue for it with CYCLESCOPE_LOCK_WAIT=<seconds>"),
+        "{text}"
+    );
     drop(held);
     assert!(
         lock_all(
@@ -47,7 +52,7 @@ const NO_WAIT: Duration = Duration::ZERO;
 static GO: AtomicBool = AtomicBool::new(false);
 
 #[test]
-fn a_waiting_run_is_told_once_and_gets_the_cpu_when_it_is_freed() {
+fn a_waiting_run_is_told_once_whom_it_waits_for_and_again_when_the_cpu_is_freed() {
     let tmp = tempfile::tempdir().unwrap();
     let held = lock_all(
         tmp.path(),
@@ -68,9 +73,12 @@ fn a_waiting_run_is_told_once_and_gets_the_cpu_when_it_is_freed() {
             Path::new("runs/b"),
             Duration::from_secs(600),
             &GO,
-            &mut |e| {
-                told.push(e.to_string());
-                let _ = told_tx.send(());
+            &mut |heard| match heard {
+                LockWait::Busy(e) => {
+                    told.push(e.to_string());
+                    let _ = told_tx.send(());
+                }
+                LockWait::Free { cpu, .. } => told.push(format!("CPU {cpu} free")),
             },
         );
         (got.map(|l| l.len()), told)
@@ -80,8 +88,12 @@ fn a_waiting_run_is_told_once_and_gets_the_cpu_when_it_is_freed() {
     drop(held);
     let (got, told) = waiter.join().unwrap();
     assert_eq!(got.unwrap(), 2, "both CPUs, CPU 0 taken before CPU 1");
-    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told.len(), 2, "{told:?}");
     assert!(told[0].contains("CPU 1 is taken"), "{told:?}");
+    assert_eq!(
+        told[1], "CPU 1 free",
+        "the end of the wait is said: {told:?}"
+    );
 }
 
 #[test]

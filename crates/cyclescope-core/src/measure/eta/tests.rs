@@ -1,0 +1,134 @@
+use super::*;
+
+fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
+    JobTime {
+        estimated_s: est,
+        fraction_done: done,
+        spent_s: spent,
+    }
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+#[test]
+fn the_plans_left_at_the_pace_seen_over_the_lanes() {
+    assert_eq!(seconds_left(&[], 4, 1), None, "nothing planned yet");
+    // Plans alone: 2 s each, none started, two jobs not planned yet (2 s each).
+    let jobs = [job(Some(2.0), 0.0, None), job(Some(2.0), 0.0, None)];
+    assert!(close(seconds_left(&jobs, 4, 1), 8.0));
+    // A finished job took 3 s for a 2 s plan: with the prior (a tenth of a second at the
+    // plans' pace) the pace is 3.1 / 2.1, and the 6 planned seconds left take that much more.
+    let jobs = [job(Some(2.0), 1.0, Some(3.0)), job(Some(2.0), 0.0, None)];
+    assert!(close(pace(&jobs), 3.1 / 2.1));
+    assert!(close(seconds_left(&jobs, 4, 1), 6.0 * 3.1 / 2.1));
+    // Two lanes share it.
+    assert!(close(seconds_left(&jobs, 4, 2), 3.0 * 3.1 / 2.1));
+}
+
+#[test]
+fn a_running_job_teaches_the_pace_before_it_ends() {
+    // Half of a 2 s plan done in 2 s: the run goes at about twice the plans' time already.
+    let jobs = [job(Some(2.0), 0.5, Some(2.0)), job(Some(2.0), 0.0, None)];
+    assert!(close(pace(&jobs), 2.1 / 1.1));
+    // Its first instants (start-up, no calls reported yet) do not multiply the run.
+    let jobs = [job(Some(2.0), 0.0, Some(0.02)), job(Some(2.0), 0.0, None)];
+    assert!(pace(&jobs).is_some_and(|p| p < 1.25), "{:?}", pace(&jobs));
+}
+
+#[test]
+fn an_early_short_job_does_not_make_a_long_run_look_short() {
+    // 16 jobs, the first finished at its plan; the plans know the rest are longer, which a
+    // mean of finished job times cannot.
+    let mut jobs = vec![job(Some(0.5), 1.0, Some(0.5))];
+    jobs.extend((0..15).map(|_| job(Some(2.0), 0.0, None)));
+    assert!(close(seconds_left(&jobs, 16, 1), 30.0));
+}
+
+#[test]
+fn share_done_counts_finished_trials_and_goes_back_for_a_trial_run_again() {
+    assert_eq!(share_done(1, 4, 0, 100), 0.0);
+    assert_eq!(share_done(3, 4, 50, 100), 0.625);
+    assert_eq!(share_done(4, 4, 100, 100), 1.0);
+    // No calls known yet: the trial's own share counts as not started.
+    assert_eq!(share_done(2, 4, 0, 0), 0.25);
+}
+
+/// A scripted loaded run, as a view sees it: the events' times folded into `JobTime`s.
+struct LoadedRun {
+    /// Per job in order: its plan's seconds and its trials.
+    plans: Vec<(f64, u32)>,
+    /// Each trial's wall time against its planned share (preemption under load).
+    slowdown: f64,
+    /// How often every trial is run (2: each one disturbed and run again once).
+    runs_per_trial: u32,
+}
+
+impl LoadedRun {
+    /// The views' `JobTime`s at `t` seconds, with the run's total wall time.
+    fn at(&self, t: f64) -> (Vec<JobTime>, f64) {
+        let mut clock = 0.0;
+        let mut jobs = Vec::new();
+        for &(est, trials) in &self.plans {
+            let trial_s = est / f64::from(trials) * self.slowdown;
+            let job_s = trial_s * f64::from(trials * self.runs_per_trial);
+            let start = clock;
+            clock += job_s;
+            let (done, spent) = if t >= clock {
+                (1.0, Some(job_s))
+            } else if t > start {
+                // Which run of which trial is going on, and how far into it.
+                let into = t - start;
+                let run = (into / trial_s).floor();
+                let trial = (run / f64::from(self.runs_per_trial)).floor() as u32 + 1;
+                let calls = ((into - run * trial_s) / trial_s * 1000.0) as u64;
+                (share_done(trial, trials, calls, 1000), Some(into))
+            } else {
+                (0.0, None)
+            };
+            jobs.push(job(Some(est), done, spent));
+        }
+        (jobs, clock)
+    }
+}
+
+#[test]
+fn a_loaded_run_whose_trials_all_run_twice_is_not_promised_in_half_the_time() {
+    // Two instances × four lengths, cheapest first as a lane measures them; under a busy loop
+    // every trial runs 1.2 × its plan and is disturbed and run again once (2.4 × the plans).
+    let plans: Vec<(f64, u32)> = [0.5, 1.0, 2.0, 4.0, 0.5, 1.0, 2.0, 4.0]
+        .iter()
+        .map(|&s| (s, 5))
+        .collect();
+    let run = LoadedRun {
+        plans,
+        slowdown: 1.2,
+        runs_per_trial: 2,
+    };
+    let (_, total) = run.at(0.0);
+    let first_job = 0.5 * 1.2 * 2.0;
+    let mut worst: f64 = 0.0;
+    // Once a trial has been run again (within the first tenth of the first, cheapest job) no
+    // ETA is more than 1.6 × optimistic (the plans alone: 2.4 ×); from the end of the first
+    // job on, every ETA is within 25 % of the time truly left (judged while a tenth of the run
+    // is still left: a trial about to be run again is a large share of a few seconds).
+    let mut t = 0.5 / 5.0 * 1.2 * 1.5;
+    while t < total * 0.9 {
+        let (jobs, _) = run.at(t);
+        let eta = seconds_left(&jobs, jobs.len(), 1).expect("planned");
+        let truth = total - t;
+        let said = format!("at {t:.2} s of {total:.1} s: ETA {eta:.1} s, truly {truth:.1} s left");
+        assert!(eta >= truth / 1.6, "{said}");
+        if t >= first_job {
+            let error = (eta - truth).abs() / truth;
+            assert!(error <= 0.25, "{said}");
+            worst = worst.max(error);
+        }
+        t += total / 500.0;
+    }
+    eprintln!(
+        "worst ETA error after the first job: {:.0} %",
+        worst * 100.0
+    );
+}
