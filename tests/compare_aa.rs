@@ -7,15 +7,11 @@
 
 mod common;
 
+use common::measurement_cpu;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-/// The CPU a run measures on by default: the highest-numbered online one.
-fn measurement_cpu() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
-}
 
 fn run(out: &Path) {
     let o = common::cyclescope()
@@ -48,17 +44,7 @@ fn two_runs_of_one_library_read_no_difference_even_with_a_busy_loop_on_the_cpu()
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     run(&a);
     // The load: a busy loop pinned to the measurement CPU for the whole second run.
-    let mut hog = Command::new("taskset")
-        .args([
-            "-c",
-            &measurement_cpu().to_string(),
-            "sh",
-            "-c",
-            "while :; do :; done",
-        ])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("taskset(1) is installed");
+    let mut hog = common::busy_loop_on(measurement_cpu());
     run(&b);
     let _ = hog.kill();
     let _ = hog.wait();

@@ -6,15 +6,11 @@
 
 mod common;
 
+use common::measurement_cpu;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-/// The CPU a run measures on by default: the highest-numbered online one.
-fn measurement_cpu() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
-}
 
 /// A library whose every message byte costs `rounds` dependent mixing steps.
 fn build(dir: &Path, name: &str, rounds: u32) -> PathBuf {
@@ -78,17 +74,7 @@ fn under_a_busy_loop_a_large_difference_is_called_and_identical_builds_are_not()
     let lib_a = build(tmp.path(), "MIXA-256", 10);
     let lib_same = build(tmp.path(), "MIXS-256", 10);
     let lib_b = build(tmp.path(), "MIXB-256", 49);
-    let mut hog = Command::new("taskset")
-        .args([
-            "-c",
-            &measurement_cpu().to_string(),
-            "sh",
-            "-c",
-            "while :; do :; done",
-        ])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("taskset(1) is installed");
+    let mut hog = common::busy_loop_on(measurement_cpu());
     let runs: Vec<PathBuf> = ["a", "same", "b"]
         .iter()
         .map(|n| tmp.path().join(n))

@@ -165,3 +165,18 @@ pub fn run_folders(runs: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The CPU a run measures on by default: the highest-numbered online one.
+pub fn measurement_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// A real busy loop pinned to `cpu` until it is killed: the load a shared machine puts on the
+/// measurement CPU.
+pub fn busy_loop_on(cpu: usize) -> std::process::Child {
+    std::process::Command::new("taskset")
+        .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("taskset(1) is installed")
+}
