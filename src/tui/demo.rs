@@ -29,7 +29,7 @@ const CONFIG: &str = include_str!("../../config.toml");
 const CLOCK_HZ: f64 = 2.1e9;
 
 /// The demo states, by the names the snapshots and screenshots use.
-pub const STATES: [&str; 13] = [
+pub const STATES: [&str; 15] = [
     "idle",
     "measuring",
     "finished",
@@ -43,6 +43,8 @@ pub const STATES: [&str; 13] = [
     "nokat",
     "log-scrolled",
     "bad-manifest",
+    "waiting-cpu",
+    "ab-builds",
 ];
 
 /// The catalog of the repository's `config.toml`, with the bundled baselines beside it.
