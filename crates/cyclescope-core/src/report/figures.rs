@@ -5,6 +5,7 @@
 //! Returns SVG text; never reads or writes files.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::dataset::InstanceEvidence;
 use crate::measure::body;
@@ -280,11 +281,16 @@ pub(crate) fn per_call_histogram(r: &TimingRecord) -> Result<Option<String>, Fig
                         grey.stroke_width(1),
                     )])
                     .map_err(err)?;
+                // A label at the right end ends there, not in the legend's strip.
+                let anchor = if v > right { HPos::Right } else { HPos::Left };
                 chart
                     .draw_series([Text::new(
                         format!("▲ {}", marker_name(&name, v, left, right)),
                         (at, top * 1.08),
-                        (FONT, 12).into_font().color(&grey),
+                        (FONT, 12)
+                            .into_font()
+                            .color(&grey)
+                            .pos(Pos::new(anchor, VPos::Bottom)),
                     )])
                     .map_err(err)?;
             }
