@@ -312,6 +312,17 @@ fn without_line_information_the_panel_says_so_and_shows_no_other_objects_lines()
         ),
         "{text}"
     );
+    snapshots("profile_no_lines", &app);
+}
+
+/// The Profile panel over a whole 80×24 and 160×48 terminal, as insta snapshots.
+fn snapshots(name: &str, app: &App) {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let text = demo::draw_text(w, h, |f| {
+            crate::tui::panel::profile::render(f, f.area(), app)
+        });
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+    }
 }
 
 #[test]
@@ -338,6 +349,7 @@ fn a_build_valgrind_cannot_decode_is_explained_whole_in_the_panel() {
     ] {
         assert!(text.contains(fact), "{fact:?} missing:\n{text}");
     }
+    snapshots("profile_undecodable", &app);
 }
 
 #[test]
