@@ -33,15 +33,9 @@ pub fn label(digest_bits: u32) -> String {
     format!("pseudoXOF-{digest_bits}")
 }
 
-/// `own / base`: the ratio of two mean cycle counts, when both are there and the base is
-/// positive. The one implementation of "× pseudoXOF" (the summary page, the run table, the
-/// JSON, the TUI and the figures all call it).
-pub fn ratio(own: Option<f64>, base: Option<f64>) -> Option<f64> {
-    match (own, base) {
-        (Some(v), Some(b)) if b > 0.0 && v.is_finite() => Some(v / b),
-        _ => None,
-    }
-}
+/// `own / base`: the one implementation of "× pseudoXOF" (the summary page, the run table, the
+/// JSON, the TUI and the figures all call it), the arithmetic every ratio of two figures uses.
+pub use crate::format::ratio_value as ratio;
 
 impl Baseline {
     pub fn new(candidate: &str) -> Self {
@@ -228,32 +222,6 @@ pub fn ratio_cell(r: Option<XofRatio>) -> String {
 /// The line under a table whose ratios carry ⚠.
 pub const DOUBTFUL_RATIO_NOTE: &str =
     "× pseudoXOF ⚠: the row's figure or the baseline it divides by is doubtful (see ⚠ above).";
-
-/// The report's §4 table with the `× pseudoXOF` column last, as `run` and the workbench print
-/// it: per row its §4 cells, whether the run added it as a reference job (marked), its ratio.
-/// Empty without rows.
-pub fn perf_table_with_ratio(
-    counter: crate::counter::Counter,
-    rows: impl IntoIterator<Item = ([String; 7], bool, Option<XofRatio>)>,
-) -> String {
-    let cells: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|(cells, reference, ratio)| {
-            let mut c = cells.to_vec();
-            if reference {
-                c[0] += " (reference)";
-            }
-            c.push(ratio_cell(ratio));
-            c
-        })
-        .collect();
-    if cells.is_empty() {
-        return String::new();
-    }
-    let mut header: Vec<&str> = crate::report::perf_header(counter).to_vec();
-    header.push(COLUMN);
-    crate::report::export::markdown(&header, &cells)
-}
 
 /// The sentence under every table that carries the column: which baseline it divides by.
 pub fn divides_by(baseline: &Baseline, counter: crate::counter::Counter) -> String {

@@ -362,13 +362,13 @@ impl Run<'_> {
 
     /// Writes the record of a measured job and tells the frontends how it ended.
     fn write_measured(&mut self, j: &Job, m: JobMeasurement) -> Result<(), CampaignError> {
-        let failure = m.failure.clone();
         let stderr_tail = m
             .processes
             .last()
             .map(|p| p.record.stderr.clone())
             .unwrap_or_default();
-        let (record, summary, snapshot) = write::job_record(self.dir, self.req, j, self.host, m);
+        let (record, summary, snapshot, failure) =
+            write::job_record(self.dir, self.req, j, self.host, m);
         let record = record.map_err(|source| CampaignError::RecordWrite {
             run_dir: self.req.run_dir.clone(),
             what: format!("the record of {}", j.key),

@@ -135,9 +135,17 @@ pub(crate) fn cycles_per_byte(mean_cycles: f64, bytes: u64) -> String {
     format!("{:.1}", mean_cycles / bytes as f64)
 }
 
+/// `own / base`, when both are there, the base is positive and the quotient finite.
+pub fn ratio_value(own: Option<f64>, base: Option<f64>) -> Option<f64> {
+    match (own, base) {
+        (Some(v), Some(b)) if b > 0.0 && v.is_finite() => Some(v / b),
+        _ => None,
+    }
+}
+
 /// Ratio to a baseline: `1.52×`, or `(ratio –)` when unavailable.
 pub fn ratio(value: Option<f64>, baseline: Option<f64>) -> String {
-    match crate::baseline::ratio(value, baseline) {
+    match ratio_value(value, baseline) {
         Some(r) => format!("{r:.2}×"),
         None => format!("(ratio {MISSING})"),
     }

@@ -17,6 +17,7 @@ pub(crate) mod page_set;
 pub(crate) mod profile_section;
 pub(crate) mod published;
 pub mod published_page;
+mod ratio_table;
 pub mod readback;
 pub(crate) mod robust_section;
 pub(crate) mod side_files;
@@ -25,6 +26,7 @@ pub(crate) mod sweep_section;
 
 pub use dataset::{Dataset, ReportError};
 pub use page_set::{Page, PageDifference, ReportOptions, build_pages, check_pages, write_pages};
+pub use ratio_table::perf_table_with_ratio;
 
 use crate::format;
 use crate::measure::doubt::Doubt;

@@ -5,10 +5,12 @@
 //! sit below the campaign, the records and the frontends alike, so none of those has to reach
 //! into another to speak about a job. This module never measures, writes or decides anything.
 
+mod check;
 mod event;
 mod job;
 mod status;
 
+pub use check::{Check, CheckResult, Evidence, Grade, Outcome};
 pub(crate) use event::PROGRESS_INTERVAL;
 pub use event::{EngineEvent, HistogramSnapshot};
 pub use job::{FailureKind, JobFailure, JobKey, JobOutcome, JobSummary, RunQueueWait};

@@ -165,7 +165,7 @@ pub fn results_table(rows: &[Row], baseline: &Baseline, run_dir: Option<&Path>) 
             .any(|o| o.job.label == r.job.label && o.job.candidate != r.job.candidate)
     };
     let counter = crate::report::counter_of(rows.iter().map(|r| &r.summary));
-    let mut out = baseline::perf_table_with_ratio(
+    let mut out = crate::report::perf_table_with_ratio(
         counter,
         rows.iter().map(|r| {
             let mut cells = crate::report::perf_cells(&r.job, Some(&r.summary), None);

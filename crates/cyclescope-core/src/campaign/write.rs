@@ -26,14 +26,20 @@ pub(crate) fn is_complete(run_dir: &Path, inst: &Instance, len: u64) -> bool {
 }
 
 /// Builds and writes the record of a measured job; returns its path (or why it could not be
-/// written), the summary for the frontends and the final histogram snapshot.
+/// written), the summary for the frontends, the final histogram snapshot and the job's
+/// failure (the measurement's, or the uninterrupted-call figure's refusal).
 pub(super) fn job_record(
     dir: &RunDir,
     req: &RunRequest,
     j: &Job,
     host: &HostGate,
     m: JobMeasurement,
-) -> (Result<PathBuf, RunDirError>, JobSummary, HistogramSnapshot) {
+) -> (
+    Result<PathBuf, RunDirError>,
+    JobSummary,
+    HistogramSnapshot,
+    Option<JobFailure>,
+) {
     let (inst, len, kat) = (&j.inst, j.key.input_bytes, &j.kat);
     // Adaptive jobs ran as many single-trial processes as they needed: the record's plan
     // says so, which keeps it valid by the harness's rules.
@@ -91,6 +97,21 @@ pub(super) fn job_record(
         .per_call_scale()
         .filter(|_| !req.counter.under_valgrind())
         .and_then(|scale| crate::measure::robust::of_trials(&bodies, scale));
+    // The samples are the worker's word: the figure meets the floor and the probe's CPU time
+    // as the guide's trials do, or it is no figure and the job fails.
+    let refused = robust.as_ref().and_then(|r| {
+        crate::measure::proof::uninterrupted::refusal(
+            r,
+            &trials,
+            m.fresh_probe.as_ref(),
+            &crate::measure::proof::floor::Floor::of_this_host(host.fixed_clock_hz()),
+            len,
+        )
+    });
+    let (robust, failure) = match refused {
+        Some(f) => (None, additions.failure.clone().or(Some(f))),
+        None => (robust, additions.failure.clone()),
+    };
     let protections = m
         .processes
         .iter()
@@ -99,6 +120,7 @@ pub(super) fn job_record(
     let additions = Additions {
         robust,
         protections,
+        failure: failure.clone(),
         ..additions
     };
     let rec = assemble(
@@ -113,7 +135,7 @@ pub(super) fn job_record(
     );
     let summary = rec.summary();
     let path = dir.write_record(&rec);
-    (path, summary, snapshot)
+    (path, summary, snapshot, failure)
 }
 
 /// Writes the record of a job that failed before its plan (in calibration).

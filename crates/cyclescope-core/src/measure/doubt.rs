@@ -105,7 +105,7 @@ pub(crate) struct Evidence<'a> {
     /// An exact count (instructions under valgrind): its three calls are the whole figure.
     pub(crate) exact: bool,
     /// The conformance check the KAT gate failed (NONCONFORM), named beside the status.
-    pub(crate) failed_check: Option<crate::conform::Check>,
+    pub(crate) failed_check: Option<crate::vocabulary::Check>,
 }
 
 /// The doubts about one finished job, figure doubts first.

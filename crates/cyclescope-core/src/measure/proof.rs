@@ -9,6 +9,7 @@
 pub mod floor;
 pub(crate) mod fresh;
 pub mod reference;
+pub(crate) mod uninterrupted;
 
 use super::stats::Trial;
 use crate::format;

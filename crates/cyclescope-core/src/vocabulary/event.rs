@@ -81,10 +81,10 @@ pub enum EngineEvent {
         detail: String,
         log: Option<PathBuf>,
         /// The conformance check that failed (with NONCONFORM), which tables name.
-        check: Option<crate::conform::Check>,
+        check: Option<super::Check>,
         /// The findings that do not block (`conform::Grade::OutOfDomain`), shown beside the
         /// verdict.
-        findings: Vec<crate::conform::CheckResult>,
+        findings: Vec<super::CheckResult>,
     },
     JobPlanned {
         job: JobKey,

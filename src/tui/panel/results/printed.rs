@@ -15,7 +15,7 @@ fn run_table(app: &App, run: usize) -> String {
         .filter(|r| r.run == run)
         .collect();
     let counter = crate::report::counter_of(rows.iter().filter_map(|r| r.summary));
-    let mut out = crate::baseline::perf_table_with_ratio(
+    let mut out = crate::report::perf_table_with_ratio(
         counter,
         rows.iter().map(|r| {
             let mut cells = crate::report::perf_cells(r.key, r.summary, r.failure);
