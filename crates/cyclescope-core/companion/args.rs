@@ -2,7 +2,7 @@
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
-//! [--count] [--hw-instructions] [--sample-period NS]`. Parsing
+//! [--count] [--hw-instructions] [--sample-period NS] [--loop-only]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -48,6 +48,10 @@ pub(crate) struct Invocation<'a> {
     /// The loop counter is hardware `instructions:u` on the core PMU, and nothing else: where
     /// it does not open, the worker refuses (`--counter hw-instructions`).
     pub(crate) hw_instructions: bool,
+    /// The fresh-message probe with no candidate: LIB is not loaded, a built-in function
+    /// stands in (`library::loop_only`), so the engine learns what the probe's loop itself
+    /// costs a call.
+    pub(crate) loop_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +74,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
-                 [--hw-instructions] [--sample-period NS]",
+                 [--hw-instructions] [--sample-period NS] [--loop-only]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -127,11 +131,12 @@ pub(crate) fn parse<'a>(
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
     let mut values: [Option<u64>; 16] = [None; 16];
     let mut abi: Option<bool> = None;
-    let (mut count, mut hw_instructions) = (false, false);
+    let (mut count, mut hw_instructions, mut loop_only) = (false, false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
             b"--hw-instructions" => Some(&mut hw_instructions),
+            b"--loop-only" => Some(&mut loop_only),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -214,5 +219,6 @@ pub(crate) fn parse<'a>(
         },
         count,
         hw_instructions,
+        loop_only,
     })
 }

@@ -53,6 +53,43 @@ pub(crate) enum LoadError {
     Symbol,
 }
 
+/// The probe loop's own cost, measured with no candidate in the process
+/// (`--loop-only`): a built-in `CryptHash` that does the least any hash must — read the
+/// message, one byte per 64-byte line (so a fresh message's cache misses are paid, as they are
+/// by a library), and write every byte of the digest — and nothing else.
+pub(crate) fn loop_only() -> Library {
+    Library {
+        entry: Entry::Iccs(touch_only),
+        meta: MetaBlock::Absent,
+        build_flags: None,
+    }
+}
+
+/// The built-in function of [`loop_only`].
+///
+/// # Safety
+/// `msg` holds `bits.div_ceil(8)` readable bytes and `digest` `hashbitlen.div_ceil(8)`
+/// writable ones, as for any `CryptHash`.
+unsafe extern "C" fn touch_only(
+    hashbitlen: c_int,
+    msg: *const u8,
+    bits: u64,
+    digest: *mut u8,
+) -> c_int {
+    let len = bits.div_ceil(8) as usize;
+    let mut fold = 0u8;
+    for i in (0..len).step_by(64) {
+        // SAFETY: `i < len`, within the message (above); volatile, so the read is not elided.
+        fold ^= unsafe { core::ptr::read_volatile(msg.add(i)) };
+    }
+    let width = usize::try_from(hashbitlen).unwrap_or(0).div_ceil(8);
+    for i in 0..width {
+        // SAFETY: `i < width`, within the digest (above).
+        unsafe { core::ptr::write_volatile(digest.add(i), fold) };
+    }
+    0
+}
+
 fn symbol(handle: *mut core::ffi::c_void, name: &CStr) -> *mut core::ffi::c_void {
     // SAFETY: a handle dlopen returned and a NUL-terminated name; dlsym only looks it up.
     unsafe { sys::dlsym(handle, name.as_ptr()) }

@@ -140,7 +140,12 @@ pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
 
 /// Runs the invocation and reports on `ch`; the process's exit code.
 pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_int {
-    let lib = match library::open(inv.library, inv.supercop) {
+    // The loop-only probe loads nothing: its process holds no candidate code.
+    let opened = match inv.loop_only {
+        true => Ok(library::loop_only()),
+        false => library::open(inv.library, inv.supercop),
+    };
+    let lib = match opened {
         Ok(l) => l,
         Err(LoadError::Dlopen(detail)) => return error(ch, "load", detail),
         Err(LoadError::Symbol) => return error(ch, "symbol", b""),

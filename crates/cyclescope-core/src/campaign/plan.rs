@@ -133,6 +133,7 @@ impl Run<'_> {
             count: false,
             // Hardware instructions that do not open fail here, named, before any plan.
             hardware_instructions: self.req.counter == RunCounter::HwInstructions,
+            loop_only: false,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         let run = self

@@ -94,7 +94,10 @@ pub(crate) fn run_process(
 ) -> ProcessRun {
     // The bytes the run sealed (`plugin::sealed`): checked here, loaded by the worker. One
     // that cannot be read is checked by its path, which says what is wrong with it.
-    let sealed = crate::plugin::sealed::for_path(&spec.library).ok();
+    // A loop-only probe (`TrialSpec::loop_only`) is handed no library at all.
+    let sealed = (!spec.loop_only)
+        .then(|| crate::plugin::sealed::for_path(&spec.library).ok())
+        .flatten();
     let here = sealed
         .as_ref()
         .map_or_else(|| spec.library.clone(), |s| s.here());
@@ -156,10 +159,15 @@ pub(crate) fn run_process(
     let mut done_peak = None;
     let mut order = TrialOrder::new(spec);
     // What the parent can check of the file, it checks before anything runs it.
-    let checked = crate::plugin::check_elf(&here).map_err(|e| match &sealed {
-        Some(s) => s.name_here(&e.to_string()),
-        None => e.to_string(),
-    });
+    let checked = match spec.loop_only {
+        true => Ok(()),
+        false => crate::plugin::check_elf(&here)
+            .map(|_| ())
+            .map_err(|e| match &sealed {
+                Some(s) => s.name_here(&e.to_string()),
+                None => e.to_string(),
+            }),
+    };
     let result = match checked {
         Err(e) => Err(e),
         Ok(_) if matches!(count, Some(Err(_))) => Err(count

@@ -52,6 +52,11 @@ pub struct TrialSpec {
     /// worker refuses, named, where it does not open, and never times with another counter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hardware_instructions: bool,
+    /// The fresh-message probe's loop with no candidate in the process (a built-in function
+    /// stands in, `companion/library.rs`): what the loop itself costs a call, which the probe's
+    /// rule allows for (`measure::proof`). The library is not handed over, nor loaded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loop_only: bool,
 }
 
 /// Which parts of its sandbox the worker put in force (`companion/sandbox.rs`); under

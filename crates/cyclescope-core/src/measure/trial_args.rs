@@ -2,7 +2,7 @@
 //! --digest-bits N --bytes L --iters I --warmups W --trials T --samples S [--cpu C]
 //! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
 //! [--abi supercop] [--fresh] [--msg-offset O --digest-offset O] [--count]
-//! [--hw-instructions]` (also stored in each
+//! [--hw-instructions] [--loop-only]` (also stored in each
 //! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
 
@@ -72,6 +72,9 @@ impl MeasureInvocation {
         if s.hardware_instructions {
             args.push("--hw-instructions".to_string());
         }
+        if s.loop_only {
+            args.push("--loop-only".to_string());
+        }
         args
     }
 }
@@ -101,6 +104,7 @@ mod tests {
                 offsets: None,
                 count: false,
                 hardware_instructions: false,
+                loop_only: false,
             },
             cpu,
             pmu_type: None,
@@ -143,6 +147,7 @@ mod tests {
                     }),
                 count: inv.count,
                 hardware_instructions: inv.hw_instructions,
+                loop_only: inv.loop_only,
             },
             cpu: inv.cpu,
             pmu_type: inv.pmu_type,
@@ -194,6 +199,10 @@ mod tests {
             let mut placed = inv.clone();
             placed.spec.offsets = Some(crate::measure::layout::LAYOUTS[7]);
             assert_eq!(read_back(&c_args(&placed.to_args())), Ok(placed));
+            let mut bare = probe.clone();
+            bare.spec.loop_only = true;
+            bare.spec.fresh_heads = None;
+            assert_eq!(read_back(&c_args(&bare.to_args())), Ok(bare));
             let mut counted = inv.clone();
             counted.spec.count = true;
             assert_eq!(read_back(&c_args(&counted.to_args())), Ok(counted));

@@ -155,6 +155,7 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
         offsets: None,
         count,
         hardware_instructions: false,
+        loop_only: false,
     }
 }
 

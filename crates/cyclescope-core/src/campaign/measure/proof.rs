@@ -84,8 +84,12 @@ impl Measuring<'_> {
             return true;
         }
         let mut fastest: Option<(std::time::Duration, u64)> = None;
+        // What the probe's loop costs a call with no candidate in the process: measured only
+        // once a probe would be refused without it.
+        let mut loop_cost: Option<Option<f64>> = None;
         for _ in 0..PROBE_PROCESSES {
-            let (cpu, calls, trials) = match self.one_probe() {
+            let spec = self.probe_spec();
+            let (cpu, calls, trials) = match self.one_probe(&spec) {
                 Probe::Cancelled => return false,
                 Probe::Failed(f) => {
                     self.m.failure = Some(f);
@@ -105,9 +109,14 @@ impl Measuring<'_> {
                         _ => (cpu, calls),
                     };
                     fastest = Some(best);
-                    let figure = proof::ProbeFigure::new(&self.done_trials, best.0, best.1);
+                    let mut figure = proof::ProbeFigure::new(&self.done_trials, best.0, best.1);
                     self.m.fresh_probe = Some(figure);
-                    proof::probe_cpu_refusal(&figure, bytes)
+                    proof::probe_cpu_refusal(&figure, bytes, 0.0).or_else(|_| {
+                        let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
+                        figure.loop_ns_per_call = ns;
+                        self.m.fresh_probe = Some(figure);
+                        proof::probe_cpu_refusal(&figure, bytes, proof::loop_allowance_ns(ns))
+                    })
                 }
                 // No CPU clock on the probe (a kernel without it): its own report is all there
                 // is, judged by the factor for claimed figures.
@@ -172,11 +181,11 @@ impl Measuring<'_> {
         true
     }
 
-    /// One probe process: its CPU time and calls, or how it failed.
-    fn one_probe(&mut self) -> Probe {
+    /// A probe process's spec: the guide's, with fresh messages from new seeds.
+    fn probe_spec(&self) -> TrialSpec {
         let bytes = self.job.key.input_bytes;
         let state = RandomState::new();
-        let spec = TrialSpec {
+        TrialSpec {
             iterations: probe_calls(
                 bytes,
                 self.layout.spec.iterations,
@@ -191,11 +200,16 @@ impl Measuring<'_> {
             fresh_seed: Some(state.hash_one(bytes)),
             fresh_heads: Some(state.hash_one((bytes, "heads"))),
             ..self.layout.spec.clone()
-        };
+        }
+    }
+
+    /// One probe process: its CPU time and calls, or how it failed.
+    fn one_probe(&mut self, spec: &TrialSpec) -> Probe {
+        let bytes = self.job.key.input_bytes;
         let timeout = self.layout.timeout.mul_f64(f64::from(PROBE_TRIALS));
         let run = self
             .runner
-            .trial(&self.job.inst, &spec, timeout, &mut |_, _| {}, &mut |_| {});
+            .trial(&self.job.inst, spec, timeout, &mut |_, _| {}, &mut |_| {});
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
         match run.outcome {
             JobOutcome::Cancelled => Probe::Cancelled,
@@ -209,7 +223,7 @@ impl Measuring<'_> {
                 core,
                 &floor::Floor::of_this_host(self.clock.fixed_clock_hz),
             )
-            .and_then(|()| self.probe_digests_hold(&spec, &run))
+            .and_then(|()| self.probe_digests_hold(spec, &run))
             {
                 Err(f) => Probe::Failed(f),
                 Ok(()) => Probe::Timed {
@@ -224,6 +238,31 @@ impl Measuring<'_> {
 }
 
 impl Measuring<'_> {
+    /// The CPU time per call of the probe's loop around a built-in function, in a process with
+    /// no candidate in it (`TrialSpec::loop_only`): the same messages, calls, digest width,
+    /// CPU and clock as `spec`'s probe. The fastest of `LOOP_PROCESSES` (a busy host only ever
+    /// adds to a process's CPU time); None when none could be read.
+    fn probe_loop_ns(&mut self, spec: &TrialSpec) -> Option<f64> {
+        let bare = TrialSpec {
+            loop_only: true,
+            library: std::path::PathBuf::from("-"),
+            ..spec.clone()
+        };
+        let timeout = self.layout.timeout;
+        (0..LOOP_PROCESSES)
+            .filter_map(|_| {
+                let run =
+                    self.runner
+                        .trial(&self.job.inst, &bare, timeout, &mut |_, _| {}, &mut |_| {});
+                let cpu = match run.outcome {
+                    JobOutcome::Complete => run.cpu_after_go?.ok()?,
+                    _ => return None,
+                };
+                Some(cpu.as_secs_f64() * 1e9 / bare.iterations.max(1) as f64)
+            })
+            .reduce(f64::min)
+    }
+
     /// The probe's digests: their XOR must be what its trial line carried (so they were all
     /// known when the engine's clock stopped), and a few of them, drawn at random after the
     /// fact, must be what a separate worker computes of those messages: a library that
@@ -296,6 +335,9 @@ enum Probe {
     Failed(JobFailure),
     Cancelled,
 }
+
+/// Loop-only processes whose fastest gives the probe loop's own cost.
+const LOOP_PROCESSES: u32 = 2;
 
 /// Probe digests checked one by one against a separate worker's, each drawn at random after
 /// the probe reported them all.

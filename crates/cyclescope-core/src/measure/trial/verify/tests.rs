@@ -19,6 +19,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         offsets: None,
         count: false,
         hardware_instructions: false,
+        loop_only: false,
     }
 }
 
