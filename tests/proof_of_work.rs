@@ -170,6 +170,20 @@ fn trial_lines_forged_with_the_session_token_are_refused() {
     );
 }
 
+/// A library that reports its guide loop truthfully but writes the per-call samples itself
+/// (2 ticks a call): the uninterrupted-call figure they would give is held against the probe's
+/// CPU time as the guide's is, and the job fails instead of showing 1 ns a call.
+#[test]
+fn per_call_samples_forged_with_the_session_token_are_refused() {
+    let (failure, out) = fixture_failure("forge_samples");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("PROBEFAIL: on 64-byte fresh messages each call took")
+            && failure.contains("the uninterrupted calls' per-call samples claim"),
+        "{failure}\n{out}"
+    );
+}
+
 /// A library that computes the proved function only when its command line names a KAT job:
 /// its KAT passes against a manifest of the honest function, every timed digest agrees with
 /// the reference workers (they compute the same wrong function), and only the KAT's known

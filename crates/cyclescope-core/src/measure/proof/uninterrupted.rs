@@ -7,7 +7,7 @@
 //! the run's own trials: their nanoseconds over their loop-counter cycles.
 
 use super::floor::Floor;
-use super::{PROBE_CALL_ALLOWANCE_NS, PROBE_CPU_FACTOR, ProbeFigure};
+use super::{PROBE_CPU_FACTOR, ProbeFigure, loop_allowance_ns};
 use crate::format;
 use crate::measure::robust::Robust;
 use crate::measure::stats::Trial;
@@ -23,7 +23,7 @@ fn ns_per_cycle(trials: &[Trial]) -> Option<f64> {
 
 /// Why the uninterrupted-call figure `robust` of a job at `input_bytes` is not believed: more
 /// bytes a nanosecond than `floor` allows (IMPLAUSIBLE), or a call `PROBE_CPU_FACTOR` times
-/// (plus the probe loop's allowance) faster than the fresh-message probe's CPU time says a
+/// (plus the allowance for the probe loop's own cost, `loop_allowance_ns`) faster than the fresh-message probe's CPU time says a
 /// call costs (PROBEFAIL). The same lines as the guide's figure meets.
 pub(crate) fn refusal(
     robust: &Robust,
@@ -45,7 +45,8 @@ pub(crate) fn refusal(
         ));
     }
     let probe = probe?;
-    if claimed_ns * PROBE_CPU_FACTOR + PROBE_CALL_ALLOWANCE_NS > probe.cpu_ns_per_call {
+    let allowance = loop_allowance_ns(probe.loop_ns_per_call);
+    if claimed_ns * PROBE_CPU_FACTOR + allowance > probe.cpu_ns_per_call {
         return None;
     }
     Some(JobFailure::new(
@@ -97,6 +98,7 @@ mod tests {
             guide_fastest_ns_per_call: 1500.0,
             ratio: cpu_ns_per_call / 1500.0,
             factor: PROBE_CPU_FACTOR,
+            loop_ns_per_call: None,
         }
     }
 
@@ -137,10 +139,10 @@ mod tests {
         .expect("refused");
         assert_eq!(f.kind, FailureKind::Probefail, "{f:?}");
         assert!(f.detail.contains("per-call samples claim 200 ns"), "{f:?}");
-        // Just above the line: kept.
+        // 2000 cycles = 1000 ns: 1000 × 1.5 + 150 = 1650 > 1600, just inside the line: kept.
         assert_eq!(
             refusal(
-                &robust(1000.0),
+                &robust(2000.0),
                 &trials(),
                 Some(&probe(1600.0)),
                 &floor(),
