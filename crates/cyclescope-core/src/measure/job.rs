@@ -5,23 +5,26 @@
 //! the campaign applies to what came back (the disturbance test, per-call sample counts). It
 //! never retries, plans or writes files: that is the campaign's.
 
+mod meta;
+mod rules;
+
+pub(crate) use rules::{MAX_PREEMPTED_SHARE, disturbance, record_samples, sample_calls_for};
+
+use meta::{load_error, process_meta, worker_meta};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use serde_json::{Map, Value};
-
-use super::plan::TrialPlan;
 use super::stats::Trial;
 use super::trial::verify::{self, Observed, TrialOrder};
-use super::trial::{LoadStage, TrialMessage, TrialSpec};
+use super::trial::{TrialMessage, TrialSpec};
 use super::trial_args::MeasureInvocation;
 use crate::catalog::Instance;
 use crate::counter::CycleSource;
 use crate::counter::witness::ClockPair;
-use crate::plugin::{NgccMeta, PluginError};
+use crate::plugin::NgccMeta;
 use crate::record::ProcessRecord;
 use crate::vocabulary::{FailureKind, JobFailure, JobOutcome, ProcessStatus};
 use crate::worker::{self, Exit, Limits, WorkerCommand};
@@ -429,151 +432,6 @@ pub(crate) fn run_process(
     run
 }
 
-/// The library's metadata from the worker's `ready`, decoded and checked here as for any
-/// library the engine loads, and held against the catalog's width.
-fn worker_meta(
-    spec: &TrialSpec,
-    block: Option<String>,
-    build_flags: Option<String>,
-) -> Result<Option<NgccMeta>, PluginError> {
-    let Some(block) = block else {
-        return Ok(None);
-    };
-    let bad_hex = |what: &str| PluginError::BadMetadata {
-        path: spec.library.clone(),
-        detail: format!("the worker sent {what} that is not hex"),
-    };
-    let block = hex::decode(block).map_err(|_| bad_hex("a block"))?;
-    let flags = build_flags
-        .map(hex::decode)
-        .transpose()
-        .map_err(|_| bad_hex("build flags"))?;
-    let meta = crate::plugin::meta_from_block(&spec.library, &block, flags.as_deref())?;
-    crate::plugin::check_digest_bits(&spec.library, Some(&meta), spec.digest_bits)?;
-    Ok(Some(meta))
-}
-
-/// The worker's reason for not measuring, in the loader's words.
-fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
-    let path = spec.library.clone();
-    match stage {
-        LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
-        LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
-        LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
-        LoadStage::Memory | LoadStage::Sampler | LoadStage::Go => detail,
-    }
-}
-
-/// The META block of `ngcc_perf`, values as strings, in its order.
-fn process_meta(
-    inst: &Instance,
-    spec: &TrialSpec,
-    info: Option<&WorkerInfo>,
-    trials: &[Trial],
-    peak: Option<u64>,
-) -> Map<String, Value> {
-    let meta = info.and_then(|i| i.meta.as_ref());
-    let mut m = Map::new();
-    let mut put = |k: &str, v: String| {
-        m.insert(k.into(), Value::String(v));
-    };
-    put("id", inst.candidate.clone());
-    put("instance", inst.label.clone());
-    put(
-        "variant",
-        meta.map_or_else(|| inst.variant.clone(), |m| m.variant.clone()),
-    );
-    put("operation", "hash".into());
-    put("input_bytes", spec.input_bytes.to_string());
-    put(
-        "build_flags",
-        meta.map(|m| m.build_flags.clone()).unwrap_or_default(),
-    );
-    put(
-        "baseline_rss_bytes",
-        info.map_or(0, |i| i.baseline_rss_bytes).to_string(),
-    );
-    for k in [
-        "pk_bytes",
-        "sk_bytes",
-        "ct_bytes",
-        "ss_bytes",
-        "signature_bytes",
-    ] {
-        put(k, "0".into());
-    }
-    put("digest_bytes", (inst.digest_bits / 8).to_string());
-    put("mode", "fixed_iterations".into());
-    let perf = info.is_some_and(|i| i.core_cycles);
-    put(
-        "cpu_cycles_available",
-        if perf { "yes" } else { "no" }.into(),
-    );
-    put("timing_scope", "loop".into());
-    put("warmups", spec.warmups.to_string());
-    if let Some(p) = peak {
-        let n: u64 = trials.iter().map(|t| t.measurements).sum();
-        put("peak_rss_bytes", p.to_string());
-        put("measurement_count", n.to_string());
-        put(
-            "guide_100_measurements",
-            if n >= 100 { "met" } else { "not_met" }.into(),
-        );
-    }
-    m
-}
-
-/// True when a trial ran at less than 95 % of the fixed clock (the harness's disturbance test).
-pub(crate) fn disturbed(t: &Trial, fixed_clock_hz: Option<f64>) -> bool {
-    match fixed_clock_hz {
-        Some(clock) => {
-            t.cycles > 0 && t.seconds > 0.01 && (t.cycles as f64 / t.seconds) < 0.95 * clock
-        }
-        None => false,
-    }
-}
-
-/// Share of a trial's wall time the worker spent waiting for the CPU above which the trial
-/// counts as disturbed: a reference counter (TSC) keeps counting while it waits.
-pub(crate) const MAX_PREEMPTED_SHARE: f64 = 0.01;
-
-/// Why a trial counts as disturbed, if it does: the harness's slow-clock test, or (beyond the
-/// harness) preemption during the loop.
-pub(crate) fn disturbance(
-    t: &Trial,
-    waited_ns: Option<u64>,
-    fixed_clock_hz: Option<f64>,
-) -> Option<String> {
-    if disturbed(t, fixed_clock_hz) {
-        return Some(format!(
-            "clock {:.2} GHz below 95 % of the fixed clock",
-            t.cycles as f64 / t.seconds / 1e9
-        ));
-    }
-    let share = waited_ns? as f64 / (t.seconds * 1e9).max(1.0);
-    (share > MAX_PREEMPTED_SHARE).then(|| {
-        format!(
-            "preempted: waited {:.1} % of the trial for the CPU",
-            100.0 * share
-        )
-    })
-}
-
-/// Calls stamped one by one after each trial's loop: all of them for fast calls, capped at
-/// about a quarter of the trial's time for slow ones (at least 100).
-pub(crate) fn sample_calls_for(plan: &TrialPlan, t1: f64, trial_target_s: f64) -> u64 {
-    let quarter = (0.25 * trial_target_s / t1.max(1e-9)).ceil() as u64;
-    plan.iterations_per_trial.min(quarter.max(100))
-}
-
-/// Accumulates a job's per-call samples.
-pub(crate) fn record_samples(h: &mut Histogram<u64>, ticks: &[u64]) {
-    for &t in ticks {
-        // Values beyond the histogram's range are clamped rather than lost.
-        h.saturating_record(t);
-    }
-}
-
 fn tail(s: &str, n: usize) -> String {
     if s.len() <= n {
         return s.to_string();
@@ -586,60 +444,4 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn disturbance_follows_the_harness_rule() {
-        let t = |c: u64, s: f64| Trial {
-            measurements: 1,
-            seconds: s,
-            cycles: c,
-        };
-        let clock = Some(2.1e9);
-        assert!(!disturbed(&t(2_100_000_000, 1.0), clock));
-        assert!(disturbed(&t(1_900_000_000, 1.0), clock));
-        assert!(
-            !disturbed(&t(1_000, 0.005), clock),
-            "short trials are exempt"
-        );
-        assert!(!disturbed(&t(1_900_000_000, 1.0), None));
-    }
-
-    #[test]
-    fn preemption_beyond_one_percent_is_a_disturbance() {
-        let t = Trial {
-            measurements: 100,
-            seconds: 1.0,
-            cycles: 2_100_000_000,
-        };
-        assert_eq!(disturbance(&t, Some(5_000_000), None), None);
-        let why = disturbance(&t, Some(50_000_000), None).unwrap();
-        assert!(why.contains("5.0 %"), "{why}");
-        assert_eq!(disturbance(&t, None, None), None);
-        let slow = Trial {
-            cycles: 1_000_000_000,
-            ..t
-        };
-        assert!(
-            disturbance(&slow, Some(0), Some(2.1e9))
-                .unwrap()
-                .contains("clock")
-        );
-    }
-
-    #[test]
-    fn sample_calls_are_capped_for_slow_calls() {
-        let plan = |iters| TrialPlan {
-            iterations_per_trial: iters,
-            warmups: 3,
-            trials: 5,
-            separate_processes: true,
-            estimated_s: 0.0,
-            timeout_per_process_s: 0.0,
-        };
-        assert_eq!(sample_calls_for(&plan(20_000), 1e-6, 1.0), 20_000);
-        assert_eq!(sample_calls_for(&plan(1000), 1e-3, 1.0), 250);
-        assert_eq!(sample_calls_for(&plan(20), 0.05, 1.0), 20);
-    }
-}
+mod tests;
