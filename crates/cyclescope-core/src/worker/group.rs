@@ -45,15 +45,18 @@ impl Group {
 
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
     /// its own (no controlling terminal: no `TIOCSTI` into the operator's, no job-control
-    /// signals from it) and holds no privilege (`privileges`), both before `exec`, so they
-    /// hold for valgrind and whatever runs under it too.
+    /// signals from it), has namespaces of its own where this process may make them
+    /// (`namespaces`) and holds no privilege (`privileges`), all before `exec`, so they hold
+    /// for valgrind and whatever runs under it too.
     pub(crate) fn spawn_worker(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
-        let plan = super::privileges::Plan::for_this_process();
+        let plan = super::privileges::Plan::for_workers();
+        let namespaces = super::namespaces::Namespaces::for_workers();
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-        // calls are allowed: setsid, sched_setaffinity on a set built before the fork, and
-        // the raw prctl/capset calls of `Plan::apply` (no allocation, no lock).
+        // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
+        // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` (no
+        // allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
                 // A new session is also a new process group led by the child: the group id is
@@ -63,6 +66,8 @@ impl Group {
                     nix::sched::sched_setaffinity(Pid::from_raw(0), set)
                         .map_err(io::Error::from)?;
                 }
+                // While CAP_SYS_ADMIN is still held.
+                namespaces.apply()?;
                 plan.apply()
             });
         }
@@ -366,6 +371,22 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("the worker's sleeper {sleeper} survived");
+    }
+
+    #[test]
+    fn a_worker_of_root_has_network_ipc_and_uts_namespaces_of_its_own() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let g = Group::spawn_worker(&mut cmd, None).unwrap();
+        let own = crate::worker::observed::Protections::of(g.pid())
+            .unwrap()
+            .own_namespaces;
+        g.finish();
+        if nix::unistd::geteuid().is_root() {
+            for ns in ["net", "ipc", "uts"] {
+                assert!(own.iter().any(|o| o == ns), "{ns}: {own:?}");
+            }
+        }
     }
 
     /// Spawns `sh -c script` as a group and waits (bounded) until `stopped` sees something.
