@@ -261,8 +261,8 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     };
     let filter = crate::jail::syscalls::filter_memfd(kind).ok();
     pass_fds::pass_descriptors(&mut command, &cmd.libraries, filter);
-    let mut group =
-        Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
+    let mut group = Group::spawn_worker(&mut command, cmd.pinned_cpu, namespaces::private_tmp(cmd))
+        .map_err(|source| WorkerError::Spawn {
             exe: cmd.exe.clone(),
             source,
         })?;
