@@ -1,7 +1,8 @@
 //! Workers hold no privilege, even when cyclescope runs as root: a library that tries, on its
 //! first call, what root's capabilities allow (`privileges.c`: change the mode, owner, times
 //! and attributes of another user's file, set the host name, open the parent's memory for
-//! writing, push a key into a terminal, find capabilities in its sets) fails every call if any
+//! writing, push a key into a terminal, find capabilities in its sets) or root's uid alone
+//! (write to a file only root may write, read one only root may read) fails every call if any
 //! of it worked. Each behaviour is tried alone, through `hash`, `run` and `run --counter
 //! instructions` (valgrind), and `kat` tries them all: the worker's system-call allowlist kills
 //! it on the calls a hash has no use for, by name, and the rest fail for want of privilege;
@@ -26,12 +27,24 @@ const TARGET_VAR: &str = "CYCLESCOPE_PRIVILEGES_TARGET";
 /// What the fixture prints for each thing that worked.
 const WORKED: &str = "privileges fixture:";
 
-/// The library and a file of another user (`nobody`, 65534) it will try to take over.
+/// The environment variables naming root's files to the fixture.
+const ROOT_FILE_VAR: &str = "CYCLESCOPE_PRIVILEGES_ROOT_FILE";
+const SECRET_VAR: &str = "CYCLESCOPE_PRIVILEGES_SECRET";
+
+/// Another user's uid: neither root nor `nobody`, which root's workers run as.
+const SOMEONE_ELSE: u32 = 65533;
+
+/// The library, a file of another user it will try to take over, and two files of this user
+/// (root in CI) in a folder anyone may pass: one only root may write (0644), one only root
+/// may read (0600).
 struct Setup {
     _tmp: tempfile::TempDir,
+    _open: tempfile::TempDir,
     dir: PathBuf,
     lib: PathBuf,
     target: PathBuf,
+    root_file: PathBuf,
+    secret: PathBuf,
 }
 
 impl Setup {
@@ -43,23 +56,44 @@ impl Setup {
         std::fs::write(&target, "not yours\n").unwrap();
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
         if nix::unistd::geteuid().is_root() {
-            let nobody = Some(65534.into());
-            nix::unistd::chown(&target, nobody, Some(65534.into())).unwrap();
+            let other = Some(SOMEONE_ELSE.into());
+            nix::unistd::chown(&target, other, Some(SOMEONE_ELSE.into())).unwrap();
         }
+        let open = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let root_file = open.path().join("roots.conf");
+        std::fs::write(&root_file, "root's\n").unwrap();
+        std::fs::set_permissions(&root_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let secret = open.path().join("shadow");
+        std::fs::write(&secret, "root:secret\n").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
         Setup {
             _tmp: tmp,
+            _open: open,
             dir,
             lib,
             target,
+            root_file,
+            secret,
         }
+    }
+
+    /// The fixture's environment, with `only` behaviour when given.
+    fn env<'a>(&'a self, only: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+        let mut env = vec![
+            (TARGET_VAR, path_str(&self.target)),
+            (ROOT_FILE_VAR, path_str(&self.root_file)),
+            (SECRET_VAR, path_str(&self.secret)),
+        ];
+        env.extend(only.map(|b| ("CYCLESCOPE_PRIVILEGES_ONLY", b)));
+        env
     }
 
     /// `cyclescope <args>` with the target named to the library's worker.
     fn run(&self, test: &str, args: &[&str]) -> std::process::Output {
         let m = marker(test);
         let _sweep = Sweep(m.clone());
-        let env = [(TARGET_VAR, path_str(&self.target))];
-        let (o, _) = run_bounded(command(args, &m, &env), BOUND);
+        let (o, _) = run_bounded(command(args, &m, &self.env(None)), BOUND);
         assert_none_left(&m);
         o
     }
@@ -74,17 +108,15 @@ impl Setup {
             std::fs::read_to_string(&self.target).unwrap(),
             "not yours\n"
         );
+        let root_file = std::fs::read_to_string(&self.root_file).unwrap();
+        assert_eq!(root_file, "root's\n", "root's file was written");
     }
 
     /// [`Setup::run`] with the fixture trying `behaviour` only.
     fn run_only(&self, test: &str, behaviour: &str, args: &[&str]) -> std::process::Output {
         let m = marker(test);
         let _sweep = Sweep(m.clone());
-        let env = [
-            (TARGET_VAR, path_str(&self.target)),
-            ("CYCLESCOPE_PRIVILEGES_ONLY", behaviour),
-        ];
-        let (o, _) = run_bounded(command(args, &m, &env), BOUND);
+        let (o, _) = run_bounded(command(args, &m, &self.env(Some(behaviour))), BOUND);
         assert_none_left(&m);
         o
     }
@@ -106,7 +138,7 @@ fn assert_nothing_worked(what: &str, o: &std::process::Output, extra: &str) {
 /// Each behaviour the fixture can try alone, and the system calls the worker's filter kills
 /// it on (any one of them, by the C library's choice), or none where the call is allowed and
 /// simply fails (no capability, the engine not dumpable, Landlock's signal scope).
-const BEHAVIOURS: [(&str, &[&str]); 9] = [
+const BEHAVIOURS: [(&str, &[&str]); 11] = [
     ("chmod", &["chmod", "fchmodat"]),
     ("chown", &["chown", "fchownat"]),
     ("utimensat", &["utimensat"]),
@@ -116,7 +148,13 @@ const BEHAVIOURS: [(&str, &[&str]); 9] = [
     ("parent-mem", &[]),
     ("capabilities", &[]),
     ("kill-parent", &[]),
+    ("write-root-file", &[]),
+    ("read-root-file", &[]),
 ];
+
+/// What only root's uid allows, with no capability: open to a worker of root until it ran
+/// as another user.
+const ROOTS_UID: [&str; 2] = ["write-root-file", "read-root-file"];
 
 /// Says how the worker ended for `behaviour`: killed by the filter on one of `calls` (named
 /// where the kernel log is readable), or done with nothing privileged working.
@@ -187,6 +225,15 @@ fn hash_and_kat_workers_hold_no_privilege() {
     let logs = logs_under(&out_dir);
     assert_refused("kat", "all", &["chmod", "fchmodat"], &o, &logs);
     s.assert_untouched(&before);
+    // The first forbidden call above ends the KAT worker before it tries root's files.
+    for behaviour in ROOTS_UID {
+        let out_dir = s.dir.join(format!("kat-{behaviour}"));
+        let mut kat = kat;
+        kat[8] = path_str(&out_dir);
+        let o = s.run_only("privs-kat", behaviour, &kat);
+        assert_refused("kat", behaviour, &[], &o, &logs_under(&out_dir));
+        s.assert_untouched(&before);
+    }
 }
 
 /// Measures: queues for a CPU like every run.

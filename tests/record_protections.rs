@@ -67,7 +67,29 @@ fn a_record_carries_its_robust_figure_and_its_workers_protections_seen_from_outs
     assert!(
         !gaps
             .iter()
-            .any(|g| g.contains("seccomp") || g.contains("capabilities")),
+            .any(|g| g.contains("seccomp") || g.contains("capabilities") || g.contains("uid")),
         "{p}"
     );
+    // Root's workers run as an unprivileged user: every uid (real, effective, saved, file).
+    if nix::unistd::geteuid().is_root() {
+        let uids: Vec<u64> = p["uids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(Value::as_u64)
+            .collect();
+        assert!(uids.len() == 4 && !uids.contains(&0), "{p}");
+        // And in network, IPC, UTS and mount namespaces of its own (a trial worker is handed
+        // no path under /tmp: it has a /tmp of its own), read from outside.
+        let own: Vec<&str> = p["own_namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for ns in ["net", "ipc", "uts", "mnt"] {
+            assert!(own.contains(&ns), "{ns}: {p}");
+        }
+        assert!(!gaps.iter().any(|g| g.contains("namespace")), "{p}");
+    }
 }

@@ -15,8 +15,10 @@ pub mod child;
 mod exchange;
 mod go_line;
 pub(crate) mod group;
+pub mod identity;
 pub mod image;
 pub mod limits;
+mod namespaces;
 pub mod observed;
 pub mod one_shot;
 mod pass_fds;
@@ -170,6 +172,10 @@ pub struct WorkerCommand {
     /// as descriptors at `WORKER_LIBRARY_FDS`, in this order; the arguments name them by
     /// `sealed::worker_path`.
     pub libraries: Vec<Arc<crate::plugin::sealed::SealedLibrary>>,
+    /// The folder the worker starts in, None for the engine's: a KAT job's output folder,
+    /// which a worker of root (an unprivileged user, `identity`) reaches as `.` whatever
+    /// the folders above it let that user pass.
+    pub cwd: Option<PathBuf>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable (its
@@ -237,6 +243,9 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
     // Where the machine offers control groups, the worker and all it starts are bounded and
     // counted together from outside: memory, process count, the peak, an OOM kill. Joined
     // first, before the descriptors are put in place.
@@ -252,8 +261,8 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     };
     let filter = crate::jail::syscalls::filter_memfd(kind).ok();
     pass_fds::pass_descriptors(&mut command, &cmd.libraries, filter);
-    let mut group =
-        Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
+    let mut group = Group::spawn_worker(&mut command, cmd.pinned_cpu, namespaces::private_tmp(cmd))
+        .map_err(|source| WorkerError::Spawn {
             exe: cmd.exe.clone(),
             source,
         })?;
@@ -516,6 +525,7 @@ mod tests {
             launcher: None,
             go_line: None,
             libraries: Vec::new(),
+            cwd: None,
         };
         let mut said = Vec::new();
         let outcome = run(&cmd, |m: String| {

@@ -300,8 +300,18 @@ pub fn run_kat(
         ..opts.limits
     };
     // `worker kat <limits> …`: the job's name stays first, where process listings show it.
-    let mut args = spec.worker_args();
+    // The worker writes into its working folder: as root's unprivileged worker user, it may
+    // not pass the folders above it, and the folder is lent to that user for the job.
+    let mut args = JobSpec {
+        out_dir: PathBuf::from("."),
+        ..spec.clone()
+    }
+    .worker_args();
     args.splice(1..1, limits.to_args());
+    let loan = crate::worker::identity::Identity::for_workers()
+        .map(|id| id.lend(&gen_dir))
+        .transpose()
+        .map_err(io_err("cannot lend to the worker's user", &gen_dir))?;
     let cmd = WorkerCommand {
         exe: opts.worker_exe.clone(),
         args,
@@ -312,6 +322,7 @@ pub fn run_kat(
         launcher: None,
         go_line: None,
         libraries,
+        cwd: Some(gen_dir.clone()),
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
@@ -331,6 +342,8 @@ pub fn run_kat(
         }
         Ok(())
     })?;
+    // The folder and the files are the engine's again before anything reads them as a whole.
+    drop(loan);
     // A worker that ended inside a conformance check (its KAT files all written) fails that
     // check; the files keep their verdict.
     let verdict = state.verdict().or_else(|| match &outcome.exit {

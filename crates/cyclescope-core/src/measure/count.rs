@@ -22,6 +22,9 @@ const OUT_FILE: &str = "callgrind.out";
 
 /// A count's launcher and where valgrind writes.
 pub(crate) struct CountRun {
+    /// The folders lent to root's unprivileged worker user (`worker::identity`), given back
+    /// before they are removed.
+    _loans: Vec<crate::worker::identity::Loan>,
     _scratch: tempfile::TempDir,
     out_file: PathBuf,
     pub(crate) valgrind: PathBuf,
@@ -29,6 +32,9 @@ pub(crate) struct CountRun {
     /// folder of their own beside the output's; None when the library is not sealed.
     _copy_dir: Option<tempfile::TempDir>,
     pub(crate) library_copy: Option<PathBuf>,
+    /// The trial worker copied beside the library for root's unprivileged worker user, who
+    /// may not pass the folders above the cache; None when the worker runs as this user.
+    pub(crate) worker_copy: Option<PathBuf>,
 }
 
 impl CountRun {
@@ -37,6 +43,7 @@ impl CountRun {
     pub(crate) fn prepare(
         library: &std::path::Path,
         sealed: Option<&crate::plugin::sealed::SealedLibrary>,
+        worker_exe: &std::path::Path,
     ) -> Result<Self, CallgrindError> {
         let valgrind = callgrind::find_valgrind()?;
         callgrind::refuse_client_requests(library)?;
@@ -61,13 +68,28 @@ impl CountRun {
                 why: format!("cannot make a scratch folder: {e}"),
             })?;
         let out_file = scratch.path().join(OUT_FILE);
+        let (loans, worker_copy) = match crate::worker::identity::Identity::for_workers() {
+            None => (Vec::new(), None),
+            Some(id) => lend(id, worker_exe, &scratch, copy_dir.as_ref()).map_err(|e| {
+                CallgrindError::NoOutput {
+                    why: format!("cannot prepare valgrind's folders for the worker's user: {e}"),
+                }
+            })?,
+        };
         Ok(Self {
+            _loans: loans,
+            worker_copy,
             _scratch: scratch,
             out_file,
             valgrind,
             _copy_dir: copy_dir,
             library_copy,
         })
+    }
+
+    /// The program valgrind runs: the worker's copy where there is one.
+    pub(crate) fn worker<'a>(&'a self, exe: &'a std::path::Path) -> &'a std::path::Path {
+        self.worker_copy.as_deref().unwrap_or(exe)
     }
 
     /// valgrind's arguments before the worker's.
@@ -99,6 +121,10 @@ impl CountRun {
             .stderr
             .replace(
                 &worker_exe.display().to_string(),
+                crate::worker::TRIAL_WORKER_NAME,
+            )
+            .replace(
+                &self.worker(worker_exe).display().to_string(),
                 crate::worker::TRIAL_WORKER_NAME,
             )
             .replace(&spec.library.display().to_string(), &shown);
@@ -207,4 +233,25 @@ fn apply(run: &mut ProcessRun, count: InstructionCount) {
         };
     }
     run.instructions = Some(count);
+}
+
+/// Lends valgrind's scratch folder and the library copy's folder to `id`, with a copy of the
+/// trial worker `exe` (mode 0500) beside the library (or in the scratch folder): the worker's
+/// loans, and the copy's path.
+pub(crate) fn lend(
+    id: crate::worker::identity::Identity,
+    exe: &std::path::Path,
+    scratch: &tempfile::TempDir,
+    copy_dir: Option<&tempfile::TempDir>,
+) -> std::io::Result<(Vec<crate::worker::identity::Loan>, Option<PathBuf>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let home = copy_dir.unwrap_or(scratch).path();
+    let copy = home.join(exe.file_name().unwrap_or("cyclescope-worker".as_ref()));
+    std::fs::copy(exe, &copy)?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500))?;
+    let mut loans = vec![id.lend(scratch.path())?];
+    if let Some(dir) = copy_dir {
+        loans.push(id.lend(dir.path())?);
+    }
+    Ok((loans, Some(copy)))
 }

@@ -106,7 +106,7 @@ pub(crate) fn run_process(
         .map_or_else(|| spec.library.clone(), |s| s.here());
     let count = spec
         .count
-        .then(|| super::count::CountRun::prepare(&here, sealed.as_deref()));
+        .then(|| super::count::CountRun::prepare(&here, sealed.as_deref(), &setup.exe));
     // valgrind loads a private copy of the sealed bytes (it reads symbols by path), a native
     // worker the descriptor.
     let copy = count
@@ -134,7 +134,10 @@ pub(crate) fn run_process(
     };
     let args = invocation.to_args();
     let cmd = WorkerCommand {
-        exe: setup.exe.clone(),
+        exe: match &count {
+            Some(Ok(c)) => c.worker(&setup.exe).to_path_buf(),
+            _ => setup.exe.clone(),
+        },
         args: args.clone(),
         timeout,
         cancel: Some(setup.cancel.clone()),
@@ -146,6 +149,7 @@ pub(crate) fn run_process(
         },
         go_line: invocation.go_line(),
         libraries: sealed.iter().cloned().collect(),
+        cwd: None,
     };
     let mut sandbox = None;
     let mut info = None;

@@ -58,8 +58,9 @@ struct Samples {
 /// How a profile worker runs.
 enum Mode<'a> {
     /// Under valgrind's callgrind, writing to this file, loading this copy of the sealed
-    /// library (valgrind reads symbols by path: `SealedLibrary::copy_into`).
-    Callgrind(&'a Path, &'a Path, &'a Path),
+    /// library (valgrind reads symbols by path: `SealedLibrary::copy_into`), running this
+    /// trial worker (a copy beside the library for root's unprivileged worker user).
+    Callgrind(&'a Path, &'a Path, &'a Path, &'a Path),
     /// Natively, sampling its instruction pointers.
     Sampled,
     /// Natively, timed only.
@@ -103,7 +104,16 @@ pub fn profile_observed(
     let copy = lib
         .copy_into(copy_dir.path())
         .map_err(ProfileError::Scratch)?;
-    let profiled = run_worker(req, &lib, Mode::Callgrind(&valgrind, &out_file, &copy))?;
+    let worker = crate::catalog::bundled::trial_worker()?;
+    // Root's worker user may not pass the folders above the cache: it runs a copy.
+    let (_loans, worker_copy) = match crate::worker::identity::Identity::for_workers() {
+        None => (Vec::new(), None),
+        Some(id) => crate::measure::count::lend(id, &worker, &scratch, Some(&copy_dir))
+            .map_err(ProfileError::Scratch)?,
+    };
+    let worker = worker_copy.unwrap_or(worker);
+    let mode = Mode::Callgrind(&valgrind, &out_file, &copy, &worker);
+    let profiled = run_worker(req, &lib, mode)?;
     let text = counted_part(scratch.path())?;
     let g = graph::parse(&text, COUNTED_FN)?;
     if g.root_calls != spec(req, true).iterations {
@@ -202,12 +212,12 @@ fn run_worker(
     mode: Mode<'_>,
 ) -> Result<TrialRun, ProfileError> {
     let under = match mode {
-        Mode::Callgrind(v, out, copy) => Some((v, out, copy)),
+        Mode::Callgrind(v, out, copy, worker) => Some((v, out, copy, worker)),
         _ => None,
     };
     let mut spec = spec(req, under.is_some());
     spec.library = match under {
-        Some((_, _, copy)) => copy.to_path_buf(),
+        Some((_, _, copy, _)) => copy.to_path_buf(),
         None => crate::plugin::sealed::worker_path(0),
     };
     let limits = match under {
@@ -226,15 +236,19 @@ fn run_worker(
     }
     .to_args();
     let cmd = WorkerCommand {
-        exe: crate::catalog::bundled::trial_worker()?,
+        exe: match under {
+            Some((_, _, _, worker)) => worker.to_path_buf(),
+            None => crate::catalog::bundled::trial_worker()?,
+        },
         args,
         timeout: PROFILE_TIMEOUT,
         cancel: req.cancel.clone(),
         limits,
         pinned_cpu: Some(req.cpu),
-        launcher: under.map(|(v, out, _)| (v.to_path_buf(), valgrind_args(out))),
+        launcher: under.map(|(v, out, _, _)| (v.to_path_buf(), valgrind_args(out))),
         go_line: None,
         libraries: vec![lib.clone()],
+        cwd: None,
     };
     let mut loop_ns = None;
     let mut waited_ns = None;

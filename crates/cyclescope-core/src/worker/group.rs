@@ -45,15 +45,24 @@ impl Group {
 
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
     /// its own (no controlling terminal: no `TIOCSTI` into the operator's, no job-control
-    /// signals from it) and holds no privilege (`privileges`), both before `exec`, so they
-    /// hold for valgrind and whatever runs under it too.
-    pub(crate) fn spawn_worker(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
+    /// signals from it), has namespaces of its own where this process may make them
+    /// (`namespaces`) and holds no privilege (`privileges`), all before `exec`, so they hold
+    /// for valgrind and whatever runs under it too.
+    /// With `private_tmp` (the worker is handed no path under `/tmp`) it gets a `/tmp` of
+    /// its own where namespaces can be made.
+    pub(crate) fn spawn_worker(
+        cmd: &mut Command,
+        cpu: Option<usize>,
+        private_tmp: bool,
+    ) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
-        let plan = super::privileges::Plan::for_this_process();
+        let plan = super::privileges::Plan::for_workers();
+        let namespaces = super::namespaces::Namespaces::for_workers(private_tmp);
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-        // calls are allowed: setsid, sched_setaffinity on a set built before the fork, and
-        // the raw prctl/capset calls of `Plan::apply` (no allocation, no lock).
+        // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
+        // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` (no
+        // allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
                 // A new session is also a new process group led by the child: the group id is
@@ -63,6 +72,8 @@ impl Group {
                     nix::sched::sched_setaffinity(Pid::from_raw(0), set)
                         .map_err(io::Error::from)?;
                 }
+                // While CAP_SYS_ADMIN is still held.
+                namespaces.apply()?;
                 plan.apply()
             });
         }
@@ -345,7 +356,7 @@ mod tests {
             "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
         ])
         .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn_worker(&mut cmd, None).unwrap();
+        let mut g = Group::spawn_worker(&mut cmd, None, false).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let mut lines = out.lines();
@@ -366,6 +377,39 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("the worker's sleeper {sleeper} survived");
+    }
+
+    #[test]
+    fn a_worker_of_root_has_namespaces_of_its_own_and_a_private_tmp_when_asked() {
+        let seen = |private_tmp| {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("30");
+            let g = Group::spawn_worker(&mut cmd, None, private_tmp).unwrap();
+            let own = crate::worker::observed::Protections::of(g.pid())
+                .unwrap()
+                .own_namespaces;
+            let mounts = std::fs::read_to_string(format!("/proc/{}/mountinfo", g.pid())).unwrap();
+            g.finish();
+            // mountinfo: id, parent, dev, root, mount point, options, … - type source …
+            let tmp = mounts.lines().any(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                f.get(4) == Some(&"/tmp") && l.contains(" - tmpfs tmpfs ")
+            });
+            (own, tmp)
+        };
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let (own, _) = seen(false);
+        for ns in ["net", "ipc", "uts"] {
+            assert!(own.iter().any(|o| o == ns), "{ns}: {own:?}");
+        }
+        assert!(!own.iter().any(|o| o == "mnt"), "{own:?}");
+        let (own, tmp) = seen(true);
+        assert!(own.iter().any(|o| o == "mnt") && tmp, "{own:?}");
+        // The engine's own /tmp is not the worker's.
+        let engine = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!engine.contains(" /tmp rw,nosuid,nodev,noexec"), "{engine}");
     }
 
     /// Spawns `sh -c script` as a group and waits (bounded) until `stopped` sees something.

@@ -4,7 +4,8 @@
 //! started from `/proc/self/fd/N`, the descriptor kept open across `exec`, so a rebuild,
 //! `cargo install` or a cleaned cache that replaces or deletes the file on disk mid-run does
 //! not fail the jobs after it. Records keep naming the program by its path (`argv[0]` too);
-//! `/proc/self/fd/N` is never shown.
+//! `/proc/self/fd/N` is never shown. A program root's workers may not run from its file (one
+//! only its owner may run) is held as a sealed copy in memory instead.
 //!
 //! It never opens a program for writing, and never gives a worker a descriptor but the one
 //! it is started from (the worker closes it with every other inherited one).
@@ -30,6 +31,20 @@ pub fn keep_own() {
     let _ = descriptor(&super::default_exe());
 }
 
+/// `file` as root's workers (an unprivileged user, `identity`) can run it: itself when
+/// others may run it, else its bytes in a sealed memfd (which anyone may run and no one can
+/// change): the bundled trial worker in the cache is its owner's alone (`0700`).
+fn runnable_by_workers(file: File) -> io::Result<File> {
+    use std::os::unix::fs::PermissionsExt;
+    let others_run = file.metadata()?.permissions().mode() & 0o001 != 0;
+    if others_run || super::identity::Identity::for_workers().is_none() {
+        return Ok(file);
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut &file, &mut bytes)?;
+    crate::jail::sealed_memfd(c"cyclescope-worker-image", &bytes).map(File::from)
+}
+
 /// The descriptor of `exe`'s image, opened the first time it is asked for.
 fn descriptor(exe: &Path) -> io::Result<RawFd> {
     let images = IMAGES.get_or_init(Default::default);
@@ -47,7 +62,7 @@ fn descriptor(exe: &Path) -> io::Result<RawFd> {
     // Opened close-on-exec (std's default): only the worker started from it inherits it. Moved
     // above the numbers a worker's own descriptors are placed at (`pass_fds`: the libraries at
     // 9 and 10, parked from 64), which would otherwise overwrite it before the exec.
-    let opened = File::open(source)?;
+    let opened = runnable_by_workers(File::open(source)?)?;
     let moved = nix::fcntl::fcntl(
         &opened,
         nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(IMAGE_FD_FLOOR),
@@ -100,5 +115,21 @@ mod tests {
         assert_eq!(run(&exe), "hello\n");
         std::fs::remove_file(&exe).unwrap();
         assert_eq!(run(&exe), "hello\n");
+    }
+
+    #[test]
+    fn a_program_only_its_owner_may_run_still_starts_as_roots_worker() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("owners-only");
+        std::fs::copy("/bin/echo", &exe).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let mut cmd = command(&exe);
+        cmd.arg("hello").stdout(std::process::Stdio::piped());
+        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false).unwrap();
+        let mut out = String::new();
+        io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
+        g.finish();
+        assert_eq!(out, "hello\n");
     }
 }

@@ -143,6 +143,12 @@ impl Protections {
         if self.uids.first() == Some(&0) {
             out.push("runs as uid 0: files root owns are the candidate's to read");
         }
+        if !self.own_namespaces.iter().any(|n| n == "net") {
+            out.push(
+                "no network namespace of its own: the candidate reaches the engine's network \
+                 wherever its system-call filter lets it make a socket",
+            );
+        }
         if self.cgroup.is_empty() {
             out.push("no control group: memory and processes are bounded only by rlimits");
         }
@@ -177,7 +183,8 @@ mod tests {
 
     #[test]
     fn status_fields_read_as_protections_and_gaps() {
-        let p = Protections::parse(STATUS, CGROUP, vec![]);
+        let own = ["net", "ipc", "uts"].map(String::from).to_vec();
+        let p = Protections::parse(STATUS, CGROUP, own);
         assert_eq!(p.seccomp, "filter (2 program(s))");
         assert!(p.no_new_privs && p.no_capabilities, "{p:?}");
         assert_eq!(p.cgroup, "/process_api/cyclescope-worker-1");
@@ -191,7 +198,8 @@ mod tests {
             vec![],
         );
         assert_eq!(bare.seccomp, "none");
-        assert_eq!(bare.gaps().len(), 4, "{:?}", bare.gaps());
+        assert_eq!(bare.gaps().len(), 5, "{:?}", bare.gaps());
+        assert!(bare.gaps().iter().any(|g| g.contains("network namespace")));
     }
 
     #[test]

@@ -2,19 +2,23 @@
 //! `no_std` companion or `cyclescope worker` run a single instruction of their own), every
 //! capability is dropped — bounding set, ambient, permitted, effective and inheritable — the
 //! securebits that would give root's capabilities back at `exec` are set and locked, and
-//! `no_new_privs` is set. A worker started by root is then root by uid only: it cannot
+//! `no_new_privs` is set. A worker started by root is not even root by uid (`identity`): it cannot
 //! `chown`, `chmod` another's file, raise a hard limit, set the host name or the clock, read
 //! the kernel log or open system-wide perf events.
 //!
 //! What the kernel offers is asked before the fork ([`Plan::for_this_process`], through the
 //! `caps` crate, which allocates); [`Plan::apply`] runs after the fork in a child of a
 //! multi-threaded parent, so it makes raw system calls only, allocates nothing and takes no
-//! lock. Nothing the worker does for itself afterwards (lowering rlimits, pinning itself,
-//! Landlock, seccomp, `PR_SET_PDEATHSIG`) needs a capability.
+//! lock. A worker of root also becomes an unprivileged user there (`identity`), after the
+//! bounding set is emptied and before the other sets are. Nothing the worker does for itself
+//! afterwards (lowering rlimits, pinning itself, Landlock, seccomp, `PR_SET_PDEATHSIG`) needs a
+//! capability.
 
 use std::io;
 
 use caps::{CapSet, Capability};
+
+use super::identity::Identity;
 
 /// Securebits set in every worker: root's uid grants no capability at `exec`, changing uids
 /// keeps or gives none, no ambient capability can be raised, each locked so the candidate
@@ -58,6 +62,8 @@ pub(crate) struct Plan {
     /// Whether this process may change its bounding set and securebits (`CAP_SETPCAP`); a
     /// process without it holds nothing to drop there, and `no_new_privs` keeps it so.
     setpcap: bool,
+    /// The unprivileged user to become (root's workers only, `identity`).
+    identity: Option<Identity>,
 }
 
 impl Plan {
@@ -77,6 +83,16 @@ impl Plan {
             bounding,
             known,
             setpcap,
+            identity: None,
+        }
+    }
+
+    /// [`Plan::for_this_process`] for a worker: it also becomes an unprivileged user when
+    /// this process is root ([`Identity::for_workers`]).
+    pub(crate) fn for_workers() -> Self {
+        Self {
+            identity: Identity::for_workers(),
+            ..Self::for_this_process()
         }
     }
 
@@ -89,6 +105,11 @@ impl Plan {
             for &cap in &self.bounding[..self.known] {
                 prctl(libc::PR_CAPBSET_DROP, cap.into(), 0)?;
             }
+        }
+        // While CAP_SETUID and CAP_SETGID are still effective; `NO_SETUID_FIXUP` keeps the
+        // sets as they are across the switch, and capset below empties them.
+        if let Some(identity) = &self.identity {
+            identity.apply()?;
         }
         match prctl(
             libc::PR_CAP_AMBIENT,
@@ -152,10 +173,16 @@ pub fn describe(status: &str, securebits: Option<libc::c_int>) -> String {
         .collect();
     let nnp = field("NoNewPrivs") == Some("1");
     let locked = securebits.is_some_and(|b| b & SECUREBITS == SECUREBITS);
+    // The effective uid: root's workers run as an unprivileged user (`identity`).
+    let uid = match field("Uid").and_then(|u| u.split_whitespace().nth(1)) {
+        Some("0") => ", uid 0 (root's files are open to it)".to_string(),
+        Some(uid) => format!(", uid {uid}"),
+        None => String::new(),
+    };
     match (held.is_empty(), nnp) {
         (true, true) => format!(
             "no capabilities (bounding, permitted, effective, inheritable and ambient sets \
-             empty), no_new_privs{}",
+             empty), no_new_privs{}{uid}",
             if locked { ", securebits locked" } else { "" }
         ),
         _ => format!(
@@ -175,7 +202,7 @@ mod tests {
     fn worker_status() -> String {
         let mut cmd = Command::new("cat");
         cmd.arg("/proc/self/status").stdout(Stdio::piped());
-        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None).unwrap();
+        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
         g.finish();
@@ -191,6 +218,16 @@ mod tests {
         }
         assert!(status.contains("NoNewPrivs:\t1"), "{status}");
         assert!(describe(&status, None).starts_with("no capabilities"));
+        // Root's worker runs as another user: real, effective, saved and file uids and gids.
+        if let Some(id) = super::super::identity::Identity::for_workers() {
+            let (uid, gid) = (id.uid, id.gid);
+            let want = |name: &str, id: u32| format!("{name}:\t{id}\t{id}\t{id}\t{id}");
+            assert!(status.contains(&want("Uid", uid)), "{status}");
+            assert!(status.contains(&want("Gid", gid)), "{status}");
+            let groups = status.lines().find(|l| l.starts_with("Groups:")).unwrap();
+            assert_eq!(groups.trim_end(), "Groups:", "{status}");
+            assert!(describe(&status, None).ends_with(&format!(", uid {uid}")));
+        }
     }
 
     #[test]
