@@ -18,6 +18,7 @@ mod pmu;
 mod probes;
 mod report;
 mod root;
+pub mod run_queue;
 mod steady;
 
 pub use advisory::load_average;
