@@ -83,9 +83,13 @@ impl Board {
                     (lane.trial, lane.trials) = (*trial, *trials);
                     (lane.calls_done, lane.calls_total) = (*calls_done, *calls_total);
                 }
-                self.time_of(job).fraction_done =
+                let share =
                     crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total);
-                self.spans.entry(job.clone()).or_default().progress(at);
+                self.time_of(job).fraction_done = share;
+                self.spans
+                    .entry(job.clone())
+                    .or_default()
+                    .progress(at, share);
             }
             EngineEvent::JobFinished { job, .. } => {
                 self.finished += 1;
@@ -120,9 +124,10 @@ impl Board {
         let t0 = self.started.remove(job);
         let span = self.spans.remove(job).unwrap_or_default();
         let time = self.time_of(job);
+        let planned = time.estimated_s.unwrap_or(0.0);
         time.fraction_done = 1.0;
         time.spent_s = t0.map(|t0| (at - t0).max(0.0));
-        time.outside_s = t0.map(|t0| span.outside_s(t0, Some(at), at));
+        time.outside_s = t0.map(|t0| span.outside_s(t0, Some(at), at, planned));
         if let Some(lane) = self.lane_mut(job) {
             lane.job = None;
             lane.done += 1;
@@ -147,13 +152,12 @@ impl Board {
             .map(|(key, t)| match self.started.get(key) {
                 Some(t0) => crate::measure::eta::JobTime {
                     spent_s: Some((now - t0).max(0.0)),
-                    outside_s: Some(
-                        self.spans
-                            .get(key)
-                            .copied()
-                            .unwrap_or_default()
-                            .outside_s(*t0, None, now),
-                    ),
+                    outside_s: Some(self.spans.get(key).copied().unwrap_or_default().outside_s(
+                        *t0,
+                        None,
+                        now,
+                        t.estimated_s.unwrap_or(0.0),
+                    )),
                     ..*t
                 },
                 None => *t,
@@ -196,8 +200,12 @@ impl Board {
             (Some(true), ..) => "cancelled".to_string(),
             (Some(false), ..) => "finished".to_string(),
             (None, Some(s), Some(pace)) => format!(
-                "ETA {} (the plans × {pace:.2}, the pace of {} started job(s); {} lane(s))",
+                "ETA {} (the plans × {pace:.2}{}, the pace of {} started job(s); {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
+                match crate::measure::eta::outside_per_job(&times) {
+                    o if o > 0.0 => format!(", {o:.1} s a job outside its trials"),
+                    _ => String::new(),
+                },
                 times.iter().filter(|t| t.spent_s.is_some()).count(),
                 self.lanes.len().max(1)
             ),
@@ -389,8 +397,13 @@ mod tests {
             2.5,
         );
         // The next job: its 1 s plan at the plans' pace, and 1.5 s outside its trials (not
-        // 2.5 × its plan).
+        // 2.5 × its plan); the line names both.
         let eta = b.eta_s(2.5).expect("planned");
         assert!((eta - 2.5).abs() < 1e-9, "{eta}");
+        let lines = b.lines(2.5);
+        assert!(
+            lines[1].contains("(the plans × 1.00, 1.5 s a job outside its trials, the pace of 1"),
+            "{lines:?}"
+        );
     }
 }

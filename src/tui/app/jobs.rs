@@ -488,7 +488,8 @@ impl App {
                 },
                 outside_s: j.started_at.map(|t0| {
                     let ended = j.took_s.filter(|_| j.is_finished()).map(|s| t0 + s);
-                    j.span.outside_s(t0, ended, self.clock)
+                    let planned = j.plan.map_or(0.0, |p| p.estimated_s);
+                    j.span.outside_s(t0, ended, self.clock, planned)
                 }),
             })
             .collect();

@@ -33,26 +33,29 @@ pub struct JobTime {
 /// When a view saw a job's trials report progress, to tell its time outside its trials.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct TrialSpan {
-    first: Option<f64>,
+    /// The first progress: when, and the job's share done then.
+    first: Option<(f64, f64)>,
     last: Option<f64>,
 }
 
 impl TrialSpan {
-    /// A trial of the job reported progress at `at`.
-    pub fn progress(&mut self, at: f64) {
-        self.first.get_or_insert(at);
+    /// A trial of the job reported progress at `at`, with `share` of the job done.
+    pub fn progress(&mut self, at: f64, share: f64) {
+        self.first.get_or_insert((at, share.clamp(0.0, 1.0)));
         self.last = Some(at);
     }
 
-    /// Wall seconds of a job that started at `started` outside its trials: until its first
-    /// progress, and once it `ended`, after its last; `now` while it runs.
-    pub fn outside_s(&self, started: f64, ended: Option<f64>, now: f64) -> f64 {
+    /// Wall seconds of a job that started at `started`, planned for `planned_s`, outside its
+    /// trials: until its first progress, less the plan's time of the work that progress
+    /// reported (a trial reports once its loop has run), and once it `ended`, after its last
+    /// progress; `now` while it runs.
+    pub fn outside_s(&self, started: f64, ended: Option<f64>, now: f64, planned_s: f64) -> f64 {
         let until = ended.unwrap_or(now);
+        let before = |(first, share): (f64, f64)| first - started - share * planned_s.max(0.0);
         let outside = match (self.first, self.last, ended) {
             (None, ..) => until - started,
-            (Some(first), _, None) => first - started,
-            (Some(first), Some(last), Some(end)) => (first - started) + (end - last),
-            (Some(first), None, Some(_)) => first - started,
+            (Some(first), Some(last), Some(end)) => before(first).max(0.0) + (end - last),
+            (Some(first), ..) => before(first),
         };
         outside.clamp(0.0, (until - started).max(0.0))
     }

@@ -174,8 +174,8 @@ impl GappedRun {
             let mut done = 0.0;
             let mut at = trials_from;
             while at <= (trials_from + est).min(t) {
-                span.progress(at);
                 done = (at - trials_from) / est;
+                span.progress(at, done);
                 at += 0.066;
             }
             let ended = (t >= end).then_some(end);
@@ -183,7 +183,7 @@ impl GappedRun {
                 estimated_s: Some(est),
                 fraction_done: if ended.is_some() { 1.0 } else { done },
                 spent_s: Some(ended.unwrap_or(t) - start),
-                outside_s: Some(span.outside_s(start, ended, t)),
+                outside_s: Some(span.outside_s(start, ended, t, est)),
             });
         }
         jobs
@@ -244,13 +244,19 @@ fn the_time_between_trials_of_jobs_is_learnt_apart_from_the_pace() {
 fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last() {
     let mut span = TrialSpan::default();
     // No progress yet: all of its time so far.
-    assert_eq!(span.outside_s(10.0, None, 10.5), 0.5);
-    span.progress(11.0);
-    span.progress(13.0);
+    assert_eq!(span.outside_s(10.0, None, 10.5, 4.0), 0.5);
+    // Its first progress reports a quarter of a 4 s plan done: the plan's second of it was
+    // spent in trials.
+    span.progress(12.0, 0.25);
+    span.progress(13.0, 0.5);
     // Running: only the time before its trials.
-    assert_eq!(span.outside_s(10.0, None, 14.0), 1.0);
+    assert_eq!(span.outside_s(10.0, None, 14.0, 4.0), 1.0);
     // Ended: before the first progress and after the last.
-    assert_eq!(span.outside_s(10.0, Some(13.5), 14.0), 1.5);
+    assert_eq!(span.outside_s(10.0, Some(13.5), 14.0, 4.0), 1.5);
+    // A first progress that reports more work than the plan gives its time is all trials.
+    let mut quick = TrialSpan::default();
+    quick.progress(10.5, 0.5);
+    assert_eq!(quick.outside_s(10.0, None, 11.0, 4.0), 0.0);
     // A finished job outside 1 s of its 2: only its trials' second teaches the pace, and the
     // job not started yet still has that second to spend.
     let jobs = [
