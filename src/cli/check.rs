@@ -52,7 +52,11 @@ pub fn run(config: Option<&Path>, args: &CheckArgs) -> anyhow::Result<ExitCode> 
             })?,
         },
     };
-    let report = host::check_host(&root, cpu, &mut probes);
+    let mut report = host::check_host(&root, cpu, &mut probes);
+    // The busy-CPU row measured: a moment's spinning on the CPU (this machine only).
+    if args.root.is_none() {
+        host::run_queue::measure_busy_cpu(&mut report, &crate::cpu::lock::machine_lock_dir());
+    }
     let environment = args.env.then(|| host::environment(&root, cpu, &mut probes));
     // The sandbox belongs to this machine's kernel, not to a fixture tree: asked of a real
     // worker, and only when checking the real host. Informational: it changes no verdict.

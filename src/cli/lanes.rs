@@ -32,6 +32,8 @@ pub struct Board {
     failed: usize,
     /// Per job seen: its plan's expected seconds, share done and wall seconds once finished.
     times: BTreeMap<JobKey, crate::measure::eta::JobTime>,
+    /// Per job started: when its trials reported progress (its time outside them).
+    spans: BTreeMap<JobKey, crate::measure::eta::TrialSpan>,
     ended: Option<bool>,
 }
 
@@ -60,6 +62,7 @@ impl Board {
                     .unwrap_or(0);
                 self.lane_of.insert(job.clone(), cpu);
                 self.started.insert(job.clone(), at);
+                self.spans.insert(job.clone(), Default::default());
                 let lane = self.lanes.entry(cpu).or_default();
                 *lane = Lane {
                     job: Some(job.clone()),
@@ -80,8 +83,13 @@ impl Board {
                     (lane.trial, lane.trials) = (*trial, *trials);
                     (lane.calls_done, lane.calls_total) = (*calls_done, *calls_total);
                 }
-                self.time_of(job).fraction_done =
+                let share =
                     crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total);
+                self.time_of(job).fraction_done = share;
+                self.spans
+                    .entry(job.clone())
+                    .or_default()
+                    .progress(at, share);
             }
             EngineEvent::JobFinished { job, .. } => {
                 self.finished += 1;
@@ -108,14 +116,18 @@ impl Board {
                 estimated_s: None,
                 fraction_done: 0.0,
                 spent_s: None,
+                outside_s: None,
             })
     }
 
     fn job_done(&mut self, job: &JobKey, at: f64) {
-        let took = self.started.remove(job).map(|t0| (at - t0).max(0.0));
+        let t0 = self.started.remove(job);
+        let span = self.spans.remove(job).unwrap_or_default();
         let time = self.time_of(job);
+        let planned = time.estimated_s.unwrap_or(0.0);
         time.fraction_done = 1.0;
-        time.spent_s = took;
+        time.spent_s = t0.map(|t0| (at - t0).max(0.0));
+        time.outside_s = t0.map(|t0| span.outside_s(t0, Some(at), at, planned));
         if let Some(lane) = self.lane_mut(job) {
             lane.job = None;
             lane.done += 1;
@@ -140,6 +152,12 @@ impl Board {
             .map(|(key, t)| match self.started.get(key) {
                 Some(t0) => crate::measure::eta::JobTime {
                     spent_s: Some((now - t0).max(0.0)),
+                    outside_s: Some(self.spans.get(key).copied().unwrap_or_default().outside_s(
+                        *t0,
+                        None,
+                        now,
+                        t.estimated_s.unwrap_or(0.0),
+                    )),
                     ..*t
                 },
                 None => *t,
@@ -182,8 +200,12 @@ impl Board {
             (Some(true), ..) => "cancelled".to_string(),
             (Some(false), ..) => "finished".to_string(),
             (None, Some(s), Some(pace)) => format!(
-                "ETA {} (the plans × {pace:.2}, the pace of {} started job(s); {} lane(s))",
+                "ETA {} (the plans × {pace:.2}{}, the pace of {} started job(s); {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
+                match crate::measure::eta::outside_per_job(&times) {
+                    o if o > 0.0 => format!(", {o:.1} s a job outside its trials"),
+                    _ => String::new(),
+                },
                 times.iter().filter(|t| t.spent_s.is_some()).count(),
                 self.lanes.len().max(1)
             ),
@@ -247,6 +269,20 @@ mod tests {
                 0.0,
             );
         }
+        let progress = |label: &str, trial: u32, calls_done: u64| EngineEvent::TrialProgress {
+            job: key(label, 32),
+            trial,
+            trials: 5,
+            calls_done,
+            calls_total: 100,
+            snapshot: crate::vocabulary::HistogramSnapshot {
+                histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
+                per_call: None,
+                loop_mean_cycles: None,
+                timer_overhead_ticks: 0.0,
+                per_call_source: "tsc".into(),
+            },
+        };
         b.apply(
             &EngineEvent::JobStarted {
                 job: key("a", 32),
@@ -254,6 +290,8 @@ mod tests {
             },
             0.0,
         );
+        // Both jobs' trials report from their start (no time outside them).
+        b.apply(&progress("a", 1, 0), 0.0);
         b.apply(
             &EngineEvent::JobStarted {
                 job: key("b", 32),
@@ -261,6 +299,8 @@ mod tests {
             },
             0.5,
         );
+        b.apply(&progress("b", 1, 0), 0.5);
+        b.apply(&progress("a", 2, 10), 2.0);
         b.apply(
             &EngineEvent::JobFailed {
                 job: key("a", 32),
@@ -274,23 +314,7 @@ mod tests {
             2.0,
         );
         // The running job is half done (trial 3 of 5, half its calls in) after 2 s.
-        b.apply(
-            &EngineEvent::TrialProgress {
-                job: key("b", 32),
-                trial: 3,
-                trials: 5,
-                calls_done: 50,
-                calls_total: 100,
-                snapshot: crate::vocabulary::HistogramSnapshot {
-                    histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
-                    per_call: None,
-                    loop_mean_cycles: None,
-                    timer_overhead_ticks: 0.0,
-                    per_call_source: "tsc".into(),
-                },
-            },
-            2.5,
-        );
+        b.apply(&progress("b", 3, 50), 2.5);
         let lines = b.lines(2.5);
         assert!(lines[0].starts_with("CPU 0   idle  (1 done)"), "{lines:?}");
         assert!(lines[1].contains("b @ 32"), "{lines:?}");
@@ -302,6 +326,83 @@ mod tests {
         assert!(
             lines[2]
                 .contains("ETA 3 s (the plans × 2.61, the pace of 2 started job(s); 2 lane(s))"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_jobs_time_outside_its_trials_is_added_per_job_not_multiplied() {
+        let mut b = Board::default();
+        b.apply(
+            &EngineEvent::RunStarted {
+                run_dir: "r".into(),
+                labels: vec!["a".into()],
+                lengths: vec![32, 64],
+                cpus: vec![0],
+                reference_jobs: Vec::new(),
+            },
+            0.0,
+        );
+        let plan: crate::measure::plan::TrialPlan = serde_json::from_value(serde_json::json!({
+            "iterations_per_trial": 1000, "warmups": 3, "trials": 1,
+            "separate_processes": true, "estimated_s": 1.0, "timeout_per_process_s": 10.0
+        }))
+        .unwrap();
+        for bytes in [32, 64] {
+            let job = key("a", bytes);
+            b.apply(
+                &EngineEvent::JobPlanned {
+                    job,
+                    plan,
+                    t1_s: 0.0,
+                },
+                0.0,
+            );
+        }
+        let job = key("a", 32);
+        let progress = |calls_done: u64| EngineEvent::TrialProgress {
+            job: key("a", 32),
+            trial: 1,
+            trials: 1,
+            calls_done,
+            calls_total: 100,
+            snapshot: crate::vocabulary::HistogramSnapshot {
+                histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
+                per_call: None,
+                loop_mean_cycles: None,
+                timer_overhead_ticks: 0.0,
+                per_call_source: "tsc".into(),
+            },
+        };
+        let cpu = Some(0);
+        b.apply(
+            &EngineEvent::JobStarted {
+                job: job.clone(),
+                cpu,
+            },
+            0.0,
+        );
+        // 1 s before its trials, its 1 s plan kept, 0.5 s after them.
+        b.apply(&progress(0), 1.0);
+        b.apply(&progress(100), 2.0);
+        let reason = crate::vocabulary::JobFailure::new(crate::vocabulary::FailureKind::Crash, "x");
+        let (stderr_tail, record) = (String::new(), None);
+        b.apply(
+            &EngineEvent::JobFailed {
+                job,
+                reason,
+                stderr_tail,
+                record,
+            },
+            2.5,
+        );
+        // The next job: its 1 s plan at the plans' pace, and 1.5 s outside its trials (not
+        // 2.5 × its plan); the line names both.
+        let eta = b.eta_s(2.5).expect("planned");
+        assert!((eta - 2.5).abs() < 1e-9, "{eta}");
+        let lines = b.lines(2.5);
+        assert!(
+            lines[1].contains("(the plans × 1.00, 1.5 s a job outside its trials, the pace of 1"),
             "{lines:?}"
         );
     }

@@ -227,7 +227,18 @@ fn finish_job(app: &mut App, (label, bytes, cycles): (&str, u64, f64), seed: u64
         job: k.clone(),
         cpu: Some(1),
     });
+    // Its trials take all of its time (none outside them, `measure::eta`).
+    let progress = |trial, calls_done| EngineEvent::TrialProgress {
+        job: k.clone(),
+        trial,
+        trials: 5,
+        calls_done,
+        calls_total: 20_000,
+        snapshot: snapshot(cycles * 1.02, calls_done.max(1), seed, cycles),
+    };
+    app.apply(progress(1, 0));
     app.clock += JOB_SECONDS;
+    app.apply(progress(5, 20_000));
     app.apply(EngineEvent::JobFinished {
         job: k,
         #[allow(clippy::useless_conversion)]

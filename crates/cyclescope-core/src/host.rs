@@ -18,6 +18,7 @@ mod pmu;
 mod probes;
 mod report;
 mod root;
+pub mod run_queue;
 mod steady;
 
 pub use advisory::load_average;
@@ -26,7 +27,9 @@ pub use cache::{
     Checked, DEFAULT_MAX_AGE, HostCache, MAX_AGE_ENV, REUSED_KEY, Stored, check_cached,
 };
 pub use check::{CheckResult, HostCheck, Status};
-pub(crate) use cpuset::{SHIELD_SET, cpuset_v1_dir, cpuset_v2_available};
+pub(crate) use cpuset::{
+    PARTITION_GROUP, SHIELD_SET, cpuset_v1_dir, cpuset_v2_available, cpuset_v2_dir, partition_cpus,
+};
 pub use environment::{EnvChange, FIXED_ENV, environment, fixed_clock_hz, fixed_env_diff};
 pub use fixture::PROBES_FILE;
 pub use pmu::{CorePmu, PmuError, check_one_core_type, core_pmu, core_pmus};

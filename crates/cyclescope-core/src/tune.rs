@@ -1,6 +1,7 @@
 //! Host tuning with a guaranteed restore: the plan of what to change so the measurement CPU
 //! passes the host checks (governor, min = max frequency, turbo/boost off, SMT sibling offline,
-//! IRQs and other tasks moved off it, the CPU shielded with a cpuset; ASLR kept), applying it only as root after the previous
+//! IRQs and other tasks moved off it, the CPU shielded with a cgroup v2 cpuset partition or a v1
+//! cpuset; ASLR kept), applying it only as root after the previous
 //! values are safely on disk, and putting every value back — on request, at the end of the run
 //! that applied it, or on the next start after its owner died. Files go through a
 //! [`HostRoot`], so fixture trees stand in for `/`; live task affinities are touched only on
@@ -9,6 +10,7 @@
 
 mod apply;
 mod cgroupfs;
+mod partition;
 mod plan;
 mod shield;
 mod tasks;
@@ -16,6 +18,7 @@ mod tasks;
 pub use apply::{
     Applied, Owner, RESTORE_FILE, Restored, SavedTuning, apply, read_saved, recover_stale, restore,
 };
+pub use partition::{Partition, join_partition};
 pub use plan::{FileChange, Setting, TunePlan, plan};
 pub use shield::{Shield, ShieldTask, join_measuring_set};
 pub use tasks::TaskMove;

@@ -40,6 +40,8 @@ pub struct Job {
     /// When it started and how long it took, on the events' clock (`App::clock`).
     pub started_at: Option<f64>,
     pub took_s: Option<f64>,
+    /// When its trials reported progress, to tell its time outside them (`measure::eta`).
+    pub span: crate::measure::eta::TrialSpan,
     /// Effective core clock of its last witnessed trial (Hz), and whether it was in band.
     pub clock_hz: Option<(f64, bool)>,
     /// Its trial process running far past the plan, as the engine last said.
@@ -66,6 +68,7 @@ impl Job {
             retries: 0,
             started_at: None,
             took_s: None,
+            span: Default::default(),
             clock_hz: None,
             overdue: None,
         }
@@ -483,6 +486,11 @@ impl App {
                     JobState::Running { .. } => j.started_at.map(|t| (self.clock - t).max(0.0)),
                     _ => j.took_s.filter(|_| j.is_finished()),
                 },
+                outside_s: j.started_at.map(|t0| {
+                    let ended = j.took_s.filter(|_| j.is_finished()).map(|s| t0 + s);
+                    let planned = j.plan.map_or(0.0, |p| p.estimated_s);
+                    j.span.outside_s(t0, ended, self.clock, planned)
+                }),
             })
             .collect();
         let (_, total) = self.run_counts();

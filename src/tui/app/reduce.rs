@@ -141,6 +141,7 @@ impl App {
                 j.snapshot = None;
                 j.overdue = None;
                 j.started_at = Some(clock);
+                j.span = Default::default();
                 self.current = Some(job);
             }
             EngineEvent::TrialProgress {
@@ -151,6 +152,7 @@ impl App {
                 calls_total,
                 snapshot,
             } => {
+                let clock = self.clock;
                 let j = self.job_mut(&job);
                 j.state = JobState::Running {
                     trial,
@@ -158,6 +160,10 @@ impl App {
                     calls_done,
                     calls_total,
                 };
+                j.span.progress(
+                    clock,
+                    crate::measure::eta::share_done(trial, trials, calls_done, calls_total),
+                );
                 j.snapshot = Some(snapshot);
                 // A later trial is running: the overdue one has ended.
                 if j.overdue.is_some_and(|o| o.trial != trial) {

@@ -83,6 +83,19 @@ pub(crate) fn isolation(root: &HostRoot, cpu: usize) -> CheckResult {
             ),
         );
     }
+    if let Some(given) = super::cpuset::partition_cpus(root)
+        && given.contains(&cpu)
+        && irq_here == Some(false)
+    {
+        return CheckResult::pass(
+            c,
+            format!(
+                "shielded by `cyclescope tune`: CPUs {} are the cgroup v2 cpuset partition {}, {irq}",
+                super::root::format_cpu_list(&given),
+                super::cpuset::PARTITION_GROUP
+            ),
+        );
+    }
     let others = root
         .online_cpus()
         .map(|s| s.into_iter().filter(|&x| x != cpu).collect::<BTreeSet<_>>())

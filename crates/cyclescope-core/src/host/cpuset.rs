@@ -32,8 +32,36 @@ pub(crate) fn shield_cpus(root: &HostRoot) -> Option<BTreeSet<usize>> {
     parse_cpu_list(&root.read(&format!("{dir}/{SHIELD_SET}/cpuset.cpus"))?)
 }
 
+/// The group (a child of the v2 hierarchy's root) holding the measurement CPU as a cpuset
+/// partition while it is shielded there.
+pub(crate) const PARTITION_GROUP: &str = "cyclescope-measure";
+
+/// The cgroup v2 hierarchy (`sys/fs/cgroup` or `sys/fs/cgroup/unified`) whose root enables the
+/// cpuset controller for its children (`cgroup.subtree_control`): where `tune` makes a
+/// partition. A v2 mount without it (the controller bound to v1, or not enabled) is no use.
+pub(crate) fn cpuset_v2_dir(root: &HostRoot) -> Option<String> {
+    ["sys/fs/cgroup", "sys/fs/cgroup/unified"]
+        .iter()
+        .find(|d| {
+            root.read(&format!("{d}/cgroup.subtree_control"))
+                .is_some_and(|c| c.split_whitespace().any(|x| x == "cpuset"))
+        })
+        .map(|d| d.to_string())
+}
+
+/// The CPUs of `tune`'s v2 partition, while it is a valid partition (`root` or `isolated`;
+/// the kernel reads `… invalid (why)` when it could not give the CPUs away).
+pub(crate) fn partition_cpus(root: &HostRoot) -> Option<BTreeSet<usize>> {
+    let group = format!("{}/{PARTITION_GROUP}", cpuset_v2_dir(root)?);
+    let state = root.read(&format!("{group}/cpuset.cpus.partition"))?;
+    if !matches!(state.trim(), "root" | "isolated") {
+        return None;
+    }
+    parse_cpu_list(&root.read(&format!("{group}/cpuset.cpus"))?)
+}
+
 /// Whether a cgroup v2 hierarchy with the cpuset controller is mounted (`sys/fs/cgroup` or
-/// `sys/fs/cgroup/unified`): `tune` makes no v2 partition yet, so it says so.
+/// `sys/fs/cgroup/unified`), enabled for its children or not.
 pub(crate) fn cpuset_v2_available(root: &HostRoot) -> bool {
     ["sys/fs/cgroup", "sys/fs/cgroup/unified"].iter().any(|d| {
         root.read(&format!("{d}/cgroup.controllers"))
@@ -65,5 +93,33 @@ mod tests {
         std::fs::write(cs.join(SHIELD_SET).join("cpuset.cpus"), "0-2\n").unwrap();
         assert_eq!(shield_cpus(&root), Some(BTreeSet::from([0, 1, 2])));
         assert!(!cpuset_v2_available(&root));
+    }
+
+    #[test]
+    fn a_v2_partition_counts_only_where_the_root_enables_cpuset_and_while_it_is_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        let v2 = dir.path().join("sys/fs/cgroup");
+        let group = v2.join(PARTITION_GROUP);
+        std::fs::create_dir_all(&group).unwrap();
+        std::fs::write(v2.join("cgroup.controllers"), "cpuset cpu\n").unwrap();
+        std::fs::write(v2.join("cgroup.subtree_control"), "cpu\n").unwrap();
+        std::fs::write(group.join("cpuset.cpus"), "2-3\n").unwrap();
+        std::fs::write(group.join("cpuset.cpus.partition"), "isolated\n").unwrap();
+        assert_eq!(
+            cpuset_v2_dir(&root),
+            None,
+            "cpuset not enabled for the groups"
+        );
+        assert_eq!(partition_cpus(&root), None);
+        std::fs::write(v2.join("cgroup.subtree_control"), "cpuset cpu\n").unwrap();
+        assert_eq!(cpuset_v2_dir(&root).as_deref(), Some("sys/fs/cgroup"));
+        assert_eq!(partition_cpus(&root), Some(BTreeSet::from([2, 3])));
+        std::fs::write(
+            group.join("cpuset.cpus.partition"),
+            "root invalid (Cpu list in cpuset.cpus not exclusive)\n",
+        )
+        .unwrap();
+        assert_eq!(partition_cpus(&root), None);
     }
 }

@@ -9,7 +9,11 @@
 //! ends. Until a little work is seen the pace leans on the plans (a prior of a twentieth of a
 //! mean job at the plans' own pace), so the first instants of a job, mostly start-up, do not
 //! read as a run many times slower than planned. Before any job is planned there is no ETA.
-//! Pure arithmetic over what the views already hold.
+//! A job's time outside its trials (its worker's start, the known-answer check and reference
+//! digest before the first trial reports, the probes and the record after the last) is no
+//! plan's business and does not grow with it: it is kept out of the pace and learnt apart, as
+//! the mean of what the ended jobs spent outside their trials, which every job not ended yet
+//! still has to spend (less what it already has). Pure arithmetic over what the views hold.
 
 /// What the ETA needs of one job of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,6 +25,40 @@ pub struct JobTime {
     /// Wall seconds the job has taken so far: since it started while it runs, all of them
     /// once it ended (None before it starts, or unknown).
     pub spent_s: Option<f64>,
+    /// Of `spent_s`, the wall seconds outside the job's trials (`TrialSpan::outside_s`; None
+    /// where unknown, e.g. a journal without progress: all of it counts as trials' time).
+    pub outside_s: Option<f64>,
+}
+
+/// When a view saw a job's trials report progress, to tell its time outside its trials.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct TrialSpan {
+    /// The first progress: when, and the job's share done then.
+    first: Option<(f64, f64)>,
+    last: Option<f64>,
+}
+
+impl TrialSpan {
+    /// A trial of the job reported progress at `at`, with `share` of the job done.
+    pub fn progress(&mut self, at: f64, share: f64) {
+        self.first.get_or_insert((at, share.clamp(0.0, 1.0)));
+        self.last = Some(at);
+    }
+
+    /// Wall seconds of a job that started at `started`, planned for `planned_s`, outside its
+    /// trials: until its first progress, less the plan's time of the work that progress
+    /// reported (a trial reports once its loop has run), and once it `ended`, after its last
+    /// progress; `now` while it runs.
+    pub fn outside_s(&self, started: f64, ended: Option<f64>, now: f64, planned_s: f64) -> f64 {
+        let until = ended.unwrap_or(now);
+        let before = |(first, share): (f64, f64)| first - started - share * planned_s.max(0.0);
+        let outside = match (self.first, self.last, ended) {
+            (None, ..) => until - started,
+            (Some(first), Some(last), Some(end)) => before(first).max(0.0) + (end - last),
+            (Some(first), ..) => before(first),
+        };
+        outside.clamp(0.0, (until - started).max(0.0))
+    }
 }
 
 /// The weight of the plans' own pace in the learnt pace, in mean planned jobs.
@@ -47,14 +85,33 @@ pub fn pace(jobs: &[JobTime]) -> Option<f64> {
     let mean = planned.iter().map(|(e, _)| e).sum::<f64>() / planned.len() as f64;
     let (spent, done) = planned
         .iter()
-        .filter_map(|(e, j)| Some((j.spent_s?, e * j.fraction_done.clamp(0.0, 1.0))))
-        .fold((0.0, 0.0), |(a, b), (s, d)| (a + s.max(0.0), b + d));
+        .filter_map(|(e, j)| Some((trials_s(j)?, e * j.fraction_done.clamp(0.0, 1.0))))
+        .fold((0.0, 0.0), |(a, b), (s, d)| (a + s, b + d));
     let prior = PRIOR_JOBS * mean;
     Some(if prior + done > 0.0 {
         (spent + prior) / (done + prior)
     } else {
         1.0
     })
+}
+
+/// Wall seconds a started job has spent in its trials.
+fn trials_s(j: &JobTime) -> Option<f64> {
+    let spent = j.spent_s?.max(0.0);
+    Some((spent - j.outside_s.unwrap_or(0.0)).clamp(0.0, spent))
+}
+
+/// The mean wall seconds an ended job spent outside its trials (0 before one has ended).
+pub fn outside_per_job(jobs: &[JobTime]) -> f64 {
+    let ended: Vec<f64> = jobs
+        .iter()
+        .filter(|j| j.fraction_done >= 1.0 && j.spent_s.is_some())
+        .filter_map(|j| j.outside_s)
+        .collect();
+    if ended.is_empty() {
+        return 0.0;
+    }
+    ended.iter().sum::<f64>() / ended.len() as f64
 }
 
 /// Seconds left of a run of `total` jobs, `jobs` of which the view has seen, measured on
@@ -71,7 +128,15 @@ pub fn seconds_left(jobs: &[JobTime], total: usize, lanes: usize) -> Option<f64>
         .map(|(e, j)| e * (1.0 - j.fraction_done.clamp(0.0, 1.0)))
         .sum();
     let unplanned = total.saturating_sub(planned.len());
-    Some((left + unplanned as f64 * mean) * pace / lanes.max(1) as f64)
+    // Every job not ended still spends the mean time outside trials, less what it has.
+    let outside = outside_per_job(jobs);
+    let outside_left: f64 = jobs
+        .iter()
+        .filter(|j| j.fraction_done < 1.0 || j.spent_s.is_none())
+        .map(|j| (outside - j.outside_s.unwrap_or(0.0)).max(0.0))
+        .sum::<f64>()
+        + total.saturating_sub(jobs.len()) as f64 * outside;
+    Some(((left + unplanned as f64 * mean) * pace + outside_left) / lanes.max(1) as f64)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::partition::{self, Partition};
 use super::plan::{FileChange, TunePlan};
 use super::shield::{self, Shield};
 use super::tasks::{self, TaskMove};
@@ -67,6 +68,9 @@ pub struct SavedTuning {
     /// The shield, applied last and restored first (absent in files older than the shield).
     #[serde(default)]
     pub shield: Option<Shield>,
+    /// The v2 partition, applied last and restored first (absent in files older than it).
+    #[serde(default)]
+    pub partition: Option<Partition>,
     /// Folders made to hold the restore file, removed again (when empty) after restoring.
     pub created_dirs: Vec<String>,
 }
@@ -166,6 +170,7 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
         files: plan.files.clone(),
         tasks: plan.tasks.clone(),
         shield: plan.shield.clone(),
+        partition: plan.partition.clone(),
         created_dirs,
     };
     save(&path, &saved).map_err(save_err)?;
@@ -198,6 +203,20 @@ pub fn apply(plan: &TunePlan, owner: Option<Owner>) -> Result<Applied, TuneError
             }
         }
     }
+    if let Some(p) = &plan.partition {
+        match partition::apply(&plan.root, p) {
+            Ok(refused) => {
+                applied.changed += usize::from(refused.is_empty());
+                applied.refused.extend(refused);
+            }
+            Err(not_made) => {
+                // Not ours (made by someone else since the plan): restoring must not touch it.
+                applied.refused.push(not_made);
+                saved.partition = None;
+                save(&path, &saved).map_err(save_err)?;
+            }
+        }
+    }
     Ok(applied)
 }
 
@@ -223,9 +242,14 @@ pub fn restore(root: &HostRoot) -> Result<Restored, TuneError> {
         unshielded: 0,
         refused: Vec::new(),
     };
+    if let Some(p) = &saved.partition {
+        let (moved, refused) = partition::restore(root, p);
+        out.unshielded += moved;
+        out.refused.extend(refused);
+    }
     if let Some(s) = &saved.shield {
         let (moved, refused) = shield::restore(root, s);
-        out.unshielded = moved;
+        out.unshielded += moved;
         out.refused.extend(refused);
     }
     for t in saved.tasks.iter().rev() {
@@ -305,6 +329,7 @@ mod tests {
             }],
             tasks: Vec::new(),
             shield: None,
+            partition: None,
             created_dirs: Vec::new(),
         };
         let path = restore_path(&root);

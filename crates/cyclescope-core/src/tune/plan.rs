@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::TuneError;
+use super::partition::{self, Partition};
 use super::shield::{self, Shield};
 use super::tasks::{self, TaskMove};
 use crate::host::harness::policy_boosts;
@@ -59,6 +60,8 @@ pub struct TunePlan {
     pub tasks: Vec<TaskMove>,
     /// The other tasks moved into a cpuset of their own (None: no cpuset hierarchy to use).
     pub shield: Option<Shield>,
+    /// The measurement CPU made a cgroup v2 cpuset partition (instead of the v1 shield).
+    pub partition: Option<Partition>,
     /// What tuning leaves alone, and why (ASLR, boot parameters, fixture roots).
     pub notes: Vec<String>,
 }
@@ -66,11 +69,17 @@ pub struct TunePlan {
 impl TunePlan {
     /// Files, task affinities and tasks the shield moves.
     pub fn change_count(&self) -> usize {
-        self.files.len() + self.tasks.len() + self.shield.as_ref().map_or(0, |s| s.tasks.len())
+        self.files.len()
+            + self.tasks.len()
+            + self.shield.as_ref().map_or(0, |s| s.tasks.len())
+            + usize::from(self.partition.is_some())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.tasks.is_empty() && self.shield.is_none()
+        self.files.is_empty()
+            && self.tasks.is_empty()
+            && self.shield.is_none()
+            && self.partition.is_none()
     }
 
     /// One line per change, then the notes (for the CLI and the TUI).
@@ -95,6 +104,7 @@ impl TunePlan {
             )
         }));
         out.extend(self.shield.iter().map(Shield::describe));
+        out.extend(self.partition.iter().map(Partition::describe));
         out.extend(self.notes.iter().map(|n| format!("note: {n}")));
         out
     }
@@ -211,13 +221,19 @@ pub fn plan(root: &HostRoot, cpu: usize, self_pid: u32) -> Result<TunePlan, Tune
             )?;
         }
     }
-    let shielded = if housekeeping.is_empty() {
+    // A v2 partition where the v2 hierarchy enables cpuset, else the v1 cpuset shield.
+    let partitioned = match partition::plan(root, &away) {
+        Some(p) if !housekeeping.is_empty() => Some(p.map_err(|note| notes.push(note)).ok()),
+        _ => None,
+    };
+    let shielded = if housekeeping.is_empty() || partitioned.is_some() {
         None
     } else {
         shield::plan(root, &housekeeping, self_pid)
             .map_err(|note| notes.push(note))
             .ok()
     };
+    let partitioned = partitioned.flatten();
     let task_moves = if root.is_system() {
         // A thread the shield moves gets its CPUs from the shield's cpuset.
         let in_shield: BTreeSet<i32> = shielded
@@ -256,6 +272,7 @@ pub fn plan(root: &HostRoot, cpu: usize, self_pid: u32) -> Result<TunePlan, Tune
         files,
         tasks: task_moves,
         shield: shielded,
+        partition: partitioned,
         notes,
     })
 }

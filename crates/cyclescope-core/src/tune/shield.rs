@@ -5,7 +5,8 @@
 //! root cpuset, so it can still pin to the measurement CPU. Undone by moving every thread of the
 //! shield's cpuset back (those started since included), giving each saved thread its previous
 //! allowed CPUs again, and removing the cpuset. Per-CPU kernel threads cannot move; they are
-//! counted, never a failure. A cgroup v2 cpuset partition is not made yet: the plan says so.
+//! counted, never a failure. Where a cgroup v2 hierarchy enables the cpuset controller the
+//! shield is a v2 partition instead (`partition`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,8 +67,9 @@ pub(crate) fn plan(
 ) -> Result<Shield, String> {
     let Some(hierarchy) = cpuset_v1_dir(root) else {
         return Err(if cpuset_v2_available(root) {
-            "no shield: only a cgroup v2 cpuset hierarchy is mounted, and tune makes no v2 \
-             partition yet (IRQs and task affinities are still moved)"
+            "no shield: the cgroup v2 hierarchy has the cpuset controller but does not enable it \
+             for its groups (echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control, then tune \
+             again; IRQs and task affinities are still moved)"
                 .into()
         } else {
             "no shield: no cpuset hierarchy is mounted".into()

@@ -91,6 +91,11 @@ pub fn enter_writing(
         setrlimit(Resource::RLIMIT_NOFILE, n, n).map_err(sys("RLIMIT_NOFILE"))?;
     }
     if let Some(cpu) = cpu {
+        // A CPU shielded by a v2 partition is usable only from inside it; when joining fails
+        // the pin below fails too, and this line says why.
+        if let Err(e) = crate::tune::join_partition(cpu) {
+            eprintln!("{e}");
+        }
         crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
     }
     // Last, so the worker's own setup is done, and before the candidate is loaded.

@@ -5,6 +5,7 @@ fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
         estimated_s: est,
         fraction_done: done,
         spent_s: spent,
+        outside_s: None,
     }
 }
 
@@ -131,4 +132,142 @@ fn a_loaded_run_whose_trials_all_run_twice_is_not_promised_in_half_the_time() {
         "worst ETA error after the first job: {:.0} %",
         worst * 100.0
     );
+}
+
+/// A scripted run as a view sees its events: per job `JobStarted`, a `TrialProgress` every
+/// 66 ms of its trials, `JobFinished`; before its trials the job spends `before_s` (worker
+/// start, known-answer check, reference digest), after them `after_s` (probes, record).
+struct GappedRun {
+    /// Per job in order, its plan's seconds (its trials take exactly that).
+    plans: Vec<f64>,
+    before_s: f64,
+    after_s: f64,
+}
+
+impl GappedRun {
+    fn total(&self) -> f64 {
+        self.plans
+            .iter()
+            .map(|p| p + self.before_s + self.after_s)
+            .sum()
+    }
+
+    /// The views' `JobTime`s at `t`, folded from the events sent up to then.
+    fn at(&self, t: f64) -> Vec<JobTime> {
+        let mut clock = 0.0;
+        let mut jobs = Vec::new();
+        for &est in &self.plans {
+            let start = clock;
+            let trials_from = start + self.before_s;
+            let end = trials_from + est + self.after_s;
+            clock = end;
+            if t < start {
+                jobs.push(JobTime {
+                    estimated_s: Some(est),
+                    fraction_done: 0.0,
+                    spent_s: None,
+                    outside_s: None,
+                });
+                continue;
+            }
+            let mut span = TrialSpan::default();
+            let mut done = 0.0;
+            let mut at = trials_from;
+            while at <= (trials_from + est).min(t) {
+                done = (at - trials_from) / est;
+                span.progress(at, done);
+                at += 0.066;
+            }
+            let ended = (t >= end).then_some(end);
+            jobs.push(JobTime {
+                estimated_s: Some(est),
+                fraction_done: if ended.is_some() { 1.0 } else { done },
+                spent_s: Some(ended.unwrap_or(t) - start),
+                outside_s: Some(span.outside_s(start, ended, t, est)),
+            });
+        }
+        jobs
+    }
+}
+
+#[test]
+fn the_time_between_trials_of_jobs_is_learnt_apart_from_the_pace() {
+    // Eight jobs cheapest first, 15 planned seconds, run at their plans; every job spends
+    // 0.5 s before its trials and 0.3 s after them: 6.4 s of 21.4 s (30 %) outside trials.
+    let mut plans = vec![0.5, 0.5, 1.0, 1.0, 2.0, 2.0, 4.0, 4.0];
+    plans.sort_by(f64::total_cmp);
+    let run = GappedRun {
+        plans,
+        before_s: 0.5,
+        after_s: 0.3,
+    };
+    let total = run.total();
+    let outside = 8.0 * 0.8 / total;
+    assert!((outside - 0.3).abs() < 0.01, "{outside}");
+    let first_job = 0.5 + 0.5 + 0.3;
+    let (mut worst, mut worst_unsplit): (f64, f64) = (0.0, 0.0);
+    let mut t = first_job;
+    while t < total * 0.9 {
+        let jobs = run.at(t);
+        let truth = total - t;
+        let eta = seconds_left(&jobs, jobs.len(), 1).expect("planned");
+        let error = (eta - truth).abs() / truth;
+        assert!(
+            error <= 0.25,
+            "at {t:.2} s of {total:.1} s: ETA {eta:.1} s, truly {truth:.1} s left"
+        );
+        worst = worst.max(error);
+        // The same events with the time outside trials counted in the pace, as before.
+        let unsplit: Vec<JobTime> = jobs
+            .iter()
+            .map(|j| JobTime {
+                outside_s: None,
+                ..*j
+            })
+            .collect();
+        let eta = seconds_left(&unsplit, jobs.len(), 1).expect("planned");
+        worst_unsplit = worst_unsplit.max((eta - truth).abs() / truth);
+        t += total / 500.0;
+    }
+    assert!(
+        worst_unsplit > 0.25,
+        "the script shows nothing: {worst_unsplit}"
+    );
+    eprintln!(
+        "worst ETA error after the first job: {:.0} % (in the pace: {:.0} %)",
+        worst * 100.0,
+        worst_unsplit * 100.0
+    );
+}
+
+#[test]
+fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last() {
+    let mut span = TrialSpan::default();
+    // No progress yet: all of its time so far.
+    assert_eq!(span.outside_s(10.0, None, 10.5, 4.0), 0.5);
+    // Its first progress reports a quarter of a 4 s plan done: the plan's second of it was
+    // spent in trials.
+    span.progress(12.0, 0.25);
+    span.progress(13.0, 0.5);
+    // Running: only the time before its trials.
+    assert_eq!(span.outside_s(10.0, None, 14.0, 4.0), 1.0);
+    // Ended: before the first progress and after the last.
+    assert_eq!(span.outside_s(10.0, Some(13.5), 14.0, 4.0), 1.5);
+    // A first progress that reports more work than the plan gives its time is all trials.
+    let mut quick = TrialSpan::default();
+    quick.progress(10.5, 0.5);
+    assert_eq!(quick.outside_s(10.0, None, 11.0, 4.0), 0.0);
+    // A finished job outside 1 s of its 2: only its trials' second teaches the pace, and the
+    // job not started yet still has that second to spend.
+    let jobs = [
+        JobTime {
+            estimated_s: Some(1.0),
+            fraction_done: 1.0,
+            spent_s: Some(2.0),
+            outside_s: Some(1.0),
+        },
+        job(Some(1.0), 0.0, None),
+    ];
+    assert!(close(pace(&jobs), 1.0));
+    assert!(close(seconds_left(&jobs, 2, 1), 2.0));
 }
