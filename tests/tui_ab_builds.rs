@@ -50,7 +50,8 @@ fn b_after_a_rebuild_interleaves_the_two_builds_into_results_the_run_and_the_jou
     // The log's lines about the A/B can scroll away while it runs, so the wait is on what
     // stays: the `=` row in Results (at once, without reloading the run) under a finished
     // title.
-    let ab_row = |l: &str| l.contains("│= ") && l.contains(" 32 B ") && l.contains("÷ FIXH-256.prev");
+    let ab_row =
+        |l: &str| l.contains("│= ") && l.contains(" 32 B ") && l.contains("÷ FIXH-256.prev");
     let s = t.wait("the A/B row in Results under a finished title", |s| {
         s.contains("cyclescope │ finished") && s.lines().any(ab_row)
     });

@@ -12,6 +12,7 @@
 
 pub(crate) mod audit;
 pub mod child;
+pub mod confine;
 mod exchange;
 mod go_line;
 pub(crate) mod group;
@@ -170,6 +171,9 @@ pub struct WorkerCommand {
     /// as descriptors at `WORKER_LIBRARY_FDS`, in this order; the arguments name them by
     /// `sealed::worker_path`.
     pub libraries: Vec<Arc<crate::plugin::sealed::SealedLibrary>>,
+    /// For the trial worker, what its job hands it on disk: its Landlock ruleset is then
+    /// enforced before exec (`confine`). None for `cyclescope worker`, which confines itself.
+    pub files: Option<confine::JobFiles>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable (its
@@ -252,6 +256,14 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     };
     let filter = crate::jail::syscalls::filter_memfd(kind).ok();
     pass_fds::pass_descriptors(&mut command, &cmd.libraries, filter);
+    if let Some(files) = &cmd.files {
+        let launcher = cmd.launcher.as_ref().map(|(p, _)| p.as_path());
+        let files = confine::JobFiles::for_worker(&cmd.exe, launcher, files);
+        confine::at_exec(&mut command, &files).map_err(|source| WorkerError::Spawn {
+            exe: cmd.exe.clone(),
+            source,
+        })?;
+    }
     let mut group =
         Group::spawn_worker(&mut command, cmd.pinned_cpu).map_err(|source| WorkerError::Spawn {
             exe: cmd.exe.clone(),
@@ -516,6 +528,7 @@ mod tests {
             launcher: None,
             go_line: None,
             libraries: Vec::new(),
+            files: None,
         };
         let mut said = Vec::new();
         let outcome = run(&cmd, |m: String| {

@@ -312,6 +312,7 @@ pub fn run_kat(
         launcher: None,
         go_line: None,
         libraries,
+        files: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);

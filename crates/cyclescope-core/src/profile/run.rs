@@ -234,6 +234,13 @@ fn run_worker(
         launcher: under.map(|(v, out, _)| (v.to_path_buf(), valgrind_args(out))),
         go_line: None,
         libraries: vec![lib.clone()],
+        files: Some(match under {
+            Some((_, out, copy)) => crate::worker::confine::JobFiles {
+                readable: copy.parent().map(Path::to_path_buf).into_iter().collect(),
+                writable: out.parent().map(Path::to_path_buf).into_iter().collect(),
+            },
+            None => Default::default(),
+        }),
     };
     let mut loop_ns = None;
     let mut waited_ns = None;

@@ -100,6 +100,7 @@ pub fn one_shot_observed(
         launcher: None,
         go_line: None,
         libraries,
+        files: None,
     };
     let mut reply = None;
     let outcome = super::run(&cmd, |r: Reply| match reply {

@@ -1,0 +1,130 @@
+//! The trial worker's file limits, in force before it starts: the engine makes the worker's
+//! Landlock ruleset (`sandbox::ruleset`, the one every worker has) and the forked child
+//! enforces it just before `exec`, so valgrind, for an instruction count or a profile, reads
+//! and writes only what the ruleset names from its own first instruction, and the candidate
+//! under it too. The trial worker adds its own layer later (no writes at all); this one never
+//! loosens anything, and it decides nothing about a job.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// What a trial worker's job hands it on disk, beyond the system's files (`jail::reads`).
+#[derive(Debug, Clone, Default)]
+pub struct JobFiles {
+    /// Read (and executed): the worker's program, valgrind, valgrind's private copy of the
+    /// library.
+    pub readable: Vec<PathBuf>,
+    /// Written, regular files only: valgrind's scratch folder.
+    pub writable: Vec<PathBuf>,
+}
+
+impl JobFiles {
+    /// The files of a trial worker `exe`, under `launcher` (valgrind) when there is one, with
+    /// `job`'s own.
+    pub(crate) fn for_worker(
+        exe: &std::path::Path,
+        launcher: Option<&std::path::Path>,
+        job: &Self,
+    ) -> Self {
+        let mut readable = vec![exe.to_path_buf()];
+        if let Some(program) = launcher {
+            // Its folder, where a wrapper script finds the program it runs (Debian's
+            // `valgrind` runs `valgrind.bin`), and the script's interpreter.
+            readable.extend(program.parent().map(std::path::Path::to_path_buf));
+            readable.extend(interpreter(program));
+            // valgrind's tools and preloads beside a valgrind outside the system's folders
+            // (`…/bin/valgrind`, `…/libexec/valgrind/`, `…/lib/valgrind/`).
+            if let Some(prefix) = program.parent().and_then(|bin| bin.parent()) {
+                readable.extend(["libexec/valgrind", "lib/valgrind"].map(|d| prefix.join(d)));
+            }
+        }
+        readable.extend(job.readable.iter().cloned());
+        Self {
+            readable,
+            writable: job.writable.clone(),
+        }
+    }
+}
+
+/// The interpreter a script names on its `#!` line, None for any other program.
+fn interpreter(program: &std::path::Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..n]
+        .strip_prefix(b"#!")?
+        .split(|&b| b == b'\n')
+        .next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    line.split_whitespace().next().map(PathBuf::from)
+}
+
+/// Makes `cmd`'s child enforce the ruleset of `files` just before exec. A kernel without
+/// Landlock leaves it out (the worker's own report says so); a ruleset that cannot be made
+/// is an error, and the worker is not started.
+pub(crate) fn at_exec(cmd: &mut Command, files: &JobFiles) -> io::Result<()> {
+    let created = super::sandbox::ruleset(&files.writable, &files.readable)
+        .map_err(|e| io::Error::other(format!("the trial worker's Landlock ruleset: {e}")))?;
+    // valgrind makes its files of the client's `/proc/self/cmdline` and `auxv` in `$TMPDIR`:
+    // the one folder it may write.
+    if let Some(scratch) = files.writable.first() {
+        cmd.env("TMPDIR", scratch);
+    }
+    let Some(ruleset): Option<OwnedFd> = created.into() else {
+        return Ok(());
+    };
+    // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
+    // calls are allowed: two raw system calls (prctl, landlock_restrict_self) on a descriptor
+    // the closure owns, opened before the fork; no allocation, no lock. The ruleset's
+    // descriptor is close-on-exec: the worker never holds it.
+    unsafe {
+        cmd.pre_exec(move || {
+            // Landlock asks for no_new_privs of a process without CAP_SYS_ADMIN; the
+            // privileges hook sets it too.
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapper_scripts_interpreter_and_folder_are_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("bin").join("valgrind");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "#!/bin/sh -e\nexec $0.bin \"$@\"\n").unwrap();
+        let files = JobFiles::for_worker(
+            std::path::Path::new("/cache/cyclescope-worker"),
+            Some(&script),
+            &JobFiles::default(),
+        );
+        assert!(
+            files.readable.contains(&PathBuf::from("/bin/sh")),
+            "{files:?}"
+        );
+        assert!(
+            files.readable.contains(&dir.path().join("bin")),
+            "{files:?}"
+        );
+        assert!(
+            files
+                .readable
+                .contains(&PathBuf::from("/cache/cyclescope-worker"))
+        );
+        assert!(files.writable.is_empty());
+        assert_eq!(interpreter(std::path::Path::new("/nonexistent")), None);
+    }
+}
