@@ -127,4 +127,40 @@ mod tests {
         assert!(files.writable.is_empty());
         assert_eq!(interpreter(std::path::Path::new("/nonexistent")), None);
     }
+
+    /// valgrind, from its first instruction, and the program it runs: no_new_privs set, and
+    /// a file outside the read set refused, while the system's and its scratch folder's are
+    /// not (a program of the system's stands in for the trial worker).
+    #[test]
+    fn the_ruleset_holds_before_valgrind_starts() {
+        let Ok(valgrind) = crate::counter::callgrind::find_valgrind() else {
+            eprintln!("no valgrind here: nothing to show");
+            return;
+        };
+        let secret_dir = tempfile::tempdir().unwrap();
+        let secret = secret_dir.path().join("secret");
+        std::fs::write(&secret, "root's alone\n").unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let cat = PathBuf::from("/bin/cat").canonicalize().unwrap();
+        let job = JobFiles {
+            readable: vec![],
+            writable: vec![scratch.path().to_path_buf()],
+        };
+        let files = JobFiles::for_worker(&cat, Some(&valgrind), &job);
+        let mut cmd = Command::new(&valgrind);
+        cmd.args(["-q", "--tool=none", "--vgdb=no"])
+            .arg(&cat)
+            .arg("/proc/self/status")
+            .arg(&secret);
+        at_exec(&mut cmd, &files).unwrap();
+        let o = cmd.output().unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}\n{err}");
+        assert!(!out.contains("root's alone"), "{out}");
+        assert!(err.contains("Permission denied"), "{err}");
+        assert!(!o.status.success());
+    }
 }
