@@ -41,7 +41,7 @@ mod tui_cmd;
 pub(crate) mod tune;
 mod validate;
 mod watch;
-mod worker_cmd;
+pub(crate) mod worker_cmd;
 
 pub use select::InstanceArgs;
 

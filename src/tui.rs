@@ -16,6 +16,7 @@ pub mod keymap;
 pub mod monochrome;
 pub mod panel;
 pub mod profile_job;
+pub mod protections;
 pub mod records;
 pub mod screen;
 pub mod svg;

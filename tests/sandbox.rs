@@ -174,6 +174,13 @@ fn check_says_what_the_sandbox_enforces_here() {
     // Either state is said plainly; this machine's kernel has both.
     assert!(line.contains("seccomp allowlist on"), "{line}");
     assert!(line.contains("Landlock fully enforced"), "{line}");
+    // Reads are limited as well as writes (issue 31, item 4).
+    assert!(
+        line.contains(
+            "reads only the loader, shared libraries, /proc, devices and the job's files"
+        ),
+        "{line}"
+    );
     // Root on a machine with cgroups (CI) puts every worker in a group of its own.
     if nix::unistd::geteuid().is_root() && std::path::Path::new("/sys/fs/cgroup").exists() {
         assert!(line.contains("a control group of its own"), "{line}");

@@ -505,3 +505,26 @@ fn t_shows_the_tuning_plan_applies_it_and_restores_it() {
     assert_eq!(file(irq0), before);
     assert!(!tree.join("run/cyclescope/tune-restore.json").exists());
 }
+
+/// The Host panel names the protections a worker is under on this machine, from a real
+/// worker as `check` asks it (issue 31, item 8).
+#[test]
+fn the_host_panel_names_the_protections_in_force() {
+    let t = Tmux::start("protections", 160, 48, &script(""));
+    t.wait_for("Catalog · 0 selected");
+    t.send(&["Tab"]);
+    t.wait_for("Host · CPU");
+    // The protections follow the host checks, which may take a while (the clock probe waits
+    // for its CPU): walk the cursor down until they scroll into view.
+    let s = t.wait("the protections' rows", |s| {
+        let shown = s.contains("seccomp") && s.contains("Landlock") && s.contains("cgroup");
+        if !shown {
+            t.send(&["j"]);
+        }
+        shown
+    });
+    assert!(s.contains("Pass seccomp"), "{s}");
+    assert!(s.contains("Landlock"), "{s}");
+    t.send(&["q"]);
+    t.wait_for("EXIT:0");
+}

@@ -117,7 +117,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         file_size_bytes: args.max_file_size,
         open_files: args.max_open_files,
     };
-    let mut ch = child::enter_writing(None, limits, &writable)?;
+    let mut ch = child::enter_writing(None, limits, &writable, &job_reads(&args.job))?;
     let reply = match args.job {
         Job::Kat {
             lib,
@@ -187,6 +187,23 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     };
     ch.send(&reply);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a job reads beyond the system's files (`jail::reads`): the libraries it names (sealed
+/// descriptors under `/proc`, already readable, unless a caller named a file) and the
+/// message it hashes.
+fn job_reads(job: &Job) -> Vec<PathBuf> {
+    let mut reads: Vec<PathBuf> = match job {
+        Job::Kat { lib, oracle, .. } => [Some(lib.clone()), oracle.clone()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        Job::Hash { lib, file, .. } => vec![lib.clone(), file.clone()],
+        Job::Probe { lib, .. } | Job::SupercopChecksum { lib, .. } => vec![lib.clone()],
+        Job::Sandbox => vec![],
+    };
+    reads.retain(|p| !crate::jail::reads::in_system(p));
+    reads
 }
 
 fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path) -> Reply {

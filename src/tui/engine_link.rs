@@ -467,7 +467,21 @@ impl From<CampaignError> for Refusal {
 
 /// The host checks of `cpu` on this machine, as panel rows (checks that do not apply are
 /// left out).
+/// On this machine (no fixture root) the worker sandbox's protections follow, as `check`
+/// reports them.
 fn host_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
+    let system = root.is_none();
+    let mut rows = check_rows(cpu, root);
+    if system {
+        rows.extend(match crate::cli::worker_cmd::sandbox_state() {
+            Ok((state, seen)) => super::protections::rows(&state, seen.as_ref()),
+            Err(why) => super::protections::unknown(&why),
+        });
+    }
+    rows
+}
+
+fn check_rows(cpu: usize, root: Option<PathBuf>) -> Vec<HostRow> {
     let root = HostRoot::new(root.unwrap_or_else(|| PathBuf::from("/")));
     let mut probes = match Probes::for_root(&root) {
         Ok(p) => p,

@@ -1,11 +1,11 @@
-//! The trial worker's sandbox, the same policy as the engine's other workers
-//! (`worker::sandbox`), written against the kernel interfaces directly because this program
-//! has no `std`: Landlock denies every write to the file system and, where the kernel knows
-//! scopes, signals and abstract sockets outside the worker; the seccomp programs are the
-//! engine's allowlist (`jail::syscalls`), handed over as bytes on descriptor
-//! [`FILTER_FD`] and installed as they are: this program holds no list of its own. A kernel
-//! (or emulator) without one of the two leaves that part out; any other failure stops the
-//! worker before the candidate is loaded.
+//! The trial worker's sandbox, the same policy as the engine's other workers (`worker::sandbox`),
+//! written against the kernel interfaces directly because this program has no `std`: Landlock
+//! denies every write to the file system (a layer on top of the one the engine enforced before
+//! exec, `worker::confine`, which also limits reads) and, where the kernel knows scopes, signals
+//! and abstract sockets outside the worker; the seccomp programs are the engine's allowlist
+//! (`jail::syscalls`), handed over as bytes on descriptor [`FILTER_FD`] and installed as they are:
+//! this program holds no list of its own. A kernel (or emulator) without one of the two leaves that
+//! part out; any other failure stops the worker before the candidate is loaded.
 
 use core::ffi::{c_int, c_long};
 

@@ -1,9 +1,11 @@
 //! What confines a process that runs code cyclescope does not trust (a candidate library's
 //! worker, a compiler reading a submission's sources): the pieces the build jail and the
 //! workers share. `cgroup` bounds a process and everything it starts together, from outside;
+//! `reads` is what a worker may read;
 //! `syscalls` is the one list of system calls a worker may make.
 
 pub mod cgroup;
+pub mod reads;
 pub mod syscalls;
 
 use std::ffi::CStr;

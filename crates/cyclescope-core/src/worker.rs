@@ -12,6 +12,7 @@
 
 pub(crate) mod audit;
 pub mod child;
+pub mod confine;
 mod exchange;
 mod go_line;
 pub(crate) mod group;
@@ -176,6 +177,9 @@ pub struct WorkerCommand {
     /// which a worker of root (an unprivileged user, `identity`) reaches as `.` whatever
     /// the folders above it let that user pass.
     pub cwd: Option<PathBuf>,
+    /// For the trial worker, what its job hands it on disk: its Landlock ruleset is then
+    /// enforced before exec (`confine`). None for `cyclescope worker`, which confines itself.
+    pub files: Option<confine::JobFiles>,
 }
 
 /// The executable that hosts workers: `$CYCLESCOPE_WORKER_EXE`, else this executable (its
@@ -261,11 +265,30 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     };
     let filter = crate::jail::syscalls::filter_memfd(kind).ok();
     pass_fds::pass_descriptors(&mut command, &cmd.libraries, filter);
-    let mut group = Group::spawn_worker(&mut command, cmd.pinned_cpu, namespaces::private_tmp(cmd))
-        .map_err(|source| WorkerError::Spawn {
-            exe: cmd.exe.clone(),
-            source,
-        })?;
+    // The trial worker's Landlock ruleset (made here, before the fork) is enforced last
+    // before exec, after the namespaces' mounts and the privileges (a Landlock-restricted
+    // process may not mount).
+    let ruleset = match &cmd.files {
+        Some(files) => {
+            let launcher = cmd.launcher.as_ref().map(|(p, _)| p.as_path());
+            let files = confine::JobFiles::for_worker(&cmd.exe, launcher, files);
+            confine::prepare(&mut command, &files).map_err(|source| WorkerError::Spawn {
+                exe: cmd.exe.clone(),
+                source,
+            })?
+        }
+        None => None,
+    };
+    let mut group = Group::spawn_worker(
+        &mut command,
+        cmd.pinned_cpu,
+        namespaces::private_tmp(cmd),
+        ruleset,
+    )
+    .map_err(|source| WorkerError::Spawn {
+        exe: cmd.exe.clone(),
+        source,
+    })?;
     let child = group.child_mut();
     let mut stdin = child.stdin.take();
     if let Some(stdin) = &mut stdin {
@@ -526,6 +549,7 @@ mod tests {
             go_line: None,
             libraries: Vec::new(),
             cwd: None,
+            files: None,
         };
         let mut said = Vec::new();
         let outcome = run(&cmd, |m: String| {

@@ -323,6 +323,7 @@ pub fn run_kat(
         go_line: None,
         libraries,
         cwd: Some(gen_dir.clone()),
+        files: None,
     };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);

@@ -92,6 +92,15 @@ impl CountRun {
         self.worker_copy.as_deref().unwrap_or(exe)
     }
 
+    /// What valgrind reads (the library's private copy) and writes (its scratch folder).
+    pub(crate) fn files(&self) -> crate::worker::confine::JobFiles {
+        let folder = |p: &std::path::Path| p.parent().map(std::path::Path::to_path_buf);
+        crate::worker::confine::JobFiles {
+            readable: self.library_copy.iter().filter_map(|c| folder(c)).collect(),
+            writable: folder(&self.out_file).into_iter().collect(),
+        }
+    }
+
     /// valgrind's arguments before the worker's.
     pub(crate) fn launcher_args(&self) -> Vec<String> {
         callgrind::valgrind_args(&self.out_file)

@@ -150,6 +150,10 @@ pub(crate) fn run_process(
         go_line: invocation.go_line(),
         libraries: sealed.iter().cloned().collect(),
         cwd: None,
+        files: Some(match &count {
+            Some(Ok(c)) => c.files(),
+            _ => Default::default(),
+        }),
     };
     let mut sandbox = None;
     let mut info = None;

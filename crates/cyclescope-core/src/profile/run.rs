@@ -249,6 +249,13 @@ fn run_worker(
         go_line: None,
         libraries: vec![lib.clone()],
         cwd: None,
+        files: Some(match under {
+            Some((_, out, copy, _)) => crate::worker::confine::JobFiles {
+                readable: copy.parent().map(Path::to_path_buf).into_iter().collect(),
+                writable: out.parent().map(Path::to_path_buf).into_iter().collect(),
+            },
+            None => Default::default(),
+        }),
     };
     let mut loop_ns = None;
     let mut waited_ns = None;

@@ -58,14 +58,16 @@ fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
 /// Prepares this process to host a candidate and returns the protocol channel; the sandbox
 /// lets it write nowhere.
 pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> {
-    enter_writing(cpu, limits, &[])
+    enter_writing(cpu, limits, &[], &[])
 }
 
-/// [`enter`] for a worker that must write files beneath the `writable` folders (KAT text).
+/// [`enter`] for a worker that must write files beneath the `writable` folders (KAT text),
+/// or read its job's files beneath `readable` (beyond the system's, `jail::reads`).
 pub fn enter_writing(
     cpu: Option<usize>,
     limits: Limits,
     writable: &[std::path::PathBuf],
+    readable: &[std::path::PathBuf],
 ) -> Result<Channel, SetupError> {
     die_with_parent()?;
     let token = take_token()?;
@@ -99,7 +101,7 @@ pub fn enter_writing(
         crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
     }
     // Last, so the worker's own setup is done, and before the candidate is loaded.
-    super::sandbox::install(writable)?;
+    super::sandbox::install(writable, readable)?;
     Ok(Channel {
         out: BufWriter::new(File::from(proto)),
         token,

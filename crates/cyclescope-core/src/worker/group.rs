@@ -50,10 +50,13 @@ impl Group {
     /// for valgrind and whatever runs under it too.
     /// With `private_tmp` (the worker is handed no path under `/tmp`) it gets a `/tmp` of
     /// its own where namespaces can be made.
+    /// With `ruleset` (a trial worker's Landlock ruleset, `confine::prepare`) it is enforced
+    /// last, after the mounts and the privileges.
     pub(crate) fn spawn_worker(
         cmd: &mut Command,
         cpu: Option<usize>,
         private_tmp: bool,
+        ruleset: Option<std::os::fd::OwnedFd>,
     ) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
@@ -61,8 +64,8 @@ impl Group {
         let namespaces = super::namespaces::Namespaces::for_workers(private_tmp);
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
-        // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` (no
-        // allocation, no lock).
+        // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` and the
+        // Landlock calls of `confine::enforce` (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
                 // A new session is also a new process group led by the child: the group id is
@@ -74,7 +77,11 @@ impl Group {
                 }
                 // While CAP_SYS_ADMIN is still held.
                 namespaces.apply()?;
-                plan.apply()
+                plan.apply()?;
+                match &ruleset {
+                    Some(r) => super::confine::enforce(r),
+                    None => Ok(()),
+                }
             });
         }
         Self::started(cmd.spawn()?)
@@ -356,7 +363,7 @@ mod tests {
             "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
         ])
         .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn_worker(&mut cmd, None, false).unwrap();
+        let mut g = Group::spawn_worker(&mut cmd, None, false, None).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let mut lines = out.lines();
@@ -384,7 +391,7 @@ mod tests {
         let seen = |private_tmp| {
             let mut cmd = Command::new("sleep");
             cmd.arg("30");
-            let g = Group::spawn_worker(&mut cmd, None, private_tmp).unwrap();
+            let g = Group::spawn_worker(&mut cmd, None, private_tmp, None).unwrap();
             let own = crate::worker::observed::Protections::of(g.pid())
                 .unwrap()
                 .own_namespaces;

@@ -126,7 +126,7 @@ mod tests {
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o700)).unwrap();
         let mut cmd = command(&exe);
         cmd.arg("hello").stdout(std::process::Stdio::piped());
-        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false).unwrap();
+        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false, None).unwrap();
         let mut out = String::new();
         io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
         g.finish();

@@ -101,6 +101,7 @@ pub fn one_shot_observed(
         go_line: None,
         libraries,
         cwd: None,
+        files: None,
     };
     let mut reply = None;
     let outcome = super::run(&cmd, |r: Reply| match reply {

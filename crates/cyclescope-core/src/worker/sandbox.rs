@@ -4,7 +4,9 @@
 //!
 //! * Landlock: the worker may create and write files only beneath the folders it was given
 //!   (a KAT job's output folder); everywhere else opening for writing, creating, removing,
-//!   renaming or truncating fails with `EACCES`. Reading stays open (libraries, `/proc`). On
+//!   renaming or truncating fails with `EACCES`. It reads only the system's part of
+//!   `jail::reads` (the loader, shared libraries, `/proc`, a few devices) and what its job
+//!   names; opening anything else (`/etc/shadow`, a home folder) fails with `EACCES` too. On
 //!   kernels that allow it, signals and abstract UNIX sockets outside the worker are out of
 //!   reach too.
 //! * seccomp: an allowlist (`jail::syscalls`, the one list every worker installs): any system
@@ -36,7 +38,7 @@ pub struct SandboxState {
     pub seccomp: bool,
     /// Why it is not (the kernel's answer), when it is not.
     pub seccomp_detail: Option<String>,
-    /// Landlock write limits: `fully enforced`, `partially enforced` or `not enforced`.
+    /// Landlock's limits on reads and writes: `fully enforced`, `partially enforced` or `not enforced`.
     pub landlock: String,
     /// The kernel's Landlock ABI version, or why there is none.
     pub landlock_detail: String,
@@ -64,11 +66,13 @@ impl SandboxState {
         };
         let landlock = match self.landlock.as_str() {
             "not enforced" => format!(
-                "Landlock NOT available ({}): candidates may write anywhere this user may",
+                "Landlock NOT available ({}): candidates may read and write anywhere this \
+                 user may",
                 self.landlock_detail
             ),
             state => format!(
-                "Landlock {state} ({}): writes only to the KAT output folder",
+                "Landlock {state} ({}): reads only the loader, shared libraries, /proc, \
+                 devices and the job's files; writes only to the KAT output folder",
                 self.landlock_detail
             ),
         };
@@ -89,10 +93,11 @@ pub enum SandboxError {
     Seccomp(#[from] seccompiler::Error),
 }
 
-/// Restricts this process: writes only beneath `writable`, no forbidden system calls. A
+/// Restricts this process: reads only `jail::reads` and beneath `readable`, writes only
+/// beneath `writable`, no forbidden system calls. A
 /// kernel without Landlock or seccomp leaves that part out (reported in the state); any other
 /// failure is an error, and the worker must not go on to load the candidate.
-pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
+pub fn install(writable: &[PathBuf], readable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
     // As the parent left them (`privileges`): read before the sandbox narrows anything.
     let privileges = std::fs::read_to_string("/proc/self/status").map_or_else(
         |e| format!("capabilities unknown (/proc/self/status: {e})"),
@@ -102,7 +107,7 @@ pub fn install(writable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
         |e| format!("control group unknown (/proc/self/cgroup: {e})"),
         |text| describe_cgroup(&text),
     );
-    let (landlock, landlock_detail) = restrict_writes(writable)?;
+    let (landlock, landlock_detail) = restrict_files(writable, readable)?;
     let (seccomp, seccomp_detail) = match filter_system_calls() {
         Ok(()) => (true, None),
         // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all, as
@@ -146,18 +151,11 @@ pub fn installed() -> Option<SandboxState> {
     INSTALLED.get().cloned()
 }
 
-fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxError> {
-    let write = AccessFs::from_write(LANDLOCK_ABI);
-    // Beneath the writable folders: regular files only (no links, devices, FIFOs, sockets).
-    let allowed: BitFlags<AccessFs> =
-        AccessFs::WriteFile | AccessFs::MakeReg | AccessFs::Truncate | AccessFs::RemoveFile;
-    let status = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(write)?
-        .scope(Scope::from_all(LANDLOCK_ABI))?
-        .create()?
-        .add_rules(path_beneath_rules(writable, allowed & write))?
-        .restrict_self()?;
+fn restrict_files(
+    writable: &[PathBuf],
+    readable: &[PathBuf],
+) -> Result<(String, String), SandboxError> {
+    let status = ruleset(writable, readable)?.restrict_self()?;
     let state = match status.ruleset {
         RulesetStatus::FullyEnforced => "fully enforced",
         RulesetStatus::PartiallyEnforced => "partially enforced",
@@ -177,6 +175,29 @@ fn restrict_writes(writable: &[PathBuf]) -> Result<(String, String), SandboxErro
         }
     };
     Ok((state.to_string(), detail))
+}
+
+/// The one Landlock ruleset of every worker: reads of `jail::reads`' system part and beneath
+/// `readable`, reads and writes of regular files beneath `writable`, no signal or abstract
+/// socket outside. Made here and enforced in this process, or made by the engine and enforced
+/// in a trial worker's child before exec (`worker::confine`).
+pub(crate) fn ruleset(
+    writable: &[PathBuf],
+    readable: &[PathBuf],
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    let read = AccessFs::from_read(LANDLOCK_ABI);
+    let write = AccessFs::from_write(LANDLOCK_ABI);
+    // Beneath the writable folders: regular files only (no links, devices, FIFOs, sockets).
+    let allowed: BitFlags<AccessFs> =
+        AccessFs::WriteFile | AccessFs::MakeReg | AccessFs::Truncate | AccessFs::RemoveFile;
+    Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(read | write)?
+        .scope(Scope::from_all(LANDLOCK_ABI))?
+        .create()?
+        .add_rules(path_beneath_rules(crate::jail::reads::system(), read))?
+        .add_rules(path_beneath_rules(readable, read))?
+        .add_rules(path_beneath_rules(writable, read | (allowed & write)))
 }
 
 /// One line on the worker's control groups (`/proc/self/cgroup`): its own where the engine

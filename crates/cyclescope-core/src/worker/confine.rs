@@ -1,0 +1,167 @@
+//! The trial worker's file limits, in force before it starts: the engine makes the worker's
+//! Landlock ruleset (`sandbox::ruleset`, the one every worker has) and the forked child
+//! enforces it just before `exec`, so valgrind, for an instruction count or a profile, reads
+//! and writes only what the ruleset names from its own first instruction, and the candidate
+//! under it too. The trial worker adds its own layer later (no writes at all); this one never
+//! loosens anything, and it decides nothing about a job.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// What a trial worker's job hands it on disk, beyond the system's files (`jail::reads`).
+#[derive(Debug, Clone, Default)]
+pub struct JobFiles {
+    /// Read (and executed): the worker's program, valgrind, valgrind's private copy of the
+    /// library.
+    pub readable: Vec<PathBuf>,
+    /// Written, regular files only: valgrind's scratch folder.
+    pub writable: Vec<PathBuf>,
+}
+
+impl JobFiles {
+    /// The files of a trial worker `exe`, under `launcher` (valgrind) when there is one, with
+    /// `job`'s own.
+    pub(crate) fn for_worker(
+        exe: &std::path::Path,
+        launcher: Option<&std::path::Path>,
+        job: &Self,
+    ) -> Self {
+        let mut readable = vec![exe.to_path_buf()];
+        if let Some(program) = launcher {
+            // Its folder, where a wrapper script finds the program it runs (Debian's
+            // `valgrind` runs `valgrind.bin`), and the script's interpreter.
+            readable.extend(program.parent().map(std::path::Path::to_path_buf));
+            readable.extend(interpreter(program));
+            // valgrind's tools and preloads beside a valgrind outside the system's folders
+            // (`…/bin/valgrind`, `…/libexec/valgrind/`, `…/lib/valgrind/`).
+            if let Some(prefix) = program.parent().and_then(|bin| bin.parent()) {
+                readable.extend(["libexec/valgrind", "lib/valgrind"].map(|d| prefix.join(d)));
+            }
+        }
+        readable.extend(job.readable.iter().cloned());
+        Self {
+            readable,
+            writable: job.writable.clone(),
+        }
+    }
+}
+
+/// The interpreter a script names on its `#!` line, None for any other program.
+fn interpreter(program: &std::path::Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..n]
+        .strip_prefix(b"#!")?
+        .split(|&b| b == b'\n')
+        .next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    line.split_whitespace().next().map(PathBuf::from)
+}
+
+/// The ruleset of `files`, made before the fork, for the child to enforce last before exec
+/// ([`enforce`], from `Group::spawn_worker`). None where the kernel has no Landlock (the
+/// worker's own report says so); a ruleset that cannot be made is an error, and the worker is
+/// not started. valgrind makes its files of the client's `/proc/self/cmdline` and `auxv` in
+/// `$TMPDIR`, which becomes the one folder it may write.
+pub(crate) fn prepare(cmd: &mut Command, files: &JobFiles) -> io::Result<Option<OwnedFd>> {
+    let created = super::sandbox::ruleset(&files.writable, &files.readable)
+        .map_err(|e| io::Error::other(format!("the trial worker's Landlock ruleset: {e}")))?;
+    if let Some(scratch) = files.writable.first() {
+        cmd.env("TMPDIR", scratch);
+    }
+    Ok(created.into())
+}
+
+/// Restricts the calling process to `ruleset`: in the forked child before exec, so only
+/// async-signal-safe calls — two raw system calls on a descriptor opened before the fork, no
+/// allocation, no lock. The descriptor is close-on-exec: the worker never holds it.
+pub(crate) fn enforce(ruleset: &OwnedFd) -> io::Result<()> {
+    // SAFETY: prctl and landlock_restrict_self are plain system calls on integers and a
+    // descriptor this process owns; they touch no memory of ours.
+    unsafe {
+        // Landlock asks for no_new_privs of a process without CAP_SYS_ADMIN; the privileges
+        // hook has set it already where it ran.
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapper_scripts_interpreter_and_folder_are_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("bin").join("valgrind");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "#!/bin/sh -e\nexec $0.bin \"$@\"\n").unwrap();
+        let files = JobFiles::for_worker(
+            std::path::Path::new("/cache/cyclescope-worker"),
+            Some(&script),
+            &JobFiles::default(),
+        );
+        assert!(
+            files.readable.contains(&PathBuf::from("/bin/sh")),
+            "{files:?}"
+        );
+        assert!(
+            files.readable.contains(&dir.path().join("bin")),
+            "{files:?}"
+        );
+        assert!(
+            files
+                .readable
+                .contains(&PathBuf::from("/cache/cyclescope-worker"))
+        );
+        assert!(files.writable.is_empty());
+        assert_eq!(interpreter(std::path::Path::new("/nonexistent")), None);
+    }
+
+    /// valgrind, from its first instruction, and the program it runs: no_new_privs set, and
+    /// a file outside the read set refused, while the system's and its scratch folder's are
+    /// not (a program of the system's stands in for the trial worker).
+    #[test]
+    fn the_ruleset_holds_before_valgrind_starts() {
+        let Ok(valgrind) = crate::counter::callgrind::find_valgrind() else {
+            eprintln!("no valgrind here: nothing to show");
+            return;
+        };
+        let secret_dir = tempfile::tempdir().unwrap();
+        let secret = secret_dir.path().join("secret");
+        std::fs::write(&secret, "root's alone\n").unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let cat = PathBuf::from("/bin/cat").canonicalize().unwrap();
+        let job = JobFiles {
+            readable: vec![],
+            writable: vec![scratch.path().to_path_buf()],
+        };
+        let files = JobFiles::for_worker(&cat, Some(&valgrind), &job);
+        let mut cmd = Command::new(&valgrind);
+        cmd.args(["-q", "--tool=none", "--vgdb=no"])
+            .arg(&cat)
+            .arg("/proc/self/status")
+            .arg(&secret);
+        if let Some(ruleset) = prepare(&mut cmd, &files).unwrap() {
+            // SAFETY: `enforce` makes only async-signal-safe system calls.
+            unsafe { cmd.pre_exec(move || enforce(&ruleset)) };
+        }
+        let o = cmd.output().unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}\n{err}");
+        assert!(!out.contains("root's alone"), "{out}");
+        assert!(err.contains("Permission denied"), "{err}");
+        assert!(!o.status.success());
+    }
+}

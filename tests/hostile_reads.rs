@@ -1,0 +1,149 @@
+//! Workers read only what a hash needs (`jail::reads`): a library that opens, on its first
+//! call, `/etc/shadow`, a root-owned file of mode 0600 and a file in a folder standing for a
+//! home folder (`reads.c`) is refused all three with `EACCES`, in `hash`, `kat`, and `run`'s
+//! trial worker, natively and under valgrind (`--counter instructions`), and its honest work
+//! goes on: nothing it read, nothing failed.
+
+mod common;
+#[path = "hostile/support.rs"]
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use support::*;
+
+/// Far beyond what each command needs (valgrind included).
+const BOUND: Duration = Duration::from_secs(300);
+
+/// What the fixture prints for a file it could open.
+const OPENED: &str = "reads fixture: opened";
+
+/// The library, and the two files outside every job's paths it will try to read.
+struct Setup {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    lib: PathBuf,
+    secret: PathBuf,
+    home_file: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let lib = build_fixture("reads", &dir);
+        let secret = dir.join("secret");
+        std::fs::write(&secret, "root's alone\n").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let home = dir.join("home").join("someone");
+        std::fs::create_dir_all(&home).unwrap();
+        let home_file = home.join(".profile");
+        std::fs::write(&home_file, "export SECRET=1\n").unwrap();
+        Setup {
+            _tmp: tmp,
+            dir,
+            lib,
+            secret,
+            home_file,
+        }
+    }
+
+    fn run(&self, test: &str, args: &[&str]) -> std::process::Output {
+        let m = marker(test);
+        let _sweep = Sweep(m.clone());
+        let env = [
+            ("CYCLESCOPE_READS_SECRET", path_str(&self.secret)),
+            ("CYCLESCOPE_READS_HOME", path_str(&self.home_file)),
+        ];
+        let (o, _) = run_bounded(command(args, &m, &env), BOUND);
+        assert_none_left(&m);
+        o
+    }
+
+    fn lib(&self) -> &str {
+        path_str(&self.lib)
+    }
+}
+
+#[test]
+fn hash_and_kat_workers_read_no_secret() {
+    let s = Setup::new();
+    let hash = [
+        "hash",
+        "--lib",
+        s.lib(),
+        "--digest-bits",
+        "256",
+        "--hex",
+        "616263",
+    ];
+    let o = s.run("reads-hash", &hash);
+    assert!(o.status.success(), "{}", text(&o));
+    // Byte 0: nothing read; byte 1: all three refused with EACCES (/etc/shadow only where
+    // this system has one).
+    let out = String::from_utf8_lossy(&o.stdout);
+    let refused = if std::path::Path::new("/etc/shadow").exists() {
+        "0007"
+    } else {
+        "0006"
+    };
+    assert!(out.starts_with(refused), "{out}\n{}", text(&o));
+
+    let out_dir = s.dir.join("kat-out");
+    let kat = [
+        "kat",
+        "--lib",
+        s.lib(),
+        "--label",
+        "reads-256",
+        "--digest-bits",
+        "256",
+        "--out",
+        path_str(&out_dir),
+    ];
+    let o = s.run("reads-kat", &kat);
+    let all = format!("{}{}", text(&o), logs_under(&out_dir));
+    assert!(!all.contains(OPENED), "{all}");
+    assert!(!all.contains("CRYPTOFAIL"), "{all}");
+    // Its KAT text was still written where the job may write.
+    assert!(!logs_under(&out_dir).is_empty(), "{all}");
+}
+
+/// Measures: queues for a CPU like every run.
+#[test]
+fn trial_workers_read_no_secret_natively_and_under_valgrind() {
+    let s = Setup::new();
+    for (name, extra) in [
+        ("native", &[][..]),
+        ("valgrind", &["--counter", "instructions"][..]),
+    ] {
+        let out = s.dir.join(format!("run-{name}"));
+        let args = labelled_run(s.lib(), "reads-256", path_str(&out), extra);
+        let o = s.run(&format!("reads-run-{name}"), &args);
+        let all = format!("{}{}", text(&o), logs_under(&out));
+        assert!(all.contains("kat_finished"), "{name}: {all}");
+        assert!(!all.contains(OPENED), "{name}: {all}");
+        for failure in ["CRYPTOFAIL", "CryptHash returned", "CRASH", "LOADFAIL"] {
+            assert!(!all.contains(failure), "{name}: {failure}: {all}");
+        }
+    }
+}
+
+/// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
+fn logs_under(dir: &std::path::Path) -> String {
+    let mut all = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(t) = std::fs::read_to_string(&p) {
+                all.push_str(&t);
+            }
+        }
+    }
+    all
+}
