@@ -152,7 +152,9 @@ mod tests {
             .arg(&secret);
         if let Some(ruleset) = prepare(&mut cmd, &files).unwrap() {
             // SAFETY: `enforce` makes only async-signal-safe system calls.
-            unsafe { cmd.pre_exec(move || enforce(&ruleset)) };
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || enforce(&ruleset))
+            };
         }
         let o = cmd.output().unwrap();
         let (out, err) = (
