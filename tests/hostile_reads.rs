@@ -31,7 +31,9 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
-        let tmp = tempfile::tempdir().unwrap();
+        // Not under /tmp: a trial worker has a /tmp of its own (a mount namespace), where the
+        // files would be missing rather than refused by the sandbox.
+        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let dir = tmp.path().to_path_buf();
         let lib = build_fixture("reads", &dir);
         let secret = dir.join("secret");

@@ -62,6 +62,7 @@ impl Board {
                     .unwrap_or(0);
                 self.lane_of.insert(job.clone(), cpu);
                 self.started.insert(job.clone(), at);
+                self.time_of(job).started_at_s = Some(at);
                 self.spans.insert(job.clone(), Default::default());
                 let lane = self.lanes.entry(cpu).or_default();
                 *lane = Lane {
@@ -117,6 +118,7 @@ impl Board {
                 fraction_done: 0.0,
                 spent_s: None,
                 outside_s: None,
+                started_at_s: None,
             })
     }
 

@@ -486,6 +486,7 @@ impl App {
                     JobState::Running { .. } => j.started_at.map(|t| (self.clock - t).max(0.0)),
                     _ => j.took_s.filter(|_| j.is_finished()),
                 },
+                started_at_s: j.started_at,
                 outside_s: j.started_at.map(|t0| {
                     let ended = j.took_s.filter(|_| j.is_finished()).map(|s| t0 + s);
                     let planned = j.plan.map_or(0.0, |p| p.estimated_s);

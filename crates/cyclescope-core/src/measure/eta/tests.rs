@@ -6,6 +6,7 @@ fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
         fraction_done: done,
         spent_s: spent,
         outside_s: None,
+        started_at_s: None,
     }
 }
 
@@ -88,7 +89,10 @@ impl LoadedRun {
             } else {
                 (0.0, None)
             };
-            jobs.push(job(Some(est), done, spent));
+            jobs.push(JobTime {
+                started_at_s: (t > start).then_some(start),
+                ..job(Some(est), done, spent)
+            });
         }
         (jobs, clock)
     }
@@ -167,6 +171,7 @@ impl GappedRun {
                     fraction_done: 0.0,
                     spent_s: None,
                     outside_s: None,
+                    started_at_s: None,
                 });
                 continue;
             }
@@ -184,6 +189,7 @@ impl GappedRun {
                 fraction_done: if ended.is_some() { 1.0 } else { done },
                 spent_s: Some(ended.unwrap_or(t) - start),
                 outside_s: Some(span.outside_s(start, ended, t, est)),
+                started_at_s: Some(start),
             });
         }
         jobs
@@ -265,9 +271,33 @@ fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last()
             fraction_done: 1.0,
             spent_s: Some(2.0),
             outside_s: Some(1.0),
+            started_at_s: Some(0.0),
         },
         job(Some(1.0), 0.0, None),
     ];
     assert!(close(pace(&jobs), 1.0));
     assert!(close(seconds_left(&jobs, 2, 1), 2.0));
+}
+
+#[test]
+fn the_pace_follows_the_last_jobs_that_ended_when_the_run_slows() {
+    // Five short jobs ended at twice their plans, then three longer ones at four times: the
+    // pace is the recent jobs' four, not the run's mean.
+    let ended = |est: f64, pace: f64, at: f64| JobTime {
+        started_at_s: Some(at),
+        ..job(Some(est), 1.0, Some(est * pace))
+    };
+    let mut jobs: Vec<JobTime> = (0..5).map(|i| ended(1.0, 2.0, f64::from(i))).collect();
+    jobs.extend((5..8).map(|i| ended(5.0, 4.0, f64::from(i))));
+    jobs.extend([job(Some(10.0), 0.0, None), job(Some(10.0), 0.0, None)]);
+    let p = pace(&jobs).unwrap();
+    assert!((p - 4.0).abs() < 0.05, "{p}");
+    // Fewer than three ended: every started job counts.
+    let few = [
+        ended(1.0, 2.0, 0.0),
+        ended(5.0, 4.0, 1.0),
+        job(Some(10.0), 0.0, None),
+    ];
+    let p = pace(&few).unwrap();
+    assert!(p < 3.8 && p > 3.0, "{p}");
 }
