@@ -13,7 +13,7 @@ mod common;
 mod support;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use support::*;
@@ -267,21 +267,4 @@ fn trial_workers_hold_no_privilege_natively_and_under_valgrind() {
             s.assert_untouched(&before);
         }
     }
-}
-
-/// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
-fn logs_under(dir: &Path) -> String {
-    let mut all = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(t) = std::fs::read_to_string(&p) {
-                all.push_str(&t);
-            }
-        }
-    }
-    all
 }

@@ -132,20 +132,3 @@ fn trial_workers_read_no_secret_natively_and_under_valgrind() {
         }
     }
 }
-
-/// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
-fn logs_under(dir: &std::path::Path) -> String {
-    let mut all = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(t) = std::fs::read_to_string(&p) {
-                all.push_str(&t);
-            }
-        }
-    }
-    all
-}

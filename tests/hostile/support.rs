@@ -261,3 +261,20 @@ pub fn wait_workers_gone(marker: &str, limit: Duration) {
         marked_workers(marker)
     );
 }
+
+/// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
+pub fn logs_under(dir: &Path) -> String {
+    let mut all = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(t) = std::fs::read_to_string(&p) {
+                all.push_str(&t);
+            }
+        }
+    }
+    all
+}

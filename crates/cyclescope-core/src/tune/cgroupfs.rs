@@ -14,8 +14,13 @@ const CONTROL_FILES: [&str; 3] = ["cpuset.cpus", "cpuset.mems", "tasks"];
 
 /// The thread ids in `<set>/tasks` (sorted, as the kernel lists them).
 pub(crate) fn tasks(root: &HostRoot, set: &str) -> Vec<i32> {
+    ids(root, &format!("{set}/tasks"))
+}
+
+/// The ids a control-group file lists one a line (`tasks`, `cgroup.procs`), sorted, once each.
+pub(crate) fn ids(root: &HostRoot, file: &str) -> Vec<i32> {
     let mut out: Vec<i32> = root
-        .read(&format!("{set}/tasks"))
+        .read(file)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.trim().parse().ok())

@@ -166,15 +166,7 @@ fn write(root: &HostRoot, rel: &str, text: &str) -> std::io::Result<()> {
 
 /// The process ids in `<group>/cgroup.procs`, sorted.
 fn procs(root: &HostRoot, group: &str) -> Vec<i32> {
-    let mut out: Vec<i32> = root
-        .read(&format!("{group}/cgroup.procs"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+    super::cgroupfs::ids(root, &format!("{group}/cgroup.procs"))
 }
 
 /// Moves process `pid` from group `from` into group `to` (on a fixture: both lists edited).
