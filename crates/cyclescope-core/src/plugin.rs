@@ -113,7 +113,11 @@ impl HashLibrary {
     /// Checks and loads `path`, resolving the entry point of `abi`.
     pub fn open_abi(path: &Path, abi: Abi) -> Result<Self, PluginError> {
         check_elf(path)?;
-        let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
+        // RTLD_NODELETE: a library's code stays mapped when it is dropped, so a thread it
+        // started (one spinning for ever, say) is not left running in unmapped memory while
+        // the worker ends: that crashed a `hash` worker after its reply, one time in five.
+        let flags =
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL | libc::RTLD_NODELETE;
         // SAFETY: loading a library runs its initialisers, which is foreign code we cannot
         // vet; that is the point of this tool. The file was checked to be an ELF object for
         // this architecture, and callers only do this in processes meant to host candidates

@@ -102,13 +102,33 @@ pub(crate) fn command(exe: &Path) -> Command {
 mod tests {
     use super::*;
 
+    /// `/bin/echo` copied to `exe`. Another test of this binary that forks while the copy is
+    /// open for writing leaves its child holding it until that child's exec: an exec of the
+    /// copy meanwhile fails with ETXTBSY, so the tests wait that out (`started`).
+    fn copy_of_echo(exe: &Path) {
+        std::fs::copy("/bin/echo", exe).unwrap();
+    }
+
+    /// `f` until it no longer fails with ETXTBSY (a few seconds at most).
+    fn started<T>(mut f: impl FnMut() -> io::Result<T>) -> T {
+        for _ in 0..200 {
+            match f() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                r => return r.unwrap(),
+            }
+        }
+        panic!("the copy stayed busy")
+    }
+
     #[test]
     fn a_program_deleted_after_its_first_use_still_starts() {
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("prog");
-        std::fs::copy("/bin/echo", &exe).unwrap();
+        copy_of_echo(&exe);
         let run = |exe: &Path| {
-            let out = command(exe).arg("hello").output().unwrap();
+            let out = started(|| command(exe).arg("hello").output());
             assert!(out.status.success(), "{out:?}");
             String::from_utf8(out.stdout).unwrap()
         };
@@ -122,11 +142,13 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("owners-only");
-        std::fs::copy("/bin/echo", &exe).unwrap();
+        copy_of_echo(&exe);
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let mut cmd = command(&exe);
-        cmd.arg("hello").stdout(std::process::Stdio::piped());
-        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false, None).unwrap();
+        let mut g = started(|| {
+            let mut cmd = command(&exe);
+            cmd.arg("hello").stdout(std::process::Stdio::piped());
+            super::super::group::Group::spawn_worker(&mut cmd, None, false, None)
+        });
         let mut out = String::new();
         io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
         g.finish();
