@@ -271,19 +271,8 @@ mod tests {
                 0.0,
             );
         }
-        let progress = |label: &str, trial: u32, calls_done: u64| EngineEvent::TrialProgress {
-            job: key(label, 32),
-            trial,
-            trials: 5,
-            calls_done,
-            calls_total: 100,
-            snapshot: crate::vocabulary::HistogramSnapshot {
-                histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
-                per_call: None,
-                loop_mean_cycles: None,
-                timer_overhead_ticks: 0.0,
-                per_call_source: "tsc".into(),
-            },
+        let progress = |label: &str, trial: u32, calls_done: u64| {
+            progress_event(key(label, 32), trial, 5, calls_done)
         };
         b.apply(
             &EngineEvent::JobStarted {
@@ -362,20 +351,7 @@ mod tests {
             );
         }
         let job = key("a", 32);
-        let progress = |calls_done: u64| EngineEvent::TrialProgress {
-            job: key("a", 32),
-            trial: 1,
-            trials: 1,
-            calls_done,
-            calls_total: 100,
-            snapshot: crate::vocabulary::HistogramSnapshot {
-                histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
-                per_call: None,
-                loop_mean_cycles: None,
-                timer_overhead_ticks: 0.0,
-                per_call_source: "tsc".into(),
-            },
-        };
+        let progress = |calls_done: u64| progress_event(key("a", 32), 1, 1, calls_done);
         let cpu = Some(0);
         b.apply(
             &EngineEvent::JobStarted {
@@ -407,5 +383,23 @@ mod tests {
             lines[1].contains("(the plans × 1.00, 1.5 s a job outside its trials, the pace of 1"),
             "{lines:?}"
         );
+    }
+
+    /// Trial `trial` of `trials` of `job`, `calls_done` of 100 calls in.
+    fn progress_event(job: JobKey, trial: u32, trials: u32, calls_done: u64) -> EngineEvent {
+        EngineEvent::TrialProgress {
+            job,
+            trial,
+            trials,
+            calls_done,
+            calls_total: 100,
+            snapshot: crate::vocabulary::HistogramSnapshot {
+                histogram: std::sync::Arc::new(hdrhistogram::Histogram::new(3).unwrap()),
+                per_call: None,
+                loop_mean_cycles: None,
+                timer_overhead_ticks: 0.0,
+                per_call_source: "tsc".into(),
+            },
+        }
     }
 }
