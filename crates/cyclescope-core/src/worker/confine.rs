@@ -72,7 +72,9 @@ pub(crate) fn prepare(cmd: &mut Command, files: &JobFiles) -> io::Result<Option<
     if let Some(scratch) = files.writable.first() {
         cmd.env("TMPDIR", scratch);
     }
-    Ok(created.into())
+    Option::<OwnedFd>::from(created)
+        .map(super::pass_fds::above_placed)
+        .transpose()
 }
 
 /// Restricts the calling process to `ruleset`: in the forked child before exec, so only
@@ -124,6 +126,46 @@ mod tests {
         );
         assert!(files.writable.is_empty());
         assert_eq!(interpreter(std::path::Path::new("/nonexistent")), None);
+    }
+
+    /// A process that starts with more descriptors open (as CI's test runner does) draws the
+    /// ruleset at the low numbers the child places the libraries and the filter at; the
+    /// ruleset must still be there for `enforce`, after the placing.
+    #[test]
+    fn the_ruleset_never_sits_where_the_child_places_descriptors() {
+        use std::os::fd::AsRawFd;
+        let placed = [
+            crate::plugin::sealed::WORKER_LIBRARY_FDS.as_slice(),
+            &[crate::jail::syscalls::WORKER_FILTER_FD],
+        ]
+        .concat();
+        // Hold every number up to the highest placed one, then free the placed numbers: the
+        // next descriptor this process opens is the lowest of them (unless another test's
+        // thread takes it first, which cannot make this fail).
+        let mut held = Vec::new();
+        loop {
+            let f = std::fs::File::open("/dev/null").unwrap();
+            let n = f.as_raw_fd();
+            held.push(f);
+            if n > *placed.iter().max().unwrap() {
+                break;
+            }
+        }
+        held.retain(|f| !placed.contains(&f.as_raw_fd()));
+        let files = JobFiles::for_worker(
+            std::path::Path::new("/bin/true"),
+            None,
+            &JobFiles::default(),
+        );
+        let Some(ruleset) = prepare(&mut Command::new("/bin/true"), &files).unwrap() else {
+            eprintln!("no Landlock here: no ruleset to place");
+            return;
+        };
+        assert!(
+            !placed.contains(&ruleset.as_raw_fd()),
+            "ruleset at {} among {placed:?}",
+            ruleset.as_raw_fd()
+        );
     }
 
     /// valgrind, from its first instruction, and the program it runs: no_new_privs set, and

@@ -3,7 +3,7 @@
 //! other descriptor of the engine is close-on-exec. It runs in the forked child before exec;
 //! it never opens or reads a library.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Arc;
@@ -14,6 +14,21 @@ use crate::plugin::sealed::{SealedLibrary, WORKER_LIBRARY_FDS};
 /// The first number a descriptor is parked at in the child while the others are placed: above
 /// every fixed number, so no placing overwrites a descriptor still to be placed.
 const PARKED_FROM: RawFd = 64;
+
+/// `fd`, moved to a number at or above [`PARKED_FROM`]: a descriptor a later hook of the
+/// child uses by number (a Landlock ruleset) must not sit where [`pass_descriptors`] places
+/// a library or the filter, or that hook finds the library there (CI's test process, started
+/// with more descriptors open, drew the ruleset at 9 and every trial worker failed to start
+/// with EBADFD).
+pub(super) fn above_placed(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= PARKED_FROM {
+        return Ok(fd);
+    }
+    nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(PARKED_FROM))
+        .map_err(std::io::Error::from)
+        // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+        .map(|n| unsafe { OwnedFd::from_raw_fd(n) })
+}
 
 /// Makes the child of `cmd` find `libraries[i]` at `WORKER_LIBRARY_FDS[i]`, and `filter` (a
 /// descriptor this process keeps open for its life) at `WORKER_FILTER_FD`.
