@@ -100,6 +100,45 @@ fn a_missing_compiler_is_named() {
     );
 }
 
+/// As root, the compiler runs as an unprivileged user: one that user cannot reach (here in
+/// root's folder of mode 0700) is named with that uid, not taken for a missing one.
+#[test]
+fn a_compiler_the_unprivileged_user_cannot_run_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let bin = work.path().join("closed/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let closed = work.path().join("closed");
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let cc = bin.join("cc");
+    std::fs::write(&cc, "#!/bin/sh\nexec cc \"$@\"\n").unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let src = submissions().join("fixhash");
+    let o = cyclescope(
+        work.path(),
+        &[
+            "build",
+            src.to_str().unwrap(),
+            "--cc",
+            cc.to_str().unwrap(),
+            "--out",
+            "T",
+            "--no-kat",
+        ],
+    );
+    let text = output_text(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let want = format!(
+        "C compiler {:?} cannot be run as uid ",
+        cc.to_str().unwrap()
+    );
+    assert!(stdout(&o).contains(&want), "{text}");
+    assert!(stdout(&o).contains("Permission denied"), "{text}");
+}
+
 /// A read-only folder: a read-only tmpfs for root (which ignores mode bits), mode 0555 for
 /// anyone else.
 struct ReadOnly(PathBuf, bool);

@@ -185,3 +185,113 @@ fn an_instance_source_linked_out_of_the_tree_is_refused_by_name() {
     assert!(out.contains(&folder.display().to_string()), "{text}");
     assert_no_secret(work.path(), &o, &secrets(&secret));
 }
+
+/// A compiler of the test's own, `<prefix>/bin/cc`, that says its uid and runs the system's
+/// `cc`: its install prefix is readable in the jail, and holds `include/root-only.h`, a file
+/// of the secret's, root's (mode 0600).
+fn saying_compiler() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let prefix = tempfile::tempdir().unwrap();
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    mode(prefix.path(), 0o755);
+    for dir in ["bin", "include"] {
+        std::fs::create_dir(prefix.path().join(dir)).unwrap();
+        mode(&prefix.path().join(dir), 0o755);
+    }
+    let cc = prefix.path().join("bin/cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\necho \"compiler uid: $(id -u)\" >&2\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    mode(&cc, 0o755);
+    let secret = prefix.path().join("include/root-only.h");
+    std::fs::write(&secret, SECRET).unwrap();
+    mode(&secret, 0o600);
+    (prefix, cc, secret)
+}
+
+#[test]
+fn a_roots_compiler_is_unprivileged_and_reads_no_root_only_file() {
+    let (_prefix, cc, secret) = saying_compiler();
+    // The tree lies in the test's folder, of mode 0700, root's: the compiler's user cannot
+    // pass it, and one of its sources is root's alone, yet the instance builds (from a copy)
+    // and finds a header by a path relative to its source.
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let root = work.path().join("unpriv");
+    let s = secret.display();
+    let dir = instance(&root, "ROOTONLY-256", &source(&format!("#include \"{s}\"")));
+    let ok = instance(&root, "OK-256", &source("#include \"../common/own.h\""));
+    std::fs::create_dir_all(root.join("Reference_Implementation/common")).unwrap();
+    std::fs::write(
+        root.join("Reference_Implementation/common/own.h"),
+        "enum { OWN = 1 };\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(ok.join("hash.c"), std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let o = cyclescope(
+        work.path(),
+        &[
+            "build",
+            root.to_str().unwrap(),
+            "--out",
+            "T",
+            "--no-kat",
+            "--cc",
+            cc.to_str().unwrap(),
+        ],
+    );
+    let text = output_text(&o);
+    let out = stdout(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let log = std::fs::read_to_string(work.path().join("T/unpriv/build/OK-256.log")).unwrap();
+    if !nix::unistd::geteuid().is_root() {
+        // Not root: nothing changes, the compiler is this user.
+        let uid = nix::unistd::geteuid().as_raw();
+        assert!(
+            err.contains(&format!("the compiler runs as this user (uid {uid})")),
+            "{text}"
+        );
+        assert!(log.contains(&format!("compiler uid: {uid}\n")), "{log}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(out.contains("1 built, 0 cached, 1 failed"), "{text}");
+    assert!(out.contains("built  unpriv/OK-256 "), "{text}");
+    // The build says who its compiler is, and the compiler itself agrees.
+    let said = err
+        .lines()
+        .find_map(|l| l.strip_prefix("cyclescope: the compiler runs as uid "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let uid: u32 = said.split(' ').next().unwrap().parse().unwrap();
+    assert_ne!(uid, 0, "{text}");
+    assert!(log.contains(&format!("compiler uid: {uid}\n")), "{log}");
+    // Root's 0600 file, in a folder the jail lets the compiler read: denied by its uid. The
+    // error names the source by its real path, not the private copy's.
+    let real = std::fs::canonicalize(&dir).unwrap().join("hash.c");
+    assert!(out.contains("FAILED unpriv/ROOTONLY-256 "), "{text}");
+    assert!(out.contains("root-only.h: Permission denied"), "{text}");
+    assert!(out.contains(&format!("{}:1:", real.display())), "{text}");
+    let failed_log =
+        std::fs::read_to_string(work.path().join("T/unpriv/build/ROOTONLY-256.log")).unwrap();
+    assert!(
+        failed_log.contains(&format!("{}:1:", real.display())),
+        "{failed_log}"
+    );
+    assert!(!text.contains("cyclescope-staged") && !failed_log.contains("cyclescope-staged"));
+    // Nothing of a compile's private folder stays in the cache.
+    let mut cached = Vec::new();
+    files(&work.path().join("cache"), &mut cached);
+    assert!(
+        cached
+            .iter()
+            .all(|f| !f.components().any(|c| c.as_os_str() == "work")),
+        "{cached:?}"
+    );
+    assert_no_secret(work.path(), &o, &secrets(&secret));
+}

@@ -132,8 +132,11 @@ pub fn run(config: Option<&Path>, args: &BuildArgs) -> anyhow::Result<ExitCode> 
     }
 }
 
-/// What the compiler's jail could not enforce here, once per build.
+/// Who the compiler ran as, and what its jail could not enforce here, once per build.
 fn say_jail_gaps(summary: &TreeSummary) {
+    if let Some(user) = &summary.compiler_user {
+        eprintln!("cyclescope: {user}");
+    }
     for gap in &summary.jail_gaps {
         eprintln!("cyclescope: WARNING: {gap}");
     }

@@ -24,13 +24,14 @@ mod profile;
 mod shim;
 mod shipped_kat;
 mod sources;
+mod stage;
 mod tree;
 
 pub use cache::default_cache_dir;
 pub use compile::Toolchain;
 pub use config::{BuildConfig, SubmissionSettings, load_build_config};
 pub use discover::{InstanceSource, Unusable, discover};
-pub use jail::{DEFAULT_MEMORY_MIB, JailGap};
+pub use jail::{CompilerUser, DEFAULT_MEMORY_MIB, JailGap};
 pub use profile::{FlagProfile, ProfileChoice};
 pub use tree::{GivenReferences, TreeSummary, write_tree};
 
@@ -82,6 +83,15 @@ pub enum BuildError {
     BadFlags { flags: String },
     #[error("C compiler {cc:?} cannot be run: {source}")]
     CompilerMissing { cc: String, source: std::io::Error },
+    #[error(
+        "C compiler {cc:?} cannot be run as uid {uid} (as root, cyclescope runs the compiler \
+         as an unprivileged user: install it where every user may read and run it): {source}"
+    )]
+    CompilerDenied {
+        cc: String,
+        uid: u32,
+        source: std::io::Error,
+    },
     #[error("C compiler {cc:?} does not work: {detail}")]
     CompilerUnusable { cc: String, detail: String },
     #[error("{label}: the compiler failed (exit {code}):\n{excerpt}")]
@@ -301,5 +311,6 @@ pub fn build_tree(
         },
     )?;
     summary.jail_gaps = toolchain.jail_gaps().to_vec();
+    summary.compiler_user = Some(toolchain.compiler_user());
     Ok(summary)
 }

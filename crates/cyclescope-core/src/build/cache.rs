@@ -12,13 +12,16 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use super::compile::{self, Toolchain};
+use super::compile::{self, Toolchain, Workplace};
+use super::stage::Stage;
 use super::{BuildError, BuildStatus, FlagProfile, InstanceBuild, InstanceSource, shim};
 
 /// Bumped when the layout of entries or the key's inputs change.
 const CACHE_FORMAT: &str = "cyclescope-build-cache-1";
 const LIBRARY: &str = "lib.so";
 const LOG: &str = "build.log";
+/// The compiler's private folder in a staging folder, when it runs unprivileged (`stage`).
+const WORK: &str = "work";
 
 /// `build` in cyclescope's cache folder, the one the bundled libraries use
 /// (`$CYCLESCOPE_CACHE_DIR`, else `$XDG_CACHE_HOME/cyclescope`, else `~/.cache/cyclescope`).
@@ -85,7 +88,13 @@ fn build_inner(
     // The key sees the arguments with a placeholder for the staging folder, which differs
     // between runs.
     let placeholder = Path::new("@staging");
-    let args = toolchain.arguments(inst, profile, placeholder, &placeholder.join(LIBRARY));
+    let args = toolchain.arguments(
+        inst,
+        profile,
+        placeholder,
+        &placeholder.join(LIBRARY),
+        &Path::to_path_buf,
+    );
     let key = key(inst, toolchain, &args, &shim_text)?;
     out.key = key.clone();
     let entry = cache_dir.join("objects").join(&key);
@@ -143,8 +152,9 @@ fn compile_into(
     };
     write("ngcc_shim.c", shim_text)?;
     write("exports.map", shim::EXPORTS_MAP)?;
-    let args = toolchain.arguments(inst, profile, dir, &dir.join(LIBRARY));
+    let args = toolchain.arguments(inst, profile, dir, &dir.join(LIBRARY), &Path::to_path_buf);
     let log = dir.join(LOG);
+    // The log names the command as if run in place, whatever the compiler saw (`stage`).
     let mut header = format!("$ {}", toolchain.cc());
     for a in &args {
         header.push(' ');
@@ -152,7 +162,18 @@ fn compile_into(
     }
     header.push('\n');
     std::fs::write(&log, header).map_err(super::io_err("cannot write", &log))?;
-    toolchain.compile(inst, &args, &log, dir)
+    let Some(identity) = toolchain.staging_identity() else {
+        return toolchain.compile(inst, &args, &log, Workplace::InPlace { dir });
+    };
+    let stage = Stage::create(inst, &dir.join(WORK), identity)?;
+    stage.write("ngcc_shim.c", shim_text)?;
+    stage.write("exports.map", shim::EXPORTS_MAP)?;
+    let mut args = toolchain.arguments(inst, profile, Path::new(""), Path::new(LIBRARY), &|p| {
+        stage.path_of(p)
+    });
+    args.extend(stage.prefix_maps());
+    toolchain.compile(inst, &args, &log, Workplace::Staged(&stage))?;
+    stage.take(LIBRARY, &dir.join(LIBRARY))
 }
 
 fn staging_dir(cache_dir: &Path, key: &str) -> Result<PathBuf, BuildError> {
@@ -203,7 +224,7 @@ fn key(
 
 /// The files a build may read: its sources, and every file directly in the instance folder,
 /// the include folders and the folders of its sources (headers are found there).
-fn inputs(inst: &InstanceSource) -> Vec<PathBuf> {
+pub(crate) fn inputs(inst: &InstanceSource) -> Vec<PathBuf> {
     let mut dirs: Vec<&Path> = vec![inst.folder.as_path()];
     dirs.extend(inst.include_dirs.iter().map(PathBuf::as_path));
     dirs.extend(inst.sources.iter().filter_map(|s| s.parent()));

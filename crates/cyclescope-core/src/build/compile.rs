@@ -2,15 +2,24 @@
 //! macros), and compiling one instance — sources, shim, export list — into a shared library
 //! linked `-shared -Wl,--no-undefined` with the harness's other link flags. Every compiler run
 //! is the leader of its own process group, writes into a log file (no pipe to fill), is
-//! bounded in time and killed whole, whatever it started.
+//! bounded in time and killed whole, whatever it started. As root, it runs as an unprivileged
+//! user in a private copy of the sources (`stage`), its working folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use super::jail::{Jail, JailGap};
+pub(crate) use bounded::{Finished, run_bounded};
+use said::out_of_memory;
+pub(crate) use said::{excerpt, warnings};
+
+use super::jail::{CompilerUser, Jail, JailGap};
+use super::stage::Stage;
 use super::{BuildError, FlagProfile, InstanceSource};
-use crate::worker::group::Group;
+use crate::worker::identity::Identity;
+
+mod bounded;
+mod said;
 
 /// The harness's link flags besides `-shared` (spec §1.2); the version script is added per
 /// build.
@@ -139,23 +148,36 @@ impl Toolchain {
         self.jail.gaps()
     }
 
+    /// Who every compiler run of this toolchain runs as.
+    pub fn compiler_user(&self) -> CompilerUser {
+        self.jail.runs_as()
+    }
+
+    /// The unprivileged user the compiler becomes (when this process is root): it reads a
+    /// private copy of the sources (`stage`).
+    pub(crate) fn staging_identity(&self) -> Option<Identity> {
+        self.jail.identity()
+    }
+
     /// The compiler's arguments for one instance, output `lib` in `dir` (which holds the
-    /// shim and the export list).
+    /// shim and the export list), the instance's paths as `place` names them (the compiler
+    /// may see a copy).
     pub(crate) fn arguments(
         &self,
         inst: &InstanceSource,
         profile: &FlagProfile,
         dir: &Path,
         lib: &Path,
+        place: &dyn Fn(&Path) -> PathBuf,
     ) -> Vec<String> {
         let mut args: Vec<String> = profile.cflags.clone();
-        args.push(format!("-I{}", inst.folder.display()));
+        args.push(format!("-I{}", place(&inst.folder).display()));
         args.extend(
             inst.include_dirs
                 .iter()
-                .map(|d| format!("-I{}", d.display())),
+                .map(|d| format!("-I{}", place(d).display())),
         );
-        args.extend(inst.sources.iter().map(|s| s.display().to_string()));
+        args.extend(inst.sources.iter().map(|s| place(s).display().to_string()));
         args.push(dir.join("ngcc_shim.c").display().to_string());
         args.extend(LINK_FLAGS.iter().map(|s| s.to_string()));
         args.push(format!(
@@ -168,42 +190,76 @@ impl Toolchain {
         args
     }
 
-    /// Runs the compiler, jailed, with `args` for `inst`, its output into `log`, writing
-    /// only beneath `dir` (its temporary files in `dir/tmp`); Ok(()) when it succeeded.
+    /// Runs the compiler, jailed, with `args` for `inst`, its output into `log`, where
+    /// `workplace` says; Ok(()) when it succeeded.
     pub(crate) fn compile(
         &self,
         inst: &InstanceSource,
         args: &[String],
         log: &Path,
-        dir: &Path,
+        workplace: Workplace<'_>,
     ) -> Result<(), BuildError> {
         let label = inst.label.as_str();
-        let tmp = dir.join("tmp");
-        std::fs::create_dir_all(&tmp).map_err(super::io_err("cannot create", &tmp))?;
-        let mut cmd = Command::new(&self.cc);
+        let jail_err = |detail: String| BuildError::Jail {
+            label: label.to_string(),
+            detail,
+        };
+        let (mut cmd, readable, writable, tmp) = match workplace {
+            Workplace::InPlace { dir } => {
+                let tmp = dir.join("tmp");
+                std::fs::create_dir_all(&tmp).map_err(super::io_err("cannot create", &tmp))?;
+                let writable = vec![tmp.clone(), dir.to_path_buf()];
+                (Command::new(&self.cc), inst.readable(), writable, tmp)
+            }
+            Workplace::Staged(stage) => {
+                // Relative paths from the working folder: the folders above it are closed to
+                // the compiler's user. A compiler named by a relative path is found from the
+                // engine's folder, as the probe found it.
+                let cc = if self.cc.contains('/') {
+                    std::path::absolute(&self.cc).map_err(|e| jail_err(e.to_string()))?
+                } else {
+                    PathBuf::from(&self.cc)
+                };
+                let mut cmd = Command::new(cc);
+                cmd.current_dir(stage.work());
+                let work = stage.work().to_path_buf();
+                (cmd, vec![work.clone()], vec![work], PathBuf::from("tmp"))
+            }
+        };
         cmd.args(args);
+        cmd.env("TMPDIR", &tmp);
         let group = self
             .jail
-            .confine(
-                &mut cmd,
-                &inst.readable(),
-                &[tmp.clone(), dir.to_path_buf()],
-            )
-            .map_err(|e| BuildError::Jail {
-                label: label.to_string(),
-                detail: e.to_string(),
-            })?;
+            .confine(&mut cmd, &readable, &writable)
+            .map_err(|e| jail_err(e.to_string()))?;
         let ran = run_bounded(&mut cmd, log, self.limit);
         // The kernel's own word that the group's memory limit killed a compiler process.
         let killed_for_memory = group.as_ref().is_some_and(|g| g.out_of_memory());
         drop(group);
-        // The compiler cleans up after itself; what a killed one left is of no use.
-        let _ = std::fs::remove_dir_all(&tmp);
+        // The compiler cleans up after itself; what a killed one left is of no use (a
+        // stage's folder goes with the stage).
+        match workplace {
+            Workplace::InPlace { .. } => {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+            Workplace::Staged(stage) => restore_log_paths(stage, log)?,
+        }
         match ran {
-            Err(source) => Err(BuildError::CompilerMissing {
-                cc: self.cc.clone(),
-                source,
-            }),
+            Err(source) => match workplace {
+                Workplace::Staged(stage)
+                    if source.kind() == std::io::ErrorKind::PermissionDenied =>
+                {
+                    Err(BuildError::CompilerDenied {
+                        cc: self.cc.clone(),
+                        uid: stage.uid(),
+                        source,
+                    })
+                }
+                _ => Err(BuildError::CompilerMissing {
+                    cc: self.cc.clone(),
+                    source,
+                }),
+            },
             Ok(Finished::TimedOut) => Err(BuildError::CompileTimeout {
                 label: label.to_string(),
                 limit: self.limit,
@@ -228,83 +284,20 @@ impl Toolchain {
     }
 }
 
-/// How a bounded run ended.
-pub(crate) enum Finished {
-    Exited { success: bool, code: String },
-    TimedOut,
+/// Where a compile reads and writes.
+#[derive(Clone, Copy)]
+pub(crate) enum Workplace<'a> {
+    /// The instance's own folders, the output into `dir` (its temporary files in `dir/tmp`).
+    InPlace { dir: &'a Path },
+    /// A private copy, the compiler's working folder, as the unprivileged user (`stage`).
+    Staged(&'a Stage),
 }
 
-/// Runs `cmd` as a process-group leader with stdout and stderr appended to `log`; after it
-/// ends, or at `limit`, the whole group is killed.
-pub(crate) fn run_bounded(
-    cmd: &mut Command,
-    log: &Path,
-    limit: Duration,
-) -> std::io::Result<Finished> {
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)?;
-    let err = out.try_clone()?;
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    let group = Group::spawn(cmd, None)?;
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(2);
-    while !group.leader_ended() {
-        if start.elapsed() >= limit {
-            group.finish();
-            return Ok(Finished::TimedOut);
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
-    let status = group.finish();
-    Ok(match status {
-        Some(s) => Finished::Exited {
-            success: s.success(),
-            code: s.code().map_or_else(|| format!("{s}"), |c| c.to_string()),
-        },
-        None => Finished::Exited {
-            success: false,
-            code: "unknown".into(),
-        },
-    })
-}
-
-/// The lines that say what went wrong: those with `error` first, else the first lines.
-pub(crate) fn excerpt(log: &str) -> String {
-    const LINES: usize = 8;
-    // The first line is the command (`$ cc …`), whose `-Wno-error=` flags are no errors.
-    let said = || log.lines().filter(|l| !l.starts_with("$ "));
-    let errors: Vec<&str> = said()
-        .filter(|l| l.contains("error") || l.contains("undefined reference"))
-        .take(LINES)
-        .collect();
-    let lines = if errors.is_empty() {
-        said().take(LINES).collect()
-    } else {
-        errors
-    };
-    lines.join("\n")
-}
-
-/// Whether the compiler's output says it ran out of memory (gcc: `out of memory allocating`,
-/// `virtual memory exhausted`; clang: `Cannot allocate memory`, `std::bad_alloc`).
-fn out_of_memory(log: &str) -> bool {
-    log.lines().filter(|l| !l.starts_with("$ ")).any(|l| {
-        l.contains("out of memory")
-            || l.contains("memory exhausted")
-            || l.contains("Cannot allocate memory")
-            || l.contains("bad_alloc")
-    })
-}
-
-/// The compiler's warning lines.
-pub(crate) fn warnings(log: &str) -> Vec<String> {
-    log.lines()
-        .filter(|l| l.contains("warning:"))
-        .map(String::from)
-        .collect()
+/// The compiler's output in `log` with the copy's paths named as the real ones.
+fn restore_log_paths(stage: &Stage, log: &Path) -> Result<(), BuildError> {
+    let text = std::fs::read(log).map_err(super::io_err("cannot read", log))?;
+    let restored = stage.restore_paths(&String::from_utf8_lossy(&text));
+    std::fs::write(log, restored).map_err(super::io_err("cannot write", log))
 }
 
 /// `clang <version>` when `__clang__` is predefined, else `gcc <__VERSION__>` when
@@ -347,29 +340,5 @@ mod tests {
             "clang 14.0.6"
         );
         assert_eq!(identity(""), "cc");
-    }
-
-    #[test]
-    fn a_command_that_outlives_its_limit_is_killed_with_its_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("log");
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "sleep 300 & echo started; wait"]);
-        let start = Instant::now();
-        let end = run_bounded(&mut cmd, &log, Duration::from_millis(300)).unwrap();
-        assert!(matches!(end, Finished::TimedOut));
-        assert!(start.elapsed() < Duration::from_secs(10));
-        assert!(std::fs::read_to_string(&log).unwrap().contains("started"));
-    }
-
-    #[test]
-    fn excerpts_prefer_error_lines() {
-        let log =
-            "$ cc -Wno-error=x a.c\na.c: In function 'f':\na.c:3:1: error: expected ';'\nnote\n";
-        assert_eq!(excerpt(log), "a.c:3:1: error: expected ';'");
-        assert_eq!(
-            warnings("x.c:1: warning: unused\nok\n"),
-            ["x.c:1: warning: unused"]
-        );
     }
 }

@@ -6,7 +6,10 @@
 //! limit (RLIMIT_AS) and a CPU-time limit (RLIMIT_CPU), every capability dropped and
 //! `no_new_privs` (`worker::privileges`), and a Landlock ruleset: read and run beneath the
 //! toolchain and the submission's folders only, write beneath the output folder and a
-//! private temporary folder only.
+//! private temporary folder only. When cyclescope runs as root, the compiler is not root
+//! either: it becomes the workers' unprivileged user ([`Identity::for_workers`]), and reads
+//! a private copy of the submission's files (`stage`) rather than the operator's folders,
+//! which that user may not even pass.
 //!
 //! The rlimits are the process's own and are not enough alone: a fresh CI machine was seen
 //! running the jailed compiler with RLIMIT_AS unlimited although the hook had set it (the
@@ -25,8 +28,13 @@ use std::time::Duration;
 
 use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr};
 
+pub use report::{CompilerUser, JailGap};
+
 use crate::jail::cgroup::{self, Cgroup, CgroupLimits};
+use crate::worker::identity::Identity;
 use crate::worker::privileges::Plan;
+
+mod report;
 
 /// The Landlock ABI whose file-system rights are asked for (best effort below it).
 const LANDLOCK_ABI: ABI = ABI::V5;
@@ -51,39 +59,6 @@ const SYSTEM_READABLE: [&str; 8] = [
 
 /// Processes one compiler run may have at once (driver, cc1, as, collect2, ld and a few).
 const COMPILER_PIDS: u64 = 64;
-
-/// Something the kernel does not let the jail do, with what it means.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JailGap {
-    /// No network namespace: the compiler (and a plugin it loads) may reach the network.
-    NoNetworkNamespace,
-    /// No Landlock: the compiler may read every file this user may.
-    NoLandlock(String),
-    /// No control group: memory rests on RLIMIT_AS alone, processes on nothing.
-    NoCgroup(String),
-}
-
-impl std::fmt::Display for JailGap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JailGap::NoNetworkNamespace => write!(
-                f,
-                "the compiler runs without a network namespace of its own (creating one needs \
-                 CAP_SYS_ADMIN; run the build as root to cut it off the network)"
-            ),
-            JailGap::NoLandlock(why) => write!(
-                f,
-                "Landlock is not available ({why}): the compiler's reads are NOT restricted, \
-                 a source may #include any file this user can read"
-            ),
-            JailGap::NoCgroup(why) => write!(
-                f,
-                "no control group for the compiler ({why}): its memory is bounded only by \
-                 its own RLIMIT_AS, and the number of processes it starts by nothing"
-            ),
-        }
-    }
-}
 
 /// How every compiler run of one build is confined.
 #[derive(Debug, Clone)]
@@ -113,14 +88,22 @@ impl Jail {
         if !new_network {
             gaps.push(JailGap::NoNetworkNamespace);
         }
+        let plan = Plan::for_workers();
+        let uid = runs_as(&plan).uid();
         let landlock = match ruleset(&[], &[]) {
             Ok(Some(_)) => true,
             Ok(None) => {
-                gaps.push(JailGap::NoLandlock("this kernel does not offer it".into()));
+                gaps.push(JailGap::NoLandlock {
+                    why: "this kernel does not offer it".into(),
+                    uid,
+                });
                 false
             }
             Err(e) => {
-                gaps.push(JailGap::NoLandlock(e.to_string()));
+                gaps.push(JailGap::NoLandlock {
+                    why: e.to_string(),
+                    uid,
+                });
                 false
             }
         };
@@ -133,7 +116,7 @@ impl Jail {
             }
         };
         Self {
-            plan: Plan::for_this_process(),
+            plan,
             memory_bytes,
             cpu_seconds: limit.as_secs().max(1),
             new_network,
@@ -149,14 +132,24 @@ impl Jail {
         &self.gaps
     }
 
+    /// The user every compiler run of this jail runs as.
+    pub(crate) fn runs_as(&self) -> CompilerUser {
+        runs_as(&self.plan)
+    }
+
+    /// The unprivileged user the compiler becomes (root only): what it reads must be its own.
+    pub(crate) fn identity(&self) -> Option<Identity> {
+        self.plan.identity()
+    }
+
     /// The address-space limit, in MiB.
     pub(crate) fn memory_mib(&self) -> u64 {
         self.memory_bytes >> 20
     }
 
     /// Makes `cmd` run jailed: it may read beneath `readable` and the toolchain, write
-    /// beneath `writable` only. The first writable folder is its temporary folder (`TMPDIR`).
-    /// The returned group (where cgroups are offered) must outlive the process: dropped, it
+    /// beneath `writable` only (its temporary folder, `TMPDIR`, is the caller's to set). The
+    /// returned group (where cgroups are offered) must outlive the process: dropped, it
     /// kills whatever the compiler left running.
     pub(crate) fn confine(
         &self,
@@ -179,9 +172,6 @@ impl Jail {
         } else {
             None
         };
-        if let Some(tmp) = writable.first() {
-            cmd.env("TMPDIR", tmp);
-        }
         let group = if self.cgroup {
             Some(Cgroup::create("cc", group_limits(self.memory_bytes))?)
         } else {
@@ -216,6 +206,18 @@ impl Jail {
             });
         }
         Ok(group)
+    }
+}
+
+fn runs_as(plan: &Plan) -> CompilerUser {
+    match plan.identity() {
+        Some(id) => CompilerUser::Unprivileged {
+            uid: id.uid,
+            gid: id.gid,
+        },
+        None => CompilerUser::ThisUser {
+            uid: nix::unistd::geteuid().as_raw(),
+        },
     }
 }
 
@@ -323,11 +325,25 @@ mod tests {
 
     #[test]
     fn the_jail_drops_privileges_and_limits_memory_reads_and_writes() {
+        use std::os::unix::fs::PermissionsExt;
         let tree = tempfile::tempdir().unwrap();
         let out = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         std::fs::write(tree.path().join("in.h"), "inside").unwrap();
         std::fs::write(elsewhere.path().join("secret"), "outside").unwrap();
+        // Root's compiler is another user: the tree is open to all, the output folder its
+        // own, and a file of mode 0600 in the tree is root's alone.
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(tree.path(), 0o755);
+        mode(&tree.path().join("in.h"), 0o644);
+        std::fs::write(tree.path().join("root-only.h"), "mine").unwrap();
+        mode(&tree.path().join("root-only.h"), 0o600);
+        let identity = Identity::for_workers();
+        if let Some(id) = identity {
+            id.hand_over(out.path()).unwrap();
+        }
         // Seen from outside: the jail hides /proc from the jailed process itself.
         let jail = Jail::for_this_process("sleep", 256, Duration::from_secs(30));
         let mut cmd = std::process::Command::new("sleep");
@@ -344,6 +360,15 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
+        let uid = jail.runs_as().uid();
+        assert!(
+            status.contains(&format!("Uid:\t{uid}\t{uid}\t{uid}\t{uid}")),
+            "{status}"
+        );
+        assert_eq!(identity.is_some(), nix::unistd::geteuid().is_root());
+        if let Some(id) = identity {
+            assert!(id.uid != 0 && uid == id.uid, "{status}");
+        }
         assert!(status.contains("NoNewPrivs:\t1"), "{status}");
         let line = |name: &str| {
             limits
@@ -390,6 +415,18 @@ mod tests {
         );
         let (ok, text) = jailed(&read, tree.path(), out.path());
         assert!(ok && text == "insidex\n", "{text}");
+        // Root's own file inside the readable tree: open to a compiler of root's uid only.
+        let (ok, text) = jailed(
+            &format!("cat {}/root-only.h", tree.path().display()),
+            tree.path(),
+            out.path(),
+        );
+        if identity.is_some() {
+            assert!(!ok && text.contains("Permission denied"), "{text}");
+            assert!(!text.contains("mine"), "{text}");
+        } else {
+            assert!(ok && text == "mine", "{text}");
+        }
         let jail = Jail::for_this_process("sh", 256, Duration::from_secs(30));
         if !jail.landlock {
             return;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::BuildError;
 
 /// How deep below the root links are looked for (as deep as instances are).
-const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// Suffixes of files a compiler reads as source or header.
 const COMPILER_READS: [&str; 12] = [
@@ -115,7 +115,8 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<OutwardLink>) {
     }
 }
 
-fn compiler_reads(name: &str) -> bool {
+/// Whether a file of this name is one a compiler reads as source or header.
+pub(crate) fn compiler_reads(name: &str) -> bool {
     COMPILER_READS.iter().any(|s| name.ends_with(s))
 }
 

@@ -32,6 +32,8 @@ pub struct TreeSummary {
     pub without_kat_files: Vec<(String, PathBuf)>,
     /// What the compiler's jail could not enforce on this machine: to be said once.
     pub jail_gaps: Vec<super::JailGap>,
+    /// Who the compiler ran as (None until `build_tree` says).
+    pub compiler_user: Option<super::CompilerUser>,
 }
 
 impl TreeSummary {
@@ -318,6 +320,7 @@ pub fn write_tree(
         kat: kat_results,
         without_kat_files,
         jail_gaps: Vec::new(),
+        compiler_user: None,
     })
 }
 

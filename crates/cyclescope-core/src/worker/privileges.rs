@@ -96,6 +96,11 @@ impl Plan {
         }
     }
 
+    /// The user the child becomes, if any.
+    pub(crate) fn identity(&self) -> Option<Identity> {
+        self.identity
+    }
+
     /// Drops every privilege of the calling process. Runs in the forked child: raw system
     /// calls only, no allocation, no lock.
     pub(crate) fn apply(&self) -> io::Result<()> {
