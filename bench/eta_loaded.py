@@ -11,7 +11,9 @@ last ETA shown by then against the seconds truly left, and their error.
 
 usage: bench/eta_loaded.py [--exe target/release/cyclescope] [--cpu 1]
                            [--instances pseudoXOF-512,sm3hash-256,pseudohash-512] [--keep]
-(--keep leaves the run folder, its journal included, and says where)
+                           [--trace FILE]
+(--keep leaves the run folder, its journal included, and says where; --trace writes every line
+the status showed, with its second, and the truly left seconds beside each ETA)
 """
 import argparse, os, pty, re, select, subprocess, tempfile, time
 
@@ -58,7 +60,7 @@ def run(a, work):
                 part = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", part).strip()
                 if not part:
                     continue
-                lines.append(part)
+                lines.append((now, part))
                 if busy is None and part.startswith("KAT "):
                     held_at = now
                     busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c",
@@ -82,6 +84,7 @@ def main():
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--instances", default="pseudoXOF-512,sm3hash-256,pseudohash-512")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--trace")
     a = ap.parse_args()
     if not os.path.exists(a.exe):
         subprocess.run(["cargo", "build", "--release"], check=True)
@@ -92,7 +95,13 @@ def main():
     else:
         subprocess.run(["rm", "-rf", work])
     if rc != 0:
-        print("\n".join(lines[-20:]))
+        print("\n".join(text for _, text in lines[-20:]))
+    if a.trace:
+        with open(a.trace, "w") as f:
+            for t, text in lines:
+                m = ETA.search(text)
+                truth = f"  [left {end - t:.0f} s]" if m else ""
+                f.write(f"{t:8.1f}  {text}{truth}\n")
     print(f"run of {a.instances} on CPU {a.cpu}: exit {rc}, {end:.1f} s in all, busy loop from "
           f"{held_at if held_at is None else round(held_at, 1)} s, {len(samples)} ETAs shown")
     print("| share of the run | at | ETA shown | truly left | error |")

@@ -202,13 +202,13 @@ impl Board {
             (Some(true), ..) => "cancelled".to_string(),
             (Some(false), ..) => "finished".to_string(),
             (None, Some(s), Some(pace)) => format!(
-                "ETA {} (the plans × {pace:.2}{}, the pace of {} started job(s); {} lane(s))",
+                "ETA {} (the plans × {pace:.2}{}, {}; {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
                 match crate::measure::eta::outside_per_job(&times) {
                     o if o > 0.0 => format!(", {o:.1} s a job outside its trials"),
                     _ => String::new(),
                 },
-                times.iter().filter(|t| t.spent_s.is_some()).count(),
+                pace_basis(&times),
                 self.lanes.len().max(1)
             ),
             (None, ..) => "ETA once a job is planned".to_string(),
@@ -220,6 +220,21 @@ impl Board {
             self.failed
         ));
         out
+    }
+}
+
+/// What the pace was learnt from (`measure::eta::pace`).
+fn pace_basis(times: &[crate::measure::eta::JobTime]) -> String {
+    use crate::measure::eta::RECENT_JOBS;
+    let ended = times
+        .iter()
+        .filter(|t| t.fraction_done >= 1.0 && t.spent_s.is_some() && t.started_at_s.is_some())
+        .count();
+    if ended >= RECENT_JOBS {
+        format!("the median pace of the last {RECENT_JOBS} jobs ended")
+    } else {
+        let started = times.iter().filter(|t| t.spent_s.is_some()).count();
+        format!("the pace of {started} started job(s)")
     }
 }
 

@@ -68,12 +68,16 @@ impl TrialSpan {
 /// The weight of the plans' own pace in the learnt pace, in mean planned jobs.
 const PRIOR_JOBS: f64 = 0.05;
 
-/// The ended jobs the pace is learnt from once that many have ended (the latest started). A run measures its short jobs first, and on a loaded CPU the long
-/// ones fall further behind their plans (every trial run again, each slower): a pace over the
-/// whole run so far then lags. On a 340 s default run of three bundled instances with a busy
-/// loop on its CPU, the pace of every started job left the ETA 41 % short at a tenth of the
-/// run, 30 % at a quarter and 22 % at half; that of the last three ended jobs, 14, 9 and 3 %.
-const RECENT_JOBS: usize = 3;
+/// The ended jobs the pace is learnt from once that many have ended (the latest started): the
+/// median of their own paces. A run measures its short jobs first, and on a loaded CPU the
+/// long ones fall further behind their plans (every trial run again, each slower): a pace over
+/// the whole run so far then lags. On a 340 s default run of three bundled instances with a
+/// busy loop on its CPU, the pace of every started job left the ETA 41 % short at a tenth of
+/// the run; that of the last three ended jobs, 14 %. One job's pace is lumpy under load (its
+/// trials are run again 0, 1 or 2 times each): on a 575 s loaded run the jobs' paces ran from
+/// 2 to 14 around a typical 6, and one job at 14 among the last three put the ETA 42 % long
+/// at a quarter of the run. The median of the last five ignores one such job.
+pub const RECENT_JOBS: usize = 5;
 
 /// The share of a job done at trial `trial` of `trials` (1-based), `calls_done` of that
 /// trial's `calls_total` calls in. Trials are alike: trial k of n, c of C calls in, is
@@ -84,9 +88,9 @@ pub fn share_done(trial: u32, trials: u32, calls_done: u64, calls_total: u64) ->
     ((f64::from(trial.saturating_sub(1)) + within) / f64::from(trials.max(1))).clamp(0.0, 1.0)
 }
 
-/// Wall seconds per planned second (1 = the plans' pace) over the recent jobs: the
-/// `RECENT_JOBS` latest started of those ended, or every started job, the running ones too,
-/// while fewer have ended (or their start is unknown). A running job is left out once enough
+/// Wall seconds per planned second (1 = the plans' pace) over the recent jobs: the median
+/// pace of the `RECENT_JOBS` latest started of those ended, or the pace of every started job
+/// together, the running ones too, while fewer have ended (or their start is unknown). A running job is left out once enough
 /// have ended: a trial run again takes its share of the job back while its time goes on, so
 /// its pace swings by a trial at a time.
 pub fn pace(jobs: &[JobTime]) -> Option<f64> {
@@ -104,14 +108,22 @@ pub fn pace(jobs: &[JobTime]) -> Option<f64> {
         .filter_map(|(_, j)| j.started_at_s)
         .collect();
     ended.sort_by(f64::total_cmp);
-    let since = (ended.len() >= RECENT_JOBS).then(|| ended[ended.len() - RECENT_JOBS]);
-    let recent = |j: &JobTime| match since {
-        Some(t) => j.fraction_done >= 1.0 && j.started_at_s.is_some_and(|s| s >= t),
-        None => true,
-    };
+    if ended.len() >= RECENT_JOBS {
+        let since = ended[ended.len() - RECENT_JOBS];
+        let mut paces: Vec<f64> = planned
+            .iter()
+            .filter(|(e, j)| {
+                *e > 0.0 && j.fraction_done >= 1.0 && j.started_at_s.is_some_and(|s| s >= since)
+            })
+            .filter_map(|(e, j)| Some(trials_s(j)? / e))
+            .collect();
+        if !paces.is_empty() {
+            paces.sort_by(f64::total_cmp);
+            return Some(paces[paces.len() / 2]);
+        }
+    }
     let (spent, done) = planned
         .iter()
-        .filter(|(_, j)| recent(j))
         .filter_map(|(e, j)| Some((trials_s(j)?, e * j.fraction_done.clamp(0.0, 1.0))))
         .fold((0.0, 0.0), |(a, b), (s, d)| (a + s, b + d));
     let prior = PRIOR_JOBS * mean;
