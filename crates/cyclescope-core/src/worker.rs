@@ -298,6 +298,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     // Without a go line stdin closes here: the worker reads the token to its end.
     let mut go = GoLine::new(cmd.go_line.as_deref(), stdin);
     let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
+    pipes.wake_on_exit(group.pid());
     // The worker speaks only once its setup (pinning included) is done: from its first line
     // on, the parent watches where it runs.
     let set_up = std::cell::Cell::new(false);

@@ -177,7 +177,7 @@ impl Jail {
         } else {
             None
         };
-        let procs = group.as_ref().map(Cgroup::procs_fds).unwrap_or_default();
+        let joins = group.as_ref().map(Cgroup::join_fds).unwrap_or_default();
         let plan = self.plan;
         let memory = self.memory_bytes as libc::rlim_t;
         let cpu = self.cpu_seconds as libc::rlim_t;
@@ -190,7 +190,7 @@ impl Jail {
         // Nothing allocates.
         unsafe {
             cmd.pre_exec(move || {
-                cgroup::join(&procs)?;
+                cgroup::join(&joins)?;
                 if new_network && libc::unshare(libc::CLONE_NEWNET) != 0 {
                     return Err(io::Error::last_os_error());
                 }

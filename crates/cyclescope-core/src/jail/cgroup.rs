@@ -9,7 +9,11 @@
 //! each hierarchy, so whatever bounds the engine bounds it too.
 //!
 //! The confined process joins in the forked child before `exec`: it writes `0` (itself) to
-//! each hierarchy's `cgroup.procs`, through descriptors opened before the fork.
+//! each hierarchy's join file, through descriptors opened before the fork. In v1 that file is
+//! `tasks`, which moves the calling thread alone: the forked child has no other, so the whole
+//! process moves, and the kernel skips the lock that holds every thread group still while a
+//! whole process moves (taking that lock waits for an RCU grace period: 12-16 ms a worker on
+//! this VM, see bench/worker_startup.py). v2 moves a process through `cgroup.procs` only.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -38,7 +42,8 @@ pub enum Version {
 #[derive(Debug)]
 struct Dir {
     path: PathBuf,
-    procs: File,
+    /// Where a process writes `0` to join: `tasks` in v1, `cgroup.procs` in v2.
+    join: File,
 }
 
 /// A control group made for one confined process; dropped, it kills what is left in it and
@@ -77,7 +82,7 @@ impl Cgroup {
             version: Version::V2,
             dirs: vec![Dir {
                 path: path.to_path_buf(),
-                procs: open_procs(path)?,
+                join: open_join(path, Version::V2)?,
             }],
         };
         if let Some(bytes) = limits.memory_bytes {
@@ -107,14 +112,14 @@ impl Cgroup {
         for parent in [memory, pids] {
             let path = parent.join(name);
             std::fs::create_dir(&path)?;
-            let procs = match open_procs(&path) {
+            let join = match open_join(&path, Version::V1) {
                 Ok(f) => f,
                 Err(e) => {
                     let _ = std::fs::remove_dir(&path);
                     return Err(e);
                 }
             };
-            group.dirs.push(Dir { path, procs });
+            group.dirs.push(Dir { path, join });
         }
         let memory = &group.dirs[0].path;
         if let Some(bytes) = limits.memory_bytes {
@@ -133,9 +138,9 @@ impl Cgroup {
         self.version
     }
 
-    /// The descriptors of each hierarchy's `cgroup.procs`, for [`join`] in the forked child.
-    pub fn procs_fds(&self) -> Vec<i32> {
-        self.dirs.iter().map(|d| d.procs.as_raw_fd()).collect()
+    /// The descriptors of each hierarchy's join file, for [`join`] in the forked child.
+    pub fn join_fds(&self) -> Vec<i32> {
+        self.dirs.iter().map(|d| d.join.as_raw_fd()).collect()
     }
 
     /// The group's folders (v1: memory, then pids).
@@ -230,10 +235,10 @@ impl Drop for Cgroup {
 impl Cgroup {
     /// Makes the child of `cmd` join the group before `exec`, before any hook registered
     /// after this call (one that moves descriptors to fixed numbers could otherwise put
-    /// another file where `cgroup.procs` was). The group must outlive the spawn.
+    /// another file where the join file was). The group must outlive the spawn.
     pub fn join_at_exec(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
-        let fds = self.procs_fds();
+        let fds = self.join_fds();
         // SAFETY: the hook runs in the forked child before exec; `join` makes one `write` per
         // descriptor (opened before the fork, kept open by `self`) and allocates nothing.
         unsafe {
@@ -242,8 +247,9 @@ impl Cgroup {
     }
 }
 
-/// Moves the calling process into the groups whose `cgroup.procs` are `fds`. Runs in a
-/// forked child before `exec`: one `write` per descriptor, nothing allocated.
+/// Moves the calling process into the groups whose join files are `fds` ([`Cgroup::join_fds`]).
+/// Runs in a forked child before `exec`, while it has one thread (in v1 only the calling
+/// thread moves): one `write` per descriptor, nothing allocated.
 pub fn join(fds: &[i32]) -> io::Result<()> {
     for &fd in fds {
         // SAFETY: writes one byte from a static buffer to a descriptor opened before the fork
@@ -255,10 +261,14 @@ pub fn join(fds: &[i32]) -> io::Result<()> {
     Ok(())
 }
 
-fn open_procs(dir: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .open(dir.join("cgroup.procs"))
+/// The file a process joins `dir` through: v1's `tasks` takes `0` as the writing thread, with
+/// no wait for a grace period; `cgroup.procs` would move its whole thread group.
+fn open_join(dir: &Path, version: Version) -> io::Result<File> {
+    let file = match version {
+        Version::V1 => "tasks",
+        Version::V2 => "cgroup.procs",
+    };
+    OpenOptions::new().write(true).open(dir.join(file))
 }
 
 fn write(dir: &Path, file: &str, value: u64) -> io::Result<()> {

@@ -41,7 +41,7 @@ fn own_groups_are_found_below_their_mounts() {
 
 /// `script` run by `sh` inside `group`, joined before exec as the jail joins it.
 fn run_in(group: &Cgroup, script: &str) -> std::process::Output {
-    let fds = group.procs_fds();
+    let fds = group.join_fds();
     let mut cmd = Command::new("sh");
     cmd.args(["-c", script]);
     // SAFETY: `join` only writes to descriptors opened before the fork.
@@ -122,4 +122,44 @@ fn the_group_bounds_how_many_processes_run_and_kills_those_left() {
         // Gone, or a zombie waiting for init to reap it.
         assert!(stat.is_empty() || stat.contains(") Z "), "{stat}");
     }
+}
+
+#[test]
+fn a_v1_group_is_joined_through_tasks_so_no_grace_period_is_waited_for() {
+    let limits = CgroupLimits {
+        memory_bytes: Some(64 << 20),
+        pids: 16,
+    };
+    let Some(group) = group_or_why(limits) else {
+        return;
+    };
+    let files: Vec<String> = group
+        .join_fds()
+        .iter()
+        .map(|fd| {
+            let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            link.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    let expected = match group.version() {
+        Version::V1 => ["tasks", "tasks"].as_slice(),
+        Version::V2 => ["cgroup.procs"].as_slice(),
+    };
+    assert_eq!(files, expected);
+    // Joined by its one thread, the process is in every hierarchy's group, and so is what it
+    // starts after the join.
+    let o = run_in(&group, "cat /proc/self/cgroup; sh -c 'cat /proc/$$/cgroup'");
+    let seen = String::from_utf8_lossy(&o.stdout);
+    // The hierarchies' groups share one name: one line each, for each of the two processes.
+    let name = group.paths()[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        seen.matches(&name).count(),
+        2 * group.paths().len(),
+        "{seen}"
+    );
 }
