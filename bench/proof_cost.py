@@ -11,7 +11,7 @@ loop mean.
 
 For binaries that record the probe (`cyclescope.fresh_probe`), it also prints the largest and
 smallest ratio of the probe's CPU time per call (the kernel's clock) to the guide's fastest trial,
-over every job: how near honest libraries come to the refusal line (1.5, plus 30 ns a call).
+over every job: how near honest libraries come to the refusal line (2, plus three times the loop's own cost a call).
 
 usage: bench/proof_cost.py --exe OLD --exe NEW [--rounds 3] [--loaded] [--cpu 1]
 """

@@ -100,13 +100,13 @@ fn the_probes_cpu_time_is_judged_with_the_loops_measured_cost() {
     // The guide claims 77 ns a call (1000 calls in 77 µs); the probe took 265 ns of CPU time.
     let guide = [trial(1000, 77e-6, 200_000)];
     let figure = ProbeFigure::new(&guide, std::time::Duration::from_nanos(265_000), 1000);
-    // The fixed allowance puts the line at 115.5 + 150 ns: not refused.
+    // The fixed allowance puts the line at 154 + 150 ns: not refused.
     assert_eq!(loop_allowance_ns(None), PROBE_CALL_ALLOWANCE_NS);
     assert_eq!(
         probe_cpu_refusal(&figure, 64, loop_allowance_ns(None)),
         Ok(())
     );
-    // A loop measured at 21 ns a call puts it at 115.5 + 63 ns: refused, the allowance named.
+    // A loop measured at 21 ns a call puts it at 154 + 63 ns: refused, the allowance named.
     assert_eq!(loop_allowance_ns(Some(21.0)), PROBE_LOOP_MARGIN * 21.0);
     let f = probe_cpu_refusal(&figure, 64, loop_allowance_ns(Some(21.0))).unwrap_err();
     assert_eq!(f.kind, FailureKind::Probefail);
