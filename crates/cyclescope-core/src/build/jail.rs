@@ -383,12 +383,7 @@ mod tests {
             assert!(jail.cgroup, "{:?}", jail.gaps());
         }
         if let Some(group) = &group {
-            let name = group.paths()[0]
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .to_string();
+            let name = group.name().unwrap();
             assert!(groups.contains(&name), "{groups}");
             assert_eq!(group.memory_limit(), Some(256 << 20));
         }

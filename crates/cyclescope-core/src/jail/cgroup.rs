@@ -148,6 +148,12 @@ impl Cgroup {
         self.dirs.iter().map(|d| d.path.as_path()).collect()
     }
 
+    /// The group's name, which its folder has in every hierarchy.
+    pub fn name(&self) -> Option<String> {
+        let dir = self.dirs.first()?;
+        Some(dir.path.file_name()?.to_string_lossy().into_owned())
+    }
+
     /// The memory limit in force, bytes, as the kernel reads it back.
     pub fn memory_limit(&self) -> Option<u64> {
         let file = match self.version {

@@ -151,12 +151,7 @@ fn a_v1_group_is_joined_through_tasks_so_no_grace_period_is_waited_for() {
     let o = run_in(&group, "cat /proc/self/cgroup; sh -c 'cat /proc/$$/cgroup'");
     let seen = String::from_utf8_lossy(&o.stdout);
     // The hierarchies' groups share one name: one line each, for each of the two processes.
-    let name = group.paths()[0]
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let name = group.name().unwrap();
     assert_eq!(
         seen.matches(&name).count(),
         2 * group.paths().len(),
