@@ -4,12 +4,16 @@ different (A/A, false positives), and how often it sees a real 5 % difference (d
 as the host is and with a busy loop pinned to the measurement CPU.
 
 It compiles one small C library three times into a scratch folder: A and A' with the same
-work (ROUNDS=40 mixing rounds a byte), B with 5 % more (ROUNDS=42). Per setting and round it
+work (ROUNDS=40 mixing rounds a byte), B with 5 % more (ROUNDS=42). `--work chain` (the
+default) mixes one 64-bit word, one dependent step after another: latency-bound code, which
+another tenant on the host's sibling thread barely slows. `--work ilp` mixes eight 32-bit lanes
+the way SM3's rounds do (rotations, additions and XORs that can issue side by side): code the
+host's contention slows by up to 1.75×, which is what two separate runs of it stray by. Per setting and round it
 measures each once (`run --lib`, 32 B, 1 KiB and 16 KiB), then runs `compare A A'` and
 `compare A B` and counts the verdicts per job, and which figure they were judged on (mean
 cycles, or the uninterrupted-call means when a mean was doubtful).
 
-usage: bench/verdicts.py [--exe target/release/cyclescope] [--rounds 4] [--cpu 1]
+usage: bench/verdicts.py [--exe target/release/cyclescope] [--rounds 4] [--cpu 1] [--work chain|ilp]
 """
 import argparse, json, os, subprocess, tempfile
 
@@ -34,12 +38,34 @@ int CryptHash(int bits, const unsigned char *m, unsigned long long len_bits, uns
 }
 """
 
+ILP_SOURCE = r"""
+#include <stdint.h>
+#define ROTL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+int CryptHash(int bits, const unsigned char *m, unsigned long long len_bits, unsigned char *d) {
+    uint32_t v[8] = {0x7380166f, 0x4914b2b9, 0x172442d7, 0xda8a0600,
+                     0xa96f30bc, 0x163138aa, 0xe38dee4d, 0xb0fb0e4e};
+    unsigned long long n = len_bits / 8;
+    for (unsigned long long i = 0; i < n; i++) {
+        v[i % 8] ^= m[i];
+        for (int r = 0; r < ROUNDS / 8; r++) {
+            v[0] += ROTL(v[1], 7) ^ v[2]; v[3] ^= ROTL(v[4], 12) + v[5];
+            v[6] += ROTL(v[7], 9) ^ v[0]; v[1] ^= ROTL(v[2], 19) + v[3];
+            v[4] += ROTL(v[5], 3) ^ v[6]; v[7] ^= ROTL(v[0], 17) + v[1];
+            v[2] += ROTL(v[3], 5) ^ v[4]; v[5] ^= ROTL(v[6], 23) + v[7];
+        }
+    }
+    for (int i = 0; i < bits / 8; i++)
+        d[i] = (unsigned char)(v[i % 8] >> (8 * ((i / 8) % 4)));
+    return 0;
+}
+"""
+
 LENGTHS = "32,1024,16384"
 
 
-def build(work, name, rounds):
+def build(work, name, rounds, source):
     c = os.path.join(work, "mix.c")
-    open(c, "w").write(SOURCE)
+    open(c, "w").write(source)
     lib = os.path.join(work, f"lib{name}-256.so")
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-DROUNDS={rounds}", c, "-o", lib], check=True)
     return lib
@@ -94,9 +120,13 @@ def main():
     ap.add_argument("--exe", default="target/release/cyclescope")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--work", choices=["chain", "ilp"], default="chain")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="verdict-bench-")
-    libs = {"A": build(work, "A", 40), "A2": build(work, "A2", 40), "B": build(work, "B", 42)}
+    # The ILP body runs its eight lanes in blocks of eight rounds: 20 and 21 blocks (+5 %).
+    source, (ra, rb) = (SOURCE, (40, 42)) if a.work == "chain" else (ILP_SOURCE, (160, 168))
+    libs = {"A": build(work, "A", ra, source), "A2": build(work, "A2", ra, source),
+            "B": build(work, "B", rb, source)}
     quiet = setting(a.exe, libs, work, a.cpu, a.rounds, "quiet")
     busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])
     try:
@@ -104,6 +134,7 @@ def main():
     finally:
         busy.kill()
     subprocess.run(["rm", "-rf", work])
+    print(f"work: {a.work}")
     print("| setting | A/A called different | A vs +5 % called slower | called faster | judged on |")
     print("|---|---|---|---|---|")
     summary("as the host is", *quiet)

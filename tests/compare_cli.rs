@@ -102,10 +102,10 @@ fn compare_names_faster_slower_noise_and_not_comparable() {
         rows,
         [
             "| `uHash-1024` | 1024 B | 4.07 M | 4.07 M | 1.00× | – | not comparable: different cycle counters, and no clean baseline pseudoXOF of this width and length in both runs to compare the × pseudoXOF ratios |",
-            "| `uHash-512` | 32 B | 61.6 k | 123.1 k | 2.00× | 2.00× [1.93, 2.08] | slower (beyond run-to-run noise) |",
+            "| `uHash-512` | 32 B | 61.6 k | 123.1 k | 2.00× | 2.00× [1.15, 3.48] | slower (beyond run-to-run noise) |",
             "| `uHash-512` | 1024 B | 671.7 k | 335.8 k | 0.50× | – | doubtful (⚠ B: 5 kept trial(s) disturbed after 3 attempts (clock 1.35 GHz below 95 % of the fixed clock): stop other work on the measurement CPU and measure again; no robust figure on both sides to judge on) |",
             "| `uHash-768` | 32 B | – | 92.5 k | (ratio –) | – | only in B |",
-            "| `uHash-768` | 1024 B | 1.55 M | 1.55 M | 1.00× | 1.00× [0.99, 1.01] | within noise |",
+            "| `uHash-768` | 1024 B | 1.55 M | 1.55 M | 1.00× | 1.00× [0.57, 1.74] | within noise |",
         ],
         "{out}"
     );
@@ -176,10 +176,13 @@ fn pair(dir: &Path, name: &str, factor: f64) -> (std::path::PathBuf, std::path::
 #[test]
 fn fail_above_exits_1_only_for_a_slowdown_beyond_both_intervals_and_the_margin() {
     let name = "uHash-512__hash_1024.json";
-    // (B / A, margin, exit code): 10 % slower trips 2 % but not 50 %; faster never trips.
+    // (B / A, margin, exit code): between two runs without baselines each run may stray with
+    // the host by 20 % (half-width ×1.74), so 2.5× is about 44 % beyond the noise: it trips
+    // 2 % but not 50 %; 10 % slower is within the noise; faster never trips.
     for (factor, margin, code) in [
-        (1.10, "2%", 1),
-        (1.10, "50%", 0),
+        (2.5, "2%", 1),
+        (2.5, "50%", 0),
+        (1.10, "0%", 0),
         (0.5, "0%", 0),
         (1.0, "0.02", 0),
     ] {
@@ -286,7 +289,7 @@ fn csv_and_markdown_hold_the_same_jobs() {
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(
         md.contains(
-            "| `uHash-512` | 1024 B | 671.7 k | 1.34 M | 2.00× | 2.00× [1.99, 2.01] | slower"
+            "| `uHash-512` | 1024 B | 671.7 k | 1.34 M | 2.00× | 2.00× [1.15, 3.48] | slower"
         ),
         "{md}"
     );

@@ -6,8 +6,7 @@
 //! carrying the test's marker.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::time::Duration;
 

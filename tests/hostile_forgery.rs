@@ -5,8 +5,7 @@
 //! the log and the record, and nothing forged is believed.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 use std::time::Duration;

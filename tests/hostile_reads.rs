@@ -6,8 +6,7 @@
 //! goes on: nothing it read, nothing failed.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

@@ -4,8 +4,7 @@
 //! (`FAULTY_MODE=hang@N`); every process the test starts carries a marker, and none may remain.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 use std::process::{Child, Stdio};

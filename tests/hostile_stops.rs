@@ -6,8 +6,7 @@
 //! must end long before that deadline, name the stop, and leave no process behind.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

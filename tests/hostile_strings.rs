@@ -7,8 +7,7 @@
 //! a page, and every echo is bounded.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 use std::time::Duration;

@@ -5,8 +5,7 @@
 //! the reason, when tmux is missing (CI installs it).
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -5,8 +5,7 @@
 
 mod common;
 
-#[path = "kat/support.rs"]
-mod support;
+use common::kat as support;
 
 use support::*;
 

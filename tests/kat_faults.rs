@@ -6,8 +6,7 @@
 
 mod common;
 
-#[path = "kat/support.rs"]
-mod support;
+use common::kat as support;
 
 use std::path::Path;
 use std::process::Output;

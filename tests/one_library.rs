@@ -7,8 +7,7 @@
 //! figure only where noise cannot reach: a call that reads 1 KiB does not take a few nanoseconds.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,7 @@
 //! are asserted, never timings.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 use std::time::Duration;

@@ -5,8 +5,7 @@
 //! and a file that cannot run is put in its place. Every job must still complete.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;

@@ -5,8 +5,7 @@
 //! once (130), even when it is stuck writing its summary to a reader that stopped reading.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;

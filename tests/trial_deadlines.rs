@@ -6,8 +6,7 @@
 //! `flock /tmp/cyclescope-measure.lock`.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::time::Duration;
 

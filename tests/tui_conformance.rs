@@ -4,8 +4,7 @@
 //! gets its TAMPERED row, never a figure.
 
 mod common;
-#[path = "hostile/support.rs"]
-mod support;
+use common::hostile as support;
 
 use std::path::Path;
 

@@ -2,6 +2,9 @@
 //! them, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod hostile;
+pub mod kat;
+
 use std::path::{Path, PathBuf};
 
 /// The published reference data the tests compare against, copied into the repository (see

@@ -150,7 +150,7 @@ fn history_folds_a_build_and_judges_each_against_the_one_before() {
     let rows = history(&[
         entry("a", 1000.0, "2026-01-01"),
         entry("a", 1001.0, "2026-01-02"),
-        entry("bb", 800.0, "2026-01-03"),
+        entry("bb", 400.0, "2026-01-03"),
         doubtful,
         entry("dddd", 1200.0, "2026-01-05"),
     ]);

@@ -65,14 +65,18 @@ pub fn widths(table: &[Option<(Delta, [String; 3])>]) -> [u16; 3] {
     w
 }
 
-/// What settles a doubtful Δ, first on its line (a line is cut at the panel's edge): the
-/// A/B of the two builds (`B`) where the instance has an earlier build in this session, else
-/// the A/B of two instances (`=`), and the instruction counts (`i`), which load does not move.
+/// What settles a doubtful Δ, or one within the noise of two runs, first on its line (a line
+/// is cut at the panel's edge): the A/B of the two builds (`B`) where the instance has an
+/// earlier build in this session, else the A/B of two instances (`=`), and the instruction
+/// counts (`i`), which load does not move. Two separate runs stray with the host by up to
+/// ×1.74 (`compare`'s rule), so a smaller change reads `≈ noise` until interleaved.
 fn settle(app: &App, r: &ResultRow, d: &Delta) -> String {
     use crate::tui::action::Action;
-    if !matches!(d.verdict, Verdict::Doubtful(..)) {
-        return String::new();
-    }
+    let mark = match d.verdict {
+        Verdict::Doubtful(..) => "⚠",
+        Verdict::WithinNoise => "≈",
+        _ => return String::new(),
+    };
     let rebuilt = app
         .sources
         .as_ref()
@@ -86,7 +90,7 @@ fn settle(app: &App, r: &ResultRow, d: &Delta) -> String {
         )
     };
     format!(
-        " ⚠ {ab} · {}: instructions ·",
+        " {mark} {ab} · {}: instructions ·",
         app.keys.key_of(Action::ToggleCounter)
     )
 }

@@ -83,7 +83,6 @@ impl Figure {
             relative_sd: relative * f64::from(k).sqrt()
                 / crate::measure::stats::t95(u64::from(k) - 1),
             processes: k,
-            run_floor: super::noise::ROBUST_RUN_STRAY,
         })
     }
 
@@ -92,7 +91,6 @@ impl Figure {
             mean: self.mean_cycles,
             relative_sd: self.process_sd_relative?,
             processes: self.processes,
-            run_floor: 0.0,
         })
     }
 }

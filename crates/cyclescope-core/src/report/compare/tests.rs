@@ -38,7 +38,7 @@ fn verdicts_respect_the_confidence_intervals() {
         rec("y", 32, &[1.0, 1.0]),
     ];
     let b = [
-        rec("x", 32, &[150.0, 151.0, 149.0]),
+        rec("x", 32, &[250.0, 251.0, 249.0]),
         rec("x", 64, &[100.4, 100.9, 99.9]),
         rec("z", 32, &[1.0, 1.0]),
     ];
@@ -59,7 +59,7 @@ fn verdicts_respect_the_confidence_intervals() {
     let t = table(&rows);
     assert!(
         t.contains(
-            "| `x` | 32 B | 100 | 150 | 1.50× | 1.50× [1.46, 1.54] | slower (beyond run-to-run noise) |"
+            "| `x` | 32 B | 100 | 250 | 2.50× | 2.50× [1.44, 4.35] | slower (beyond run-to-run noise) |"
         ),
         "{t}"
     );
@@ -92,12 +92,12 @@ fn verdicts(a: &[TimingRecord], b: &[TimingRecord]) -> Vec<Verdict> {
 #[test]
 fn a_drop_beyond_both_intervals_is_faster() {
     let a = [rec("x", 1024, &[20_000.0, 20_100.0, 19_900.0])];
-    let b = [rec("x", 1024, &[15_000.0, 15_050.0, 14_950.0])];
+    let b = [rec("x", 1024, &[7_500.0, 7_525.0, 7_475.0])];
     let rows = compare(&a, &b);
     assert_eq!(rows[0].verdict, Verdict::Faster);
     assert!(
         table(&rows).contains(
-            "| `x` | 1024 B | 20.0 k | 15.0 k | 0.75× | 0.75× [0.74, 0.76] | faster (beyond run-to-run noise) |"
+            "| `x` | 1024 B | 20.0 k | 7500 | 0.38× | 0.38× [0.22, 0.65] | faster (beyond run-to-run noise) |"
         ),
         "{}",
         table(&rows)
@@ -106,12 +106,12 @@ fn a_drop_beyond_both_intervals_is_faster() {
 
 #[test]
 fn a_difference_inside_a_wide_interval_is_noise_either_way() {
-    // B is 5 % slower on average but its trials scatter by ±20 %: no verdict.
+    // B is 2.5× slower on average but its trials scatter by ±40 %: no verdict.
     let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-    let b = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
+    let b = [rec("x", 32, &[1500.0, 2500.0, 3500.0])];
     assert_eq!(verdicts(&a, &b), [Verdict::WithinNoise]);
     // The same means with tight trials are a real slowdown.
-    let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+    let b = [rec("x", 32, &[2499.0, 2500.0, 2501.0])];
     assert_eq!(verdicts(&a, &b), [Verdict::Slower]);
 }
 
@@ -168,24 +168,25 @@ fn one_trial_is_not_comparable_never_faster() {
 
 #[test]
 fn the_gate_counts_only_what_lies_beyond_the_noise_and_the_margin() {
-    // A: 1000, B: 1050, trials ±0.1 %: 5 % slower, about 4.7 % beyond the between-run noise.
+    // A: 1000, B: 2500, trials ±0.1 %: 2.5× slower, about 44 % beyond the between-run noise
+    // (each run's own offset at least `noise::HOST_RUN_STRAY`: half-width ln 1.74).
     let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-    let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+    let b = [rec("x", 32, &[2499.0, 2500.0, 2501.0])];
     let rows = compare(&a, &b);
     let excess = rows[0].excess_slowdown().unwrap();
-    assert!((0.04..0.05).contains(&excess), "{excess}");
-    assert!(rows[0].regressed(0.02));
-    assert!(!rows[0].regressed(0.05));
+    assert!((0.43..0.44).contains(&excess), "{excess}");
+    assert!(rows[0].regressed(0.40));
+    assert!(!rows[0].regressed(0.45));
     // Faster or within noise never trips the gate.
     assert!(!compare(&b, &a)[0].regressed(0.0));
-    let noisy = [rec("x", 32, &[850.0, 1050.0, 1250.0])];
+    let noisy = [rec("x", 32, &[1500.0, 2500.0, 3500.0])];
     assert!(!compare(&a, &noisy)[0].regressed(0.0));
 }
 
 #[test]
 fn csv_and_json_carry_the_same_rows() {
     let a = [rec("x", 32, &[1000.0, 1001.0, 999.0])];
-    let b = [rec("x", 32, &[1049.0, 1050.0, 1051.0])];
+    let b = [rec("x", 32, &[2499.0, 2500.0, 2501.0])];
     let rows = compare(&a, &b);
     let text = rows_csv(&rows);
     let mut r = csv::Reader::from_reader(text.as_bytes());
@@ -199,7 +200,7 @@ fn csv_and_json_carry_the_same_rows() {
     assert_eq!(line[2].parse::<f64>().unwrap(), 1000.0);
     let json = rows_json(&rows);
     assert_eq!(json[0]["verdict"], "slower");
-    assert_eq!(json[0]["b_over_a"], 1.05);
+    assert_eq!(json[0]["b_over_a"], 2.5);
 }
 
 #[test]
@@ -274,16 +275,16 @@ fn a_doubtful_figure_on_either_side_gets_no_faster_or_slower_verdict() {
 
 #[test]
 fn a_host_slower_during_a_whole_run_is_no_difference_on_the_baseline_ratio() {
-    // Run B: everything 30 % slower, the job and its baseline alike.
+    // Run B: everything 2× slower, the job and its baseline alike.
     let a = [
         wide("h-512", 512, 64, &[1000.0, 1005.0, 995.0]),
         wide("pseudoXOF-512", 512, 64, &[2000.0, 2010.0, 1990.0]),
         wide("pseudoXOF-256", 256, 64, &[1500.0, 1505.0, 1495.0]),
     ];
     let b = [
-        wide("h-512", 512, 64, &[1300.0, 1306.0, 1294.0]),
-        wide("pseudoXOF-512", 512, 64, &[2600.0, 2613.0, 2587.0]),
-        wide("pseudoXOF-256", 256, 64, &[1950.0, 1956.0, 1944.0]),
+        wide("h-512", 512, 64, &[2000.0, 2010.0, 1990.0]),
+        wide("pseudoXOF-512", 512, 64, &[4000.0, 4020.0, 3980.0]),
+        wide("pseudoXOF-256", 256, 64, &[3000.0, 3010.0, 2990.0]),
     ];
     let rows = compare(&a, &b);
     assert!(

@@ -1,4 +1,4 @@
-//! Helpers of the `kat_*` integration tests (included with `#[path]`): run the real binary's
+//! Helpers of the `kat_*` integration tests (`common::kat`, used as `support`): run the real binary's
 //! `kat` subcommand and read what it printed and wrote.
 #![allow(dead_code)]
 
@@ -24,7 +24,7 @@ pub const BUNDLED: [&str; 12] = [
 /// `cyclescope kat <args>` in the package folder (so `config.toml` is the default catalog),
 /// with `FAULTY_MODE` set to `mode` (or removed).
 pub fn kat(args: &[&str], faulty_mode: Option<&str>) -> Output {
-    let mut cmd = crate::common::cyclescope();
+    let mut cmd = super::cyclescope();
     cmd.arg("kat")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -1,4 +1,4 @@
-//! Helpers of the `hostile_*` integration tests (included with `#[path]`): build a fixture
+//! Helpers of the `hostile_*` integration tests (`common::hostile`, used as `support`): build a fixture
 //! library from `tests/fixtures/hostile/` with the system `cc`, run the real binary with a
 //! marker in its environment (inherited by every worker and by whatever a library forks),
 //! bound how long it may take, and find the processes that still carry the marker.
@@ -93,7 +93,7 @@ pub fn labelled_run<'a>(
 
 /// `cyclescope <args>` in the package folder with the marker set.
 pub fn command(args: &[&str], marker: &str, env: &[(&str, &str)]) -> Command {
-    let mut c = crate::common::cyclescope();
+    let mut c = super::cyclescope();
     c.args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env(MARKER_VAR, marker)
@@ -225,7 +225,7 @@ pub fn path_str(p: &Path) -> &str {
 /// manifest (entries copied under its label).
 pub fn fault_config(dir: &Path) -> PathBuf {
     let faulty = cyclescope_core::catalog::bundled_library("faulty");
-    let manifest = crate::common::faulty_manifest(dir);
+    let manifest = super::faulty_manifest(dir);
     let cfg = dir.join("faults.toml");
     std::fs::write(
         &cfg,
