@@ -44,7 +44,7 @@ static int cmp(const void *p, const void *q) {
 }
 int main(int argc, char **argv) {
     int windows = atoi(argv[1]), use_ilp = atoi(argv[3]);
-    uint64_t span = (uint64_t)atoll(argv[2]) * 1000ull * (uint64_t)atoll(argv[4]) / 1000000ull;
+    uint64_t span = (uint64_t)atoll(argv[2]) * (uint64_t)atoll(argv[4]); /* ms × kHz = ticks */
     static uint64_t t[400000];
     uint32_t acc = 0;
     for (int w = 0; w < windows; w++) {
@@ -59,8 +59,9 @@ int main(int argc, char **argv) {
         qsort(t, n, sizeof t[0], cmp);
         double half = 0;
         for (int i = 0; i < n / 2; i++) half += (double)t[i];
-        printf("%llu %llu %llu %llu %.0f\n", (unsigned long long)t[0], (unsigned long long)t[n / 100],
-               (unsigned long long)t[n / 10], (unsigned long long)t[n / 2], half / (n / 2));
+        printf("%d %llu %llu %llu %llu %.0f\n", n, (unsigned long long)t[0],
+               (unsigned long long)t[n / 100], (unsigned long long)t[n / 10],
+               (unsigned long long)t[n / 2], half / (n / 2 ? n / 2 : 1));
     }
     return acc == 7;
 }
@@ -93,8 +94,12 @@ def main():
                               "1" if a.work == "ilp" else "0", str(tsc_khz())],
                              capture_output=True, text=True, check=True).stdout
     rows = [list(map(float, l.split())) for l in out.split("\n") if l.strip()]
+    # A window the process spent mostly preempted holds too few calls to have quantiles.
+    kept = [r[1:] for r in rows if r[0] >= 100]
     names = ["fastest", "p1", "p10", "p50", "fastest-half mean"]
-    print(f"work: {a.work}; {len(rows)} windows of {a.window_ms} ms on CPU {a.cpu} (TSC ticks a call)")
+    print(f"work: {a.work}; {len(kept)} windows of {a.window_ms} ms on CPU {a.cpu} "
+          f"({len(rows) - len(kept)} left out: fewer than 100 calls); TSC ticks a call")
+    rows = kept
     print("| statistic | smallest window | largest window | largest / smallest |")
     print("|---|---|---|---|")
     for i, n in enumerate(names):

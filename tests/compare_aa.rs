@@ -1,7 +1,9 @@
 //! The A/A property of `compare`: two runs of the same library give no faster/slower verdict,
 //! also when the machine is loaded. The second run measures while a real busy loop runs on
 //! the measurement CPU: its figures come out slower, disturbed or both; such a row is doubtful,
-//! or judged on its `× pseudoXOF` ratio against the bundled helpers' own between-run noise.
+//! or judged on the uninterrupted calls, each run taken to stray with the host by at least
+//! `HOST_RUN_STRAY` (two CI runs read sm3hash-256 at 64 B 1.46× and 0.75× apart here, each
+//! with a tight interval, when a run's offset was taken to be its trials' spread).
 //! (How a host slower for a whole run was called "slower" before is shown deterministically
 //! with published records in `compare_cli.rs`; here noise decides how the old rule would read.)
 
