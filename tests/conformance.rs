@@ -262,20 +262,7 @@ fn all_pass(objects: &[Value], text: &str) {
 #[test]
 fn the_bundled_baselines_pass_every_check() {
     let tmp = tempfile::tempdir().unwrap();
-    let labels = [
-        "sm3hash-256",
-        "pseudohash-512",
-        "pseudohash-768",
-        "pseudohash-1024",
-        "pseudoXOF-256",
-        "pseudoXOF-384",
-        "pseudoXOF-512",
-        "pseudoXOF-768",
-        "pseudoXOF-1024",
-        "pseudoXOF-1152",
-        "pseudoXOF-1280",
-        "pseudoXOF-2048",
-    ];
+    let labels = common::kat::BUNDLED;
     let (objects, text) = kat_json(tmp.path(), &labels);
     assert_eq!(objects.len(), labels.len(), "{text}");
     all_pass(&objects, &text);

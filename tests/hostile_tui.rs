@@ -89,7 +89,7 @@ fn launch(name: &str, marker: &str, cwd: &Path) -> Tmux {
     let cfg = fault_config(cwd);
     let script = format!(
         "env {MARKER_VAR}={marker} FAULTY_MODE=hang@1 {EXE} --config {} --allow-unfixed-host; \
-         echo \"EXIT:$?\"; sleep 120",
+         echo \"EXIT:$?\"; sleep 600",
         cfg.display()
     );
     let t = Tmux::start(name, cwd, &script);

@@ -222,7 +222,7 @@ fn the_copied_workbench_runs_the_bundled_kats_from_the_root() {
     assert!(inst.run(Path::new("/"), &["--version"]).status.success());
     let run = inst.path("tui-run");
     let script = format!(
-        "CYCLESCOPE_CACHE_DIR={} {} --run {}; echo \"EXIT:$?\"; sleep 120",
+        "CYCLESCOPE_CACHE_DIR={} {} --run {}; echo \"EXIT:$?\"; sleep 600",
         s(&inst.cache()),
         s(&inst.exe()),
         s(&run)

@@ -13,7 +13,7 @@ use common::tmux::Tmux;
 fn workbench(name: &str, cwd: &Path, args: &str) -> Tmux {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     let script = format!(
-        "XDG_CACHE_HOME={}/cache {bin} {args} --trial-target 0.02 --allow-unfixed-host --run {}/r; echo EXIT:$?; sleep 120",
+        "XDG_CACHE_HOME={}/cache {bin} {args} --trial-target 0.02 --allow-unfixed-host --run {}/r; echo EXIT:$?; sleep 600",
         cwd.display(),
         cwd.display()
     );

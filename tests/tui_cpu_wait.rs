@@ -60,7 +60,7 @@ fn a_run_queued_for_its_cpu_says_whom_it_waits_for_and_when_the_cpu_came_free() 
     let cwd = tempfile::tempdir().expect("temp dir");
     let script = format!(
         "{bin} --config {}/config.toml --trial-target 0.05 --allow-unfixed-host; \
-         echo \"EXIT:$?\"; sleep 120",
+         echo \"EXIT:$?\"; sleep 600",
         env!("CARGO_MANIFEST_DIR")
     );
     let t = Tmux::start_in("cpu-wait", 160, 48, cwd.path(), &script);

@@ -13,7 +13,7 @@ const TITLE: &str = "Keys · Esc/?/q closes";
 fn script() -> String {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     assert!(Path::new(bin).exists());
-    format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 120")
+    format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 600")
 }
 
 #[test]

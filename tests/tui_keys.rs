@@ -24,7 +24,7 @@ fn rebound_keys_drive_the_workbench_and_the_footer_and_help_name_them() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("config.toml"), KEYS).expect("config");
     let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 120");
+    let script = format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 600");
     let t = Tmux::start_in("keys", 120, 50, dir.path(), &script);
     let s = t.wait_for("Catalog · 0 selected");
     assert!(

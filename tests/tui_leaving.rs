@@ -12,7 +12,7 @@ use common::tmux::Tmux;
 fn script(args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     assert!(Path::new(bin).exists());
-    format!("{bin} {args}; echo \"EXIT:$?\"; sleep 120")
+    format!("{bin} {args}; echo \"EXIT:$?\"; sleep 600")
 }
 
 /// Selects pseudoXOF-512 and sm3hash-256, keeps 32 B and 1 KiB: four jobs a run.

@@ -11,7 +11,7 @@ use common::tmux::Tmux;
 fn script() -> String {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     assert!(Path::new(bin).exists());
-    format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 120")
+    format!("{bin} --allow-unfixed-host; echo \"EXIT:$?\"; sleep 600")
 }
 
 /// The one log line the Progress panel shows (the row above its bottom border).

@@ -34,7 +34,7 @@ fn a_manifest_broken_after_start_is_badmanifest_not_loadfail() {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     let script = format!(
         "{bin} --lib {lib} --manifest m.sha256 --trial-target 0.05 --allow-unfixed-host; \
-         echo \"EXIT:$?\"; sleep 120"
+         echo \"EXIT:$?\"; sleep 600"
     );
     let t = Tmux::start_in("manifest", 160, 48, tmp.path(), &script);
     t.wait_for("Catalog · 1 selected");

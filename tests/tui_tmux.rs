@@ -15,7 +15,7 @@ fn script(args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_cyclescope");
     assert!(Path::new(bin).exists());
     format!(
-        "{bin} {args}; echo \"EXIT:$?\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?icanon\\|-\\?echo'; echo MODES-SHOWN; sleep 120"
+        "{bin} {args}; echo \"EXIT:$?\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?icanon\\|-\\?echo'; echo MODES-SHOWN; sleep 600"
     )
 }
 

@@ -86,7 +86,7 @@ fn start_run(out: &Path, extra: &[&str]) -> Child {
 
 fn watch(name: &str, target: &Path) -> Tmux {
     let script = format!(
-        "{EXE} watch --lanes {}; echo \"EXIT:$?\"; sleep 120",
+        "{EXE} watch --lanes {}; echo \"EXIT:$?\"; sleep 600",
         target.display()
     );
     Tmux::start(name, 120, 30, &script)
@@ -98,8 +98,10 @@ fn a_run_on_two_cpus_shows_one_lane_per_cpu_until_it_finishes() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("two");
     let mut child = start_run(&run, &["--cpus", "0-1"]);
-    let t = watch("lanes", &run);
+    // The watcher refuses a folder that is not there yet: it starts once the run has written
+    // its campaign (a CI run lost that race and its watcher said so, unseen, for 180 s).
     wait_until_started(&run, &mut child);
+    let t = watch("lanes", &run);
     let s = wait_naming_the_run(&t, &run, "both lanes measuring", |s| {
         s.lines()
             .any(|l| l.trim_start().starts_with("CPU 0") && l.contains("trial"))

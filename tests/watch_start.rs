@@ -16,7 +16,7 @@ fn watch_on_a_run_folder_without_campaign_json_yet_waits_and_opens_the_workbench
     // watcher used to take it for a folder of shards and show the --lanes text view).
     std::fs::create_dir_all(dir.join("kat")).unwrap();
     let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!("{bin} watch {}; echo \"EXIT:$?\"; sleep 120", dir.display());
+    let script = format!("{bin} watch {}; echo \"EXIT:$?\"; sleep 600", dir.display());
     let t = Tmux::start("watch-start", 100, 30, &script);
     t.wait_for("waiting up to 60 s for the run");
     let mut w = JournalWriter::open(&dir).expect("journal");
@@ -72,7 +72,7 @@ fn watch_takes_the_instances_from_campaign_json_without_a_config() {
     assert!(o.status.success(), "{}", common::output_text(&o));
     std::fs::remove_file(&lib).unwrap();
     let bin = env!("CARGO_BIN_EXE_cyclescope");
-    let script = format!("{bin} watch {}; echo \"EXIT:$?\"; sleep 120", run.display());
+    let script = format!("{bin} watch {}; echo \"EXIT:$?\"; sleep 600", run.display());
     let t = Tmux::start_in("watch-campaign", 120, 30, tmp.path(), &script);
     // Its instance in the Catalog, and its row's × pseudoXOF filled (the width comes from the
     // catalog): without campaign.json's instances the catalog lacks it and the ratio is `–`.

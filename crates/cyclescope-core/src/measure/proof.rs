@@ -44,7 +44,13 @@ pub(crate) const PROBE_WARMUPS: u64 = 1;
 /// honest bundled libraries were seen at 1.54× (pseudoXOF-256, 64 KiB), 1.66× (pseudohash-512,
 /// 64 KiB, a default run) and 1.74× (pseudoXOF-256, 1 KiB, CPU 0 of a CI run, fastest of three
 /// probe processes). A factor of 1.5 refused those; two refuses a library that caches or
-/// recognises the timing message by two or more.
+/// recognises the timing message by two or more. Most of that excess is likely not the fresh
+/// messages but the host: the probe process and the guide's fastest trial run at different
+/// moments, and between them the host's other tenants can slow SM3-like code by up to about
+/// 1.5× for whole windows of 100 ms, preemption-free calls included (`bench/host_spells.py`;
+/// what `report::compare::noise::HOST_RUN_STRAY` allows between two runs). Timing fresh and
+/// repeated messages interleaved in one window would share every spell; 1.5× could then come
+/// back.
 pub const PROBE_CPU_FACTOR: f64 = 2.0;
 
 /// The count-mode probe's factor: instruction counts are exact, and fresh messages do not
