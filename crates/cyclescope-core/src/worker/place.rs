@@ -266,21 +266,20 @@ mod tests {
             seen = look(child.id(), &me);
         }
         assert_eq!(seen.breach, None);
+        // One step nicer, or one less nice where the test already runs at the nicest (CI runs
+        // the AArch64 unit tests at nice 19 beside the native ones; lowering takes root).
+        let other = if me.nice < 19 {
+            me.nice + 1
+        } else {
+            me.nice - 1
+        };
         let renice = std::process::Command::new("renice")
-            .args([
-                "-n",
-                &(me.nice + 1).to_string(),
-                "-p",
-                &child.id().to_string(),
-            ])
+            .args(["-n", &other.to_string(), "-p", &child.id().to_string()])
             .output()
             .expect("this test moves a process with renice(1)");
         assert!(renice.status.success(), "{renice:?}");
         let why = look(child.id(), &me).breach.unwrap_or_default();
-        assert!(
-            why.contains(&format!("runs at nice {}", me.nice + 1)),
-            "{why}"
-        );
+        assert!(why.contains(&format!("runs at nice {other}")), "{why}");
         let mut any = CpuSet::new();
         for c in 0..CpuSet::count() {
             let _ = any.set(c);
