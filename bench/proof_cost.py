@@ -13,9 +13,17 @@ For binaries that record the probe (`cyclescope.fresh_probe`), it also prints th
 smallest ratio of the probe's CPU time per call (the kernel's clock) to the guide's fastest trial,
 over every job: how near honest libraries come to the refusal line (2, plus three times the loop's own cost a call).
 
-usage: bench/proof_cost.py --exe OLD --exe NEW [--rounds 3] [--loaded] [--cpu 1]
+With `--breakdown`, it instead runs the same `run` once per binary under `strace -f` (stops only
+on execve, write, exit_group and wait4) and prints where the wall time went: for each kind of
+worker (KAT, metadata probe, `hash` jobs — reference digests, known answers, the probe's spot
+checks —, trials, fresh-message probe, loop-only probe), how many ran and the sum of their lives
+from exec to reaped, beside the run's whole wall time. The kind comes from the job the engine
+writes on each worker's stdin (`worker::job_block`). Tracing slows every stop a little; the
+shares are what it is for.
+
+usage: bench/proof_cost.py --exe OLD --exe NEW [--rounds 3] [--loaded] [--cpu 1] [--breakdown]
 """
-import argparse, glob, json, os, statistics, subprocess, tempfile, time
+import argparse, glob, json, os, re, statistics, subprocess, tempfile, time
 
 INSTANCES = ["pseudoXOF-512", "sm3hash-256", "pseudohash-512"]
 
@@ -39,13 +47,73 @@ def one_run(exe, cpu):
     return wall, p.returncode, ratios, failed
 
 
+LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(.*)$")
+JOB_WRITE = re.compile(r'^write\(\d+, "[0-9a-f]{32}\\n\d+\\n(.*)')
+
+
+def job_kind(job):
+    """A worker's kind from the start of its job as strace shows it (NULs as \\0)."""
+    words = job.split("\\0")
+    first = words[0]
+    if first == "measure":
+        if "--loop-only" in words:
+            return "loop-only probe"
+        if "--fresh-seed" in words:
+            return "fresh-message probe"
+        if "--count" in words:
+            return "count"
+        return "trial"
+    return {"hash": "hash (reference, known answer, spot check)", "kat": "KAT",
+            "probe": "metadata probe"}.get(first, first)
+
+
+def breakdown(exe, cpu):
+    out = tempfile.mkdtemp(prefix="proof-cost-")
+    trace = os.path.join(out, "trace")
+    started = time.monotonic()
+    subprocess.run(["strace", "-f", "-qq", "-ttt", "-s", "600", "-o", trace, "-e",
+                    "trace=execve,write,exit_group,wait4", exe, "run", *INSTANCES, "--cpus",
+                    str(cpu), "--allow-unfixed-host", "--out", os.path.join(out, "run")],
+                   capture_output=True, text=True)
+    wall = time.monotonic() - started
+    execs, kinds, reaped, order = {}, {}, {}, []
+    for raw in open(trace, errors="replace"):
+        m = LINE.match(raw)
+        if not m:
+            continue
+        pid, t, call = int(m.group(1)), float(m.group(2)), m.group(3)
+        if call.startswith("execve(") and '"worker"]' in call and "= 0" in call:
+            execs[pid] = t
+            order.append(pid)
+        elif (j := JOB_WRITE.match(call)) and pid not in execs:
+            waiting = [p for p in order if p not in kinds]
+            if waiting:
+                kinds[waiting[-1]] = job_kind(j.group(1))
+        elif call.startswith("wait4(") and (r := re.search(r"= (\d+)\s*$", call)):
+            reaped[int(r.group(1))] = t
+    total = {}
+    for pid, t0 in execs.items():
+        k = kinds.get(pid, "unknown")
+        n, secs = total.get(k, (0, 0.0))
+        total[k] = (n + 1, secs + (reaped.get(pid, t0) - t0))
+    subprocess.run(["rm", "-rf", out])
+    print(f"{exe}: {wall:.1f} s in all (traced)")
+    for k, (n, secs) in sorted(total.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {k:45} {n:5} workers  {secs:7.1f} s  {100 * secs / wall:5.1f} %")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", action="append", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--loaded", action="store_true")
     ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--breakdown", action="store_true")
     a = ap.parse_args()
+    if a.breakdown:
+        for exe in a.exe:
+            breakdown(exe, a.cpu)
+        return
     busy = None
     if a.loaded:
         busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])

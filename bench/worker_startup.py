@@ -63,15 +63,15 @@ def commands(exe, kind, instance, out):
     raise ValueError(kind)
 
 
-def worker_kind(argv):
-    """The kind of a worker from its execve line, None for any other program."""
-    if '"worker", "hash"' in argv:
-        return "hash"
-    if '"worker", "kat"' in argv:
-        return "kat"
-    if "cyclescope-worker" in argv and '"worker", "measure"' in argv:
-        return "trial"
-    return None
+def is_worker(argv):
+    """Whether an execve line starts a worker (`… worker`, whatever its job)."""
+    return re.search(r'\["[^"]*", "worker"\]', argv) is not None
+
+
+# The engine's write of a worker's session token and job (`worker::job_block`): the job's first
+# word names its kind. Workers get their job on stdin, not on their command line.
+JOB_WRITE = re.compile(r'^write\(\d+, "[0-9a-f]{32}\\n\d+\\n([a-z-]+)\\0')
+KINDS = {"hash": "hash", "kat": "kat", "measure": "trial"}
 
 
 def parse(trace):
@@ -104,9 +104,13 @@ def parse(trace):
         elif call.startswith("mkdir(") and (g := GROUP.search(call)):
             mkdirs.append((t, pid, g.group(1)))
         elif call.startswith("execve(") and call.rstrip().endswith("= 0"):
-            kind = worker_kind(call)
-            if kind and pid not in workers:
-                workers[pid] = {"kind": kind, "exec": t, "first": None, "groups": set()}
+            if is_worker(call) and pid not in workers:
+                workers[pid] = {"kind": None, "exec": t, "first": None, "groups": set()}
+        elif call.startswith("write(") and pid not in workers and (j := JOB_WRITE.match(call)):
+            # The job goes to the worker started last that has none yet.
+            waiting = [w for w in workers.values() if w["kind"] is None]
+            if waiting:
+                waiting[-1]["kind"] = KINDS.get(j.group(1), j.group(1))
         elif call.startswith("write(") and pid in workers and workers[pid]["first"] is None:
             if TOKEN_WRITE.match(call):
                 workers[pid]["first"] = t

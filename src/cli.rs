@@ -137,9 +137,9 @@ pub enum Command {
     /// Internal: render the workbench's demo states to SVG and text.
     #[command(hide = true)]
     Screenshots(screenshots::ScreenshotsArgs),
-    /// Internal: the worker process that hosts candidate code.
+    /// Internal: the worker process that hosts candidate code (its job comes on stdin).
     #[command(hide = true)]
-    Worker(worker_cmd::WorkerArgs),
+    Worker,
 }
 
 /// Parses the command line, runs it, and maps errors to exit status 2 with a message.
@@ -157,7 +157,7 @@ pub fn main() -> ExitCode {
     }
     // A host tuning whose owner died (crash, SIGKILL) is put back before anything else runs;
     // workers are skipped (they start by the hundred, sandboxed, while their parent is alive).
-    if !matches!(cli.command, Some(Command::Worker(_))) {
+    if !matches!(cli.command, Some(Command::Worker)) {
         // The image workers start from, held before a rebuild could replace the file.
         crate::worker::image::keep_own();
         tune::recover_at_start(&crate::host::HostRoot::new("/"));
@@ -182,7 +182,7 @@ pub fn main() -> ExitCode {
         Some(Command::SupercopChecksum(a)) => supercop_cmd::run(config.as_deref(), &a),
         Some(Command::Merge(a)) => merge::run(&a),
         Some(Command::Slurm(a)) => slurm::run(config.as_deref(), &a),
-        Some(Command::Worker(a)) => worker_cmd::run(a),
+        Some(Command::Worker) => worker_cmd::run(),
         Some(Command::Completions(a)) => shell::completions(&a),
         Some(Command::Man(a)) => shell::man(&a),
     };

@@ -153,10 +153,11 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The KAT worker sleeps too (`worker kat`); the trial worker is `cyclescope-worker measure`.
+    // The KAT worker sleeps too (`cyclescope worker`); the trial worker is `cyclescope-worker
+    // worker` (neither names its job: it comes on stdin).
     let mut worker = None;
     for _ in 0..2000 {
-        worker = find_process(run.id(), &["cyclescope-worker", "measure"]);
+        worker = find_process(run.id(), &["cyclescope-worker"]);
         if worker.is_some() || run.try_wait().unwrap().is_some() {
             break;
         }

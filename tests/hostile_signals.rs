@@ -91,7 +91,8 @@ fn sigint_while_measuring_stops_the_worker_and_resume_finishes() {
     // 1000 B: a length neither the KAT nor its conformance sample hashes (the gate passes).
     let args = run_args(path_str(&cfg), path_str(&run), "32,1000");
     let mut child = start(&args, &m, &[("FAULTY_MODE", "hang@1000")], tmp.path());
-    wait_for_process(&m, "--bytes 1000", START);
+    // The first process to hang at 1000 B: the job's reference digest or its trial worker.
+    wait_for_process(&m, "comm=faulty-hang", START);
     signal(&child, Signal::SIGINT);
     let status = wait_bounded(&mut child, WIND_DOWN);
     assert!(!status.success(), "{}", logs(tmp.path()));
@@ -120,7 +121,7 @@ fn sigterm_during_the_kat_gate_stops_the_kat_worker_and_resume_finishes() {
     let _sweep = Sweep(m.clone());
     let args = run_args(path_str(&cfg), path_str(&run), "32");
     let mut child = start(&args, &m, &[("FAULTY_MODE", "hang@1")], tmp.path());
-    wait_for_process(&m, "worker kat", START);
+    wait_for_process(&m, "comm=faulty-hang", START);
     signal(&child, Signal::SIGTERM);
     let status = wait_bounded(&mut child, WIND_DOWN);
     assert!(!status.success(), "{}", logs(tmp.path()));
@@ -149,7 +150,7 @@ fn sigint_to_kat_stops_its_worker() {
         path_str(&out),
     ];
     let mut child = start(&args, &m, &[("FAULTY_MODE", "hang@1")], tmp.path());
-    wait_for_process(&m, "worker kat", START);
+    wait_for_process(&m, "comm=faulty-hang", START);
     signal(&child, Signal::SIGINT);
     let status = wait_bounded(&mut child, WIND_DOWN);
     assert_eq!(status.code(), Some(130), "{}", logs(tmp.path()));

@@ -99,10 +99,10 @@ fn launch(name: &str, marker: &str, cwd: &Path) -> Tmux {
     t
 }
 
-/// Starts a run and waits for its KAT worker.
+/// Starts a run and waits for its KAT worker to hang (its library names its thread).
 fn start_hanging_kat(t: &Tmux, marker: &str) {
     t.send("s");
-    wait_for_process(marker, "worker kat", DEADLINE);
+    wait_for_process(marker, "comm=faulty-hang", DEADLINE);
 }
 
 #[test]

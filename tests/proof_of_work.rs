@@ -232,6 +232,42 @@ fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
     );
 }
 
+/// Every worker starts with the same command line and reads its job from stdin: a library that
+/// looks for `kat` on its command line never finds it, computes its cheap function in the KAT
+/// job too, and fails the KAT against the manifest, never reaching a timed call. (Before jobs
+/// came on stdin its KAT passed.)
+#[test]
+fn a_library_that_tells_its_kat_job_by_the_command_line_finds_no_kat_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = build_fixture("proof_honest", tmp.path());
+    let cheat = build_fixture("kat_cmdline_only", tmp.path());
+    let manifest = tmp.path().join("kat.sha256");
+    let m = marker("kat-cmdline-only");
+    let _sweep = Sweep(m.clone());
+    let kat = |lib: &Path, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "kat",
+            "--lib",
+            path_str(lib),
+            "--label",
+            "katonly",
+            "--digest-bits",
+            "256",
+            "--out",
+        ];
+        let out = tmp.path().join(out);
+        args.push(path_str(&out));
+        args.extend_from_slice(extra);
+        let (o, _) = run_bounded(command(&args, &m, &[]), bound());
+        text(&o)
+    };
+    let wrote = kat(&honest, "k1", &["--write-manifest", path_str(&manifest)]);
+    assert!(manifest.is_file(), "{wrote}");
+    let out = kat(&cheat, "k2", &["--manifest", path_str(&manifest)]);
+    assert!(out.contains("RESULT adhoc katonly MISMATCH"), "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+}
+
 /// An instruction count has its fresh-message probe too: a library that caches the repeated
 /// timing message is not counted at its cache-hit cost.
 #[test]

@@ -1,12 +1,14 @@
-//! `cyclescope worker …` (hidden): the child processes that host candidate code, and the
+//! `cyclescope worker` (hidden): the child processes that host candidate code, and the
 //! parent-side helpers for the one-shot jobs (probe a library's metadata, SUPERCOP's
-//! checksums, the sandbox; hashing one message is `measure::proof::reference`).
+//! checksums, the sandbox; hashing one message is `measure::proof::reference`). Every job
+//! starts with the same command line; what it is to do arrives on stdin once the worker's
+//! system-call filter is in force (`worker::job_block`), and is parsed here as [`WorkerArgs`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::catalog::Instance;
 use crate::cli::select::AbiArg;
@@ -23,8 +25,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long hashing one message may take.
 const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
-#[derive(Debug, Args)]
-pub struct WorkerArgs {
+/// A worker's job, as the engine sends it after the session token.
+#[derive(Debug, Parser)]
+#[command(name = "worker")]
+struct WorkerArgs {
     /// RLIMIT_AS in bytes (the parent passes every limit it wants, after the job's name;
     /// none is set otherwise).
     #[arg(long, global = true, value_name = "BYTES")]
@@ -105,7 +109,13 @@ fn parse_kat_file(s: &str) -> Result<KatFile, String> {
     KatFile::from_tag(s).ok_or_else(|| format!("unknown KAT file {s:?}"))
 }
 
-pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+pub fn run() -> anyhow::Result<ExitCode> {
+    let child::Entered { channel, job } = child::enter()?;
+    let args = WorkerArgs::try_parse_from(std::iter::once("worker".to_string()).chain(job))?;
+    run_job(args, channel)
+}
+
+fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode> {
     // A KAT job writes its text into its output folder; no other job writes anything.
     let writable = match &args.job {
         Job::Kat { out_dir, .. } => vec![out_dir.clone()],
@@ -117,7 +127,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         file_size_bytes: args.max_file_size,
         open_files: args.max_open_files,
     };
-    let mut ch = child::enter_writing(None, limits, &writable, &job_reads(&args.job))?;
+    child::confine(limits, &writable, &job_reads(&args.job))?;
     let reply = match args.job {
         Job::Kat {
             lib,

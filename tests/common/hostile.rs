@@ -146,7 +146,8 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitSta
     }
 }
 
-/// Live processes (zombies excluded) whose environment holds `marker`: pid and command line.
+/// Live processes (zombies excluded) whose environment holds `marker`: pid, and command line
+/// with ` comm=<name>` after it.
 pub fn marked_processes(marker: &str) -> Vec<(i32, String)> {
     let needle = format!("{MARKER_VAR}={marker}");
     let mut found = Vec::new();
@@ -172,7 +173,10 @@ pub fn marked_processes(marker: &str) -> Vec<(i32, String)> {
         let cmdline = std::fs::read(e.path().join("cmdline"))
             .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
             .unwrap_or_default();
-        found.push((pid, cmdline));
+        // No worker's command line names its job; a library may name its thread (the faulty
+        // library's `hang` says `faulty-hang`), which `comm=` shows.
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        found.push((pid, format!("{cmdline} comm={}", comm.trim_end())));
     }
     found
 }
@@ -203,7 +207,7 @@ pub fn wait_for_process(marker: &str, word: &str, limit: Duration) -> i32 {
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!(
-        "no process with {word:?} in its command line appeared within {limit:?}: {:?}",
+        "no process with {word:?} in its command line or name appeared within {limit:?}: {:?}",
         marked_processes(marker)
     );
 }

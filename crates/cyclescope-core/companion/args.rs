@@ -1,4 +1,5 @@
-//! The trial worker's command line, as the engine writes it (`measure::trial_args`): `[worker]
+//! The trial worker's job, as the engine sends it on stdin after the session token
+//! (`measure::trial_args`, `worker::job_block`; never on the command line): `[worker]
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
@@ -120,7 +121,18 @@ pub(crate) fn number(s: &[u8]) -> Option<u64> {
     })
 }
 
-/// Reads the arguments after the program name.
+/// The arguments of a job block's body (`setup::read_job`): each ended by a NUL; bytes after
+/// the last NUL are no argument.
+pub(crate) fn words(body: &[u8]) -> impl Iterator<Item = &CStr> {
+    let mut rest = body;
+    core::iter::from_fn(move || {
+        let s = CStr::from_bytes_until_nul(rest).ok()?;
+        rest = &rest[s.to_bytes().len() + 1..];
+        Some(s)
+    })
+}
+
+/// Reads the job's arguments.
 pub(crate) fn parse<'a>(
     args: impl IntoIterator<Item = &'a CStr>,
 ) -> Result<Invocation<'a>, ArgsError<'a>> {

@@ -53,12 +53,13 @@ pub(crate) struct InForce {
     pub(crate) seccomp: bool,
 }
 
-/// Installs both parts. `count`: under valgrind, which answers `seccomp(2)` with ENOSYS, the
-/// filter goes in through `prctl` instead, and valgrind's own calls then pass it too (the
-/// engine hands over valgrind's list: `jail::syscalls::Kind::Valgrind`).
-pub(crate) fn install(count: bool, filters: &FilterBytes) -> Result<InForce, SetupError> {
+/// Installs both parts, the same for every job (this runs before the job is read). Under
+/// valgrind, which answers `seccomp(2)` with ENOSYS, the filter goes in through `prctl`
+/// instead, and valgrind's own calls then pass it too (the engine hands over valgrind's list:
+/// `jail::syscalls::Kind::Valgrind`); qemu-user refuses both.
+pub(crate) fn install(filters: &FilterBytes) -> Result<InForce, SetupError> {
     let landlock = restrict_writes()?;
-    let seccomp = filter_system_calls(count, filters)?;
+    let seccomp = filter_system_calls(filters)?;
     Ok(InForce { landlock, seccomp })
 }
 
@@ -175,9 +176,9 @@ struct SockFprog {
 const SECCOMP_SET_MODE_FILTER: u32 = 1;
 const SECCOMP_FILTER_FLAG_TSYNC: u32 = 1;
 
-/// Installs each program of `filters` in turn (`count`: under valgrind, through `prctl`);
+/// Installs each program of `filters` in turn (through `prctl` where `seccomp(2)` is missing);
 /// false when there is none to install or the kernel has no seccomp.
-fn filter_system_calls(count: bool, filters: &FilterBytes) -> Result<bool, SetupError> {
+fn filter_system_calls(filters: &FilterBytes) -> Result<bool, SetupError> {
     let mut at = 0;
     let mut installed = false;
     while at + 4 <= filters.len {
@@ -196,7 +197,7 @@ fn filter_system_calls(count: bool, filters: &FilterBytes) -> Result<bool, Setup
             len: n as u16,
             filter: filters.bytes[start..].as_ptr().cast(),
         };
-        if !install_one(count, &prog)? {
+        if !install_one(&prog)? {
             return Ok(false);
         }
         installed = true;
@@ -205,7 +206,7 @@ fn filter_system_calls(count: bool, filters: &FilterBytes) -> Result<bool, Setup
 }
 
 /// One program; false where the kernel (or emulator) has no seccomp.
-fn install_one(count: bool, prog: &SockFprog) -> Result<bool, SetupError> {
+fn install_one(prog: &SockFprog) -> Result<bool, SetupError> {
     // SAFETY: the kernel copies `prog.len` instructions from the live buffer `prog` points
     // into (4-aligned: the buffer is 8-aligned and each program starts 4 past a multiple of
     // 8); no_new_privs was set before (`setup`), as an unprivileged filter requires.
@@ -223,7 +224,8 @@ fn install_one(count: bool, prog: &SockFprog) -> Result<bool, SetupError> {
     };
     match (rc, sys::errno()) {
         (0.., _) => Ok(true),
-        (_, sys::ENOSYS) if count => {
+        // valgrind has no seccomp(2) but passes prctl's filter on; qemu-user refuses that too.
+        (_, sys::ENOSYS) => {
             // SAFETY: `prog` describes a live buffer until the call returns.
             match unsafe { sys::prctl_seccomp_filter((prog as *const SockFprog).cast()) } {
                 Ok(()) => Ok(true),
@@ -231,9 +233,8 @@ fn install_one(count: bool, prog: &SockFprog) -> Result<bool, SetupError> {
                 Err(errno) => Err(refused(errno)),
             }
         }
-        // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all (as
-        // under qemu-user).
-        (_, sys::EINVAL | sys::ENOSYS) => Ok(false),
+        // EINVAL: a kernel built without seccomp filters.
+        (_, sys::EINVAL) => Ok(false),
         (_, errno) => Err(refused(errno)),
     }
 }

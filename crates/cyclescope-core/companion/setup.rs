@@ -1,9 +1,10 @@
 //! The trial worker's own setup, before the candidate is loaded, in the order the engine's
-//! other workers use (`worker::child`): die with the parent, take the session token from stdin
-//! and put `/dev/null` there, keep a private copy of stdout for the protocol and send fd 1 to
-//! stderr, close every inherited descriptor but the library's, forbid new privileges, set the kernel limits (address
-//! space, CPU time, file size, open descriptors), pin
-//! to the measurement CPU. The sandbox comes last (`sandbox`).
+//! other workers use (`worker::child`): die with the parent, take the session token from
+//! stdin, keep a private copy of stdout for the protocol and send fd 1 to stderr, close every
+//! inherited descriptor but the library's, forbid new privileges. Then the sandbox
+//! (`sandbox`), and only then the job from stdin (`read_job`), its kernel limits (address
+//! space, CPU time, file size, open descriptors) and `/dev/null` on stdin. The engine pinned
+//! the process to the measurement CPU before exec.
 
 use core::ffi::c_int;
 use core::fmt;
@@ -44,16 +45,64 @@ fn sys_err(what: &'static str) -> impl FnOnce(c_int) -> SetupError {
     move |errno| SetupError::Sys { what, errno }
 }
 
-/// Sets the process up and returns the protocol channel.
-pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
+/// Sets the process up the same way for every job and returns the protocol channel: what a
+/// job needs of the setup (its limits) comes after its job is read ([`limit`]).
+pub(crate) fn enter() -> Result<Channel, SetupError> {
     die_with_parent()?;
-    let token = take_token(inv.fresh_seed.is_some())?;
+    let token = take_token()?;
     let proto = sys::dup_fd(1).map_err(sys_err("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     sys::dup2_fd(2, 1).map_err(sys_err("redirect stdout"))?;
     close_inherited(proto);
     sys::prctl_int(sys::PR_SET_NO_NEW_PRIVS, 1).map_err(sys_err("no_new_privs"))?;
     sys::set_rlimit(sys::RLIMIT_CORE, 0, 0).map_err(sys_err("RLIMIT_CORE"))?;
+    Ok(Channel::new(proto, token))
+}
+
+/// The room for a job (`worker::job_block::TRIAL_WORKER_BYTES`).
+pub(crate) const JOB_BYTES: usize = 4096;
+
+/// Reads the job the engine sent after the token (`worker::job_block`: a decimal byte count on
+/// a line, then the arguments, each ended by a NUL) into `buf`: the arguments' bytes.
+pub(crate) fn read_job(buf: &mut [u8; JOB_BYTES]) -> Result<&[u8], SetupError> {
+    let bad = SetupError::Sys {
+        what: "reading the job from stdin",
+        errno: sys::EINVAL,
+    };
+    let mut head = [0u8; 24];
+    let mut len = 0;
+    // One byte at a time: what follows the line belongs to the job's body.
+    while len < head.len() {
+        match sys::read_fd(0, &mut head[len..len + 1]) {
+            Ok(1) if head[len] == b'\n' => break,
+            Ok(1) => len += 1,
+            _ => return Err(bad),
+        }
+    }
+    let size = super::args::number(&head[..len])
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= JOB_BYTES)
+        .ok_or(bad)?;
+    read_exact(&mut buf[..size]).ok_or(bad)?;
+    Ok(&buf[..size])
+}
+
+/// Fills `buf` from fd 0; None at an early end.
+fn read_exact(buf: &mut [u8]) -> Option<()> {
+    let mut at = 0;
+    while at < buf.len() {
+        match sys::read_fd(0, &mut buf[at..]) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => at += n,
+        }
+    }
+    Some(())
+}
+
+/// The job's limits (address space, CPU time, file size, open descriptors), once it is read;
+/// then `/dev/null` on stdin, unless a go line is still to come (`--fresh-seed`), which
+/// `read_go_line` reads later and which is no secret.
+pub(crate) fn limit(inv: &Invocation<'_>) -> Result<(), SetupError> {
     if let Some(bytes) = inv.address_space_bytes {
         sys::set_rlimit(sys::RLIMIT_AS, bytes, bytes).map_err(sys_err("RLIMIT_AS"))?;
     }
@@ -79,10 +128,10 @@ pub(crate) fn enter(inv: &Invocation<'_>) -> Result<Channel, SetupError> {
         }
         .map_err(sys_err("RLIMIT_NOFILE"))?;
     }
-    if let Some(cpu) = inv.cpu {
-        sys::pin_to(cpu).map_err(sys_err("pin to the measurement CPU"))?;
+    if inv.fresh_seed.is_none() {
+        null_stdin()?;
     }
-    Ok(Channel::new(proto, token))
+    Ok(())
 }
 
 /// The kernel kills this process when its parent dies; a parent that died before the request
@@ -99,17 +148,12 @@ fn die_with_parent() -> Result<(), SetupError> {
     }
 }
 
-/// Reads the token (one line, 32 hex digits) from stdin, then puts `/dev/null` on fd 0 so the
-/// candidate finds no trace of it — unless a go line is still to come (`--fresh-seed`), which
-/// `read_go_line` reads later and which is no secret.
-fn take_token(keep_stdin: bool) -> Result<[u8; 32], SetupError> {
-    let mut buf = [0u8; 64];
-    let len = read_line(&mut buf);
-    let token = parse_token(&buf[..len]).ok_or(SetupError::NoToken)?;
-    if !keep_stdin {
-        null_stdin()?;
-    }
-    Ok(token)
+/// Reads the token's line from stdin: 32 hex digits and a newline, exactly, so that the job
+/// after it stays unread.
+fn take_token() -> Result<[u8; 32], SetupError> {
+    let mut line = [0u8; 33];
+    read_exact(&mut line).ok_or(SetupError::NoToken)?;
+    parse_token(&line).ok_or(SetupError::NoToken)
 }
 
 /// Reads fd 0 into `buf` up to the first newline (kept), its end, or a full buffer; the length.

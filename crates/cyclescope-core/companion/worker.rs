@@ -3,8 +3,9 @@
 //! the pages publish for a trial (baseline and peak RSS) is the candidate's and not the
 //! tool's. No `std`, no allocator, no unwinding: its memory is its stack, the buffers it
 //! `malloc`s for the measurement, and what the candidate brings. It runs only as a child of
-//! the engine, which starts it with the command line of `measure::trial_args`, a session
-//! token on stdin, and reads its protocol lines; everything it reports is checked there.
+//! the engine, which starts it as `cyclescope-worker worker` whatever the job, writes a session
+//! token and then the job (the arguments of `measure::trial_args`, `worker::job_block`) on its
+//! stdin, and reads its protocol lines; everything it reports is checked there.
 //!
 //! Built by `build.rs` with `rustc -C panic=abort` (Cargo cannot give one binary of a
 //! workspace its own panic strategy) and carried inside the engine like the bundled
@@ -27,29 +28,36 @@ pub(crate) mod trial;
 #[path = "../src/counter/perf_attr.rs"]
 pub(crate) mod perf_attr;
 
-use core::ffi::{CStr, c_char, c_int};
+use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 
-/// The program: parse, set up, sandbox, measure. Returns the exit code.
+/// The program: set up, sandbox, read the job, measure. Returns the exit code. Its command
+/// line is the same for every job (`worker`) and is not read.
 ///
 /// # Safety
-/// `argv` must hold `argc` pointers to NUL-terminated strings, as `main` receives them.
-pub(crate) unsafe fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    // SAFETY: the caller's contract; the C runtime keeps argv alive for the whole process.
-    let args = (1..argc.max(0) as usize).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) });
-    let inv = match args::parse(args) {
-        Ok(inv) => inv,
-        Err(e) => return fail(format_args!("{e}")),
-    };
+/// Called once, as `main`.
+pub(crate) unsafe fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     // The system-call filter the engine handed over, read before setup closes its descriptor.
     let mut filters = sandbox::FilterBytes::new();
     let (ch, in_force) = match sandbox::take_filters(&mut filters)
-        .and_then(|()| setup::enter(&inv))
-        .and_then(|ch| sandbox::install(inv.count, &filters).map(|f| (ch, f)))
+        .and_then(|()| setup::enter())
+        .and_then(|ch| sandbox::install(&filters).map(|f| (ch, f)))
     {
         Ok(pair) => pair,
         Err(e) => return fail(format_args!("{e}")),
     };
+    let mut job = [0u8; setup::JOB_BYTES];
+    let words = match setup::read_job(&mut job) {
+        Ok(w) => w,
+        Err(e) => return fail(format_args!("{e}")),
+    };
+    let inv = match args::parse(args::words(words)) {
+        Ok(inv) => inv,
+        Err(e) => return fail(format_args!("{e}")),
+    };
+    if let Err(e) = setup::limit(&inv) {
+        return fail(format_args!("{e}"));
+    }
     trial::run(&inv, &ch, in_force)
 }
 

@@ -1,6 +1,6 @@
 //! Worker processes: candidate code never runs in the process that drives the TUI or the CLI.
-//! The parent side spawns `cyclescope worker …` as the leader of its own process group, hands
-//! it a session token on stdin, reads its typed messages (token-marked JSON lines on the
+//! The parent side spawns `cyclescope worker` as the leader of its own process group, hands
+//! it a session token and then its job on stdin (`job_block`: never on its command line), reads its typed messages (token-marked JSON lines on the
 //! child's stdout, which the child reserves for the protocol), keeps the tail of its stderr
 //! (where the child sends the candidate's own stdout and stderr), enforces one deadline over
 //! the whole exchange and cancellation, ends at once a worker found stopped (by itself or a
@@ -18,6 +18,7 @@ mod go_line;
 pub(crate) mod group;
 pub mod identity;
 pub mod image;
+pub mod job_block;
 pub mod limits;
 mod namespaces;
 pub mod observed;
@@ -155,7 +156,8 @@ pub enum WorkerError {
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
     pub exe: PathBuf,
-    /// Arguments after `worker`.
+    /// The job: the arguments a worker reads after `worker`, sent on its stdin after the
+    /// session token (`job_block`), never on its command line.
     pub args: Vec<String>,
     pub timeout: Duration,
     pub cancel: Option<Arc<AtomicBool>>,
@@ -240,9 +242,12 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             c
         }
     };
+    let job = job_block::encode(&cmd.args).map_err(|source| WorkerError::Spawn {
+        exe: cmd.exe.clone(),
+        source,
+    })?;
     command
         .arg("worker")
-        .args(&cmd.args)
         .env(PARENT_PID_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -292,10 +297,13 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let child = group.child_mut();
     let mut stdin = child.stdin.take();
     if let Some(stdin) = &mut stdin {
-        // A worker that died at once cannot take it: its end tells why.
-        let _ = stdin.write_all(format!("{}\n", token.as_str()).as_bytes());
+        // A worker that died at once cannot take it: its end tells why. Both fit in the
+        // pipe's buffer; the worker reads the job once its filter is in force.
+        let mut first = format!("{}\n", token.as_str()).into_bytes();
+        first.extend_from_slice(&job);
+        let _ = stdin.write_all(&first);
     }
-    // Without a go line stdin closes here: the worker reads the token to its end.
+    // Without a go line stdin closes here: the worker reads its job to its end.
     let mut go = GoLine::new(cmd.go_line.as_deref(), stdin);
     let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
     pipes.wake_on_exit(group.pid());

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `segv` | writes through an invalid pointer (address 16): SIGSEGV |
 //! | `abort` | `std::process::abort()`: SIGABRT |
-//! | `hang` | loops forever (only a timeout ends it) |
+//! | `hang` | names its thread `faulty-hang`, then loops forever (only a timeout ends it) |
 //! | `error` | returns -3 (`HASH_FAILED`) |
 //! | `overflow` | correct digest, then writes 16 bytes past its end, and returns 0 |
 //! | `wrong` | correct digest with the first byte flipped (XOR 0xFF) |
@@ -21,6 +21,9 @@
 //! | `slow` | correct, after sleeping 2 ms |
 
 pub mod mode;
+
+/// The name a thread takes when it starts to hang (what `/proc/PID/comm` then shows).
+pub const HANG_NAME: &std::ffi::CStr = c"faulty-hang";
 
 use core::ffi::{c_int, c_ulonglong};
 use std::sync::OnceLock;
@@ -97,6 +100,10 @@ pub unsafe extern "C" fn CryptHash(
         }
         Some(Fault::Abort) => std::process::abort(),
         Some(Fault::Hang) => {
+            // The thread's name says so (`/proc/PID/comm`): how a test finds the process that
+            // hangs, since no worker's command line names its job.
+            // SAFETY: PR_SET_NAME copies at most 16 bytes from a NUL-terminated static string.
+            unsafe { libc::prctl(libc::PR_SET_NAME, HANG_NAME.as_ptr()) };
             let mut spins = 0u64;
             loop {
                 spins = std::hint::black_box(spins.wrapping_add(1));

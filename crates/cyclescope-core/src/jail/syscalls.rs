@@ -172,6 +172,19 @@ const ALLOWED: &[(&str, i64, Args)] = &[
     ),
     // Adding a filter only narrows what the process may do.
     ("seccomp", libc::SYS_seccomp, Args::Any),
+    // So does a Landlock layer: `cyclescope worker` adds its job's folders once its filter is
+    // in force and its job read (`worker::sandbox::install`).
+    (
+        "landlock_create_ruleset",
+        libc::SYS_landlock_create_ruleset,
+        Args::Any,
+    ),
+    ("landlock_add_rule", libc::SYS_landlock_add_rule, Args::Any),
+    (
+        "landlock_restrict_self",
+        libc::SYS_landlock_restrict_self,
+        Args::Any,
+    ),
     // The x86-64 calls the newer ones above replace elsewhere (the C library still makes them).
     #[cfg(target_arch = "x86_64")]
     ("open", libc::SYS_open, Args::Any),

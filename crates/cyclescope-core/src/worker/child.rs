@@ -1,7 +1,8 @@
 //! The child side of a worker: die with the parent, take the session token from stdin, take
-//! stdout for the protocol, send the candidate's prints to stderr, drop inherited descriptors
-//! and privileges, set kernel limits, pin to the measurement CPU. Everything here happens
-//! before the candidate library is loaded.
+//! stdout for the protocol, send the candidate's prints to stderr, drop inherited descriptors,
+//! install the system-call filter, read the job, then set its kernel limits and Landlock
+//! folders. Everything here happens before the candidate library is loaded; the engine has
+//! pinned the worker and dropped its privileges before exec (`group`, `privileges`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -49,28 +50,29 @@ pub enum SetupError {
     NoToken,
     #[error("worker setup: the parent process ended before the worker started")]
     Orphaned,
+    #[error("worker setup: reading the job from stdin: {0}")]
+    Job(std::io::Error),
 }
 
 fn sys(what: &'static str) -> impl FnOnce(nix::Error) -> SetupError {
     move |source| SetupError::Sys { what, source }
 }
 
-/// Prepares this process to host a candidate and returns the protocol channel; the sandbox
-/// lets it write nowhere.
-pub fn enter(cpu: Option<usize>, limits: Limits) -> Result<Channel, SetupError> {
-    enter_writing(cpu, limits, &[], &[])
+/// A worker set up to the point where it knows its job: the protocol channel and the job's
+/// arguments (`job_block`), read once the system-call filter was in force.
+pub struct Entered {
+    pub channel: Channel,
+    pub job: Vec<String>,
 }
 
-/// [`enter`] for a worker that must write files beneath the `writable` folders (KAT text),
-/// or read its job's files beneath `readable` (beyond the system's, `jail::reads`).
-pub fn enter_writing(
-    cpu: Option<usize>,
-    limits: Limits,
-    writable: &[std::path::PathBuf],
-    readable: &[std::path::PathBuf],
-) -> Result<Channel, SetupError> {
+/// Prepares this process to host a candidate, the same way for every job: dies with the
+/// parent, takes the session token, keeps stdout for the protocol, closes what it inherited,
+/// forbids new privileges and core dumps, installs the system-call filter, and only then
+/// reads its job from stdin (replaced by `/dev/null` after). The job's limits and folders
+/// come next, with [`confine`].
+pub fn enter() -> Result<Entered, SetupError> {
     die_with_parent()?;
-    let token = take_token()?;
+    let token = SessionToken::read_from(std::io::stdin().lock()).ok_or(SetupError::NoToken)?;
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
@@ -78,6 +80,28 @@ pub fn enter_writing(
     nix::sys::prctl::set_no_new_privs().map_err(sys("no_new_privs"))?;
     use nix::sys::resource::{Resource, setrlimit};
     setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(sys("RLIMIT_CORE"))?;
+    super::sandbox::filter()?;
+    let job = super::job_block::read(&mut std::io::stdin().lock(), super::job_block::MAX_BYTES)
+        .map_err(SetupError::Job)?;
+    null_stdin()?;
+    Ok(Entered {
+        channel: Channel {
+            out: BufWriter::new(File::from(proto)),
+            token,
+        },
+        job,
+    })
+}
+
+/// The job's part of the setup, after [`enter`]: its kernel limits, and Landlock over the
+/// files it may read beneath `readable` (beyond the system's, `jail::reads`) and write
+/// beneath `writable` (KAT text). Everything here happens before the candidate is loaded.
+pub fn confine(
+    limits: Limits,
+    writable: &[std::path::PathBuf],
+    readable: &[std::path::PathBuf],
+) -> Result<(), SetupError> {
+    use nix::sys::resource::{Resource, setrlimit};
     if let Some(bytes) = limits.address_space_bytes {
         setrlimit(Resource::RLIMIT_AS, bytes, bytes).map_err(sys("RLIMIT_AS"))?;
     }
@@ -92,26 +116,13 @@ pub fn enter_writing(
     if let Some(n) = limits.open_files {
         setrlimit(Resource::RLIMIT_NOFILE, n, n).map_err(sys("RLIMIT_NOFILE"))?;
     }
-    if let Some(cpu) = cpu {
-        // A CPU shielded by a v2 partition is usable only from inside it; when joining fails
-        // the pin below fails too, and this line says why.
-        if let Err(e) = crate::tune::join_partition(cpu) {
-            eprintln!("{e}");
-        }
-        crate::cpu::pin_current_thread(cpu).map_err(sys("pin to the measurement CPU"))?;
-    }
     // Last, so the worker's own setup is done, and before the candidate is loaded.
     super::sandbox::install(writable, readable)?;
-    Ok(Channel {
-        out: BufWriter::new(File::from(proto)),
-        token,
-    })
+    Ok(())
 }
 
-/// Reads the session token from stdin and puts `/dev/null` in its place, so the candidate
-/// finds no trace of it on fd 0.
-fn take_token() -> Result<SessionToken, SetupError> {
-    let token = SessionToken::read_from(std::io::stdin()).ok_or(SetupError::NoToken)?;
+/// Puts `/dev/null` on stdin, so the candidate finds no trace of the token or the job on fd 0.
+fn null_stdin() -> Result<(), SetupError> {
     let null = nix::fcntl::open(
         "/dev/null",
         nix::fcntl::OFlag::O_RDONLY,
@@ -119,7 +130,7 @@ fn take_token() -> Result<SessionToken, SetupError> {
     )
     .map_err(sys("open /dev/null"))?;
     nix::unistd::dup2_stdin(&null).map_err(sys("replace stdin"))?;
-    Ok(token)
+    Ok(())
 }
 
 /// The kernel kills this process when its parent dies (the candidate's own children do not

@@ -78,7 +78,7 @@ pub fn one_shot_observed(
         .into_iter()
         .collect();
     let loaded = crate::plugin::sealed::worker_path(0).display().to_string();
-    // `worker <job> <limits> …`: the job's name stays first, where process listings show it.
+    // `<job> <limits> …`, sent on the worker's stdin (`job_block`).
     let mut args: Vec<String> = job
         .into_iter()
         .map(|a| {

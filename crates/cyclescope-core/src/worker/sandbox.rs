@@ -1,6 +1,7 @@
 //! The worker's sandbox, installed by the child after its own setup and before the candidate
 //! library is loaded (its constructors run inside `dlopen`, so anything later would be too
-//! late). Two kernel mechanisms, each used where the kernel has it:
+//! late): the system-call filter before the worker reads its job, Landlock with the job's
+//! folders after. Two kernel mechanisms, each used where the kernel has it:
 //!
 //! * Landlock: the worker may create and write files only beneath the folders it was given
 //!   (a KAT job's output folder); everywhere else opening for writing, creating, removing,
@@ -93,12 +94,44 @@ pub enum SandboxError {
     Seccomp(#[from] seccompiler::Error),
 }
 
-/// Restricts this process: reads only `jail::reads` and beneath `readable`, writes only
-/// beneath `writable`, no forbidden system calls. A
-/// kernel without Landlock or seccomp leaves that part out (reported in the state); any other
-/// failure is an error, and the worker must not go on to load the candidate.
+/// The first part, before the worker reads its job (`job_block`): the system-call filter.
+/// Afterwards [`install`] adds Landlock with the job's folders and records the state. A
+/// kernel without seccomp leaves it out (reported in the state); any other failure is an
+/// error, and the worker must not go on.
+pub fn filter() -> Result<(), SandboxError> {
+    let result = match filter_system_calls() {
+        Ok(()) => None,
+        // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all, as
+        // under qemu-user, which refuses to install a guest's filter on itself. Anything else
+        // is ours to report.
+        Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
+            if e.raw_os_error() == Some(libc::EINVAL) =>
+        {
+            Some(e.to_string())
+        }
+        Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
+            if e.raw_os_error() == Some(libc::ENOSYS) =>
+        {
+            Some(format!(
+                "{e}: seccomp(2) is not implemented here — a kernel without it, or an \
+                 emulator such as qemu-user"
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    let _ = FILTERED.set(result);
+    Ok(())
+}
+
+/// What [`filter`] did: None when the filter is in force, else why not.
+static FILTERED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Restricts this process further, after [`filter`]: reads only `jail::reads` and beneath
+/// `readable`, writes only beneath `writable` (Landlock only narrows: the filter allows its
+/// calls). A kernel without Landlock leaves it out (reported in the state); any other failure
+/// is an error, and the worker must not go on to load the candidate.
 pub fn install(writable: &[PathBuf], readable: &[PathBuf]) -> Result<SandboxState, SandboxError> {
-    // As the parent left them (`privileges`): read before the sandbox narrows anything.
+    // As the parent left them (`privileges`).
     let privileges = std::fs::read_to_string("/proc/self/status").map_or_else(
         |e| format!("capabilities unknown (/proc/self/status: {e})"),
         |status| super::privileges::describe(&status, super::privileges::securebits()),
@@ -108,31 +141,12 @@ pub fn install(writable: &[PathBuf], readable: &[PathBuf]) -> Result<SandboxStat
         |text| describe_cgroup(&text),
     );
     let (landlock, landlock_detail) = restrict_files(writable, readable)?;
-    let (seccomp, seccomp_detail) = match filter_system_calls() {
-        Ok(()) => (true, None),
-        // EINVAL: a kernel built without seccomp filters; ENOSYS: no seccomp(2) at all, as
-        // under qemu-user, which refuses to install a guest's filter on itself. Anything else
-        // is ours to report.
-        Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
-            if e.raw_os_error() == Some(libc::EINVAL) =>
-        {
-            (false, Some(e.to_string()))
-        }
-        Err(SandboxError::Seccomp(seccompiler::Error::Seccomp(e)))
-            if e.raw_os_error() == Some(libc::ENOSYS) =>
-        {
-            (
-                false,
-                Some(format!(
-                    "{e}: seccomp(2) is not implemented here — a kernel without it, or an \
-                     emulator such as qemu-user"
-                )),
-            )
-        }
-        Err(e) => return Err(e),
+    let seccomp_detail = match FILTERED.get() {
+        Some(why) => why.clone(),
+        None => Some("the filter was not installed before the job was read".into()),
     };
     let state = SandboxState {
-        seccomp,
+        seccomp: seccomp_detail.is_none(),
         seccomp_detail,
         landlock,
         landlock_detail,

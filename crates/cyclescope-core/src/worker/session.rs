@@ -25,12 +25,14 @@ impl SessionToken {
         Ok(Self(hex::encode(bytes)))
     }
 
-    /// Reads the token the parent wrote to `r` (one line).
-    pub(crate) fn read_from(r: impl Read) -> Option<Self> {
-        let mut text = String::new();
-        r.take(64).read_to_string(&mut text).ok()?;
-        let t = text.trim();
-        (t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())).then(|| Self(t.to_string()))
+    /// Reads the token the parent wrote to `r`: its line of 32 hex digits and a newline,
+    /// exactly, so that the job after it (`job_block`) stays unread.
+    pub(crate) fn read_from(mut r: impl Read) -> Option<Self> {
+        let mut line = [0u8; 33];
+        r.read_exact(&mut line).ok()?;
+        let (t, end) = line.split_at(32);
+        (end == b"\n" && t.iter().all(u8::is_ascii_hexdigit))
+            .then(|| Self(String::from_utf8_lossy(t).into_owned()))
     }
 
     pub(crate) fn as_str(&self) -> &str {
