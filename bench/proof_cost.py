@@ -71,24 +71,32 @@ def breakdown(exe, cpu):
     out = tempfile.mkdtemp(prefix="proof-cost-")
     trace = os.path.join(out, "trace")
     started = time.monotonic()
-    subprocess.run(["strace", "-f", "-qq", "-ttt", "-s", "600", "-o", trace, "-e",
-                    "trace=execve,write,exit_group,wait4", exe, "run", *INSTANCES, "--cpus",
+    subprocess.run(["strace", "-f", "--seccomp-bpf", "-qq", "-ttt", "-s", "600", "-o", trace,
+                    "-e", "trace=clone,clone3,execve,write,wait4", exe, "run", *INSTANCES, "--cpus",
                     str(cpu), "--allow-unfixed-host", "--out", os.path.join(out, "run")],
                    capture_output=True, text=True)
     wall = time.monotonic() - started
-    execs, kinds, reaped, order = {}, {}, {}, []
+    # The engine thread that starts a worker clones it, then writes its token and job: the job
+    # belongs to the last child that thread cloned.
+    execs, kinds, reaped, cloned = {}, {}, {}, {}
+    pending = {}
     for raw in open(trace, errors="replace"):
         m = LINE.match(raw)
         if not m:
             continue
         pid, t, call = int(m.group(1)), float(m.group(2)), m.group(3)
-        if call.startswith("execve(") and '"worker"]' in call and "= 0" in call:
-            execs[pid] = t
-            order.append(pid)
-        elif (j := JOB_WRITE.match(call)) and pid not in execs:
-            waiting = [p for p in order if p not in kinds]
-            if waiting:
-                kinds[waiting[-1]] = job_kind(j.group(1))
+        if call.endswith("<unfinished ...>"):
+            pending[pid] = call[: -len("<unfinished ...>")]
+            continue
+        if r := re.match(r"<\.\.\. \w+ resumed>(.*)$", call):
+            call = pending.pop(pid, "") + r.group(1)
+        if call.startswith(("clone(", "clone3(")) and "CLONE_THREAD" not in call:
+            if c := re.search(r"= (\d+)\s*$", call):
+                cloned[pid] = int(c.group(1))
+        elif call.startswith("execve(") and '"worker"]' in call and call.rstrip().endswith("= 0"):
+            execs.setdefault(pid, t)
+        elif (j := JOB_WRITE.match(call)) and pid in cloned:
+            kinds[cloned.pop(pid)] = job_kind(j.group(1))
         elif call.startswith("wait4(") and (r := re.search(r"= (\d+)\s*$", call)):
             reaped[int(r.group(1))] = t
     total = {}

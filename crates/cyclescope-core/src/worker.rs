@@ -273,22 +273,29 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     // The trial worker's Landlock ruleset (made here, before the fork) is enforced last
     // before exec, after the namespaces' mounts and the privileges (a Landlock-restricted
     // process may not mount).
+    let spawn_error = |source| WorkerError::Spawn {
+        exe: cmd.exe.clone(),
+        source,
+    };
     let ruleset = match &cmd.files {
         Some(files) => {
             let launcher = cmd.launcher.as_ref().map(|(p, _)| p.as_path());
             let files = confine::JobFiles::for_worker(&cmd.exe, launcher, files);
-            confine::prepare(&mut command, &files).map_err(|source| WorkerError::Spawn {
-                exe: cmd.exe.clone(),
-                source,
-            })?
+            confine::prepare(&mut command, &files).map_err(spawn_error)?
         }
         None => None,
+    };
+    // valgrind starts under a filter too: the worker's own, inside, comes only with its client.
+    let filters = match cmd.launcher {
+        Some(_) => crate::jail::syscalls::launch_programs()
+            .map_err(|e| spawn_error(std::io::Error::other(e)))?,
+        None => Vec::new(),
     };
     let mut group = Group::spawn_worker(
         &mut command,
         cmd.pinned_cpu,
         namespaces::private_tmp(cmd),
-        ruleset,
+        confine::BeforeExec { ruleset, filters },
     )
     .map_err(|source| WorkerError::Spawn {
         exe: cmd.exe.clone(),

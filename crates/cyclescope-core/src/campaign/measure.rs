@@ -387,7 +387,7 @@ fn cpu_wait_of(run: &ProcessRun) -> Option<crate::vocabulary::RunQueueWait> {
 }
 
 /// The first disturbed trial of a process, and why.
-fn disturbance_of(run: &ProcessRun, fixed_clock_hz: Option<f64>) -> Option<String> {
+pub(super) fn disturbance_of(run: &ProcessRun, fixed_clock_hz: Option<f64>) -> Option<String> {
     run.record
         .trials
         .iter()

@@ -2,6 +2,7 @@
 //! `tuned-intel` fixture tree for the host (fixed 2.1 GHz, no problems), and every case reads
 //! back the records and events the run produced. Table-driven where the cases share a shape.
 
+mod calibration;
 mod interleave;
 mod lanes;
 mod overdue;

@@ -16,7 +16,8 @@
 //!
 //! Under valgrind ([`Kind::Valgrind`]) the filter also holds for valgrind's own calls (it is
 //! installed from inside the client), so valgrind gets a few more: the timed signal wait it
-//! polls with, and reading links and files by path to find debugging information.
+//! polls with, and reading links and files by path to find debugging information. valgrind
+//! starts under [`launch_programs`], put in force by the engine before `exec`.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -225,6 +226,20 @@ const ALLOWED: &[(&str, i64, Args)] = &[
 /// What valgrind adds for itself (it runs inside the filter it installs for its client).
 const VALGRIND_ALSO: &[(&str, i64)] = &[("rt_sigtimedwait", libc::SYS_rt_sigtimedwait)];
 
+/// What valgrind's start needs beyond that, in the filter the engine puts in force before
+/// `exec` ([`launch_programs`]): running its wrapper script's program and then its tool, asking
+/// whether the client has file capabilities, and removing the copies of the client's
+/// `/proc/self/cmdline` and `auxv` it writes to its scratch folder (Landlock allows removing
+/// only there). The trial worker's own filter, installed before the candidate is loaded, takes
+/// all of these away again.
+const VALGRIND_LAUNCH: &[(&str, i64)] = &[
+    ("execve", libc::SYS_execve),
+    ("getxattr", libc::SYS_getxattr),
+    ("unlinkat", libc::SYS_unlinkat),
+    #[cfg(target_arch = "x86_64")]
+    ("unlink", libc::SYS_unlink),
+];
+
 /// `ioctl` requests a worker may make: terminal queries (the C library asks whether stdout is
 /// a terminal) and its own performance counter's requests. `TIOCSTI` is not among them.
 const IOCTLS: &[u64] = &[
@@ -240,8 +255,12 @@ const IOCTLS: &[u64] = &[
 ];
 
 /// `prctl` options a worker may use: naming threads and memory, and reading its own state
-/// (adding a seccomp filter, or `no_new_privs`, which installing one sets, only narrows it).
+/// (adding a seccomp filter, or `no_new_privs`, which installing one sets, only narrows it;
+/// the signal it gets when its parent dies concerns only itself, and the trial worker asks for
+/// it under valgrind's filter).
 const PRCTLS: &[u64] = &[
+    libc::PR_SET_PDEATHSIG as u64,
+    libc::PR_GET_PDEATHSIG as u64,
     libc::PR_SET_NAME as u64,
     libc::PR_GET_NAME as u64,
     libc::PR_GET_DUMPABLE as u64,
@@ -349,6 +368,19 @@ pub fn allows(kind: Kind, name: &str) -> bool {
 /// The programs to install, in order: the allowlist (anything else kills the process), then
 /// `clone3` answered with ENOSYS (the kernel applies the stricter of the two answers).
 pub fn programs(kind: Kind) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+    programs_with(kind, &[])
+}
+
+/// The programs valgrind starts under (`worker::confine::BeforeExec`): [`Kind::Valgrind`]'s,
+/// with what its start needs besides ([`VALGRIND_LAUNCH`]).
+pub fn launch_programs() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+    programs_with(Kind::Valgrind, VALGRIND_LAUNCH)
+}
+
+fn programs_with(
+    kind: Kind,
+    extra: &[(&str, i64)],
+) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &(_, nr, args) in ALLOWED {
@@ -360,6 +392,9 @@ pub fn programs(kind: Kind) -> Result<Vec<BpfProgram>, seccompiler::BackendError
         for &(_, nr) in VALGRIND_ALSO {
             rules.insert(nr, Vec::new());
         }
+    }
+    for &(_, nr) in extra {
+        rules.insert(nr, Vec::new());
     }
     let allowlist = SeccompFilter::new(
         rules,

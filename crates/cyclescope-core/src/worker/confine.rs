@@ -96,6 +96,56 @@ pub(crate) fn enforce(ruleset: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// What the engine puts in force in a worker's forked child last before `exec`: the trial
+/// worker's Landlock ruleset ([`prepare`]) and, under valgrind, the system-call filter
+/// valgrind starts under (`jail::syscalls::launch_programs`), so that no instruction of
+/// valgrind's runs unfiltered. The worker adds its own filter inside, which takes away what
+/// only valgrind's start needed (running programs, removing its scratch files) before the
+/// candidate is loaded.
+#[derive(Default)]
+pub(crate) struct BeforeExec {
+    pub(crate) ruleset: Option<OwnedFd>,
+    pub(crate) filters: Vec<seccompiler::BpfProgram>,
+}
+
+impl BeforeExec {
+    /// In the forked child: the ruleset, then each filter (raw system calls on what was made
+    /// before the fork; no allocation, no lock). A kernel without seccomp (or an emulator)
+    /// refuses the filter with EINVAL or ENOSYS: the worker then runs without it and its own
+    /// report says so.
+    pub(crate) fn enforce(&self) -> io::Result<()> {
+        if let Some(r) = &self.ruleset {
+            enforce(r)?;
+        }
+        for program in &self.filters {
+            let prog = libc::sock_fprog {
+                len: program.len() as u16,
+                filter: program.as_ptr().cast_mut().cast(),
+            };
+            // SAFETY: prctl takes integers; seccomp reads `prog.len` instructions from the
+            // live program `prog` points into (seccompiler's `sock_filter` is the kernel's
+            // layout); neither touches any other memory of ours.
+            let failed = unsafe {
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0,
+                        &prog as *const libc::sock_fprog,
+                    ) != 0
+            };
+            if failed {
+                let e = io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EINVAL | libc::ENOSYS) => Ok(()),
+                    _ => Err(e),
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +222,7 @@ mod tests {
     /// a file outside the read set refused, while the system's and its scratch folder's are
     /// not (a program of the system's stands in for the trial worker).
     #[test]
-    fn the_ruleset_holds_before_valgrind_starts() {
+    fn the_ruleset_and_the_filter_hold_before_valgrind_starts() {
         let Ok(valgrind) = crate::counter::callgrind::find_valgrind() else {
             eprintln!("no valgrind here: nothing to show");
             return;
@@ -181,7 +231,8 @@ mod tests {
         let secret = secret_dir.path().join("secret");
         std::fs::write(&secret, "root's alone\n").unwrap();
         let scratch = tempfile::tempdir().unwrap();
-        let cat = PathBuf::from("/bin/cat").canonicalize().unwrap();
+        // head, not cat: cat asks the kernel for read-ahead advice, which no worker needs.
+        let cat = PathBuf::from("/usr/bin/head").canonicalize().unwrap();
         let job = JobFiles {
             readable: vec![],
             writable: vec![scratch.path().to_path_buf()],
@@ -190,6 +241,7 @@ mod tests {
         let mut cmd = Command::new(&valgrind);
         cmd.args(["-q", "--tool=none", "--vgdb=no"])
             .arg(&cat)
+            .args(["-n", "1000"])
             .arg("/proc/self/status")
             .arg(&secret);
         let Some(ruleset) = prepare(&mut cmd, &files).unwrap() else {
@@ -210,16 +262,21 @@ mod tests {
             );
             return;
         };
-        // SAFETY: `enforce` makes only async-signal-safe system calls.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || enforce(&ruleset))
+        // Valgrind's own filter too, as the engine puts it in force for a count.
+        let before = BeforeExec {
+            ruleset: Some(ruleset),
+            filters: crate::jail::syscalls::launch_programs().unwrap(),
         };
+        // SAFETY: `enforce` makes only async-signal-safe system calls.
+        unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || before.enforce()) };
         let o = cmd.output().unwrap();
         let (out, err) = (
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),
         );
         assert!(out.contains("NoNewPrivs:\t1"), "{out}\n{err}");
+        // Mode 2: a filter is in force from valgrind's first instruction.
+        assert!(out.contains("Seccomp:\t2"), "{out}\n{err}");
         assert!(!out.contains("root's alone"), "{out}");
         assert!(err.contains("Permission denied"), "{err}");
         assert!(!o.status.success());

@@ -50,13 +50,13 @@ impl Group {
     /// for valgrind and whatever runs under it too.
     /// With `private_tmp` (the worker is handed no path under `/tmp`) it gets a `/tmp` of
     /// its own where namespaces can be made.
-    /// With `ruleset` (a trial worker's Landlock ruleset, `confine::prepare`) it is enforced
-    /// last, after the mounts and the privileges.
+    /// What `before_exec` holds (a trial worker's Landlock ruleset, valgrind's filter) is
+    /// enforced last, after the mounts and the privileges.
     pub(crate) fn spawn_worker(
         cmd: &mut Command,
         cpu: Option<usize>,
         private_tmp: bool,
-        ruleset: Option<std::os::fd::OwnedFd>,
+        before_exec: super::confine::BeforeExec,
     ) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
@@ -65,7 +65,7 @@ impl Group {
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
         // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` and the
-        // Landlock calls of `confine::enforce` (no allocation, no lock).
+        // Landlock and seccomp calls of `BeforeExec::enforce` (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
                 // A new session is also a new process group led by the child: the group id is
@@ -78,10 +78,7 @@ impl Group {
                 // While CAP_SYS_ADMIN is still held.
                 namespaces.apply()?;
                 plan.apply()?;
-                match &ruleset {
-                    Some(r) => super::confine::enforce(r),
-                    None => Ok(()),
-                }
+                before_exec.enforce()
             });
         }
         Self::started(cmd.spawn()?)
@@ -363,7 +360,7 @@ mod tests {
             "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
         ])
         .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn_worker(&mut cmd, None, false, None).unwrap();
+        let mut g = Group::spawn_worker(&mut cmd, None, false, Default::default()).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let mut lines = out.lines();
@@ -391,7 +388,7 @@ mod tests {
         let seen = |private_tmp| {
             let mut cmd = Command::new("sleep");
             cmd.arg("30");
-            let g = Group::spawn_worker(&mut cmd, None, private_tmp, None).unwrap();
+            let g = Group::spawn_worker(&mut cmd, None, private_tmp, Default::default()).unwrap();
             let own = crate::worker::observed::Protections::of(g.pid())
                 .unwrap()
                 .own_namespaces;

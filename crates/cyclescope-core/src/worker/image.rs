@@ -147,7 +147,7 @@ mod tests {
         let mut g = started(|| {
             let mut cmd = command(&exe);
             cmd.arg("hello").stdout(std::process::Stdio::piped());
-            super::super::group::Group::spawn_worker(&mut cmd, None, false, None)
+            super::super::group::Group::spawn_worker(&mut cmd, None, false, Default::default())
         });
         let mut out = String::new();
         io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();

@@ -207,7 +207,9 @@ mod tests {
     fn worker_status() -> String {
         let mut cmd = Command::new("cat");
         cmd.arg("/proc/self/status").stdout(Stdio::piped());
-        let mut g = super::super::group::Group::spawn_worker(&mut cmd, None, false, None).unwrap();
+        let mut g =
+            super::super::group::Group::spawn_worker(&mut cmd, None, false, Default::default())
+                .unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
         g.finish();

@@ -62,6 +62,8 @@ pub(super) struct Scripted {
     /// The jobs measured (not calibrated), as `label@bytes`.
     pub(super) measured: Vec<String>,
     pub(super) steps: VecDeque<Step>,
+    /// What each calibration process does, in turn (then `Clean`).
+    pub(super) calibration_steps: VecDeque<Step>,
     pub(super) cancel: Arc<AtomicBool>,
     /// Counts, for assertions.
     pub(super) kat_runs: usize,
@@ -84,6 +86,7 @@ impl Scripted {
             threads: Vec::new(),
             measured: Vec::new(),
             steps: steps.iter().copied().collect(),
+            calibration_steps: VecDeque::new(),
             cancel: Arc::new(AtomicBool::new(false)),
             kat_runs: 0,
             calibrations: 0,
@@ -138,7 +141,7 @@ impl TrialRunner for Scripted {
     ) -> ProcessRun {
         let step = if is_calibration(spec) {
             self.calibrations += 1;
-            Step::Clean
+            self.calibration_steps.pop_front().unwrap_or(Step::Clean)
         } else {
             self.processes += 1;
             self.order.push(inst.label.clone());
