@@ -13,9 +13,10 @@ usage: bench/eta_loaded.py [--exe target/release/cyclescope] [--cpu 1]
                            [--instances pseudoXOF-512,sm3hash-256,pseudohash-512] [--keep]
                            [--trace FILE]
 (--keep leaves the run folder, its journal included, and says where; --trace writes every line
-the status showed, with its second, and the truly left seconds beside each ETA)
+the status showed, with the second its first bytes came, and the truly left seconds beside each
+ETA, and keeps the run's journal beside it as FILE.journal.jsonl for bench/eta_replay.py)
 """
-import argparse, os, pty, re, select, subprocess, tempfile, time
+import argparse, os, pty, re, select, shutil, subprocess, tempfile, time
 
 ETA = re.compile(r"ETA (?:(\d+) h (\d+) min|(\d+) min (\d+) s|(\d+) s)")
 
@@ -41,7 +42,7 @@ def run(a, work):
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
                          env=env)
     os.close(slave)
-    samples, busy, held_at, pending, lines = [], None, None, "", []
+    samples, busy, held_at, pending, lines, pending_at = [], None, None, "", [], 0.0
     try:
         while True:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -54,9 +55,14 @@ def run(a, work):
             except OSError:
                 break
             now = time.monotonic() - start
+            # A line is stamped when its first bytes came: a status line is redrawn in place
+            # and ends only when the next output begins.
+            began = pending_at if pending else now
             pending += chunk
             *parts, pending = re.split(r"[\r\n]", pending)
-            for part in parts:
+            stamps = [began] + [now] * len(parts)
+            pending_at = stamps[len(parts)]
+            for now, part in zip(stamps, parts):
                 part = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", part).strip()
                 if not part:
                     continue
@@ -90,6 +96,10 @@ def main():
         subprocess.run(["cargo", "build", "--release"], check=True)
     work = tempfile.mkdtemp(prefix="eta-bench-")
     samples, end, held_at, rc, lines = run(a, work)
+    journal = os.path.join(work, "run", "journal.jsonl")
+    if a.trace and os.path.exists(journal):
+        # The run's own plans and event times, for bench/eta_replay.py.
+        shutil.copyfile(journal, a.trace + ".journal.jsonl")
     if a.keep:
         print(f"run folder kept: {work}/run")
     else:

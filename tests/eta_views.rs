@@ -111,8 +111,11 @@ fn run_and_watch_show_the_plans_eta_before_any_job_finishes() {
         (sum - first) * (pace - 0.005),
         sum * (pace + 0.005) + outside + 0.05,
     );
+    // A plan whose calibration call strayed past the other length's (preempted on a busy
+    // host) is counted at that bound, and watch says so: the ETA may then be lower.
+    let cut = s.contains("plan(s) of a disturbed calibration call");
     assert!(
-        shown_by_watch >= (low - 0.5).floor() && shown_by_watch <= (high + 0.5).ceil(),
+        (cut || shown_by_watch >= (low - 0.5).floor()) && shown_by_watch <= (high + 0.5).ceil(),
         "watch --lanes shows ETA {shown_by_watch} s at the plans × {pace}; the plans leave \
          {:.2} … {sum:.2} s ({plans:?})",
         sum - first

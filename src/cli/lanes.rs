@@ -53,8 +53,10 @@ impl Board {
                 }
                 self.ended = None;
             }
-            EngineEvent::JobPlanned { job, plan, .. } => {
-                self.time_of(job).estimated_s = Some(plan.estimated_s);
+            EngineEvent::JobPlanned { job, plan, t1_s } => {
+                let time = self.time_of(job);
+                time.estimated_s = Some(plan.estimated_s);
+                time.call = Some(crate::measure::eta::PlannedCall::new(job, plan, *t1_s));
             }
             EngineEvent::JobStarted { job, cpu } => {
                 let cpu = cpu
@@ -119,6 +121,7 @@ impl Board {
                 spent_s: None,
                 outside_s: None,
                 started_at_s: None,
+                call: None,
             })
     }
 
@@ -202,11 +205,18 @@ impl Board {
             (Some(true), ..) => "cancelled".to_string(),
             (Some(false), ..) => "finished".to_string(),
             (None, Some(s), Some(pace)) => format!(
-                "ETA {} (the plans × {pace:.2}{}, {}; {} lane(s))",
+                "ETA {} (the plans × {pace:.2}{}{}, {}; {} lane(s))",
                 crate::format::duration(std::time::Duration::from_secs_f64(s)),
                 match crate::measure::eta::outside_per_job(&times) {
                     o if o > 0.0 => format!(", {o:.1} s a job outside its trials"),
                     _ => String::new(),
+                },
+                match crate::measure::eta::disturbed_calls(&times) {
+                    0 => String::new(),
+                    n => format!(
+                        ", {n} plan(s) of a disturbed calibration call cut to its instance's \
+                         other lengths"
+                    ),
                 },
                 pace_basis(&times),
                 self.lanes.len().max(1)

@@ -34,6 +34,8 @@ pub struct Job {
     /// The run it belongs to (index into `App::runs`).
     pub run: usize,
     pub plan: Option<TrialPlan>,
+    /// The calibration call's seconds its plan was sized from.
+    pub t1_s: Option<f64>,
     pub state: JobState,
     pub snapshot: Option<HistogramSnapshot>,
     pub retries: u32,
@@ -63,6 +65,7 @@ impl Job {
             key,
             run,
             plan: None,
+            t1_s: None,
             state: JobState::Planned,
             snapshot: None,
             retries: 0,
@@ -492,6 +495,10 @@ impl App {
                     let planned = j.plan.map_or(0.0, |p| p.estimated_s);
                     j.span.outside_s(t0, ended, self.clock, planned)
                 }),
+                call: j
+                    .plan
+                    .zip(j.t1_s)
+                    .map(|(p, t1)| crate::measure::eta::PlannedCall::new(&j.key, &p, t1)),
             })
             .collect();
         let (_, total) = self.run_counts();

@@ -121,9 +121,10 @@ impl App {
                     },
                 );
             }
-            EngineEvent::JobPlanned { job, plan, .. } => {
+            EngineEvent::JobPlanned { job, plan, t1_s } => {
                 let j = self.job_mut(&job);
                 j.plan = Some(plan);
+                j.t1_s = Some(t1_s);
                 j.state = JobState::Planned;
                 j.snapshot = None;
                 j.retries = 0;

@@ -14,7 +14,13 @@
 //! digest before the first trial reports, the probes and the record after the last) is no
 //! plan's business and does not grow with it: it is kept out of the pace and learnt apart, as
 //! the mean of what the ended jobs spent outside their trials, which every job not ended yet
-//! still has to spend (less what it already has). Pure arithmetic over what the views hold.
+//! still has to spend (less what it already has). A plan is sized from one cold calibration
+//! call; on a loaded CPU that call is now and then preempted and reads 20 to 50 times its
+//! length's true time, and the plan, sized to the trial target, promises seconds its few calls
+//! never take (on a 321 s loaded run three such plans of 5.8 s each took 0.6 to 3.5 s, and
+//! put the ETA 80 % long at three quarters). Where the other lengths of the same instance show
+//! the call could not have taken that long (`credible_call_s`), the plan's calls are counted
+//! at that bound. Pure arithmetic over what the views hold.
 
 /// What the ETA needs of one job of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,7 +38,46 @@ pub struct JobTime {
     /// When the job started, on the view's clock (None before it starts, or unknown): which
     /// jobs are the recent ones.
     pub started_at_s: Option<f64>,
+    /// The calibration call its plan was sized from (None where unknown: the plan is taken
+    /// as it is).
+    pub call: Option<PlannedCall>,
 }
+
+/// What a job's plan was sized from: its one cold calibration call (`JobPlanned::t1_s`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannedCall {
+    /// Which instance (`instance_id` of its candidate and label).
+    pub instance: u64,
+    pub input_bytes: u64,
+    /// The calibration call's seconds.
+    pub t1_s: f64,
+    /// The calls the plan counts that time for: trials × (calls per trial + warm-ups).
+    pub timed_calls: f64,
+}
+
+impl PlannedCall {
+    pub fn new(job: &crate::vocabulary::JobKey, plan: &super::plan::TrialPlan, t1_s: f64) -> Self {
+        Self {
+            instance: instance_id(&job.candidate, &job.label),
+            input_bytes: job.input_bytes,
+            t1_s,
+            timed_calls: f64::from(plan.trials) * (plan.iterations_per_trial + plan.warmups) as f64,
+        }
+    }
+}
+
+/// A number for an instance (its candidate and label), the same within one process.
+pub fn instance_id(candidate: &str, label: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (candidate, label).hash(&mut h);
+    h.finish()
+}
+
+/// How far a calibration call may stray from its instance's other lengths before it reads as
+/// disturbed: a call takes no longer than this many times a longer input's, nor than this
+/// many times a shorter input's scaled by the bytes.
+pub const CALL_SLACK: f64 = 2.0;
 
 /// When a view saw a job's trials report progress, to tell its time outside its trials.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -94,10 +139,7 @@ pub fn share_done(trial: u32, trials: u32, calls_done: u64, calls_total: u64) ->
 /// have ended: a trial run again takes its share of the job back while its time goes on, so
 /// its pace swings by a trial at a time.
 pub fn pace(jobs: &[JobTime]) -> Option<f64> {
-    let planned: Vec<(f64, &JobTime)> = jobs
-        .iter()
-        .filter_map(|j| Some((j.estimated_s?, j)))
-        .collect();
+    let planned = credible_plans(jobs);
     if planned.is_empty() {
         return None;
     }
@@ -134,6 +176,51 @@ pub fn pace(jobs: &[JobTime]) -> Option<f64> {
     })
 }
 
+/// The planned jobs with their plans' seconds, each counted at the bound of its instance's
+/// other lengths where its calibration call strays past it (`credible_call_s`).
+fn credible_plans(jobs: &[JobTime]) -> Vec<(f64, &JobTime)> {
+    jobs.iter()
+        .filter_map(|j| {
+            let planned = j.estimated_s?;
+            let excess = match (j.call, credible_call_s(j, jobs)) {
+                (Some(c), Some(bound)) => c.timed_calls * (c.t1_s - bound).max(0.0),
+                _ => 0.0,
+            };
+            Some(((planned - excess).max(0.0), j))
+        })
+        .collect()
+}
+
+/// The most a job's calibration call can credibly have taken, from the other lengths of its
+/// instance: a hash's call takes a fixed time plus one per byte, so it is no slower than a
+/// longer input's call, nor slower than a shorter input's call scaled by the bytes, each with
+/// `CALL_SLACK` for the noise of one cold call. A call past that was disturbed (preempted in
+/// its one cold call under load: 4 ms for an 8 KiB call of 80 µs), and its plan, sized to the
+/// trial target from it, holds a twentieth of the calls its seconds promise. None where the
+/// job has no call known or no other length to judge it by.
+pub fn credible_call_s(job: &JobTime, jobs: &[JobTime]) -> Option<f64> {
+    let c = job.call?;
+    jobs.iter()
+        .filter_map(|o| o.call)
+        .filter(|o| o.instance == c.instance && o.input_bytes != c.input_bytes && o.t1_s > 0.0)
+        .map(|o| {
+            let bytes = c.input_bytes as f64 / o.input_bytes.max(1) as f64;
+            o.t1_s * bytes.max(1.0) * CALL_SLACK
+        })
+        .reduce(f64::min)
+}
+
+/// How many planned jobs' calibration calls stray past their instance's other lengths (their
+/// plans counted at the bound).
+pub fn disturbed_calls(jobs: &[JobTime]) -> usize {
+    jobs.iter()
+        .filter(|j| {
+            j.estimated_s.is_some()
+                && matches!((j.call, credible_call_s(j, jobs)), (Some(c), Some(b)) if c.t1_s > b)
+        })
+        .count()
+}
+
 /// Wall seconds a started job has spent in its trials.
 fn trials_s(j: &JobTime) -> Option<f64> {
     let spent = j.spent_s?.max(0.0);
@@ -157,10 +244,7 @@ pub fn outside_per_job(jobs: &[JobTime]) -> f64 {
 /// `lanes` CPUs at once.
 pub fn seconds_left(jobs: &[JobTime], total: usize, lanes: usize) -> Option<f64> {
     let pace = pace(jobs)?;
-    let planned: Vec<(f64, &JobTime)> = jobs
-        .iter()
-        .filter_map(|j| Some((j.estimated_s?, j)))
-        .collect();
+    let planned = credible_plans(jobs);
     let mean = planned.iter().map(|(e, _)| e).sum::<f64>() / planned.len() as f64;
     let left: f64 = planned
         .iter()

@@ -1,5 +1,7 @@
 use super::*;
 
+mod calibration;
+
 fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
     JobTime {
         estimated_s: est,
@@ -7,6 +9,7 @@ fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
         spent_s: spent,
         outside_s: None,
         started_at_s: None,
+        call: None,
     }
 }
 
@@ -172,6 +175,7 @@ impl GappedRun {
                     spent_s: None,
                     outside_s: None,
                     started_at_s: None,
+                    call: None,
                 });
                 continue;
             }
@@ -190,6 +194,7 @@ impl GappedRun {
                 spent_s: Some(ended.unwrap_or(t) - start),
                 outside_s: Some(span.outside_s(start, ended, t, est)),
                 started_at_s: Some(start),
+                call: None,
             });
         }
         jobs
@@ -272,6 +277,7 @@ fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last()
             spent_s: Some(2.0),
             outside_s: Some(1.0),
             started_at_s: Some(0.0),
+            call: None,
         },
         job(Some(1.0), 0.0, None),
     ];
