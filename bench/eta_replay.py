@@ -23,19 +23,12 @@ usage: bench/eta_replay.py TRACE [--tsc-ghz 2.6] [--setup-s 0.15] [--fit] [--che
 import argparse, json, os, re, statistics, sys
 from datetime import datetime
 
-ETA = re.compile(r"ETA (?:(\d+) h (\d+) min|(\d+) min (\d+) s|(\d+) s)")
+# The status line's ETA, as the loaded run reads it (same folder).
+from eta_loaded import ETA, seconds as eta_seconds
+
 CAP = 20000  # calls per trial at most (measure::plan::MAX_ITERS)
 PRIOR_JOBS = 0.05
 RECENT_JOBS = 5
-
-
-def eta_seconds(m):
-    h, hm, mi, ms, s = m.groups()
-    if h is not None:
-        return int(h) * 3600 + int(hm) * 60
-    if mi is not None:
-        return int(mi) * 60 + int(ms)
-    return int(s)
 
 
 def share_done(trial, trials, calls_done, calls_total):
