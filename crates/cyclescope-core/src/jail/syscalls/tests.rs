@@ -152,9 +152,18 @@ fn arguments_decide_where_the_list_says_so() {
         native(libc::SYS_prctl, [libc::PR_SET_NAME as u64, 0, 0, 0, 0, 0]),
         ALLOW
     );
+    // Its own parent-death signal concerns only the caller (the trial worker asks for it
+    // under valgrind's before-exec filter).
+    assert_eq!(
+        native(
+            libc::SYS_prctl,
+            [libc::PR_SET_PDEATHSIG as u64, 9, 0, 0, 0, 0]
+        ),
+        ALLOW
+    );
     for option in [
         libc::PR_SET_DUMPABLE,
-        libc::PR_SET_PDEATHSIG,
+        libc::PR_SET_PTRACER,
         libc::PR_SET_MM,
         libc::PR_CAPBSET_DROP,
     ] {
