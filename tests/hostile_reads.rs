@@ -1,7 +1,7 @@
 //! Workers read only what a hash needs (`jail::reads`): a library that opens, on its first
 //! call, `/etc/shadow`, a root-owned file of mode 0600 and a file in a folder standing for a
-//! home folder (`reads.c`) is refused all three (`EACCES`, or missing where a trial worker's
-//! `/tmp` of its own hides them), in `hash`, `kat`, and `run`'s
+//! home folder (`reads.c`) is refused all three (`EACCES`, or missing where a worker's `/tmp`
+//! of its own hides them), in `hash`, `kat`, and `run`'s
 //! trial worker, natively and under valgrind (`--counter instructions`), and its honest work
 //! goes on: nothing it read, nothing failed.
 
@@ -31,8 +31,8 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
-        // Beside the build, so that where it is not under /tmp a trial worker (which has a
-        // /tmp of its own) meets Landlock's refusal, not a missing file.
+        // Beside the build, so that where it is not under /tmp a worker (which has a /tmp of
+        // its own) meets Landlock's refusal, not a missing file.
         let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let dir = tmp.path().to_path_buf();
         let lib = build_fixture("reads", &dir);
@@ -84,7 +84,8 @@ fn hash_and_kat_workers_read_no_secret() {
     let o = s.run("reads-hash", &hash);
     assert!(o.status.success(), "{}", text(&o));
     // Byte 0: nothing read; byte 1: all three could not be opened (/etc/shadow only where
-    // this system has one). The `hash` worker shares the engine's /tmp: EACCES, Landlock's.
+    // this system has one). The files lie beside the build, outside every worker's /tmp of
+    // its own: EACCES, Landlock's.
     let out = String::from_utf8_lossy(&o.stdout);
     let refused = if std::path::Path::new("/etc/shadow").exists() {
         "0007"

@@ -1,10 +1,18 @@
 //! What confines a process that runs code cyclescope does not trust (a candidate library's
-//! worker, a compiler reading a submission's sources): the pieces the build jail and the
-//! workers share. `cgroup` bounds a process and everything it starts together, from outside;
-//! `reads` is what a worker may read;
-//! `syscalls` is the one list of system calls a worker may make.
+//! worker, valgrind around it, a compiler reading a submission's sources), in one place, used
+//! by the workers (`worker`) and the build (`build::jail`) alike:
+//! - `cgroup` bounds a process and everything it starts together, from outside;
+//! - `identity` is the unprivileged user root's workers and compilers become;
+//! - `privileges` drops every capability and sets `no_new_privs` and the securebits;
+//! - `namespaces` gives a process no network, IPC and host name of its own, and a `/tmp` of
+//!   its own (in a user namespace when the engine is not root);
+//! - `reads` is what a worker may read (Landlock);
+//! - `syscalls` is the one list of system calls a worker may make, and valgrind's.
 
 pub mod cgroup;
+pub mod identity;
+pub(crate) mod namespaces;
+pub mod privileges;
 pub mod reads;
 pub mod syscalls;
 

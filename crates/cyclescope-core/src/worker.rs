@@ -16,18 +16,18 @@ pub mod confine;
 mod exchange;
 mod go_line;
 pub(crate) mod group;
-pub mod identity;
 pub mod image;
 pub mod job_block;
 pub mod limits;
-mod namespaces;
 pub mod observed;
 pub mod one_shot;
 mod pass_fds;
 pub(crate) mod place;
-pub mod privileges;
 pub mod sandbox;
 mod session;
+
+#[cfg(test)]
+mod jail_tests;
 
 pub use group::Stopped;
 pub use limits::Limits;
@@ -294,7 +294,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let mut group = Group::spawn_worker(
         &mut command,
         cmd.pinned_cpu,
-        namespaces::private_tmp(cmd),
+        confine::kept_for(cmd),
         confine::BeforeExec { ruleset, filters },
     )
     .map_err(|source| WorkerError::Spawn {

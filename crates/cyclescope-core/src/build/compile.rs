@@ -16,7 +16,7 @@ pub(crate) use said::{excerpt, warnings};
 use super::jail::{CompilerUser, Jail, JailGap};
 use super::stage::Stage;
 use super::{BuildError, FlagProfile, InstanceSource};
-use crate::worker::identity::Identity;
+use crate::jail::identity::Identity;
 
 mod bounded;
 mod said;

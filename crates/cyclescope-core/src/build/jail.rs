@@ -4,7 +4,7 @@
 //! its own (`jail::cgroup`) whose memory and process limits bound the whole compiler run from
 //! outside, a network namespace of its own where the kernel allows one, an address-space
 //! limit (RLIMIT_AS) and a CPU-time limit (RLIMIT_CPU), every capability dropped and
-//! `no_new_privs` (`worker::privileges`), and a Landlock ruleset: read and run beneath the
+//! `no_new_privs` (`jail::privileges`), and a Landlock ruleset: read and run beneath the
 //! toolchain and the submission's folders only, write beneath the output folder and a
 //! private temporary folder only. When cyclescope runs as root, the compiler is not root
 //! either: it becomes the workers' unprivileged user ([`Identity::for_workers`]), and reads
@@ -31,8 +31,9 @@ use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr};
 pub use report::{CompilerUser, JailGap};
 
 use crate::jail::cgroup::{self, Cgroup, CgroupLimits};
-use crate::worker::identity::Identity;
-use crate::worker::privileges::Plan;
+use crate::jail::identity::Identity;
+use crate::jail::namespaces::{Kept, Namespaces};
+use crate::jail::privileges::Plan;
 
 mod report;
 
@@ -78,12 +79,15 @@ impl Jail {
     /// Asks the kernel what it offers this process; `memory_mib` per compiler process, CPU
     /// time up to `limit`, the compiler `cc` (its install prefix stays readable).
     pub(crate) fn for_this_process(cc: &str, memory_mib: u64, limit: Duration) -> Self {
+        // Root makes the namespaces itself; another user in a user namespace of the
+        // compiler's own, where the kernel allows one (`jail::namespaces`).
         let new_network = caps::has_cap(
             None,
             caps::CapSet::Effective,
             caps::Capability::CAP_SYS_ADMIN,
         )
-        .unwrap_or(false);
+        .unwrap_or(false)
+            || crate::jail::namespaces::user_namespaces_allowed();
         let mut gaps = Vec::new();
         if !new_network {
             gaps.push(JailGap::NoNetworkNamespace);
@@ -178,22 +182,37 @@ impl Jail {
             None
         };
         let joins = group.as_ref().map(Cgroup::join_fds).unwrap_or_default();
-        let plan = self.plan;
+        // No network, IPC or host name of its own, and a `/tmp` of its own that lets through
+        // only the folders it reads and writes there.
+        let namespaces = match self.new_network {
+            true => {
+                let named: Vec<String> = read
+                    .iter()
+                    .chain(&write)
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let mut owners = vec![nix::unistd::geteuid().as_raw()];
+                owners.extend(self.plan.identity().map(|id| id.uid));
+                Namespaces::for_workers(Kept::for_job(named.iter().map(String::as_str), &owners))
+            }
+            false => Namespaces::none(),
+        };
+        let plan = self
+            .plan
+            .in_own_user_namespace(namespaces.makes_user_namespace());
         let memory = self.memory_bytes as libc::rlim_t;
         let cpu = self.cpu_seconds as libc::rlim_t;
-        let new_network = self.new_network;
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: write (joining the group through descriptors the returned
-        // `Cgroup` keeps open), unshare, setrlimit, the raw prctl/capset calls of
+        // `Cgroup` keeps open), the unshare, open/write and mount calls of
+        // `Namespaces::apply` on what was made before the fork, setrlimit, the raw prctl/capset calls of
         // `Plan::apply` and landlock_restrict_self on a descriptor opened before the fork
         // (kept alive by the closure; close-on-exec, so the compiler does not inherit it).
         // Nothing allocates.
         unsafe {
             cmd.pre_exec(move || {
                 cgroup::join(&joins)?;
-                if new_network && libc::unshare(libc::CLONE_NEWNET) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
+                namespaces.apply()?;
                 limit(libc::RLIMIT_AS, memory)?;
                 limit(libc::RLIMIT_CPU, cpu)?;
                 plan.apply()?;
@@ -401,6 +420,14 @@ mod tests {
         assert!(rlimit_held || jail.cgroup, "{text}\n{limits}");
         if jail.new_network {
             assert_ne!(net, std::fs::read_link("/proc/self/ns/net").unwrap());
+            // Its /tmp is its own: a file anyone may see in the engine's is not there.
+            let planted = tempfile::Builder::new().tempfile_in("/tmp").unwrap();
+            let look = format!(
+                "test -e {} && echo seen || echo hidden",
+                planted.path().display()
+            );
+            let (ok, text) = jailed(&look, tree.path(), out.path());
+            assert!(ok && text == "hidden\n", "{text}");
         }
         let read = format!(
             "cat {}/in.h && echo x > {}/o && cat {}/o",

@@ -21,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::links::{self, MAX_DEPTH};
 use super::{BuildError, InstanceSource, cache};
-use crate::worker::identity::Identity;
+use crate::jail::identity::Identity;
 
 /// The name of root number `n` in the work folder: unlike any word of a diagnostic, so that
 /// giving paths their real names back changes nothing else.

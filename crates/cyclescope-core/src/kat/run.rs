@@ -308,7 +308,7 @@ pub fn run_kat(
     }
     .worker_args();
     args.splice(1..1, limits.to_args());
-    let loan = crate::worker::identity::Identity::for_workers()
+    let loan = crate::jail::identity::Identity::for_workers()
         .map(|id| id.lend(&gen_dir))
         .transpose()
         .map_err(io_err("cannot lend to the worker's user", &gen_dir))?;

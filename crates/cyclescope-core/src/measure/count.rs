@@ -22,9 +22,9 @@ const OUT_FILE: &str = "callgrind.out";
 
 /// A count's launcher and where valgrind writes.
 pub(crate) struct CountRun {
-    /// The folders lent to root's unprivileged worker user (`worker::identity`), given back
+    /// The folders lent to root's unprivileged worker user (`jail::identity`), given back
     /// before they are removed.
-    _loans: Vec<crate::worker::identity::Loan>,
+    _loans: Vec<crate::jail::identity::Loan>,
     _scratch: tempfile::TempDir,
     out_file: PathBuf,
     pub(crate) valgrind: PathBuf,
@@ -68,7 +68,7 @@ impl CountRun {
                 why: format!("cannot make a scratch folder: {e}"),
             })?;
         let out_file = scratch.path().join(OUT_FILE);
-        let (loans, worker_copy) = match crate::worker::identity::Identity::for_workers() {
+        let (loans, worker_copy) = match crate::jail::identity::Identity::for_workers() {
             None => (Vec::new(), None),
             Some(id) => lend(id, worker_exe, &scratch, copy_dir.as_ref()).map_err(|e| {
                 CallgrindError::NoOutput {
@@ -248,11 +248,11 @@ fn apply(run: &mut ProcessRun, count: InstructionCount) {
 /// trial worker `exe` (mode 0500) beside the library (or in the scratch folder): the worker's
 /// loans, and the copy's path.
 pub(crate) fn lend(
-    id: crate::worker::identity::Identity,
+    id: crate::jail::identity::Identity,
     exe: &std::path::Path,
     scratch: &tempfile::TempDir,
     copy_dir: Option<&tempfile::TempDir>,
-) -> std::io::Result<(Vec<crate::worker::identity::Loan>, Option<PathBuf>)> {
+) -> std::io::Result<(Vec<crate::jail::identity::Loan>, Option<PathBuf>)> {
     use std::os::unix::fs::PermissionsExt;
     let home = copy_dir.unwrap_or(scratch).path();
     let copy = home.join(exe.file_name().unwrap_or("cyclescope-worker".as_ref()));

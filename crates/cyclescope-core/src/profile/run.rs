@@ -106,7 +106,7 @@ pub fn profile_observed(
         .map_err(ProfileError::Scratch)?;
     let worker = crate::catalog::bundled::trial_worker()?;
     // Root's worker user may not pass the folders above the cache: it runs a copy.
-    let (_loans, worker_copy) = match crate::worker::identity::Identity::for_workers() {
+    let (_loans, worker_copy) = match crate::jail::identity::Identity::for_workers() {
         None => (Vec::new(), None),
         Some(id) => crate::measure::count::lend(id, &worker, &scratch, Some(&copy_dir))
             .map_err(ProfileError::Scratch)?,

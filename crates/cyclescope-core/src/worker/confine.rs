@@ -146,6 +146,26 @@ impl BeforeExec {
     }
 }
 
+/// What `cmd`'s worker lets through into its own `/tmp`: every path its job, its launcher
+/// (valgrind), its program and its files name, each owned by this process or by the workers'
+/// user (`identity`: root lends the job's folders to it).
+pub(super) fn kept_for(cmd: &super::WorkerCommand) -> crate::jail::namespaces::Kept {
+    let mut named: Vec<String> = cmd.args.clone();
+    if let Some((program, args)) = &cmd.launcher {
+        named.push(program.display().to_string());
+        named.extend(args.iter().cloned());
+    }
+    named.push(cmd.exe.display().to_string());
+    named.extend(cmd.cwd.iter().map(|d| d.display().to_string()));
+    if let Some(files) = &cmd.files {
+        let paths = files.readable.iter().chain(&files.writable);
+        named.extend(paths.map(|p| p.display().to_string()));
+    }
+    let mut owners = vec![nix::unistd::geteuid().as_raw()];
+    owners.extend(crate::jail::identity::Identity::for_workers().map(|id| id.uid));
+    crate::jail::namespaces::Kept::for_job(named.iter().map(String::as_str), &owners)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

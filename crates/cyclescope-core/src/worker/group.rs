@@ -48,20 +48,20 @@ impl Group {
     /// signals from it), has namespaces of its own where this process may make them
     /// (`namespaces`) and holds no privilege (`privileges`), all before `exec`, so they hold
     /// for valgrind and whatever runs under it too.
-    /// With `private_tmp` (the worker is handed no path under `/tmp`) it gets a `/tmp` of
-    /// its own where namespaces can be made.
+    /// Its `/tmp` is its own, with `kept` let through, where namespaces can be made.
     /// What `before_exec` holds (a trial worker's Landlock ruleset, valgrind's filter) is
     /// enforced last, after the mounts and the privileges.
     pub(crate) fn spawn_worker(
         cmd: &mut Command,
         cpu: Option<usize>,
-        private_tmp: bool,
+        kept: crate::jail::namespaces::Kept,
         before_exec: super::confine::BeforeExec,
     ) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
-        let plan = super::privileges::Plan::for_workers();
-        let namespaces = super::namespaces::Namespaces::for_workers(private_tmp);
+        let namespaces = crate::jail::namespaces::Namespaces::for_workers(kept);
+        let plan = crate::jail::privileges::Plan::for_workers()
+            .in_own_user_namespace(namespaces.makes_user_namespace());
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
         // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` and the
@@ -75,7 +75,7 @@ impl Group {
                     nix::sched::sched_setaffinity(Pid::from_raw(0), set)
                         .map_err(io::Error::from)?;
                 }
-                // While CAP_SYS_ADMIN is still held.
+                // While CAP_SYS_ADMIN is still held (root's, or the new user namespace's).
                 namespaces.apply()?;
                 plan.apply()?;
                 before_exec.enforce()
@@ -360,7 +360,8 @@ mod tests {
             "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
         ])
         .stdout(std::process::Stdio::piped());
-        let mut g = Group::spawn_worker(&mut cmd, None, false, Default::default()).unwrap();
+        let mut g =
+            Group::spawn_worker(&mut cmd, None, Default::default(), Default::default()).unwrap();
         let mut out = String::new();
         std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
         let mut lines = out.lines();
@@ -381,39 +382,6 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("the worker's sleeper {sleeper} survived");
-    }
-
-    #[test]
-    fn a_worker_of_root_has_namespaces_of_its_own_and_a_private_tmp_when_asked() {
-        let seen = |private_tmp| {
-            let mut cmd = Command::new("sleep");
-            cmd.arg("30");
-            let g = Group::spawn_worker(&mut cmd, None, private_tmp, Default::default()).unwrap();
-            let own = crate::worker::observed::Protections::of(g.pid())
-                .unwrap()
-                .own_namespaces;
-            let mounts = std::fs::read_to_string(format!("/proc/{}/mountinfo", g.pid())).unwrap();
-            g.finish();
-            // mountinfo: id, parent, dev, root, mount point, options, … - type source …
-            let tmp = mounts.lines().any(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                f.get(4) == Some(&"/tmp") && l.contains(" - tmpfs tmpfs ")
-            });
-            (own, tmp)
-        };
-        if !nix::unistd::geteuid().is_root() {
-            return;
-        }
-        let (own, _) = seen(false);
-        for ns in ["net", "ipc", "uts"] {
-            assert!(own.iter().any(|o| o == ns), "{ns}: {own:?}");
-        }
-        assert!(!own.iter().any(|o| o == "mnt"), "{own:?}");
-        let (own, tmp) = seen(true);
-        assert!(own.iter().any(|o| o == "mnt") && tmp, "{own:?}");
-        // The engine's own /tmp is not the worker's.
-        let engine = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        assert!(!engine.contains(" /tmp rw,nosuid,nodev,noexec"), "{engine}");
     }
 
     /// Spawns `sh -c script` as a group and waits (bounded) until `stopped` sees something.

@@ -37,7 +37,7 @@ pub fn keep_own() {
 fn runnable_by_workers(file: File) -> io::Result<File> {
     use std::os::unix::fs::PermissionsExt;
     let others_run = file.metadata()?.permissions().mode() & 0o001 != 0;
-    if others_run || super::identity::Identity::for_workers().is_none() {
+    if others_run || crate::jail::identity::Identity::for_workers().is_none() {
         return Ok(file);
     }
     let mut bytes = Vec::new();
@@ -147,7 +147,12 @@ mod tests {
         let mut g = started(|| {
             let mut cmd = command(&exe);
             cmd.arg("hello").stdout(std::process::Stdio::piped());
-            super::super::group::Group::spawn_worker(&mut cmd, None, false, Default::default())
+            super::super::group::Group::spawn_worker(
+                &mut cmd,
+                None,
+                Default::default(),
+                Default::default(),
+            )
         });
         let mut out = String::new();
         io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();

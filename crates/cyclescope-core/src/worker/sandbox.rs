@@ -134,7 +134,7 @@ pub fn install(writable: &[PathBuf], readable: &[PathBuf]) -> Result<SandboxStat
     // As the parent left them (`privileges`).
     let privileges = std::fs::read_to_string("/proc/self/status").map_or_else(
         |e| format!("capabilities unknown (/proc/self/status: {e})"),
-        |status| super::privileges::describe(&status, super::privileges::securebits()),
+        |status| crate::jail::privileges::describe(&status, crate::jail::privileges::securebits()),
     );
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").map_or_else(
         |e| format!("control group unknown (/proc/self/cgroup: {e})"),

@@ -18,7 +18,8 @@ impl std::fmt::Display for JailGap {
             JailGap::NoNetworkNamespace => write!(
                 f,
                 "the compiler runs without a network namespace of its own (creating one needs \
-                 CAP_SYS_ADMIN; run the build as root to cut it off the network)"
+                 CAP_SYS_ADMIN, or a user namespace this kernel does not give this user; run the \
+                 build as root to cut it off the network)"
             ),
             JailGap::NoLandlock { why, uid } => write!(
                 f,

@@ -58,7 +58,7 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Dige
     std::io::Write::write_all(&mut file, msg)
         .map_err(|e| DigestError::Worker(format!("temporary file: {e}")))?;
     // Root's worker runs as an unprivileged user: the file (0600) becomes that user's.
-    if let Some(id) = crate::worker::identity::Identity::for_workers() {
+    if let Some(id) = crate::jail::identity::Identity::for_workers() {
         id.hand_over(file.path())
             .map_err(|e| DigestError::Worker(format!("temporary file: {e}")))?;
     }
