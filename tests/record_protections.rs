@@ -79,8 +79,8 @@ fn a_record_carries_its_robust_figure_and_its_workers_protections_seen_from_outs
             .flat_map(Value::as_u64)
             .collect();
         assert!(uids.len() == 4 && !uids.contains(&0), "{p}");
-        // And in network, IPC, UTS and mount namespaces of its own (a trial worker is handed
-        // no path under /tmp: it has a /tmp of its own), read from outside.
+        // And in network, IPC, UTS and mount namespaces of its own (with a /tmp of its own,
+        // though this run's folder lies under /tmp), read from outside.
         let own: Vec<&str> = p["own_namespaces"]
             .as_array()
             .unwrap()
@@ -91,5 +91,6 @@ fn a_record_carries_its_robust_figure_and_its_workers_protections_seen_from_outs
             assert!(own.contains(&ns), "{ns}: {p}");
         }
         assert!(!gaps.iter().any(|g| g.contains("namespace")), "{p}");
+        assert!(!gaps.iter().any(|g| g.contains("/tmp")), "{p}");
     }
 }

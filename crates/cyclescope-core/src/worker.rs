@@ -21,8 +21,10 @@ pub mod job_block;
 pub mod limits;
 pub mod observed;
 pub mod one_shot;
+mod outcome;
 mod pass_fds;
 pub(crate) mod place;
+mod protocol_line;
 pub mod sandbox;
 mod session;
 
@@ -31,6 +33,7 @@ mod jail_tests;
 
 pub use group::Stopped;
 pub use limits::Limits;
+pub use outcome::{Exit, Outcome};
 pub use session::SessionToken;
 
 use std::io::Write;
@@ -45,6 +48,7 @@ use serde::de::DeserializeOwned;
 use exchange::{Exchange, Framing};
 use go_line::GoLine;
 use group::Group;
+use protocol_line::{classify, parse_line};
 
 /// The environment variable that tells a worker its parent's process id (the worker exits if
 /// it was orphaned before it could ask to die with its parent).
@@ -62,80 +66,6 @@ pub(crate) const STDERR_TAIL_BYTES: usize = 2000;
 
 /// What valgrind writes when it meets an instruction it cannot decode (then SIGILL).
 pub(crate) const UNDECODED_MARK: &str = "unhandled instruction bytes:";
-
-/// How a worker ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal {
-        number: i32,
-        name: String,
-    },
-    TimedOut(Duration),
-    /// A process of the worker was found stopped (`SIGSTOP`, `SIGTSTP`, …); the parent killed
-    /// the group rather than wait for a continue that never comes.
-    Stopped(Stopped),
-    Cancelled,
-    /// The parent stopped the worker: its protocol stream held something the worker does not
-    /// write (a line without the session token, garbage, a message out of order).
-    Tampered(String),
-    /// The parent saw a task of the worker off the CPU, policy or priority it was given.
-    Moved(String),
-}
-
-impl std::fmt::Display for Exit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Exit::Code(c) => write!(f, "exit={c}"),
-            Exit::Signal { name, .. } => write!(f, "signal={name}"),
-            Exit::TimedOut(d) => write!(f, "timeout after {:.1} s", d.as_secs_f64()),
-            Exit::Stopped(s) => write!(f, "stopped: {s}"),
-            Exit::Cancelled => write!(f, "cancelled"),
-            Exit::Tampered(why) => write!(f, "tampered: {why}"),
-            Exit::Moved(why) => write!(f, "moved: {why}"),
-        }
-    }
-}
-
-/// The end of a worker: how it exited, the tail of its stderr, and what the parent saw of it
-/// from outside — its wall time by the parent's clock and, when it ended by itself, its CPU
-/// time (user + system) by the kernel's account.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub exit: Exit,
-    pub stderr_tail: String,
-    /// The stderr line where valgrind named an instruction it cannot decode, wherever it
-    /// fell (the tail may have lost it).
-    pub(crate) undecoded: Option<String>,
-    pub(crate) wall: Duration,
-    pub(crate) cpu: Option<Duration>,
-    /// The limit the worker ran into, in words (` (exceeded …)`), or "".
-    pub limit_note: String,
-    /// The forbidden system call the sandbox killed it on, when the kernel's log names it.
-    pub sandbox_call: Option<&'static str>,
-    /// With a go line: the worker's CPU time (every thread) from just before the go line was
-    /// written to its next protocol lines, by the kernel's clock (`go_line`), or why the
-    /// window is void.
-    pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
-    /// The most memory the worker and all it started held at once, by its control group's
-    /// account (from outside: nothing in the worker can change it); None without cgroups.
-    pub peak_memory_bytes: Option<u64>,
-    /// The protections the worker was under, read from outside when it first spoke; None
-    /// when it never spoke.
-    pub protections: Option<observed::Protections>,
-}
-
-impl Outcome {
-    /// What is known of why the worker died, beyond its signal: the sandbox (and the call it
-    /// stopped), or the limit it ran into; "" when nothing is.
-    pub fn death_note(&self) -> String {
-        let sandbox = match &self.exit {
-            Exit::Signal { number, .. } => sandbox::signal_note(*number, self.sandbox_call),
-            _ => String::new(),
-        };
-        sandbox + &self.limit_note
-    }
-}
 
 /// Why a message breaks the protocol (returned by a caller's message handler).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -478,153 +408,5 @@ impl Watch {
     }
 }
 
-/// One protocol line: the session token, a space, a JSON message.
-fn parse_line<M: DeserializeOwned>(
-    line: Result<&[u8], Framing>,
-    token: &SessionToken,
-) -> Result<M, Tampering> {
-    let line = line.map_err(|f| {
-        Tampering(match f {
-            Framing::TooLong => format!(
-                "a protocol line longer than {} bytes",
-                exchange::MAX_LINE_BYTES
-            ),
-            Framing::Unterminated => "an unterminated protocol line".into(),
-        })
-    })?;
-    let Some(json) = token.strip(line) else {
-        return Err(Tampering(format!(
-            "a protocol line the worker did not write: {}",
-            shown_line(line)
-        )));
-    };
-    serde_json::from_slice(json).map_err(|e| {
-        Tampering(format!(
-            "a malformed protocol message ({e}): {}",
-            shown_line(json)
-        ))
-    })
-}
-
-/// The start of a foreign line, escaped and quoted, for the record.
-fn shown_line(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
-    format!("\"{}\"", crate::sanitize::escaped(&text, 80))
-}
-
-fn classify(status: Option<std::process::ExitStatus>) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(c), _) => Exit::Code(c),
-            (None, Some(sig)) => Exit::Signal {
-                number: sig,
-                name: signal_name(sig),
-            },
-            (None, None) => Exit::Code(-1),
-        },
-        None => Exit::Code(-1),
-    }
-}
-
-/// `SIGSEGV`, `SIGABRT`, … for a signal number.
-pub(crate) fn signal_name(sig: i32) -> String {
-    nix::sys::signal::Signal::try_from(sig)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| format!("signal {sig}"))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A worker program that speaks the protocol from `sh`: its cgroup line, then `hog`
-    /// (an `awk` string of 2^n bytes) run, then `done`.
-    fn shell_worker(dir: &std::path::Path, memory: &str, hog: u32) -> PathBuf {
-        let exe = dir.join("worker.sh");
-        let script = format!(
-            "#!/bin/sh\nread t\necho \"$t \\\"$(grep {memory} /proc/self/cgroup)\\\"\"\n\
-             awk 'BEGIN {{ s = \"x\"; for (i = 0; i < {hog}; i++) s = s s; print length(s) }}' >&2\n\
-             echo \"$t \\\"done\\\"\"\n"
-        );
-        std::fs::write(&exe, script).unwrap();
-        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        exe
-    }
-
-    fn shell_run(exe: PathBuf, address_space: u64) -> (Vec<String>, Outcome) {
-        let cmd = WorkerCommand {
-            exe,
-            args: Vec::new(),
-            timeout: Duration::from_secs(60),
-            cancel: None,
-            limits: Limits::standard(address_space),
-            pinned_cpu: None,
-            launcher: None,
-            go_line: None,
-            libraries: Vec::new(),
-            cwd: None,
-            files: None,
-        };
-        let mut said = Vec::new();
-        let outcome = run(&cmd, |m: String| {
-            said.push(m);
-            Ok(())
-        })
-        .unwrap();
-        (said, outcome)
-    }
-
-    #[test]
-    fn a_worker_runs_in_a_control_group_that_counts_and_bounds_its_memory() {
-        let root = nix::unistd::geteuid().is_root();
-        let memory = if std::path::Path::new("/sys/fs/cgroup/memory").exists() {
-            ":memory:"
-        } else {
-            "0::"
-        };
-        let dir = tempfile::tempdir().unwrap();
-        // 32 MiB in a worker of 256: it runs, and its group saw at least that much.
-        let (said, outcome) = shell_run(shell_worker(dir.path(), memory, 25), 256);
-        assert_eq!(said.last().map(String::as_str), Some("done"), "{outcome:?}");
-        let Some(peak) = outcome.peak_memory_bytes else {
-            // Only a user the machine gives no cgroup to runs without one.
-            assert!(!root, "root's worker had no control group: {said:?}");
-            return;
-        };
-        assert!(said[0].contains("cyclescope-"), "{said:?}");
-        assert!(peak >= 32 << 20, "peak {peak}");
-        assert!(outcome.stderr_tail.contains("33554432"), "{outcome:?}");
-        // 128 MiB in a group of 64: the kernel kills the process that holds it (the shell
-        // speaking for the worker survives), and the end says which limit.
-        let (_, outcome) = shell_run(shell_worker(dir.path(), memory, 27), 64);
-        assert!(!outcome.stderr_tail.contains("134217728"), "{outcome:?}");
-        assert!(
-            outcome
-                .limit_note
-                .contains("control group's 64.0 MiB memory limit"),
-            "{outcome:?}"
-        );
-    }
-
-    #[test]
-    fn lines_without_the_token_or_json_are_tampering() {
-        let token = SessionToken::generate().unwrap();
-        let good = format!("{} 7", token.as_str());
-        assert_eq!(parse_line::<u32>(Ok(good.as_bytes()), &token), Ok(7));
-        let foreign = parse_line::<u32>(Ok(b"{\"t\":\"done\"}"), &token).unwrap_err();
-        assert!(foreign.0.contains("did not write"), "{foreign:?}");
-        let garbled = format!("{} {{nope", token.as_str());
-        let e = parse_line::<u32>(Ok(garbled.as_bytes()), &token).unwrap_err();
-        assert!(e.0.contains("malformed"), "{e:?}");
-        let e = parse_line::<u32>(Err(Framing::Unterminated), &token).unwrap_err();
-        assert!(e.0.contains("unterminated"), "{e:?}");
-    }
-
-    #[test]
-    fn signals_have_names() {
-        assert_eq!(signal_name(11), "SIGSEGV");
-        assert_eq!(signal_name(6), "SIGABRT");
-    }
-}
+mod tests;

@@ -146,7 +146,7 @@ mod tests {
     fn signal(number: i32) -> Exit {
         Exit::Signal {
             number,
-            name: super::super::signal_name(number),
+            name: super::super::protocol_line::signal_name(number),
         }
     }
 

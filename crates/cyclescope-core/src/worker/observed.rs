@@ -149,6 +149,12 @@ impl Protections {
                  wherever its system-call filter lets it make a socket",
             );
         }
+        if !self.own_namespaces.iter().any(|n| n == "mnt") {
+            out.push(
+                "no /tmp of its own: the candidate sees the engine's /tmp, and what it may \
+                 write there others see",
+            );
+        }
         if self.cgroup.is_empty() {
             out.push("no control group: memory and processes are bounded only by rlimits");
         }
@@ -183,8 +189,8 @@ mod tests {
 
     #[test]
     fn status_fields_read_as_protections_and_gaps() {
-        let own = ["net", "ipc", "uts"].map(String::from).to_vec();
-        let p = Protections::parse(STATUS, CGROUP, own);
+        let own = ["net", "ipc", "uts", "mnt"].map(String::from).to_vec();
+        let p = Protections::parse(STATUS, CGROUP, own.clone());
         assert_eq!(p.seccomp, "filter (2 program(s))");
         assert!(p.no_new_privs && p.no_capabilities, "{p:?}");
         assert_eq!(p.cgroup, "/process_api/cyclescope-worker-1");
@@ -198,8 +204,11 @@ mod tests {
             vec![],
         );
         assert_eq!(bare.seccomp, "none");
-        assert_eq!(bare.gaps().len(), 5, "{:?}", bare.gaps());
+        assert_eq!(bare.gaps().len(), 6, "{:?}", bare.gaps());
         assert!(bare.gaps().iter().any(|g| g.contains("network namespace")));
+        assert!(bare.gaps().iter().any(|g| g.contains("no /tmp of its own")));
+        let shared_tmp = Protections::parse(STATUS, CGROUP, own[..3].to_vec());
+        assert_eq!(shared_tmp.gaps().len(), 2, "{:?}", shared_tmp.gaps());
     }
 
     #[test]
