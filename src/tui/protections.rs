@@ -97,14 +97,24 @@ pub fn rows(state: &SandboxState, seen: Option<&Protections>) -> Vec<HostRow> {
         row(
             "namespaces",
             pass_or(!seen.own_namespaces.is_empty(), Status::Warn),
-            if seen.own_namespaces.is_empty() {
-                "the engine's".into()
-            } else {
-                format!("its own: {}", seen.own_namespaces.join(", "))
+            match (
+                seen.own_namespaces.is_empty(),
+                seen.unobserved_namespaces.is_empty(),
+            ) {
+                (true, true) => "the engine's".into(),
+                (false, true) => format!("its own: {}", seen.own_namespaces.join(", ")),
+                (_, false) => format!(
+                    "not readable from outside: {}",
+                    seen.unobserved_namespaces.join(", ")
+                ),
             },
-            seen.own_namespaces
-                .is_empty()
-                .then_some("a candidate shares the host's network, IPC and process list"),
+            match seen.unobserved_namespaces.is_empty() {
+                true => seen
+                    .own_namespaces
+                    .is_empty()
+                    .then_some("a candidate shares the host's network, IPC and process list"),
+                false => Some("not root: the engine cannot read them; they rest on its word"),
+            },
         ),
         row(
             "cgroup",
@@ -156,6 +166,7 @@ mod tests {
             no_capabilities: true,
             uids: vec![uid; 4],
             own_namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+            unobserved_namespaces: Vec::new(),
             cgroup: cgroup.into(),
         }
     }

@@ -108,12 +108,27 @@ impl Namespaces {
             return Err(io::Error::last_os_error());
         }
         if let Some(maps) = &self.maps {
-            write_file(c"/proc/self/setgroups", c"deny")?;
-            write_file(c"/proc/self/uid_map", &maps.uid)?;
-            write_file(c"/proc/self/gid_map", &maps.gid)?;
+            // The engine is not dumpable, and neither is this copy of it: its `/proc/self`
+            // files then belong to root, and the maps could not be opened. Dumpable for the
+            // three writes only (`exec` makes the worker dumpable in any case).
+            set_dumpable(true)?;
+            let written = write_file(c"/proc/self/setgroups", c"deny")
+                .and_then(|()| write_file(c"/proc/self/uid_map", &maps.uid))
+                .and_then(|()| write_file(c"/proc/self/gid_map", &maps.gid));
+            set_dumpable(false)?;
+            written?;
         }
         self.kept.private_tmp()
     }
+}
+
+/// `PR_SET_DUMPABLE`: in the forked child.
+fn set_dumpable(on: bool) -> io::Result<()> {
+    // SAFETY: PR_SET_DUMPABLE takes an integer and touches no memory of ours.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, libc::c_ulong::from(on), 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Writes `text` into the file at `path` (one `open`, `write`, `close`): in the forked child.

@@ -20,6 +20,11 @@ pub struct Protections {
     pub uids: Vec<u32>,
     /// The namespaces the worker has of its own (not the engine's): `net`, `ipc`, …
     pub own_namespaces: Vec<String>,
+    /// The namespaces whose link the engine could not read from outside (a worker that is not
+    /// dumpable, in a user namespace of its own, seen by an engine that is not root): neither
+    /// its own nor the engine's, as far as the engine can tell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unobserved_namespaces: Vec<String>,
     /// Its control group (the v1 memory hierarchy's path, or the v2 one), "" when none.
     pub cgroup: String,
 }
@@ -33,19 +38,24 @@ impl Protections {
         let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
         let status = std::fs::read_to_string(proc.join("status")).ok()?;
         let cgroup = std::fs::read_to_string(proc.join("cgroup")).unwrap_or_default();
-        let own_namespaces = NAMESPACES
-            .iter()
-            .filter(|ns| {
-                let link =
-                    |root: &std::path::Path| std::fs::read_link(root.join("ns").join(ns)).ok();
-                matches!(
-                    (link(&proc), link(std::path::Path::new("/proc/self"))),
-                    (Some(w), Some(e)) if w != e
-                )
-            })
-            .map(|ns| ns.to_string())
-            .collect();
-        Some(Self::parse(&status, &cgroup, own_namespaces))
+        let link = |root: &std::path::Path, ns: &str| std::fs::read_link(root.join("ns").join(ns));
+        let (mut own_namespaces, mut unobserved) = (Vec::new(), Vec::new());
+        for ns in NAMESPACES {
+            match (
+                link(&proc, ns),
+                link(std::path::Path::new("/proc/self"), ns),
+            ) {
+                (Ok(w), Ok(e)) if w != e => own_namespaces.push(ns.to_string()),
+                (Err(e), Ok(_)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    unobserved.push(ns.to_string())
+                }
+                _ => {}
+            }
+        }
+        Some(Self {
+            unobserved_namespaces: unobserved,
+            ..Self::parse(&status, &cgroup, own_namespaces)
+        })
     }
 
     fn parse(status: &str, cgroup: &str, own_namespaces: Vec<String>) -> Self {
@@ -86,6 +96,7 @@ impl Protections {
                 })
                 .unwrap_or_default(),
             own_namespaces,
+            unobserved_namespaces: Vec::new(),
             cgroup,
         }
     }
@@ -109,10 +120,19 @@ impl Protections {
                     .first()
                     .map_or_else(|| "unknown".into(), u32::to_string)
             ),
-            if self.own_namespaces.is_empty() {
-                "the engine's namespaces".to_string()
-            } else {
-                format!("namespaces of its own: {}", self.own_namespaces.join(", "))
+            match (
+                self.own_namespaces.is_empty(),
+                self.unobserved_namespaces.is_empty(),
+            ) {
+                (true, true) => "the engine's namespaces".to_string(),
+                (false, true) => {
+                    format!("namespaces of its own: {}", self.own_namespaces.join(", "))
+                }
+                (_, false) => format!(
+                    "namespaces of its own: {}; not readable from outside: {}",
+                    none_if_empty(&self.own_namespaces),
+                    self.unobserved_namespaces.join(", ")
+                ),
             },
             if self.cgroup.is_empty() {
                 "no control group".to_string()
@@ -143,13 +163,20 @@ impl Protections {
         if self.uids.first() == Some(&0) {
             out.push("runs as uid 0: files root owns are the candidate's to read");
         }
-        if !self.own_namespaces.iter().any(|n| n == "net") {
+        let unobserved = |ns: &str| self.unobserved_namespaces.iter().any(|n| n == ns);
+        if !self.unobserved_namespaces.is_empty() {
+            out.push(
+                "namespaces not readable from outside (an engine that is not root cannot read \
+                 them of a worker that is not dumpable): they rest on the engine's word",
+            );
+        }
+        if !self.own_namespaces.iter().any(|n| n == "net") && !unobserved("net") {
             out.push(
                 "no network namespace of its own: the candidate reaches the engine's network \
                  wherever its system-call filter lets it make a socket",
             );
         }
-        if !self.own_namespaces.iter().any(|n| n == "mnt") {
+        if !self.own_namespaces.iter().any(|n| n == "mnt") && !unobserved("mnt") {
             out.push(
                 "no /tmp of its own: the candidate sees the engine's /tmp, and what it may \
                  write there others see",
@@ -159,6 +186,14 @@ impl Protections {
             out.push("no control group: memory and processes are bounded only by rlimits");
         }
         out
+    }
+}
+
+/// `names` joined, or `none`.
+fn none_if_empty(names: &[String]) -> String {
+    match names.is_empty() {
+        true => "none".into(),
+        false => names.join(", "),
     }
 }
 
@@ -209,6 +244,19 @@ mod tests {
         assert!(bare.gaps().iter().any(|g| g.contains("no /tmp of its own")));
         let shared_tmp = Protections::parse(STATUS, CGROUP, own[..3].to_vec());
         assert_eq!(shared_tmp.gaps().len(), 2, "{:?}", shared_tmp.gaps());
+        // Unreadable is not missing: one gap says so, none claims a namespace is absent.
+        let unread = Protections {
+            unobserved_namespaces: ["net", "mnt"].map(String::from).to_vec(),
+            ..Protections::parse(STATUS, CGROUP, vec![])
+        };
+        let gaps = unread.gaps();
+        assert_eq!(gaps.len(), 2, "{gaps:?}");
+        assert!(gaps.iter().any(|g| g.contains("not readable from outside")));
+        assert!(
+            unread
+                .summary()
+                .contains("not readable from outside: net, mnt")
+        );
     }
 
     #[test]
