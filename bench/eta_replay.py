@@ -32,7 +32,14 @@ RECENT_JOBS = 5
 
 
 def share_done(trial, trials, calls_done, calls_total):
-    """The share done as the views had it until now (measure::eta::share_done)."""
+    """The share done as the views have it (measure::eta::share_done): the event's calls are
+    the whole job's."""
+    return max(0.0, min(1.0, calls_done / max(calls_total, 1)))
+
+
+def share_done_read_twice(trial, trials, calls_done, calls_total):
+    """The share as builds before session 17 had it, the job's calls read as the running
+    trial's (up to 1 + 1/n of an n-trial job): what --check and --fit replay of older runs."""
     within = min(calls_done / max(calls_total, 1), 1.0)
     return max(0.0, min(1.0, (max(trial - 1, 0) + within) / max(trials, 1)))
 
@@ -125,7 +132,8 @@ def fit_plans(jobs, shown):
     def cost(plans):
         for j, e in zip(jobs, plans):
             j["planned"] = j["known"] or e
-        return sum(abs(seconds_left(times_at(jobs, at, share_done), pace_median_recent) - said)
+        return sum(abs(seconds_left(times_at(jobs, at, share_done_read_twice),
+                                    pace_median_recent) - said)
                    for at, said in sample) / len(sample)
 
     plans = [j["known"] or j["planned"] for j in jobs]
@@ -333,7 +341,7 @@ def main():
     if a.check:
         errs = []
         for at, said in shown:
-            ts = times_at(jobs, at, share_done)
+            ts = times_at(jobs, at, share_done_read_twice)
             errs.append(seconds_left(ts, pace_median_recent) - said)
         errs.sort()
         print(f"rule until now replayed against the {len(errs)} ETAs shown: median difference "

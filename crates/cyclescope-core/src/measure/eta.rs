@@ -124,13 +124,14 @@ const PRIOR_JOBS: f64 = 0.05;
 /// at a quarter of the run. The median of the last five ignores one such job.
 pub const RECENT_JOBS: usize = 5;
 
-/// The share of a job done at trial `trial` of `trials` (1-based), `calls_done` of that
-/// trial's `calls_total` calls in. Trials are alike: trial k of n, c of C calls in, is
-/// (k − 1 + c / C) / n. A trial run again starts over from its own beginning, so its share
-/// goes back while its time goes on.
-pub fn share_done(trial: u32, trials: u32, calls_done: u64, calls_total: u64) -> f64 {
-    let within = (calls_done as f64 / calls_total.max(1) as f64).min(1.0);
-    ((f64::from(trial.saturating_sub(1)) + within) / f64::from(trials.max(1))).clamp(0.0, 1.0)
+/// The share of a job done from its `TrialProgress`: `calls_done` of its `calls_total` calls,
+/// both the whole job's (the calls of the trials whose loops have ended, over all its
+/// trials' calls). The trial number adds nothing: the ended trials are in `calls_done` already
+/// (counting them again read up to 1 + 1/n of an n-trial job done). A process run again after
+/// a disturbance starts over: its trials' calls leave `calls_done`, so the share goes back
+/// while its time goes on.
+pub fn share_done(calls_done: u64, calls_total: u64) -> f64 {
+    (calls_done as f64 / calls_total.max(1) as f64).clamp(0.0, 1.0)
 }
 
 /// Wall seconds per planned second (1 = the plans' pace) over the recent jobs: the median
