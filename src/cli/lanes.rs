@@ -240,7 +240,7 @@ fn pace_basis(times: &[crate::measure::eta::JobTime]) -> String {
         .filter(|t| t.fraction_done >= 1.0 && t.spent_s.is_some() && t.started_at_s.is_some())
         .count();
     if ended >= RECENT_JOBS {
-        format!("the median pace of the last {RECENT_JOBS} jobs ended")
+        format!("the pace of the last {RECENT_JOBS} jobs ended")
     } else {
         let started = times.iter().filter(|t| t.spent_s.is_some()).count();
         format!("the pace of {started} started job(s)")

@@ -1,6 +1,7 @@
 use super::*;
 
 mod calibration;
+mod pace;
 
 fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
     JobTime {
@@ -290,34 +291,4 @@ fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last()
     ];
     assert!(close(pace(&jobs), 1.0));
     assert!(close(seconds_left(&jobs, 2, 1), 2.0));
-}
-
-#[test]
-fn the_pace_follows_the_last_jobs_that_ended_when_the_run_slows() {
-    // Five short jobs ended at twice their plans, then three longer ones at four times: the
-    // pace is the recent jobs' four, not the run's mean.
-    let ended = |est: f64, pace: f64, at: f64| JobTime {
-        started_at_s: Some(at),
-        ..job(Some(est), 1.0, Some(est * pace))
-    };
-    let mut jobs: Vec<JobTime> = (0..5).map(|i| ended(1.0, 2.0, f64::from(i))).collect();
-    jobs.extend((5..8).map(|i| ended(5.0, 4.0, f64::from(i))));
-    jobs.extend([job(Some(10.0), 0.0, None), job(Some(10.0), 0.0, None)]);
-    let p = pace(&jobs).unwrap();
-    assert!((p - 4.0).abs() < 0.05, "{p}");
-    // One lumpy job among the last five (its trials all run again) does not carry the pace.
-    let mut lumpy: Vec<JobTime> = (0..5)
-        .map(|i| ended(5.0, if i == 3 { 14.0 } else { 6.0 }, f64::from(i)))
-        .collect();
-    lumpy.push(job(Some(10.0), 0.0, None));
-    let p = pace(&lumpy).unwrap();
-    assert!((p - 6.0).abs() < 1e-9, "{p}");
-    // Fewer than five ended: every started job counts.
-    let few = [
-        ended(1.0, 2.0, 0.0),
-        ended(5.0, 4.0, 1.0),
-        job(Some(10.0), 0.0, None),
-    ];
-    let p = pace(&few).unwrap();
-    assert!(p < 3.8 && p > 3.0, "{p}");
 }
