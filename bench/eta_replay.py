@@ -11,14 +11,15 @@ status lines show (p50, in TSC ticks) and a calibration set-up time (--tsc-ghz, 
 a plan of fewer calls than the cap was sized to the trial target (1 s a trial), a capped one is
 its calls at that call time. That first guess is rough (a cold calibration call is slower than
 the calls measured); `--fit` moves each plan, in the run's order (cheapest plan first), until the
-rule of the build that ran replays the ETAs the run showed, and keeps them in FILE.plans.json for
-later replays. `--check` prints how close that replay comes to the ETAs shown, which tells how
-far to trust rebuilt plans.
+rule of the build that ran (`--built`, `BUILDS`) replays the ETAs the run showed, and keeps them
+in FILE.plans.json for later replays. `--check` prints how close the replay of that build's rule
+comes to the ETAs shown, which tells how far to trust the replay (and rebuilt plans).
 
 It prints, at 10 %, 25 %, 50 % and 75 % of the run, the seconds truly left and each rule's ETA
 with its error, the ETA computed from the job times seen by then.
 
 usage: bench/eta_replay.py TRACE [--tsc-ghz 2.6] [--setup-s 0.15] [--fit] [--check]
+                             [--built s15|s16|s17]
 """
 import argparse, json, os, re, statistics, sys
 from datetime import datetime
@@ -32,7 +33,14 @@ RECENT_JOBS = 5
 
 
 def share_done(trial, trials, calls_done, calls_total):
-    """The share done as the views had it until now (measure::eta::share_done)."""
+    """The share done as the views have it (measure::eta::share_done): the event's calls are
+    the whole job's."""
+    return max(0.0, min(1.0, calls_done / max(calls_total, 1)))
+
+
+def share_done_read_twice(trial, trials, calls_done, calls_total):
+    """The share as builds before session 17 had it, the job's calls read as the running
+    trial's (up to 1 + 1/n of an n-trial job), to replay the runs of those builds."""
     within = min(calls_done / max(calls_total, 1), 1.0)
     return max(0.0, min(1.0, (max(trial - 1, 0) + within) / max(trials, 1)))
 
@@ -116,16 +124,16 @@ def set_calls(jobs):
                      trials * (iters + warmups(t1)))
 
 
-def fit_plans(jobs, shown):
-    """Plans that make the rule until now say what the run showed: the run measures its jobs
-    cheapest plan first, so the plans rise in its order; each is moved in turn while that
-    brings the replayed ETAs nearer to those shown."""
+def fit_plans(jobs, shown, built):
+    """Plans that make the rule of the build that ran say what the run showed: the run measures
+    its jobs cheapest plan first, so the plans rise in its order; each is moved in turn while
+    that brings the replayed ETAs nearer to those shown."""
     sample = shown[::2]
 
     def cost(plans):
         for j, e in zip(jobs, plans):
             j["planned"] = j["known"] or e
-        return sum(abs(seconds_left(times_at(jobs, at, share_done), pace_median_recent) - said)
+        return sum(abs(replay(jobs, at, built) - said)
                    for at, said in sample) / len(sample)
 
     plans = [j["known"] or j["planned"] for j in jobs]
@@ -253,7 +261,7 @@ def pace_started(ts):
 
 
 def pace_median_recent(ts):
-    """The rule until now: the median pace of the last five ended (started latest)."""
+    """The rule until session 17: the median pace of the last five ended (started latest)."""
     ends = sorted([t for t in ts if ended(t) and t["started"] is not None],
                   key=lambda t: t["started"])
     if len(ends) >= RECENT_JOBS:
@@ -263,12 +271,15 @@ def pace_median_recent(ts):
 
 
 def pace_weighted_recent(ts):
-    """The last five ended together: their trials' wall seconds over their planned seconds."""
+    """The rule now (measure::eta::pace): the last five ended together, their trials' wall
+    seconds over their planned seconds (a plan cut to nothing left out)."""
     ends = sorted([t for t in ts if ended(t) and t["started"] is not None],
                   key=lambda t: t["started"])
     if len(ends) >= RECENT_JOBS:
         recent = ends[-RECENT_JOBS:]
-        return sum(trials_s(t) for t in recent) / sum(t["estimated"] for t in recent)
+        recent = [t for t in recent if t["estimated"] > 0]
+        if recent:
+            return sum(trials_s(t) for t in recent) / sum(t["estimated"] for t in recent)
     return pace_started(ts)
 
 
@@ -281,14 +292,24 @@ def seconds_left(ts, pace):
     return left * p + outside_left
 
 
+# Rules: (pace, disturbed calibrations cut to their instance's bound, share of a job done).
 RULES = {
-    "plans as they are, median pace of the last 5 ended (the rule until now)":
-        (pace_median_recent, False),
-    "plans as they are, last 5 ended weighted by plan": (pace_weighted_recent, False),
-    "disturbed calibrations cut to the instance's bound, median pace of the last 5 ended "
-    "(the rule now)": (pace_median_recent, True),
-    "disturbed calibrations cut, last 5 ended weighted by plan": (pace_weighted_recent, True),
+    "plans as they are, median pace of the last 5 ended, calls read twice (session 15)":
+        (pace_median_recent, False, share_done_read_twice),
+    "calibrations cut, median pace of the last 5 ended, calls read twice (session 16)":
+        (pace_median_recent, True, share_done_read_twice),
+    "calibrations cut, median pace of the last 5 ended":
+        (pace_median_recent, True, share_done),
+    "calibrations cut, last 5 ended together (the rule now, session 17)":
+        (pace_weighted_recent, True, share_done),
 }
+# The rule each build showed, for --check and --fit.
+BUILDS = dict(zip(("s15", "s16", "s17"), [r for n, r in RULES.items() if "session" in n]))
+
+
+def replay(jobs, at, rule):
+    pace, cut, share = rule
+    return seconds_left(times_at(jobs, at, share, cut), pace)
 
 
 def main():
@@ -298,6 +319,8 @@ def main():
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--setup-s", type=float, default=0.15)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--built", choices=sorted(BUILDS), default="s17",
+                    help="the build whose rule the run showed (--check, --fit)")
     a = ap.parse_args()
     journal = a.trace + ".journal.jsonl"
     _, shown, end = read_trace(a.trace, a.tsc_ghz * 1e9, a.setup_s,
@@ -315,7 +338,7 @@ def main():
         jobs, _, _ = read_trace(a.trace, a.tsc_ghz * 1e9, a.setup_s)
         fitted = a.trace + ".plans.json"
         if a.fit:
-            err = fit_plans(jobs, shown)
+            err = fit_plans(jobs, shown, BUILDS[a.built])
             with open(fitted, "w") as f:
                 json.dump({j["key"]: j["planned"] for j in jobs}, f, indent=1)
             print(f"plans fitted to the ETAs shown (mean difference {err:.1f} s), in {fitted}")
@@ -333,20 +356,19 @@ def main():
     if a.check:
         errs = []
         for at, said in shown:
-            ts = times_at(jobs, at, share_done)
-            errs.append(seconds_left(ts, pace_median_recent) - said)
+            errs.append(replay(jobs, at, BUILDS[a.built]) - said)
         errs.sort()
-        print(f"rule until now replayed against the {len(errs)} ETAs shown: median difference "
-              f"{errs[len(errs) // 2]:+.1f} s, middle half {errs[len(errs) // 4]:+.1f} … "
+        print(f"rule of build {a.built} replayed against the {len(errs)} ETAs shown: median "
+              f"difference {errs[len(errs) // 2]:+.1f} s, middle half {errs[len(errs) // 4]:+.1f} … "
               f"{errs[3 * len(errs) // 4]:+.1f} s")
     print("| rule | " + " | ".join(f"{s:.0%} (left {end * (1 - s):.0f} s)"
                                     for s in (0.1, 0.25, 0.5, 0.75)) + " |")
     print("|---|---|---|---|---|")
-    for name, (pace, cut) in RULES.items():
+    for name, rule in RULES.items():
         cells = []
         for s in (0.1, 0.25, 0.5, 0.75):
             at, left = s * end, end * (1 - s)
-            eta = seconds_left(times_at(jobs, at, share_done, cut), pace)
+            eta = replay(jobs, at, rule)
             cells.append(f"{eta:.0f} s ({100 * (eta - left) / left:+.0f} %)")
         print(f"| {name} | " + " | ".join(cells) + " |")
 

@@ -86,8 +86,7 @@ impl Board {
                     (lane.trial, lane.trials) = (*trial, *trials);
                     (lane.calls_done, lane.calls_total) = (*calls_done, *calls_total);
                 }
-                let share =
-                    crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total);
+                let share = crate::measure::eta::share_done(*calls_done, *calls_total);
                 self.time_of(job).fraction_done = share;
                 self.spans
                     .entry(job.clone())
@@ -241,7 +240,7 @@ fn pace_basis(times: &[crate::measure::eta::JobTime]) -> String {
         .filter(|t| t.fraction_done >= 1.0 && t.spent_s.is_some() && t.started_at_s.is_some())
         .count();
     if ended >= RECENT_JOBS {
-        format!("the median pace of the last {RECENT_JOBS} jobs ended")
+        format!("the pace of the last {RECENT_JOBS} jobs ended")
     } else {
         let started = times.iter().filter(|t| t.spent_s.is_some()).count();
         format!("the pace of {started} started job(s)")
@@ -281,7 +280,7 @@ mod tests {
         assert!(b.lines(0.0)[2].contains("ETA once a job is planned"));
         let plan = |s: f64| -> crate::measure::plan::TrialPlan {
             serde_json::from_value(serde_json::json!({
-                "iterations_per_trial": 1000, "warmups": 3, "trials": 5,
+                "iterations_per_trial": 25, "warmups": 3, "trials": 4,
                 "separate_processes": true, "estimated_s": s, "timeout_per_process_s": 10.0
             }))
             .unwrap()
@@ -297,7 +296,7 @@ mod tests {
             );
         }
         let progress = |label: &str, trial: u32, calls_done: u64| {
-            progress_event(key(label, 32), trial, 5, calls_done)
+            progress_event(key(label, 32), trial, 4, calls_done)
         };
         b.apply(
             &EngineEvent::JobStarted {
@@ -316,7 +315,7 @@ mod tests {
             0.5,
         );
         b.apply(&progress("b", 1, 0), 0.5);
-        b.apply(&progress("a", 2, 10), 2.0);
+        b.apply(&progress("a", 2, 25), 2.0);
         b.apply(
             &EngineEvent::JobFailed {
                 job: key("a", 32),
@@ -329,7 +328,7 @@ mod tests {
             },
             2.0,
         );
-        // The running job is half done (trial 3 of 5, half its calls in) after 2 s.
+        // The running job is half done (trial 3 of 4 running, two trials' calls in) after 2 s.
         b.apply(&progress("b", 3, 50), 2.5);
         let lines = b.lines(2.5);
         assert!(lines[0].starts_with("CPU 0   idle  (1 done)"), "{lines:?}");
@@ -410,7 +409,7 @@ mod tests {
         );
     }
 
-    /// Trial `trial` of `trials` of `job`, `calls_done` of 100 calls in.
+    /// Trial `trial` of `trials` of `job` running, `calls_done` of the job's 100 calls in.
     fn progress_event(job: JobKey, trial: u32, trials: u32, calls_done: u64) -> EngineEvent {
         EngineEvent::TrialProgress {
             job,

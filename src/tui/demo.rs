@@ -305,7 +305,7 @@ pub fn measuring() -> App {
         job: k,
         trial: 3,
         trials: 5,
-        calls_done: 48_000,
+        calls_done: 40_000,
         calls_total: 100_000,
         snapshot: snapshot(1469.0 * 1.02, 48_000, 11, 1471.0),
     });

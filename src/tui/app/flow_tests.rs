@@ -195,24 +195,19 @@ fn the_eta_learns_from_measured_job_times() {
         job: k(32),
         cpu: Some(1),
     });
+    // Four trials of 25 calls: the events carry the job's calls (`share_done`).
     let progress = |trial, calls_done| EngineEvent::TrialProgress {
         job: k(32),
         trial,
-        trials: 5,
+        trials: 4,
         calls_done,
         calls_total: 100,
         snapshot: demo::snapshot(1469.0, 100, 1, 1500.0),
     };
     app.apply(progress(1, 0));
     app.clock = 100.0 + e;
-    app.apply(EngineEvent::TrialProgress {
-        job: k(32),
-        trial: 3,
-        trials: 5,
-        calls_done: 50,
-        calls_total: 100,
-        snapshot: demo::snapshot(1469.0, 100, 1, 1500.0),
-    });
+    // Two trials ended, the third running: half the job.
+    app.apply(progress(3, 50));
     let eta = app.eta_seconds().unwrap();
     let pace = (e + 0.05 * e) / (0.5 * e + 0.05 * e);
     assert!((eta - 1.5 * e * pace).abs() < 1e-6, "{eta}");
@@ -221,7 +216,7 @@ fn the_eta_learns_from_measured_job_times() {
     // Its trials end at 1.3 × its estimate; its probes and record take 0.4 × more, which the
     // next job spends too, whatever its plan (`measure::eta`: not part of the pace).
     app.clock = 100.0 + 1.3 * e;
-    app.apply(progress(5, 100));
+    app.apply(progress(4, 100));
     app.clock = 100.0 + 1.7 * e;
     app.apply(EngineEvent::JobFinished {
         job: k(32),

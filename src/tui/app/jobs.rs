@@ -87,11 +87,10 @@ impl Job {
         match &self.state {
             JobState::Planned => 0.0,
             JobState::Running {
-                trial,
-                trials,
                 calls_done,
                 calls_total,
-            } => crate::measure::eta::share_done(*trial, *trials, *calls_done, *calls_total),
+                ..
+            } => crate::measure::eta::share_done(*calls_done, *calls_total),
             _ => 1.0,
         }
     }

@@ -161,10 +161,8 @@ impl App {
                     calls_done,
                     calls_total,
                 };
-                j.span.progress(
-                    clock,
-                    crate::measure::eta::share_done(trial, trials, calls_done, calls_total),
-                );
+                j.span
+                    .progress(clock, crate::measure::eta::share_done(calls_done, calls_total));
                 j.snapshot = Some(snapshot);
                 // A later trial is running: the overdue one has ended.
                 if j.overdue.is_some_and(|o| o.trial != trial) {

@@ -205,7 +205,7 @@ mod tests {
         let app = demo::measuring();
         assert_eq!(
             status_line(&app),
-            "▶ sm3hash-256 @ 32 B · trial 3/5 · calls 48.0 k / 100.0 k"
+            "▶ sm3hash-256 @ 32 B · trial 3/5 · calls 40.0 k / 100.0 k"
         );
         let text = demo::draw_text(90, 8, |f| {
             render(f, f.area(), &app);

@@ -3,7 +3,7 @@
 //! mean expectation of those that are — times the pace the run has kept lately, shared out over
 //! the lanes measuring side by side. The pace is learnt from the recent jobs (the last few
 //! ended, `RECENT_JOBS`; before they have, every started job, the running ones too): the wall
-//! seconds they have taken against the planned seconds of the work they have done. A plan
+//! seconds they have taken together against the planned seconds of the work they have done. A plan
 //! knows nothing of trials run again after a disturbance, of a trial waiting for its CPU or of
 //! process start-up under load; all of them spend wall time without advancing the work, so
 //! they slow the pace (early in a run the moment they happen, later once their job ends).
@@ -114,30 +114,35 @@ impl TrialSpan {
 const PRIOR_JOBS: f64 = 0.05;
 
 /// The ended jobs the pace is learnt from once that many have ended (the latest started): the
-/// median of their own paces. A run measures its short jobs first, and on a loaded CPU the
-/// long ones fall further behind their plans (every trial run again, each slower): a pace over
-/// the whole run so far then lags. On a 340 s default run of three bundled instances with a
-/// busy loop on its CPU, the pace of every started job left the ETA 41 % short at a tenth of
-/// the run; that of the last three ended jobs, 14 %. One job's pace is lumpy under load (its
-/// trials are run again 0, 1 or 2 times each): on a 575 s loaded run the jobs' paces ran from
-/// 2 to 14 around a typical 6, and one job at 14 among the last three put the ETA 42 % long
-/// at a quarter of the run. The median of the last five ignores one such job.
+/// wall seconds of their trials together over their planned seconds together. A run measures
+/// its short jobs first, and on a loaded CPU the long ones fall further behind their plans
+/// (every trial run again, each slower): a pace over the whole run so far then lags. On a
+/// 340 s default run of three bundled instances with a busy loop on its CPU, the pace of every
+/// started job left the ETA 41 % short at a tenth of the run; that of the last three ended
+/// jobs, 14 %. Five, as one job's pace is lumpy under load (its trials are run again 0, 1 or 2
+/// times each): on a 575 s loaded run the jobs' paces ran from 2 to 14 around a typical 6.
+/// Together, not the median of their paces: the seconds left are mostly long jobs', and the
+/// longer of the recent jobs, further behind their plans, say most of how those go. The median
+/// counts a short job on time as much as a long one late; on a 423 s loaded run it left the ETA
+/// 35 % short at a tenth and 22 % at a quarter, the sum 12 % and 8 % (in replay). One lumpy job
+/// among the five then moves the pace by its share of their plans.
 pub const RECENT_JOBS: usize = 5;
 
-/// The share of a job done at trial `trial` of `trials` (1-based), `calls_done` of that
-/// trial's `calls_total` calls in. Trials are alike: trial k of n, c of C calls in, is
-/// (k − 1 + c / C) / n. A trial run again starts over from its own beginning, so its share
-/// goes back while its time goes on.
-pub fn share_done(trial: u32, trials: u32, calls_done: u64, calls_total: u64) -> f64 {
-    let within = (calls_done as f64 / calls_total.max(1) as f64).min(1.0);
-    ((f64::from(trial.saturating_sub(1)) + within) / f64::from(trials.max(1))).clamp(0.0, 1.0)
+/// The share of a job done from its `TrialProgress`: `calls_done` of its `calls_total` calls,
+/// both the whole job's (the calls of the trials whose loops have ended, over all its
+/// trials' calls). The trial number adds nothing: the ended trials are in `calls_done` already
+/// (counting them again read up to 1 + 1/n of an n-trial job done). A process run again after
+/// a disturbance starts over: its trials' calls leave `calls_done`, so the share goes back
+/// while its time goes on.
+pub fn share_done(calls_done: u64, calls_total: u64) -> f64 {
+    (calls_done as f64 / calls_total.max(1) as f64).clamp(0.0, 1.0)
 }
 
-/// Wall seconds per planned second (1 = the plans' pace) over the recent jobs: the median
-/// pace of the `RECENT_JOBS` latest started of those ended, or the pace of every started job
-/// together, the running ones too, while fewer have ended (or their start is unknown). A running job is left out once enough
-/// have ended: a trial run again takes its share of the job back while its time goes on, so
-/// its pace swings by a trial at a time.
+/// Wall seconds per planned second (1 = the plans' pace) over the recent jobs: the
+/// `RECENT_JOBS` latest started of those ended together, or every started job together, the
+/// running ones too, while fewer have ended (or their start is unknown). A running job is left
+/// out once enough have ended: a trial run again takes its share of the job back while its
+/// time goes on, so its pace swings by a trial at a time.
 pub fn pace(jobs: &[JobTime]) -> Option<f64> {
     let planned = credible_plans(jobs);
     if planned.is_empty() {
@@ -152,16 +157,16 @@ pub fn pace(jobs: &[JobTime]) -> Option<f64> {
     ended.sort_by(f64::total_cmp);
     if ended.len() >= RECENT_JOBS {
         let since = ended[ended.len() - RECENT_JOBS];
-        let mut paces: Vec<f64> = planned
+        // A plan cut to nothing by its disturbed call promised no time to spend.
+        let (spent, plans) = planned
             .iter()
             .filter(|(e, j)| {
                 *e > 0.0 && j.fraction_done >= 1.0 && j.started_at_s.is_some_and(|s| s >= since)
             })
-            .filter_map(|(e, j)| Some(trials_s(j)? / e))
-            .collect();
-        if !paces.is_empty() {
-            paces.sort_by(f64::total_cmp);
-            return Some(paces[paces.len() / 2]);
+            .filter_map(|(e, j)| Some((trials_s(j)?, *e)))
+            .fold((0.0, 0.0), |(a, b), (s, e)| (a + s, b + e));
+        if plans > 0.0 {
+            return Some(spent / plans);
         }
     }
     let (spent, done) = planned

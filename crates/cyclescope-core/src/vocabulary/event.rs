@@ -98,10 +98,15 @@ pub enum EngineEvent {
     },
     TrialProgress {
         job: JobKey,
-        /// 1-based trial number.
+        /// 1-based number of the trial running (the trials whose loops have ended, plus one,
+        /// at most `trials`).
         trial: u32,
+        /// The job's trials in all, over all its processes.
         trials: u32,
+        /// The whole job's calls so far: those of the kept processes' trials and of the
+        /// running process's trials whose loops have ended (none of the running trial's).
         calls_done: u64,
+        /// The whole job's calls: `trials` × calls per trial (`measure::eta::share_done`).
         calls_total: u64,
         snapshot: HistogramSnapshot,
     },

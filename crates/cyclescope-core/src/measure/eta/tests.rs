@@ -1,6 +1,7 @@
 use super::*;
 
 mod calibration;
+mod pace;
 
 fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
     JobTime {
@@ -52,12 +53,17 @@ fn an_early_short_job_does_not_make_a_long_run_look_short() {
 }
 
 #[test]
-fn share_done_counts_finished_trials_and_goes_back_for_a_trial_run_again() {
-    assert_eq!(share_done(1, 4, 0, 100), 0.0);
-    assert_eq!(share_done(3, 4, 50, 100), 0.625);
-    assert_eq!(share_done(4, 4, 100, 100), 1.0);
-    // No calls known yet: the trial's own share counts as not started.
-    assert_eq!(share_done(2, 4, 0, 0), 0.25);
+fn share_done_reads_the_calls_of_the_whole_job_the_worker_reports() {
+    // What `campaign::measure` sends for a job of 4 trials of 100 calls: the running trial's
+    // number, the calls of the trials whose loops have ended (the whole job's), and the
+    // job's calls in all. Trial 3 running after two ended is half the job, not 5/8.
+    for (trial, calls_done, share) in [(1, 0, 0.0), (2, 100, 0.25), (3, 200, 0.5), (4, 300, 0.75)] {
+        assert_eq!(share_done(calls_done, 400), share, "trial {trial}");
+    }
+    // The last loop ended: the trial number stays at the last, the job is done.
+    assert_eq!(share_done(400, 400), 1.0);
+    // No calls known yet (a job just started): nothing done.
+    assert_eq!(share_done(0, 0), 0.0);
 }
 
 /// A scripted loaded run, as a view sees it: the events' times folded into `JobTime`s.
@@ -83,12 +89,14 @@ impl LoadedRun {
             let (done, spent) = if t >= clock {
                 (1.0, Some(job_s))
             } else if t > start {
-                // Which run of which trial is going on, and how far into it.
+                // Which run of which trial is going on, and how far into it: the job's calls
+                // are those of the trials before it and of this run so far (finer than a
+                // worker, which reports a trial's calls once its loop has run).
                 let into = t - start;
                 let run = (into / trial_s).floor();
-                let trial = (run / f64::from(self.runs_per_trial)).floor() as u32 + 1;
-                let calls = ((into - run * trial_s) / trial_s * 1000.0) as u64;
-                (share_done(trial, trials, calls, 1000), Some(into))
+                let before = (run / f64::from(self.runs_per_trial)).floor() as u64;
+                let calls = before * 1000 + ((into - run * trial_s) / trial_s * 1000.0) as u64;
+                (share_done(calls, 1000 * u64::from(trials)), Some(into))
             } else {
                 (0.0, None)
             };
@@ -283,34 +291,4 @@ fn a_job_outside_its_trials_counts_until_its_first_progress_and_after_its_last()
     ];
     assert!(close(pace(&jobs), 1.0));
     assert!(close(seconds_left(&jobs, 2, 1), 2.0));
-}
-
-#[test]
-fn the_pace_follows_the_last_jobs_that_ended_when_the_run_slows() {
-    // Five short jobs ended at twice their plans, then three longer ones at four times: the
-    // pace is the recent jobs' four, not the run's mean.
-    let ended = |est: f64, pace: f64, at: f64| JobTime {
-        started_at_s: Some(at),
-        ..job(Some(est), 1.0, Some(est * pace))
-    };
-    let mut jobs: Vec<JobTime> = (0..5).map(|i| ended(1.0, 2.0, f64::from(i))).collect();
-    jobs.extend((5..8).map(|i| ended(5.0, 4.0, f64::from(i))));
-    jobs.extend([job(Some(10.0), 0.0, None), job(Some(10.0), 0.0, None)]);
-    let p = pace(&jobs).unwrap();
-    assert!((p - 4.0).abs() < 0.05, "{p}");
-    // One lumpy job among the last five (its trials all run again) does not carry the pace.
-    let mut lumpy: Vec<JobTime> = (0..5)
-        .map(|i| ended(5.0, if i == 3 { 14.0 } else { 6.0 }, f64::from(i)))
-        .collect();
-    lumpy.push(job(Some(10.0), 0.0, None));
-    let p = pace(&lumpy).unwrap();
-    assert!((p - 6.0).abs() < 1e-9, "{p}");
-    // Fewer than five ended: every started job counts.
-    let few = [
-        ended(1.0, 2.0, 0.0),
-        ended(5.0, 4.0, 1.0),
-        job(Some(10.0), 0.0, None),
-    ];
-    let p = pace(&few).unwrap();
-    assert!(p < 3.8 && p > 3.0, "{p}");
 }
