@@ -36,12 +36,12 @@ const EXIT_ERROR: c_int = 2;
 const EXIT_FAULT: c_int = 3;
 
 /// The candidate's entry point with its arguments fixed, the ABI chosen before any loop.
-pub(crate) struct Call {
-    pub(crate) entry: Entry,
-    pub(crate) digest_bits: c_int,
-    pub(crate) msg: *const u8,
-    pub(crate) msg_bits: u64,
-    pub(crate) digest: *mut u8,
+pub struct Call {
+    pub entry: Entry,
+    pub digest_bits: c_int,
+    pub msg: *const u8,
+    pub msg_bits: u64,
+    pub digest: *mut u8,
 }
 
 impl Call {
@@ -132,7 +132,7 @@ fn cyclescope_counted_calls(call: &Call, n: u64, pool: Option<(usize, &mut [u8])
 }
 
 /// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
-pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
+pub fn fill_harness_message(msg: &mut [u8], len: u64) {
     for (i, b) in msg.iter_mut().enumerate() {
         *b = (i as u64).wrapping_mul(131).wrapping_add(len) as u8;
     }
@@ -416,16 +416,16 @@ trait Pipe: Sized {
 impl Pipe for super::json::Line {}
 
 /// One trial's figures, and the digest its loop's last call wrote.
-pub(crate) struct TrialFigures<'a> {
-    pub(crate) iterations: u64,
-    pub(crate) nanoseconds: u64,
-    pub(crate) cycles: u64,
-    pub(crate) waited_ns: Option<u64>,
-    pub(crate) clock: Option<(&'a str, u64, u64)>,
-    pub(crate) digest: &'a [u8],
+pub struct TrialFigures<'a> {
+    pub iterations: u64,
+    pub nanoseconds: u64,
+    pub cycles: u64,
+    pub waited_ns: Option<u64>,
+    pub clock: Option<(&'a str, u64, u64)>,
+    pub digest: &'a [u8],
 }
 
-pub(crate) fn send_trial(ch: &Channel, t: TrialFigures<'_>) {
+pub fn send_trial(ch: &Channel, t: TrialFigures<'_>) {
     ch.message("trial")
         .number("measurements", t.iterations)
         .number("nanoseconds", t.nanoseconds)
@@ -443,7 +443,7 @@ pub(crate) fn send_trial(ch: &Channel, t: TrialFigures<'_>) {
         .send();
 }
 
-pub(crate) fn send_ready(
+pub fn send_ready(
     ch: &Channel,
     lib: &library::Library,
     baseline_rss_bytes: u64,
@@ -485,13 +485,7 @@ pub(crate) fn send_ready(
 
 /// The per-call phase: a serialised stamp pair around each call, the overhead subtracted,
 /// sent in batches; the last non-zero return, or 0.
-pub(crate) fn sample_calls(
-    ch: &Channel,
-    calls: u64,
-    overhead: u64,
-    call: &Call,
-    buf: &mut [u8],
-) -> c_int {
+pub fn sample_calls(ch: &Channel, calls: u64, overhead: u64, call: &Call, buf: &mut [u8]) -> c_int {
     // SAFETY: a u8 buffer viewed as u64 where aligned (malloc's memory is); every bit pattern
     // is a valid u64.
     let (_, batch, _) = unsafe { buf.align_to_mut::<u64>() };
@@ -535,12 +529,12 @@ fn send_digests(ch: &Channel, all: &[u8], digest_len: usize) {
 }
 
 /// A guard byte changed: the candidate wrote outside its buffers.
-pub(crate) fn send_overflow(ch: &Channel) {
+pub fn send_overflow(ch: &Channel) {
     ch.message("overflow").send();
 }
 
 /// The message is not the one the worker prepared: the candidate wrote into its input.
-pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
+pub fn send_input_changed(ch: &Channel, offset: u64) {
     ch.message("input_changed").number("offset", offset).send();
 }
 
@@ -557,7 +551,7 @@ pub(crate) fn send_instructions_unavailable(ch: &Channel, why: PerfRefusal) -> c
     EXIT_FAULT
 }
 
-pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
+pub fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
     let (enabled, running) = match fault {
         CounterFault::Multiplexed {
             enabled_ns,
@@ -574,12 +568,12 @@ pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
 }
 
 /// The candidate returned non-zero.
-pub(crate) fn send_cryptofail(ch: &Channel, rc: c_int) {
+pub fn send_cryptofail(ch: &Channel, rc: c_int) {
     ch.message("cryptofail").number("rc", rc).send();
 }
 
 /// Reports that the process could not measure.
-pub(crate) fn error(ch: &Channel, stage: &str, detail: &[u8]) -> c_int {
+pub fn error(ch: &Channel, stage: &str, detail: &[u8]) -> c_int {
     ch.message("error")
         .name("stage", stage)
         .text("detail", super::text::Lossy(detail))
