@@ -12,7 +12,7 @@ differences). The harness's published C-driver figures (uHash on arm_1: baseline
 KiB) come from another machine and other libraries; the driver measured here is the fair
 comparison.
 
-The trial processes run in `cyclescope-worker` (crates/cyclescope-core/companion: no std, libc
+The trial processes run in `cyclescope-worker` (crates/cyclescope-worker: no std, libc
 only). The bundled candidates are Rust libraries that bring std pieces and libgcc_s of their
 own; `--src tests/fixtures/submissions/fixhash` measures C candidates instead (built from that
 submission tree first), which is the comparison with the published C-driver figures.

@@ -10,10 +10,10 @@
 //! codegen unit, debug info stripped and source paths remapped, so a dev and a release build of
 //! one checkout give byte-identical libraries (and the same `library_sha256` in records).
 //!
-//! It also builds `cyclescope-worker`, the trial process (`companion/`): a `no_std` program
-//! linked against the C library alone, which must be compiled with `panic=abort` — a setting
-//! Cargo gives a whole workspace or nothing. On an architecture it has no counters for it is
-//! not built, and measuring there fails with a message saying so.
+//! It also builds `cyclescope-worker`, the trial process (`crates/cyclescope-worker`): a
+//! `no_std` program linked against the C library alone, which must be compiled with
+//! `panic=abort` — a setting Cargo gives a whole workspace or nothing. On an architecture it
+//! has no counters for it is not built, and measuring there fails with a message saying so.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +44,7 @@ fn main() {
     }
     println!("cargo::rerun-if-env-changed=RUSTC_LINKER");
 
-    build_trial_worker(&workspace, &manifest_dir);
+    build_trial_worker(&workspace);
 
     let iccs = plugins.join("iccs-sm3/src/lib.rs");
     let out_dir = out.display().to_string();
@@ -70,22 +70,19 @@ fn main() {
     }
 }
 
-/// Compiles `companion/main.rs` into `OUT_DIR/companion/cyclescope-worker` (an empty file on
-/// architectures without a trial worker, so the engine can always embed the path).
-fn build_trial_worker(workspace: &Path, manifest_dir: &Path) {
+/// Compiles the trial worker into `OUT_DIR/companion/cyclescope-worker` (an empty file on
+/// architectures without a trial worker, so the engine can always embed the path): the counter
+/// reads it shares with the engine (`crates/cyclescope-counter-raw`) and its library
+/// (`crates/cyclescope-worker`) as rlibs, then the program's root (`src/main.rs`) against
+/// them, all with panic=abort.
+fn build_trial_worker(workspace: &Path) {
     let out = PathBuf::from(env("OUT_DIR")).join("companion");
     std::fs::create_dir_all(&out).expect("creating OUT_DIR/companion");
     let exe = out.join("cyclescope-worker");
-    for shared in [
-        "companion",
-        "src/counter/tsc.rs",
-        "src/counter/cntvct.rs",
-        "src/counter/perf_attr.rs",
-    ] {
-        println!(
-            "cargo::rerun-if-changed={}",
-            manifest_dir.join(shared).display()
-        );
+    let raw = workspace.join("crates/cyclescope-counter-raw");
+    let worker = workspace.join("crates/cyclescope-worker");
+    for dir in [&raw, &worker] {
+        println!("cargo::rerun-if-changed={}", dir.display());
     }
     let arch = env("CARGO_CFG_TARGET_ARCH");
     if !matches!(arch.as_str(), "x86_64" | "aarch64") || env("CARGO_CFG_TARGET_OS") != "linux" {
@@ -93,10 +90,40 @@ fn build_trial_worker(workspace: &Path, manifest_dir: &Path) {
         std::fs::write(&exe, b"").expect("writing the empty trial worker");
         return;
     }
+    let out_dir = out.display().to_string();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let deps = format!("dependency={out_dir}");
+        ["-C", "panic=abort", "-C", "opt-level=2", "-L", &deps]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let rlib_of = |name: &str| format!("{name}={}", out.join(format!("lib{name}.rlib")).display());
+    rustc(
+        workspace,
+        "cyclescope_counter_raw",
+        "rlib",
+        &raw.join("src/lib.rs"),
+        &args(&["--out-dir", &out_dir]),
+    );
+    let raw_rlib = rlib_of("cyclescope_counter_raw");
+    rustc(
+        workspace,
+        "cyclescope_worker",
+        "rlib",
+        &worker.join("src/lib.rs"),
+        &args(&["--extern", &raw_rlib, "--out-dir", &out_dir]),
+    );
+    let worker_rlib = rlib_of("cyclescope_worker");
     let exe = exe.display().to_string();
-    let args = ["-C", "panic=abort", "-C", "opt-level=2", "-o", &exe].map(String::from);
-    let main = manifest_dir.join("companion/main.rs");
-    rustc(workspace, "cyclescope_worker", "bin", &main, &args);
+    rustc(
+        workspace,
+        "cyclescope_worker",
+        "bin",
+        &worker.join("src/main.rs"),
+        &args(&["--extern", &worker_rlib, "-o", &exe]),
+    );
 }
 
 fn env(key: &str) -> String {

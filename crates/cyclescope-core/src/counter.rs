@@ -1,40 +1,35 @@
 //! Cycle counters: `perf_event` user-mode core cycles of the calling thread, the reference
 //! counter of the architecture (TSC on x86-64, `cntvct_el0` on AArch64) read unserialised for
 //! loop timing and serialised for per-call stamps, the loop counter that picks the best of them,
-//! the timer-overhead measurement and the clock probe. Together with `plugin` this is the only
+//! the timer-overhead measurement and the clock probe (the raw reads themselves, which the trial
+//! worker shares, are `cyclescope-counter-raw`'s). Together with `plugin` this is the only
 //! module allowed `unsafe`, and every block says why it is sound. It never decides whether a
 //! host is fit to measure on (that is `host`), and never converts cycles to time.
 
 pub mod callgrind;
 mod clock;
 mod perf;
-pub(crate) mod perf_attr;
 mod run_counter;
 pub mod witness;
 
-// `stamp_start`/`stamp_end` serve the trial worker, which includes these files.
-#[cfg(target_arch = "aarch64")]
-#[allow(dead_code)]
-mod cntvct;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-#[allow(dead_code)]
-mod no_reference;
-#[cfg(target_arch = "x86_64")]
-#[allow(dead_code)]
-mod tsc;
+// The pieces the trial worker reads the same way live in `cyclescope-counter-raw`, which the
+// worker links too.
+pub(crate) use cyclescope_counter_raw::perf_attr;
+pub(crate) use cyclescope_counter_raw::reference::reference_now;
 
-#[cfg(target_arch = "aarch64")]
-use cntvct as reference;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-use no_reference as reference;
-#[cfg(target_arch = "x86_64")]
-use tsc as reference;
+/// The architecture's reference counter, by the name records give it (None: there is none).
+pub(crate) const REFERENCE_SOURCE: Option<CycleSource> =
+    match cyclescope_counter_raw::reference::REFERENCE {
+        Some(ReferenceCounter::Tsc) => Some(CycleSource::Tsc),
+        Some(ReferenceCounter::Cntvct) => Some(CycleSource::Cntvct),
+        None => None,
+    };
 
 pub use clock::{ClockProbe, ClockProbeConfig, clock_probe, monotonic_raw_ns};
 pub use perf::PerfCycles;
-pub(crate) use reference::{REFERENCE_SOURCE, reference_now};
 pub use run_counter::{NoHardwareInstructions, RunCounter};
 
+use cyclescope_counter_raw::reference::ReferenceCounter;
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
 

@@ -34,12 +34,8 @@ pub mod worker;
 #[cfg(test)]
 mod input_props;
 
-/// The trial worker's modules (`companion/`, built into its own `no_std` program by
-/// `build.rs`), compiled here too so that the tests can hold them against the engine's side
-/// of each interface. Most of it is only called from that program's `main`.
-/// It loads a few of the engine's own files again (`perf_attr.rs`, `tsc.rs`):
-/// in the program they are its only copy.
+/// The trial worker's library (`cyclescope-worker`, built into its own `no_std` program by
+/// `build.rs`), which the tests hold against the engine's side of each interface under the
+/// name they have always used for it.
 #[cfg(test)]
-#[path = "../companion/worker.rs"]
-#[allow(dead_code, clippy::duplicate_mod)]
-pub(crate) mod companion;
+use cyclescope_worker as companion;

@@ -138,7 +138,7 @@ fn is_own_exe(exe: &std::path::Path) -> bool {
 }
 
 /// The program that hosts trials, as records name it: the `no_std` companion built from
-/// `companion/` (see `catalog::bundled::trial_worker`).
+/// `crates/cyclescope-worker` (see `catalog::bundled::trial_worker`).
 pub(crate) const TRIAL_WORKER_NAME: &str = "cyclescope-worker";
 
 /// Runs a worker to its end, handing each message to `on_message` as it arrives; a handler

@@ -140,5 +140,4 @@ pub fn pseudo_xof(output_bits: u64, msg: &[u8], msg_bits: u64, out: &mut [u8]) -
 }
 
 #[cfg(test)]
-#[path = "iccs_tests.rs"]
 mod tests;

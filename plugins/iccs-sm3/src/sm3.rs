@@ -301,5 +301,4 @@ pub fn sm3_bits(msg: &[u8], bits: u64) -> [u8; DIGEST_LEN] {
 }
 
 #[cfg(test)]
-#[path = "sm3_tests.rs"]
 mod tests;

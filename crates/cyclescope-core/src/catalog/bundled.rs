@@ -4,7 +4,8 @@
 //! (`<cache>/bundled/<sha256 prefix>/<file>`), so a copied or installed `cyclescope` measures a real
 //! shared library through dlopen, exactly like a candidate, and every record names a file
 //! whose SHA-256 is the one it reports. Also the built-in catalog of those baselines, and the
-//! trial worker program (`companion/`), which is placed the same way and runs from there.
+//! trial worker program (`crates/cyclescope-worker`), which is placed the same way and runs
+//! from there.
 //!
 //! It never loads a library; it never trusts a cached file it did not check: a file at the
 //! content path whose bytes differ (truncated, replaced) is written anew.

@@ -3,7 +3,7 @@
 //! timing (`reference`), no trial may claim more bytes than a core can load (`floor`), and the
 //! guide's figure on the harness's message may not be far below what the same library takes
 //! on fresh messages (`probe_refusal`). The worker checks its message itself after every
-//! phase (`companion/proof.rs`). Pure judgements on what the workers reported; the campaign
+//! phase (`cyclescope_worker::proof`). Pure judgements on what the workers reported; the campaign
 //! runs the workers and decides what a refusal stops.
 
 pub mod floor;

@@ -1,7 +1,7 @@
 //! What a measurement worker is asked and what it answers. The worker itself is
-//! `cyclescope-worker`, the `no_std` program in `companion/` (its `trial.rs` runs the method):
-//! pinned to the measurement CPU it loads one library, prepares the harness's message
-//! (`msg[i] = (u8)(131·i + len)`), records baseline RSS, runs the warm-ups, then per trial
+//! `cyclescope-worker`, the `no_std` program of `crates/cyclescope-worker` (its `trial` runs
+//! the method): pinned to the measurement CPU it loads one library, prepares the harness's
+//! message (`msg[i] = (u8)(131·i + len)`), records baseline RSS, runs the warm-ups, then per trial
 //! (1) the guide's bare loop of ITERS calls timed by the loop counter and CLOCK_MONOTONIC_RAW —
 //! nothing else inside it — and (2) a separate per-call phase with serialised stamps around
 //! each call for the histogram, so the stamps can never bias the guide figure. Samples come in
@@ -53,13 +53,13 @@ pub struct TrialSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hardware_instructions: bool,
     /// The fresh-message probe's loop with no candidate in the process (a built-in function
-    /// stands in, `companion/library.rs`): what the loop itself costs a call, which the probe's
-    /// rule allows for (`measure::proof`). The library is not handed over, nor loaded.
+    /// stands in, `cyclescope_worker::library`): what the loop itself costs a call, which the
+    /// probe's rule allows for (`measure::proof`). The library is not handed over, nor loaded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loop_only: bool,
 }
 
-/// Which parts of its sandbox the worker put in force (`companion/sandbox.rs`); under
+/// Which parts of its sandbox the worker put in force (`cyclescope_worker::sandbox`); under
 /// valgrind Landlock is not among them (valgrind does not pass its system calls through).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxInForce {
@@ -67,7 +67,7 @@ pub struct SandboxInForce {
     pub seccomp: bool,
 }
 
-/// Messages from the worker (JSON objects tagged by `t`, written by `companion/trial.rs`).
+/// Messages from the worker (JSON objects tagged by `t`, written by `cyclescope_worker::trial`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub(crate) enum TrialMessage {

@@ -3,7 +3,7 @@
 //! [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B] [--max-open-files N]
 //! [--abi supercop] [--fresh] [--msg-offset O --digest-offset O] [--count]
 //! [--hw-instructions] [--loop-only]` (also stored in each
-//! record's `command`), and the trial worker (`companion/args.rs`) reads it back; the tests
+//! record's `command`), and the trial worker (`cyclescope_worker::args`) reads it back; the tests
 //! here hold the two sides together. Nothing here runs a worker.
 
 use super::trial::TrialSpec;

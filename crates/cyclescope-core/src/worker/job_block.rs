@@ -6,7 +6,7 @@
 //!
 //! The block is a decimal byte count on a line of its own, then that many bytes: each
 //! argument followed by a NUL (an argument holds no NUL, as no path does). The `no_std` trial
-//! worker reads the same block (`companion/setup.rs::read_job`) into a buffer of 4 KiB, which
+//! worker reads the same block (`cyclescope_worker::setup::read_job`) into a buffer of 4 KiB, which
 //! its jobs never approach (its library is a descriptor's short path).
 
 use std::io::{self, BufRead, Read};

@@ -13,7 +13,7 @@ use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
 
 /// Bytes of fresh messages one probe trial hashes at most (the trial worker's pool,
-/// `companion/proof.rs`).
+/// `cyclescope_worker::proof`).
 pub(crate) const PROBE_POOL_BYTES: u64 = 1 << 20;
 
 impl Measuring<'_> {
@@ -342,7 +342,7 @@ const LOOP_PROCESSES: u32 = 2;
 /// Probe digests checked one by one against a separate worker's, each drawn at random after
 /// the probe reported them all.
 const PROBE_SPOT_CHECKS: u64 = 2;
-/// The widest digest whose XOR the worker's trial line carries (`companion/trial.rs`).
+/// The widest digest whose XOR the worker's trial line carries (`cyclescope_worker::trial`).
 const PROBE_FOLD_MAX_BYTES: usize = 1024;
 
 /// Calls per probe trial: a fifth of the guide's (at least the guide's minimum of 20), and at

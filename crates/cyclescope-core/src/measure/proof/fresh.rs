@@ -1,6 +1,6 @@
 //! The fresh-message probe's messages as the engine regenerates them from their seed, to check
 //! the digest the probe's last call wrote: the same SplitMix64 stream as the trial worker's
-//! (`companion/proof.rs`, which cannot be linked here; a test holds the two together).
+//! (`cyclescope_worker::proof`, which cannot be linked here; a test holds the two together).
 
 /// The bytes of probe trial `trial`'s pool: `count` messages of `len` bytes from `seed`.
 pub(crate) fn pool(seed: u64, trial: u64, len: usize, count: usize) -> Vec<u8> {

@@ -7,26 +7,31 @@
 //! token and then the job (the arguments of `measure::trial_args`, `worker::job_block`) on its
 //! stdin, and reads its protocol lines; everything it reports is checked there.
 //!
-//! Built by `build.rs` with `rustc -C panic=abort` (Cargo cannot give one binary of a
-//! workspace its own panic strategy) and carried inside the engine like the bundled
-//! libraries; the engine's tests compile these modules too (`cfg(test)`).
+//! This library is the whole program but its C entry point (`main.rs`). `cyclescope-core`'s
+//! `build.rs` compiles both with `rustc -C panic=abort` (Cargo cannot give one binary of a
+//! workspace its own panic strategy) and carries the program inside the engine like the
+//! bundled libraries; the engine's tests link this library (a dev-dependency) to hold its
+//! modules against the engine's side of each interface, which is what the `pub` items here
+//! are for.
 
-pub(crate) mod args;
-pub(crate) mod counter;
-pub(crate) mod guarded;
-pub(crate) mod json;
-pub(crate) mod library;
-pub(crate) mod procfs;
-pub(crate) mod proof;
-pub(crate) mod sampler;
-pub(crate) mod sandbox;
-pub(crate) mod setup;
-pub(crate) mod sys;
-pub(crate) mod text;
-pub(crate) mod trial;
+#![cfg_attr(not(test), no_std)]
 
-#[path = "../src/counter/perf_attr.rs"]
-pub(crate) mod perf_attr;
+pub mod args;
+pub mod counter;
+mod guarded;
+pub mod json;
+pub mod library;
+pub mod procfs;
+pub mod proof;
+mod sampler;
+pub mod sandbox;
+pub mod setup;
+mod sys;
+mod text;
+pub mod trial;
+
+/// The layout of the perf_event the counters open, the engine's own.
+pub use cyclescope_counter_raw::perf_attr;
 
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
@@ -36,7 +41,7 @@ use core::fmt::Write;
 ///
 /// # Safety
 /// Called once, as `main`.
-pub(crate) unsafe fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+pub unsafe fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     // The system-call filter the engine handed over, read before setup closes its descriptor.
     let mut filters = sandbox::FilterBytes::new();
     let (ch, in_force) = match sandbox::take_filters(&mut filters)
@@ -68,4 +73,11 @@ fn fail(why: core::fmt::Arguments<'_>) -> c_int {
     let _ = w.write_fmt(format_args!("cyclescope worker: {why}\n"));
     sys::write_all(2, w.written());
     2
+}
+
+/// Ends the process at once: the program's panic handler (a panic here is a bug in this
+/// program, never the candidate's doing).
+pub fn abort() -> ! {
+    // SAFETY: abort() takes nothing and never returns.
+    unsafe { sys::abort() }
 }

@@ -1,6 +1,6 @@
 //! The trial worker's counters, the same as the engine's (`counter`): perf_event user-mode core
 //! cycles when the kernel gives them and they count, else the architecture's reference
-//! counter (the engine's own `tsc.rs` / `cntvct.rs`, included here); hardware `instructions:u`
+//! counter (read as the engine reads it, `cyclescope-counter-raw`); hardware `instructions:u`
 //! when asked for, with no stand-in when they do not open; serialised stamps and
 //! their overhead for the per-call phase; the clock witness of a trial (perf cycles beside the
 //! reference counter, or APERF/MPERF through the msr driver). Reads only; judging is the
@@ -8,34 +8,35 @@
 
 use core::ffi::{CStr, c_int, c_long, c_ulong};
 
+use cyclescope_counter_raw::reference::ReferenceCounter;
+
 use super::perf_attr::{
     CounterFault, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_RESET,
     PerfEventAttr, PerfReading,
 };
 use super::sys;
 
-#[cfg(target_arch = "x86_64")]
-#[path = "../src/counter/tsc.rs"]
-mod reference;
-#[cfg(target_arch = "aarch64")]
-#[path = "../src/counter/cntvct.rs"]
-mod reference;
+pub(crate) use cyclescope_counter_raw::reference::{reference_now, stamp_end, stamp_start};
 
-pub(crate) use reference::{REFERENCE_SOURCE, reference_now, stamp_end, stamp_start};
+/// The architecture's reference counter, by the records' name (None: there is none).
+pub const REFERENCE_SOURCE: Option<CycleSource> = match cyclescope_counter_raw::reference::REFERENCE
+{
+    Some(ReferenceCounter::Tsc) => Some(CycleSource::Tsc),
+    Some(ReferenceCounter::Cntvct) => Some(CycleSource::Cntvct),
+    None => None,
+};
 
 /// What a count counts, by the name records use (`counter::CycleSource`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CycleSource {
+pub enum CycleSource {
     PerfUserCycles,
     PerfUserInstructions,
-    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     Tsc,
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     Cntvct,
 }
 
 impl CycleSource {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             CycleSource::PerfUserCycles => "perf_event:cpu-cycles:u",
             CycleSource::PerfUserInstructions => "perf_event:instructions:u",
@@ -47,7 +48,7 @@ impl CycleSource {
 
 /// Why perf_event is not the loop counter (or, asked for instructions, why there is none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PerfRefusal {
+pub enum PerfRefusal {
     /// `perf_event_open` failed with this errno.
     Errno(c_int),
     /// It opened but did not count over a busy loop.
@@ -55,7 +56,7 @@ pub(crate) enum PerfRefusal {
 }
 
 /// The guide's loop counter.
-pub(crate) enum LoopCounter {
+pub enum LoopCounter {
     Perf(c_int),
     /// Hardware `instructions:u` (`--hw-instructions`), read and checked like the cycles.
     PerfInstructions(c_int),
@@ -65,12 +66,12 @@ pub(crate) enum LoopCounter {
 impl LoopCounter {
     /// perf_event user cycles (on the PMU of type `pmu`, a hybrid CPU's core type) if they
     /// open and count, else the reference counter (and why).
-    pub(crate) fn open(pmu: Option<u32>) -> (Self, Option<PerfRefusal>) {
+    pub fn open(pmu: Option<u32>) -> (Self, Option<PerfRefusal>) {
         Self::open_event(PerfEventAttr::user_cycles(pmu))
     }
 
     /// [`LoopCounter::open`] with any event read like the cycles (the tests' software clock).
-    pub(crate) fn open_event(attr: PerfEventAttr) -> (Self, Option<PerfRefusal>) {
+    pub fn open_event(attr: PerfEventAttr) -> (Self, Option<PerfRefusal>) {
         match open_counting_perf(attr) {
             Ok(fd) => (LoopCounter::Perf(fd), None),
             Err(why) => (LoopCounter::Reference(0), Some(why)),
@@ -79,16 +80,16 @@ impl LoopCounter {
 
     /// Hardware `instructions:u` on the PMU of type `pmu`, or why they cannot be had: never
     /// the reference counter in their place, whose ticks are no instructions.
-    pub(crate) fn open_instructions(pmu: Option<u32>) -> Result<Self, PerfRefusal> {
+    pub fn open_instructions(pmu: Option<u32>) -> Result<Self, PerfRefusal> {
         Self::open_instructions_event(PerfEventAttr::user_instructions(pmu))
     }
 
     /// [`LoopCounter::open_instructions`] with the attribute given (the tests' own).
-    pub(crate) fn open_instructions_event(attr: PerfEventAttr) -> Result<Self, PerfRefusal> {
+    pub fn open_instructions_event(attr: PerfEventAttr) -> Result<Self, PerfRefusal> {
         open_counting_perf(attr).map(LoopCounter::PerfInstructions)
     }
 
-    pub(crate) fn source(&self) -> CycleSource {
+    pub fn source(&self) -> CycleSource {
         match self {
             LoopCounter::Perf(_) => CycleSource::PerfUserCycles,
             LoopCounter::PerfInstructions(_) => CycleSource::PerfUserInstructions,
@@ -97,23 +98,22 @@ impl LoopCounter {
     }
 
     #[inline(always)]
-    pub(crate) fn start(&mut self) {
+    pub fn start(&mut self) {
         match self {
             LoopCounter::Perf(fd) | LoopCounter::PerfInstructions(fd) => reset_enable(*fd),
             LoopCounter::Reference(start) => *start = reference_now(),
         }
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
     #[inline(always)]
-    pub(crate) fn stop(&mut self) -> u64 {
+    pub fn stop(&mut self) -> u64 {
         self.stop_checked().unwrap_or(0)
     }
 
     /// The count since `start`, or the fault that makes perf's no figure: zero, or running
     /// for less time than enabled (multiplexed, or on another core type's CPU).
     #[inline(always)]
-    pub(crate) fn stop_checked(&mut self) -> Result<u64, CounterFault> {
+    pub fn stop_checked(&mut self) -> Result<u64, CounterFault> {
         match self {
             LoopCounter::Perf(fd) | LoopCounter::PerfInstructions(fd) => {
                 PerfReading::checked(disable_read(*fd))
@@ -179,7 +179,7 @@ pub(crate) const TIMER_OVERHEAD_REPETITIONS: usize = 10_000;
 
 /// The median cost of a serialised stamp pair, in reference ticks (None when the buffer for
 /// it cannot be had).
-pub(crate) fn timer_overhead() -> Option<u64> {
+pub fn timer_overhead() -> Option<u64> {
     let bytes = sys::alloc_filled(TIMER_OVERHEAD_REPETITIONS * 4, 0)?;
     // u32, saturating, as the engine measures it: half the memory of u64 samples.
     let (_, ticks, _) = {

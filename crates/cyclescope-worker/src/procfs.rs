@@ -20,12 +20,12 @@ fn field(path: &CStr, n: usize) -> Option<u64> {
 }
 
 /// Resident pages × page size (`/proc/self/statm`, second field), 0 when unreadable.
-pub(crate) fn resident_bytes() -> u64 {
+pub fn resident_bytes() -> u64 {
     field(c"/proc/self/statm", 1).map_or(0, |pages| pages * sys::page_size())
 }
 
 /// `VmHWM` of `/proc/self/status`, in bytes (0 when unreadable).
-pub(crate) fn peak_resident_bytes() -> u64 {
+pub fn peak_resident_bytes() -> u64 {
     let mut buf = [0u8; 4096];
     let Some(len) = sys::read_file(c"/proc/self/status", &mut buf) else {
         return 0;
@@ -34,7 +34,7 @@ pub(crate) fn peak_resident_bytes() -> u64 {
 }
 
 /// The number after `key` in `/proc/…/status` text (a `kB` figure).
-pub(crate) fn status_kib(status: &[u8], key: &[u8]) -> Option<u64> {
+pub fn status_kib(status: &[u8], key: &[u8]) -> Option<u64> {
     status
         .split(|&b| b == b'\n')
         .find_map(|line| line.strip_prefix(key))?
@@ -44,6 +44,6 @@ pub(crate) fn status_kib(status: &[u8], key: &[u8]) -> Option<u64> {
 }
 
 /// Nanoseconds this thread has waited runnable so far (`/proc/thread-self/schedstat`).
-pub(crate) fn runqueue_wait_ns() -> Option<u64> {
+pub fn runqueue_wait_ns() -> Option<u64> {
     field(c"/proc/thread-self/schedstat", 1)
 }

@@ -191,7 +191,7 @@ pub(crate) fn close_go_lines() {
 }
 
 /// The token of a line: 32 hex digits, surrounding white space ignored.
-pub(crate) fn parse_token(line: &[u8]) -> Option<[u8; 32]> {
+pub fn parse_token(line: &[u8]) -> Option<[u8; 32]> {
     let t = line.trim_ascii();
     let token: [u8; 32] = t.try_into().ok()?;
     token.iter().all(u8::is_ascii_hexdigit).then_some(token)

@@ -5,13 +5,14 @@
 
 use core::arch::x86_64::{__rdtscp, _mm_lfence, _rdtsc};
 
-use super::CycleSource;
+use super::ReferenceCounter;
 
-pub(crate) const REFERENCE_SOURCE: Option<CycleSource> = Some(CycleSource::Tsc);
+/// The counter [`reference_now`] and the stamps read.
+pub const REFERENCE: Option<ReferenceCounter> = Some(ReferenceCounter::Tsc);
 
 /// Unserialised `rdtsc`.
 #[inline(always)]
-pub(crate) fn reference_now() -> u64 {
+pub fn reference_now() -> u64 {
     // SAFETY: `rdtsc` reads a register every x86-64 CPU has; it touches no memory.
     unsafe { _rdtsc() }
 }
@@ -19,7 +20,7 @@ pub(crate) fn reference_now() -> u64 {
 /// `lfence; rdtsc`: the stamp is taken after every earlier instruction has completed locally,
 /// so nothing before it leaks into the timed region.
 #[inline(always)]
-pub(crate) fn stamp_start() -> u64 {
+pub fn stamp_start() -> u64 {
     // SAFETY: `lfence` and `rdtsc` exist on every x86-64 CPU (SSE2 is baseline); they only
     // order execution and read the counter.
     unsafe {
@@ -31,7 +32,7 @@ pub(crate) fn stamp_start() -> u64 {
 /// `rdtscp; lfence`: `rdtscp` waits for earlier instructions (the timed call) to finish and the
 /// fence keeps later ones from starting before the stamp is read.
 #[inline(always)]
-pub(crate) fn stamp_end() -> u64 {
+pub fn stamp_end() -> u64 {
     let mut aux = 0u32;
     // SAFETY: `rdtscp` writes IA32_TSC_AUX through a pointer to a live local `u32`; every
     // x86-64 CPU of the last fifteen years implements it (cpuinfo flag `rdtscp`).

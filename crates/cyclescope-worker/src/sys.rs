@@ -78,7 +78,6 @@ unsafe extern "C" {
     fn getrlimit(resource: c_int, limit: *mut Rlimit) -> c_int;
     fn getppid() -> c_int;
     fn getenv(name: *const c_char) -> *const c_char;
-    fn sched_setaffinity(pid: c_int, size: usize, mask: *const c_ulong) -> c_int;
     fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
     fn sysconf(name: c_int) -> c_long;
     fn strerror(errnum: c_int) -> *const c_char;
@@ -283,20 +282,6 @@ pub(crate) fn env(name: &CStr) -> Option<&'static [u8]> {
     let p = unsafe { getenv(name.as_ptr()) };
     // SAFETY: non-NULL, NUL-terminated (above).
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes())
-}
-
-/// Pins this process (its one thread) to `cpu`.
-pub(crate) fn pin_to(cpu: usize) -> Result<(), c_int> {
-    // `cpu_set_t`: 1024 bits.
-    let bits = c_ulong::BITS as usize;
-    let mut mask = [0 as c_ulong; 1024 / c_ulong::BITS as usize];
-    let Some(word) = mask.get_mut(cpu / bits) else {
-        return Err(EINVAL);
-    };
-    *word = 1 << (cpu % bits);
-    // SAFETY: the kernel reads `size_of_val(&mask)` bytes from a live local array.
-    let rc = unsafe { sched_setaffinity(0, size_of_val(&mask), mask.as_ptr()) };
-    if rc < 0 { Err(errno()) } else { Ok(()) }
 }
 
 /// A clock's reading in nanoseconds (0 if it cannot be read).

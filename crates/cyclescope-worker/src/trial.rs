@@ -11,16 +11,28 @@
 //! probe instead: after `ready` it waits for the seed on stdin (the engine starts its clock on
 //! this process as it sends it), then each call of a trial hashes a message of its own
 //! (`proof::Fresh`), laid one after another in one allocation, and every call's digest is
-//! reported (`digests`) for the engine to spot-check.
+//! reported (`digests`) for the engine to spot-check. The calls and their loops are `call`'s,
+//! the lines sent `messages`'.
 
 use core::ffi::c_int;
 
+mod call;
+mod messages;
+
+pub use call::{Call, fill_harness_message};
+use call::{cyclescope_counted_calls, cyclescope_warmup_calls};
+use messages::send_digests;
+pub(crate) use messages::send_instructions_unavailable;
+pub use messages::{
+    TrialFigures, error, send_counter_fault, send_cryptofail, send_input_changed, send_overflow,
+    send_ready, send_trial,
+};
+
 use super::args::Invocation;
-use super::counter::{self, LoopCounter, PerfRefusal, Witness};
+use super::counter::{self, LoopCounter, Witness};
 use super::guarded::Guarded;
 use super::json::Channel;
-use super::library::{self, Entry, LoadError, MetaBlock};
-use super::perf_attr::CounterFault;
+use super::library::{self, Entry, LoadError};
 use super::procfs;
 use super::proof::{self, Fresh, Probe};
 use super::sampler::Sampler;
@@ -34,109 +46,6 @@ const BATCH_INTERVAL_NS: u64 = 25_000_000;
 const EXIT_DONE: c_int = 0;
 const EXIT_ERROR: c_int = 2;
 const EXIT_FAULT: c_int = 3;
-
-/// The candidate's entry point with its arguments fixed, the ABI chosen before any loop.
-pub(crate) struct Call {
-    pub(crate) entry: Entry,
-    pub(crate) digest_bits: c_int,
-    pub(crate) msg: *const u8,
-    pub(crate) msg_bits: u64,
-    pub(crate) digest: *mut u8,
-}
-
-impl Call {
-    /// `n` calls; the last non-zero return, or 0.
-    #[inline(always)]
-    fn call_n(&self, n: u64) -> c_int {
-        let mut failed = 0;
-        match self.entry {
-            Entry::Iccs(f) => {
-                for _ in 0..n {
-                    // SAFETY: both pointers point into live buffers at least as long as the
-                    // API lets the callee touch (the message holds msg_bits, the digest
-                    // digest_bits), inside guard bytes of the same allocations. What the
-                    // candidate does beyond its contract is what this process contains.
-                    let rc = unsafe { f(self.digest_bits, self.msg, self.msg_bits, self.digest) };
-                    if rc != 0 {
-                        failed = rc;
-                    }
-                }
-            }
-            Entry::Supercop(f) => {
-                let len = self.msg_bits / 8;
-                for _ in 0..n {
-                    // SAFETY: as above, for `crypto_hash(out, in, inlen)`.
-                    let rc = unsafe { f(self.digest, self.msg, len) };
-                    if rc != 0 {
-                        failed = rc;
-                    }
-                }
-            }
-        }
-        failed
-    }
-
-    /// The probe's loop: call `i` hashes the `i`-th message of `stride` bytes from `msg`, and
-    /// its digest is copied to the `i`-th slot of `out` (slots of `out.len() / n` bytes).
-    #[inline(always)]
-    fn call_pool(&self, n: u64, stride: usize, out: &mut [u8]) -> c_int {
-        let mut failed = 0;
-        let mut at = self.msg;
-        let slot = out.len() / (n.max(1) as usize);
-        for i in 0..n as usize {
-            let rc = match self.entry {
-                // SAFETY: `at` stays inside the pool, which holds `n` messages of `stride`
-                // bytes (msg_bits / 8 each) inside guard bytes; the digest as in `call_n`.
-                Entry::Iccs(f) => unsafe { f(self.digest_bits, at, self.msg_bits, self.digest) },
-                // SAFETY: as above, for `crypto_hash(out, in, inlen)`.
-                Entry::Supercop(f) => unsafe { f(self.digest, at, self.msg_bits / 8) },
-            };
-            if rc != 0 {
-                failed = rc;
-            }
-            // Byte by byte through volatile reads: a `memcpy` call would be one more call out of
-            // the counted function, which callgrind would count as the candidate's.
-            for (k, d) in out[i * slot..(i + 1) * slot].iter_mut().enumerate() {
-                // SAFETY: the digest buffer holds `slot` bytes (digest_bits / 8, rounded up).
-                *d = unsafe { core::ptr::read_volatile(self.digest.add(k)) };
-            }
-            at = at.wrapping_add(stride);
-        }
-        failed
-    }
-}
-
-/// The warm-up calls of an instruction count (`--count`), in a function of their own: the
-/// parent reads callgrind's call graph and counts only what the candidate executed when called
-/// from [`cyclescope_counted_calls`], so first-call costs (lazy binding, page faults) stay here.
-/// One call per invocation, so that its code differs from the counted loop's (identical
-/// functions would be folded into one symbol).
-#[unsafe(no_mangle)]
-#[inline(never)]
-fn cyclescope_warmup_calls(call: &Call) -> c_int {
-    call.call_n(1)
-}
-
-/// The counted calls of an instruction count (`--count`): `call_n` is inlined here, so the
-/// only calls out of this function are the candidate's entry point.
-///
-/// The fresh-message probe's count goes through here too (`pool`: its messages' stride and the
-/// slots for their digests), so that callgrind counts it the same way.
-#[unsafe(no_mangle)]
-#[inline(never)]
-fn cyclescope_counted_calls(call: &Call, n: u64, pool: Option<(usize, &mut [u8])>) -> c_int {
-    match pool {
-        None => call.call_n(n),
-        Some((stride, out)) => call.call_pool(n, stride, out),
-    }
-}
-
-/// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
-pub(crate) fn fill_harness_message(msg: &mut [u8], len: u64) {
-    for (i, b) in msg.iter_mut().enumerate() {
-        *b = (i as u64).wrapping_mul(131).wrapping_add(len) as u8;
-    }
-}
 
 /// Runs the invocation and reports on `ch`; the process's exit code.
 pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_int {
@@ -407,91 +316,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     EXIT_DONE
 }
 
-/// Lets a message be finished by a closure in the middle of a chain.
-trait Pipe: Sized {
-    fn pipe(self, f: impl FnOnce(Self) -> Self) -> Self {
-        f(self)
-    }
-}
-impl Pipe for super::json::Line {}
-
-/// One trial's figures, and the digest its loop's last call wrote.
-pub(crate) struct TrialFigures<'a> {
-    pub(crate) iterations: u64,
-    pub(crate) nanoseconds: u64,
-    pub(crate) cycles: u64,
-    pub(crate) waited_ns: Option<u64>,
-    pub(crate) clock: Option<(&'a str, u64, u64)>,
-    pub(crate) digest: &'a [u8],
-}
-
-pub(crate) fn send_trial(ch: &Channel, t: TrialFigures<'_>) {
-    ch.message("trial")
-        .number("measurements", t.iterations)
-        .number("nanoseconds", t.nanoseconds)
-        .number("cycles", t.cycles)
-        .optional("waited_ns", t.waited_ns)
-        .pipe(|line| match t.clock {
-            Some((kind, core, reference)) => line.object("clock", |o| {
-                o.name("kind", kind)
-                    .number("core", core)
-                    .number("reference", reference)
-            }),
-            None => line.null("clock"),
-        })
-        .hex("digest", t.digest)
-        .send();
-}
-
-pub(crate) fn send_ready(
-    ch: &Channel,
-    lib: &library::Library,
-    baseline_rss_bytes: u64,
-    loop_counter: &LoopCounter,
-    refusal: Option<PerfRefusal>,
-    overhead: Option<u64>,
-    in_force: InForce,
-) {
-    ch.message("ready")
-        .pipe(|line| match &lib.meta {
-            MetaBlock::Absent => line.null("meta_block"),
-            MetaBlock::Null => line.hex("meta_block", &[]),
-            MetaBlock::Bytes(bytes, len) => line.hex("meta_block", &bytes[..*len]),
-        })
-        .pipe(|line| match lib.build_flags {
-            Some(flags) => line.hex("build_flags", flags),
-            None => line.null("build_flags"),
-        })
-        .number("baseline_rss_bytes", baseline_rss_bytes)
-        .name("cycle_source", loop_counter.source().name())
-        .pipe(|line| match refusal {
-            None => line.null("perf_unavailable"),
-            Some(PerfRefusal::Errno(e)) => {
-                line.object("perf_unavailable", |o| o.number("errno", e))
-            }
-            Some(PerfRefusal::NoCount) => line.name("perf_unavailable", "no_count"),
-        })
-        .pipe(|line| match (overhead, counter::REFERENCE_SOURCE) {
-            (Some(_), Some(source)) => line.name("per_call_source", source.name()),
-            _ => line.null("per_call_source"),
-        })
-        .number("timer_overhead_ticks", overhead.unwrap_or(0))
-        .object("sandbox", |o| {
-            o.boolean("landlock", in_force.landlock)
-                .boolean("seccomp", in_force.seccomp)
-        })
-        .send();
-}
-
 /// The per-call phase: a serialised stamp pair around each call, the overhead subtracted,
 /// sent in batches; the last non-zero return, or 0.
-pub(crate) fn sample_calls(
-    ch: &Channel,
-    calls: u64,
-    overhead: u64,
-    call: &Call,
-    buf: &mut [u8],
-) -> c_int {
+pub fn sample_calls(ch: &Channel, calls: u64, overhead: u64, call: &Call, buf: &mut [u8]) -> c_int {
     // SAFETY: a u8 buffer viewed as u64 where aligned (malloc's memory is); every bit pattern
     // is a valid u64.
     let (_, batch, _) = unsafe { buf.align_to_mut::<u64>() };
@@ -522,67 +349,4 @@ pub(crate) fn sample_calls(
             .send();
     }
     bad_rc
-}
-
-/// Every digest of a probe trial, in order, whole digests of at most `BYTES_PER_LINE` bytes a
-/// line (the engine takes lines of up to 1 MiB, and hex doubles them).
-fn send_digests(ch: &Channel, all: &[u8], digest_len: usize) {
-    const BYTES_PER_LINE: usize = 128 << 10;
-    let per_line = (BYTES_PER_LINE / digest_len.max(1)).max(1) * digest_len.max(1);
-    for chunk in all.chunks(per_line) {
-        ch.message("digests").hex("hex", chunk).send();
-    }
-}
-
-/// A guard byte changed: the candidate wrote outside its buffers.
-pub(crate) fn send_overflow(ch: &Channel) {
-    ch.message("overflow").send();
-}
-
-/// The message is not the one the worker prepared: the candidate wrote into its input.
-pub(crate) fn send_input_changed(ch: &Channel, offset: u64) {
-    ch.message("input_changed").number("offset", offset).send();
-}
-
-/// The loop counter's reading is no figure (zero, multiplexed, unread): the job ends with
-/// it named.
-/// `--hw-instructions` and the event does not open or count: the worker measures nothing.
-pub(crate) fn send_instructions_unavailable(ch: &Channel, why: PerfRefusal) -> c_int {
-    ch.message("instructions_unavailable")
-        .pipe(|line| match why {
-            PerfRefusal::Errno(e) => line.object("refusal", |o| o.number("errno", e)),
-            PerfRefusal::NoCount => line.name("refusal", "no_count"),
-        })
-        .send();
-    EXIT_FAULT
-}
-
-pub(crate) fn send_counter_fault(ch: &Channel, fault: CounterFault) -> c_int {
-    let (enabled, running) = match fault {
-        CounterFault::Multiplexed {
-            enabled_ns,
-            running_ns,
-        } => (enabled_ns, running_ns),
-        _ => (0, 0),
-    };
-    ch.message("counter_fault")
-        .name("fault", fault.name())
-        .number("enabled_ns", enabled)
-        .number("running_ns", running)
-        .send();
-    EXIT_FAULT
-}
-
-/// The candidate returned non-zero.
-pub(crate) fn send_cryptofail(ch: &Channel, rc: c_int) {
-    ch.message("cryptofail").number("rc", rc).send();
-}
-
-/// Reports that the process could not measure.
-pub(crate) fn error(ch: &Channel, stage: &str, detail: &[u8]) -> c_int {
-    ch.message("error")
-        .name("stage", stage)
-        .text("detail", super::text::Lossy(detail))
-        .send();
-    EXIT_ERROR
 }

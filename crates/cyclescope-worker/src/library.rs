@@ -16,14 +16,14 @@ type BuildFlagsFn = unsafe extern "C" fn() -> *const c_char;
 
 /// `sizeof(ngcc_meta_common_t)` and `sizeof(ngcc_meta_hash_t)` (checked against the engine's
 /// definitions in a test), and where `struct_size` sits in the common header.
-pub(crate) const META_COMMON_BYTES: usize = 640;
-pub(crate) const META_HASH_BYTES: usize = 656;
+pub const META_COMMON_BYTES: usize = 640;
+pub const META_HASH_BYTES: usize = 656;
 const STRUCT_SIZE_OFFSET: usize = 12;
 /// The longest `ngcc_build_flags()` string copied.
 const BUILD_FLAGS_MAX: usize = 4096;
 
 #[derive(Clone, Copy)]
-pub(crate) enum Entry {
+pub enum Entry {
     Iccs(CryptHashFn),
     Supercop(SupercopHashFn),
 }
@@ -40,13 +40,13 @@ pub(crate) enum MetaBlock {
     Bytes([u8; META_HASH_BYTES], usize),
 }
 
-pub(crate) struct Library {
+pub struct Library {
     pub(crate) entry: Entry,
     pub(crate) meta: MetaBlock,
     pub(crate) build_flags: Option<&'static [u8]>,
 }
 
-pub(crate) enum LoadError {
+pub enum LoadError {
     /// `dlopen` failed: the dynamic linker's message.
     Dlopen(&'static [u8]),
     /// The ABI's entry point is missing.
@@ -96,7 +96,7 @@ fn symbol(handle: *mut core::ffi::c_void, name: &CStr) -> *mut core::ffi::c_void
 }
 
 /// Loads `path` and resolves its entry point (`crypto_hash` for SUPERCOP, else `CryptHash`).
-pub(crate) fn open(path: &CStr, supercop: bool) -> Result<Library, LoadError> {
+pub fn open(path: &CStr, supercop: bool) -> Result<Library, LoadError> {
     // SAFETY: loading a library runs its initialisers: foreign code this process exists to
     // contain (its sandbox is in force). The handle is never closed: the process ends with it.
     let handle = unsafe { sys::dlopen(path.as_ptr(), sys::RTLD_NOW | sys::RTLD_LOCAL) };

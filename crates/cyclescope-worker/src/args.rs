@@ -13,50 +13,50 @@ use super::text::Lossy;
 
 /// Everything one trial worker is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Invocation<'a> {
-    pub(crate) library: &'a CStr,
-    pub(crate) digest_bits: u32,
-    pub(crate) input_bytes: u64,
-    pub(crate) iterations: u64,
-    pub(crate) warmups: u64,
-    pub(crate) trials: u32,
-    pub(crate) sample_calls: u64,
-    pub(crate) cpu: Option<usize>,
+pub struct Invocation<'a> {
+    pub library: &'a CStr,
+    pub digest_bits: u32,
+    pub input_bytes: u64,
+    pub iterations: u64,
+    pub warmups: u64,
+    pub trials: u32,
+    pub sample_calls: u64,
+    pub cpu: Option<usize>,
     /// The perf type of the measurement CPU's core PMU on a hybrid CPU (`host::pmu`): the
     /// cycles event names it in its config.
-    pub(crate) pmu_type: Option<u32>,
+    pub pmu_type: Option<u32>,
     /// The sampled profile (`sampler`): sample the calls' instruction pointers every this
     /// many nanoseconds of cpu-clock (hardware cycles where the PMU allows).
-    pub(crate) sample_period_ns: Option<u64>,
-    pub(crate) address_space_bytes: Option<u64>,
-    pub(crate) cpu_seconds: Option<u64>,
-    pub(crate) file_size_bytes: Option<u64>,
-    pub(crate) open_files: Option<u64>,
+    pub sample_period_ns: Option<u64>,
+    pub address_space_bytes: Option<u64>,
+    pub cpu_seconds: Option<u64>,
+    pub file_size_bytes: Option<u64>,
+    pub open_files: Option<u64>,
     /// SUPERCOP's `crypto_hash` instead of ICCS `CryptHash`.
-    pub(crate) supercop: bool,
+    pub supercop: bool,
     /// The fresh-message probe: each call hashes a message of its own, pseudo-random from
     /// this seed, instead of the harness's message — and with the first 8 bytes of each from a
     /// second seed that arrives on stdin only after `ready` (`setup::read_go_line`), so that
     /// no candidate code can hash a probe message before the engine starts its clock.
-    pub(crate) fresh_seed: Option<u64>,
+    pub fresh_seed: Option<u64>,
     /// A layout of its own (`measure::layout`): the message and the digest this many bytes
     /// past a 64-byte boundary, instead of where their allocations put them.
-    pub(crate) offsets: Option<(usize, usize)>,
+    pub offsets: Option<(usize, usize)>,
     /// The instruction count (`counter::callgrind`): the process runs under valgrind, its
     /// warm-ups and its counted calls each in a function of their own that the parent finds
     /// in callgrind's call graph, and no per-call phase.
-    pub(crate) count: bool,
+    pub count: bool,
     /// The loop counter is hardware `instructions:u` on the core PMU, and nothing else: where
     /// it does not open, the worker refuses (`--counter hw-instructions`).
-    pub(crate) hw_instructions: bool,
+    pub hw_instructions: bool,
     /// The fresh-message probe with no candidate: LIB is not loaded, a built-in function
     /// stands in (`library::loop_only`), so the engine learns what the probe's loop itself
     /// costs a call.
-    pub(crate) loop_only: bool,
+    pub loop_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgsError<'a> {
+pub enum ArgsError<'a> {
     Usage,
     NoLibrary,
     NotANumber(&'a [u8]),
@@ -133,7 +133,7 @@ pub(crate) fn words(body: &[u8]) -> impl Iterator<Item = &CStr> {
 }
 
 /// Reads the job's arguments.
-pub(crate) fn parse<'a>(
+pub fn parse<'a>(
     args: impl IntoIterator<Item = &'a CStr>,
 ) -> Result<Invocation<'a>, ArgsError<'a>> {
     let mut it = args.into_iter().skip_while(|a| a.to_bytes() == b"worker");

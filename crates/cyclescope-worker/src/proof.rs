@@ -8,7 +8,7 @@
 /// size the caches hold, so that fresh messages cost an honest library their own work and not
 /// the memory's bandwidth (an 8 MiB pool put an SM3 library at up to 1.27 times its guide
 /// figure, a faster library would pay more).
-pub(crate) const POOL_BYTES: u64 = 1 << 20;
+pub const POOL_BYTES: u64 = 1 << 20;
 
 /// The first offset at which `msg` is not the harness's message of length `len`.
 pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
@@ -20,10 +20,10 @@ pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
 /// SplitMix64: a fast generator whose stream a seed fixes, so the worker can write the
 /// probe's messages and later read them back without a copy.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fresh(u64);
+pub struct Fresh(u64);
 
 impl Fresh {
-    pub(crate) fn new(seed: u64) -> Self {
+    pub fn new(seed: u64) -> Self {
         Self(seed)
     }
 
@@ -36,7 +36,7 @@ impl Fresh {
     }
 
     /// Fills `bytes` from the stream.
-    pub(crate) fn fill(mut self, bytes: &mut [u8]) {
+    pub fn fill(mut self, bytes: &mut [u8]) {
         for chunk in bytes.chunks_mut(8) {
             let v = self.next().to_le_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);
@@ -55,7 +55,7 @@ impl Fresh {
     }
 
     /// The state a trial after this one starts from (each trial gets new messages).
-    pub(crate) fn advance(self, trial: u64) -> Self {
+    pub fn advance(self, trial: u64) -> Self {
         Self(self.0 ^ trial.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03))
     }
 }
@@ -65,9 +65,9 @@ impl Fresh {
 /// the go line's seed (written after it, in a few cycles a message): so no probe message is
 /// known before the engine starts timing the process.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Probe {
-    pub(crate) body: Fresh,
-    pub(crate) heads: u64,
+pub struct Probe {
+    pub body: Fresh,
+    pub heads: u64,
 }
 
 impl Probe {
@@ -86,13 +86,13 @@ impl Probe {
     }
 
     /// Trial `trial`'s pool, complete.
-    pub(crate) fn fill(self, trial: u64, pool: &mut [u8], len: usize) {
+    pub fn fill(self, trial: u64, pool: &mut [u8], len: usize) {
         self.body.advance(trial).fill(pool);
         self.toggle_heads(pool, len);
     }
 
     /// The first offset at which trial `trial`'s pool is not what `fill` wrote.
-    pub(crate) fn differs(self, trial: u64, pool: &mut [u8], len: usize) -> Option<usize> {
+    pub fn differs(self, trial: u64, pool: &mut [u8], len: usize) -> Option<usize> {
         self.toggle_heads(pool, len);
         let at = self.body.advance(trial).differs(pool);
         self.toggle_heads(pool, len);
@@ -101,7 +101,7 @@ impl Probe {
 }
 
 /// How many fresh messages one probe trial hashes: one per call, all in the pool.
-pub(crate) fn pool_messages(msg_len: u64, iterations: u64) -> u64 {
+pub fn pool_messages(msg_len: u64, iterations: u64) -> u64 {
     if msg_len == 0 {
         return iterations;
     }

@@ -14,18 +14,18 @@ use super::sys;
 const CHUNK: usize = 2048;
 
 /// Where protocol lines go, and the token that marks them.
-pub(crate) struct Channel {
+pub struct Channel {
     fd: c_int,
     token: [u8; 32],
 }
 
 impl Channel {
-    pub(crate) fn new(fd: c_int, token: [u8; 32]) -> Self {
+    pub fn new(fd: c_int, token: [u8; 32]) -> Self {
         Self { fd, token }
     }
 
     /// Starts a message of type `t`: `TOKEN {"t":"<t>"`.
-    pub(crate) fn message(&self, t: &str) -> Line {
+    pub fn message(&self, t: &str) -> Line {
         let mut line = Line {
             fd: self.fd,
             buf: [0; CHUNK],
@@ -41,7 +41,7 @@ impl Channel {
 }
 
 /// One protocol line being written.
-pub(crate) struct Line {
+pub struct Line {
     fd: c_int,
     buf: [u8; CHUNK],
     len: usize,
@@ -78,7 +78,7 @@ impl Line {
     }
 
     /// `,"key":<number>`.
-    pub(crate) fn number(mut self, key: &str, v: impl fmt::Display) -> Self {
+    pub fn number(mut self, key: &str, v: impl fmt::Display) -> Self {
         self.key(key);
         let _ = write!(self, "{v}");
         self
@@ -160,7 +160,7 @@ impl Line {
     }
 
     /// Closes the object and sends the rest of the line.
-    pub(crate) fn send(mut self) {
+    pub fn send(mut self) {
         self.raw(b"}\n");
         self.flush();
     }

@@ -5,13 +5,14 @@
 
 use core::arch::asm;
 
-use super::CycleSource;
+use super::ReferenceCounter;
 
-pub(crate) const REFERENCE_SOURCE: Option<CycleSource> = Some(CycleSource::Cntvct);
+/// The counter [`reference_now`] and the stamps read.
+pub const REFERENCE: Option<ReferenceCounter> = Some(ReferenceCounter::Cntvct);
 
 /// Unserialised `mrs cntvct_el0`.
 #[inline(always)]
-pub(crate) fn reference_now() -> u64 {
+pub fn reference_now() -> u64 {
     let t: u64;
     // SAFETY: Linux enables EL0 access to the virtual counter; the read has no side effects.
     // (No `nomem`: memory accesses must not be moved across a timestamp.)
@@ -21,7 +22,7 @@ pub(crate) fn reference_now() -> u64 {
 
 /// `isb; mrs cntvct_el0`: the barrier makes earlier instructions complete before the read.
 #[inline(always)]
-pub(crate) fn stamp_start() -> u64 {
+pub fn stamp_start() -> u64 {
     let t: u64;
     // SAFETY: as for `reference_now`; `isb` only synchronises the instruction stream.
     unsafe { asm!("isb", "mrs {}, cntvct_el0", out(reg) t, options(nostack, preserves_flags)) };
@@ -31,7 +32,7 @@ pub(crate) fn stamp_start() -> u64 {
 /// `isb; mrs cntvct_el0; isb`: the timed call has completed before the read, and later
 /// instructions do not start before it.
 #[inline(always)]
-pub(crate) fn stamp_end() -> u64 {
+pub fn stamp_end() -> u64 {
     let t: u64;
     // SAFETY: as for `stamp_start`.
     unsafe {

@@ -1,24 +1,20 @@
 //! `struct perf_event_attr` of `<linux/perf_event.h>` and the constants cyclescope opens its
 //! counter with, laid out here because the `libc` crate does not define them. Plain `core`
-//! items, shared by the engine's counter and the trial worker companion (which includes this
-//! file), so the two open exactly the same event. No system call is made here.
+//! items, shared by the engine's counter and the trial worker, so the two open exactly the
+//! same event. No system call is made here.
 
 const PERF_TYPE_HARDWARE: u32 = 0;
 const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
-// The sampling items serve the trial worker (`companion/sampler.rs`), which includes this file.
-#[allow(dead_code)]
+// The sampling items serve the trial worker's profile (`cyclescope-worker`'s `sampler`).
 const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 /// `PERF_SAMPLE_IP`: each sample record holds the instruction pointer alone.
-#[allow(dead_code)]
 const PERF_SAMPLE_IP: u64 = 1;
 /// `PERF_RECORD_LOST` and `PERF_RECORD_SAMPLE`, the ring buffer's record types read.
-#[allow(dead_code)]
-pub(crate) const PERF_RECORD_LOST: u32 = 2;
-#[allow(dead_code)]
-pub(crate) const PERF_RECORD_SAMPLE: u32 = 9;
+pub const PERF_RECORD_LOST: u32 = 2;
+pub const PERF_RECORD_SAMPLE: u32 = 9;
 /// `PERF_PMU_TYPE_SHIFT`: a generic hardware event names its PMU (a hybrid CPU's core type)
 /// in the upper 32 bits of `config`.
 const PERF_PMU_TYPE_SHIFT: u32 = 32;
@@ -35,15 +31,15 @@ const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 
 // `_IO('$', n)`: no direction bits, no size, type '$' (0x24) — the same on x86-64 and AArch64.
-pub(crate) const PERF_EVENT_IOC_ENABLE: u32 = 0x2400;
-pub(crate) const PERF_EVENT_IOC_DISABLE: u32 = 0x2401;
-pub(crate) const PERF_EVENT_IOC_RESET: u32 = 0x2403;
+pub const PERF_EVENT_IOC_ENABLE: u32 = 0x2400;
+pub const PERF_EVENT_IOC_DISABLE: u32 = 0x2401;
+pub const PERF_EVENT_IOC_RESET: u32 = 0x2403;
 
 /// `struct perf_event_attr` of `<linux/perf_event.h>` (the unions are reduced to their first
 /// member; the bitfield word is `flags`).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct PerfEventAttr {
+pub struct PerfEventAttr {
     type_: u32,
     size: u32,
     config: u64,
@@ -75,7 +71,7 @@ impl PerfEventAttr {
     /// The harness's event (`ngcc_perf.c`, `clockprobe.c`): hardware cpu-cycles, opened
     /// disabled, user mode only (kernel and hypervisor excluded); on a hybrid CPU on the PMU
     /// of type `pmu` (`host::pmu`). Reads carry the enabled and running times.
-    pub(crate) fn user_cycles(pmu: Option<u32>) -> Self {
+    pub fn user_cycles(pmu: Option<u32>) -> Self {
         let extended = pmu.map_or(0, |t| u64::from(t) << PERF_PMU_TYPE_SHIFT);
         PerfEventAttr {
             type_: PERF_TYPE_HARDWARE,
@@ -90,7 +86,7 @@ impl PerfEventAttr {
     /// Hardware retired instructions (`instructions:u`), opened and read exactly like
     /// [`PerfEventAttr::user_cycles`], on the same core PMU of a hybrid CPU: the loop counter of
     /// `--counter hw-instructions`.
-    pub(crate) fn user_instructions(pmu: Option<u32>) -> Self {
+    pub fn user_instructions(pmu: Option<u32>) -> Self {
         let extended = pmu.map_or(0, |t| u64::from(t) << PERF_PMU_TYPE_SHIFT);
         PerfEventAttr {
             config: extended | PERF_COUNT_HW_INSTRUCTIONS,
@@ -100,8 +96,7 @@ impl PerfEventAttr {
 
     /// A sampling event for the profile: hardware cycles every `period` cycles (on the PMU of
     /// type `pmu` on a hybrid CPU), user mode only, each sample the instruction pointer.
-    #[allow(dead_code)]
-    pub(crate) fn sampling_cycles(pmu: Option<u32>, period: u64) -> Self {
+    pub fn sampling_cycles(pmu: Option<u32>, period: u64) -> Self {
         PerfEventAttr {
             sample_period: period,
             sample_type: PERF_SAMPLE_IP,
@@ -112,8 +107,7 @@ impl PerfEventAttr {
 
     /// The `cpu-clock` software event sampling every `period_ns` nanoseconds, where there is no
     /// PMU (as in most virtual machines).
-    #[allow(dead_code)]
-    pub(crate) fn sampling_cpu_clock(period_ns: u64) -> Self {
+    pub fn sampling_cpu_clock(period_ns: u64) -> Self {
         PerfEventAttr {
             type_: PERF_TYPE_SOFTWARE,
             config: PERF_COUNT_SW_CPU_CLOCK,
@@ -123,8 +117,7 @@ impl PerfEventAttr {
 
     /// The software task clock (nanoseconds this thread ran), opened and read exactly like
     /// [`PerfEventAttr::user_cycles`]: a machine without a PMU still runs the read path with it.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn task_clock() -> Self {
+    pub fn task_clock() -> Self {
         PerfEventAttr {
             type_: PERF_TYPE_SOFTWARE,
             config: PERF_COUNT_SW_TASK_CLOCK,
@@ -136,15 +129,15 @@ impl PerfEventAttr {
 /// What one read of an event opened with [`PerfEventAttr`] returns: the count, and the
 /// nanoseconds it was enabled and running (`read_format` of the two times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct PerfReading {
-    pub(crate) count: u64,
-    pub(crate) enabled_ns: u64,
-    pub(crate) running_ns: u64,
+pub struct PerfReading {
+    pub count: u64,
+    pub enabled_ns: u64,
+    pub running_ns: u64,
 }
 
 /// Why a reading is no figure: a counter fault, named in the job's failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CounterFault {
+pub enum CounterFault {
     /// The read returned fewer bytes than the three numbers.
     Unread,
     /// It counted nothing over a trial of calls.
@@ -156,8 +149,7 @@ pub(crate) enum CounterFault {
 
 impl CounterFault {
     /// The protocol's and the record's word for it (the worker sends it).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             CounterFault::Unread => "unread",
             CounterFault::Zero => "zero",
@@ -168,7 +160,9 @@ impl CounterFault {
 
 impl PerfReading {
     /// The three native-endian u64s a read returns, or None when `n` is short of them.
-    pub(crate) fn from_bytes(bytes: &[u8; 24], n: isize) -> Option<Self> {
+    // Inlined into the callers' read path, as when this file was compiled into each of them.
+    #[inline]
+    pub fn from_bytes(bytes: &[u8; 24], n: isize) -> Option<Self> {
         if n != 24 {
             return None;
         }
@@ -185,7 +179,8 @@ impl PerfReading {
     }
 
     /// The count, when it is a figure: non-zero, and counted for all the time it was enabled.
-    pub(crate) fn checked(reading: Option<Self>) -> Result<u64, CounterFault> {
+    #[inline]
+    pub fn checked(reading: Option<Self>) -> Result<u64, CounterFault> {
         let r = reading.ok_or(CounterFault::Unread)?;
         if r.running_ns != r.enabled_ns {
             return Err(CounterFault::Multiplexed {

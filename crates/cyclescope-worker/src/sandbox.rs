@@ -32,7 +32,7 @@ const SCOPES_V6: u64 = 0b11;
 
 /// The write rights a kernel of Landlock ABI `abi` knows (what the `landlock` crate's
 /// `AccessFs::from_write` gives for ABI 1 to 6).
-pub(crate) fn write_rights(abi: i64) -> u64 {
+pub fn write_rights(abi: i64) -> u64 {
     let mut rights = WRITE_V1;
     if abi >= 2 {
         rights |= REFER_V2;
@@ -48,9 +48,9 @@ pub(crate) fn write_rights(abi: i64) -> u64 {
 
 /// Which parts are in force, as the worker reports them in `ready`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct InForce {
-    pub(crate) landlock: bool,
-    pub(crate) seccomp: bool,
+pub struct InForce {
+    pub landlock: bool,
+    pub seccomp: bool,
 }
 
 /// Installs both parts, the same for every job (this runs before the job is read). Under
@@ -107,7 +107,7 @@ fn restrict_writes() -> Result<bool, SetupError> {
 }
 
 /// Where the engine hands over the filter programs (`jail::syscalls::WORKER_FILTER_FD`).
-pub(crate) const FILTER_FD: c_int = 11;
+pub const FILTER_FD: c_int = 11;
 
 /// Room for the programs: at most two of the kernel's largest (4096 instructions each).
 const FILTER_CAPACITY: usize = 2 * (4 + 4096 * 8);
