@@ -152,6 +152,8 @@ struct Measuring<'a> {
     send: &'a mut dyn FnMut(EngineEvent),
     m: JobMeasurement,
     done_trials: Vec<Trial>,
+    /// Per kept trial (beside `done_trials`), the nanoseconds it waited for the CPU.
+    done_waits: Vec<Option<u64>>,
     last_progress: Instant,
     overhead: f64,
     source: String,
@@ -184,6 +186,7 @@ pub(super) fn measure_job(
         send,
         m: JobMeasurement::empty(),
         done_trials: Vec::new(),
+        done_waits: Vec::new(),
         last_progress: Instant::now() - PROGRESS_INTERVAL,
         overhead: 0.0,
         source: String::new(),
@@ -276,6 +279,9 @@ impl Measuring<'_> {
                     self.m.histogram = h;
                     self.m.per_process.extend(per_call(&h_process));
                     self.done_trials.extend(run.record.trials.iter().copied());
+                    let waits = (0..run.record.trials.len())
+                        .map(|i| run.waited_ns.get(i).copied().flatten());
+                    self.done_waits.extend(waits);
                 }
                 Some(f) => self.m.failure = Some(f),
             }

@@ -109,7 +109,12 @@ impl Measuring<'_> {
                         _ => (cpu, calls),
                     };
                     fastest = Some(best);
-                    let mut figure = proof::ProbeFigure::new(&self.done_trials, best.0, best.1);
+                    let mut figure = proof::ProbeFigure::new(
+                        &self.done_trials,
+                        &self.done_waits,
+                        best.0,
+                        best.1,
+                    );
                     self.m.fresh_probe = Some(figure);
                     proof::probe_cpu_refusal(&figure, bytes, 0.0).or_else(|_| {
                         let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));

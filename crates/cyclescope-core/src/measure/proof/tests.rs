@@ -99,7 +99,7 @@ fn the_reference_message_is_the_one_the_trial_worker_prepares() {
 fn the_probes_cpu_time_is_judged_with_the_loops_measured_cost() {
     // The guide claims 77 ns a call (1000 calls in 77 µs); the probe took 265 ns of CPU time.
     let guide = [trial(1000, 77e-6, 200_000)];
-    let figure = ProbeFigure::new(&guide, std::time::Duration::from_nanos(265_000), 1000);
+    let figure = ProbeFigure::new(&guide, &[], std::time::Duration::from_nanos(265_000), 1000);
     // The fixed allowance puts the line at 154 + 150 ns: not refused.
     assert_eq!(loop_allowance_ns(None), PROBE_CALL_ALLOWANCE_NS);
     assert_eq!(
@@ -117,9 +117,38 @@ fn the_probes_cpu_time_is_judged_with_the_loops_measured_cost() {
         f.detail
     );
     // An honest library whose fresh calls cost the loop's allowance more is not refused.
-    let honest = ProbeFigure::new(&guide, std::time::Duration::from_nanos(170_000), 1000);
+    let honest = ProbeFigure::new(&guide, &[], std::time::Duration::from_nanos(170_000), 1000);
     assert_eq!(
         probe_cpu_refusal(&honest, 64, loop_allowance_ns(Some(21.0))),
         Ok(())
+    );
+}
+
+#[test]
+fn a_guide_trial_counts_only_the_time_it_ran_not_its_wait_for_the_cpu() {
+    // Both trials waited 90 % of their time for the CPU: 770 ns a call by the clock, 77 ns of
+    // it run. The probe's 265 ns of CPU time a call is refused against what the calls ran.
+    let guide = [
+        trial(1000, 770e-6, 2_000_000),
+        trial(1000, 800e-6, 2_000_000),
+    ];
+    let waits = [Some(693_000), Some(720_000)];
+    let allowance = loop_allowance_ns(Some(21.0));
+    let cpu = std::time::Duration::from_nanos(265_000);
+    let figure = ProbeFigure::new(&guide, &waits, cpu, 1000);
+    assert!(
+        (figure.guide_fastest_ns_per_call - 77.0).abs() < 1e-6,
+        "{figure:?}"
+    );
+    let f = probe_cpu_refusal(&figure, 64, allowance).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Probefail);
+    // Taken at the clock's word, the waits hid it.
+    let blind = ProbeFigure::new(&guide, &[], cpu, 1000);
+    assert_eq!(probe_cpu_refusal(&blind, 64, allowance), Ok(()));
+    // A wait reported longer than the trial is not taken off.
+    let odd = ProbeFigure::new(&guide[..1], &[Some(900_000)], cpu, 1000);
+    assert!(
+        (odd.guide_fastest_ns_per_call - 770.0).abs() < 1e-6,
+        "{odd:?}"
     );
 }
