@@ -9,6 +9,7 @@
 //! (`layouts`).
 
 mod layouts;
+mod processes;
 mod proof;
 
 use std::cell::{Cell, RefCell};
@@ -18,15 +19,16 @@ use std::time::{Duration, Instant};
 use super::RunRequest;
 use super::plan::Job;
 use super::runner::TrialRunner;
-use crate::counter::{Counter, CycleSource, RunCounter};
+use crate::counter::{Counter, CycleSource};
 use crate::measure::clock::ClockRule;
 use crate::measure::job::{self, ProcessRun};
 use crate::measure::plan::{Adaptive, MAX_ATTEMPTS, MIN_ADAPTIVE_TRIALS};
 use crate::measure::stats::{PerCall, Trial, loop_stats, new_histogram, per_call, trial_spread};
-use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{
     EngineEvent, HistogramSnapshot, JobFailure, JobOutcome, PROGRESS_INTERVAL,
 };
+
+use processes::Layout;
 
 /// The measured processes of a job.
 pub(crate) struct JobMeasurement {
@@ -74,73 +76,6 @@ const OVERDUE_FACTOR: f64 = 3.0;
 const OVERDUE_AFTER: Duration = Duration::from_secs(1);
 /// Spacing of the events of an overdue process.
 const OVERDUE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// How a job's trials are laid out over processes.
-struct Layout {
-    spec: TrialSpec,
-    processes: u32,
-    timeout: Duration,
-    /// What the plan expects of one process (its share of the job's estimate).
-    expected: Duration,
-    total_trials: u32,
-    calls_total: u64,
-}
-
-impl Layout {
-    fn of(req: &RunRequest, j: &Job) -> Self {
-        let p = &j.plan;
-        // Adaptive jobs and cheap set-ups run one trial per process; otherwise one process
-        // runs them all.
-        let one_per_process = p.separate_processes || req.adaptive.is_some();
-        let per_process = if one_per_process { 1 } else { p.trials };
-        let counted = req.counter.under_valgrind();
-        let processes = match req.adaptive {
-            // An exact count needs no second process, adaptive or not.
-            _ if counted => 1,
-            Some(a) => a.max_trials.max(MIN_ADAPTIVE_TRIALS),
-            None if p.separate_processes => p.trials,
-            None => 1,
-        };
-        let total_trials = processes * per_process;
-        Self {
-            spec: TrialSpec {
-                library: j.inst.library.clone(),
-                digest_bits: j.inst.digest_bits,
-                input_bytes: j.key.input_bytes,
-                iterations: p.iterations_per_trial,
-                warmups: p.warmups,
-                trials: per_process,
-                // Instructions have no per-call phase: valgrind's time per call is no figure,
-                // and the per-call stamps are the reference counter's, which are no
-                // instructions.
-                sample_calls: if req.counter.counts() == Counter::Instructions {
-                    0
-                } else {
-                    job::sample_calls_for(p, j.t1, req.planning.trial_target_s)
-                },
-                abi: j.inst.abi,
-                fresh_seed: None,
-                fresh_heads: None,
-                offsets: None,
-                count: req.counter.under_valgrind(),
-                hardware_instructions: req.counter == RunCounter::HwInstructions,
-                loop_only: false,
-            },
-            processes,
-            timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),
-            expected: Duration::from_secs_f64(
-                p.estimated_s
-                    / if p.separate_processes {
-                        p.trials.max(1)
-                    } else {
-                        1
-                    } as f64,
-            ),
-            total_trials,
-            calls_total: u64::from(total_trials) * p.iterations_per_trial,
-        }
-    }
-}
 
 /// One job being measured: where its processes come from, what was kept so far, and what the
 /// live progress events need across its processes.

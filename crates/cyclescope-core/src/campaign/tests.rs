@@ -2,7 +2,9 @@
 //! `tuned-intel` fixture tree for the host (fixed 2.1 GHz, no problems), and every case reads
 //! back the records and events the run produced. Table-driven where the cases share a shape.
 
+mod baseline;
 mod calibration;
+mod clock;
 mod interleave;
 mod lanes;
 mod overdue;
@@ -307,16 +309,6 @@ fn a_failed_kat_blocks_its_jobs_unless_allowed() {
 }
 
 #[test]
-fn the_clock_of_scripted_trials_is_the_fixture_clock() {
-    // Guards the other tests: a clean trial must pass the slow-clock test on this fixture.
-    let tmp = tempfile::tempdir().unwrap();
-    let req = request(&tmp.path().join("run"), &[32], None);
-    let host = super::host_gate::HostGate::check(&req.host_root, req.cpu(), None).unwrap();
-    assert_eq!(host.fixed_clock_hz(), Some(CLOCK_HZ));
-    assert!(host.problems().is_empty());
-}
-
-#[test]
 fn the_campaign_thread_measures_from_off_the_measurement_cpu() {
     // On its own thread, so the test harness's threads keep their masks.
     std::thread::spawn(|| {
@@ -352,156 +344,4 @@ fn the_campaign_thread_measures_from_off_the_measurement_cpu() {
     })
     .join()
     .expect("the campaign thread finished");
-}
-
-#[test]
-fn a_missing_baseline_is_measured_once_per_width_as_a_reference_job() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let hash = |label: &str| Instance {
-        candidate: "hash-10".into(),
-        label: label.into(),
-        ..instance()
-    };
-    let o = RequestOverrides {
-        lengths: Some(vec![32, 1024]),
-        host_root: Some(fixture_host()),
-        reference_pool: vec![instance()],
-        ..RequestOverrides::default()
-    };
-    let settings = Settings {
-        trial_target_s: 0.01,
-        ..Settings::default()
-    };
-    let selected = vec![hash("FEILIAN512"), hash("FEILIAN512x")];
-    let mut req = RunRequest::build(&settings, selected, dir.clone(), o).unwrap();
-    req.cpus = vec![2];
-    assert_eq!(req.reference_jobs, ["pseudoXOF-512"]);
-    assert_eq!(
-        req.instances.len(),
-        3,
-        "one baseline for both 512-bit instances"
-    );
-    let ran = run(&req, &mut Scripted::new(&[]));
-    assert_eq!(ran.outcome.finished, 6, "3 instances × 2 lengths");
-    let marked: Vec<(String, u64)> = ran
-        .records
-        .iter()
-        .filter(|r| r.cyclescope.as_ref().is_some_and(|a| a.reference_job))
-        .map(|r| (r.label.clone(), r.input_bytes))
-        .collect();
-    assert_eq!(marked.len(), 2, "{marked:?}");
-    assert!(marked.iter().all(|(l, _)| l == "pseudoXOF-512"));
-    // The mark survives in campaign.json, so a resumed run keeps it.
-    let c = read_campaign(&dir).unwrap();
-    assert_eq!(c.cyclescope.reference_jobs, ["pseudoXOF-512"]);
-    assert_eq!(c.cyclescope.baseline.as_deref(), Some("iccs"));
-    let mut c = c;
-    c.cyclescope.cpu = 0;
-    c.cyclescope.cpus = vec![0];
-    let again = RunRequest::resume(&settings, c, dir, RequestOverrides::default()).unwrap();
-    assert!(again.is_reference_job("iccs", "pseudoXOF-512"));
-    assert!(!again.is_reference_job("hash-10", "FEILIAN512"));
-    // A selection that holds the baseline already adds nothing.
-    let o = RequestOverrides {
-        reference_pool: vec![instance()],
-        ..RequestOverrides::default()
-    };
-    let both = vec![hash("FEILIAN512"), instance()];
-    let r = RunRequest::build(&settings, both, tmp.path().join("r2"), o).unwrap();
-    assert!(r.reference_jobs.is_empty() && r.instances.len() == 2);
-}
-
-fn clocks(events: &[EngineEvent]) -> Vec<(u32, f64, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            EngineEvent::TrialClock {
-                trial,
-                effective_hz,
-                in_band,
-                ..
-            } => Some((*trial, *effective_hz, *in_band)),
-            _ => None,
-        })
-        .collect()
-}
-
-#[test]
-fn each_trials_clock_is_reported_live_and_stored() {
-    let tmp = tempfile::tempdir().unwrap();
-    let req = request(&tmp.path().join("run"), &[1024], None);
-    let mut runner = Scripted::new(&[Step::Clean, Step::FastClock]);
-    let ran = run(&req, &mut runner);
-    let seen = clocks(&ran.events);
-    // Five kept trials and the fast one that was run again, in order.
-    assert_eq!(seen.len(), 6, "{seen:?}");
-    assert_eq!(seen.iter().filter(|c| !c.2).count(), 1);
-    let fast = seen.iter().find(|c| !c.2).unwrap();
-    assert!((fast.1 / CLOCK_HZ - 1.2).abs() < 0.01, "{fast:?}");
-    for (_, hz, in_band) in seen.iter().filter(|c| c.2) {
-        assert!((hz / CLOCK_HZ - 1.0).abs() < 0.001 && *in_band, "{hz}");
-    }
-    let extra = ran.records[0].cyclescope.as_ref().unwrap();
-    assert_eq!(extra.clock_hz_by_trial.len(), 5);
-    assert!(
-        extra
-            .clock_hz_by_trial
-            .iter()
-            .all(|hz| hz.is_some_and(|hz| (hz / CLOCK_HZ - 1.0).abs() < 0.001))
-    );
-    assert!(matches!(
-        extra.clock_verification,
-        Some(ClockVerification::PerTrial { .. })
-    ));
-    assert!(matches!(
-        read_campaign(&req.run_dir).unwrap().clock_verification,
-        Some(ClockVerification::PerTrial { .. })
-    ));
-    let warnings = ran
-        .events
-        .iter()
-        .filter(|e| matches!(e, EngineEvent::Warning { message } if message.contains("clock verification")))
-        .count();
-    assert_eq!(warnings, 0, "a witnessed host says nothing");
-}
-
-#[test]
-fn without_a_witness_the_run_says_so_once_and_stores_why() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut req = request(&tmp.path().join("run"), &[32, 1024], None);
-    // A VM without PMU or msr device: the loop counts the TSC, no trial has a witness.
-    req.host_root = fixture_host().with_file_name("vm-no-cpufreq");
-    req.cpus = vec![1];
-    req.allow_unfixed_host = true;
-    let mut runner = Scripted::new(&[]);
-    runner.witness = false;
-    let ran = run(&req, &mut runner);
-    assert!(clocks(&ran.events).is_empty());
-    let notices: Vec<&String> = ran
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            EngineEvent::Warning { message } if message.contains("clock verification") => {
-                Some(message)
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(notices.len(), 1, "said once per run: {notices:?}");
-    assert!(
-        notices[0].contains("no perf_event") && notices[0].contains("msr"),
-        "{}",
-        notices[0]
-    );
-    let stored = read_campaign(&req.run_dir).unwrap().clock_verification;
-    assert!(
-        matches!(&stored, Some(ClockVerification::Unavailable { reason }) if reason.contains("dev/cpu/1/msr")),
-        "{stored:?}"
-    );
-    for r in &ran.records {
-        let extra = r.cyclescope.as_ref().unwrap();
-        assert_eq!(extra.clock_verification, stored);
-        assert!(extra.clock_hz_by_trial.iter().all(Option::is_none));
-    }
 }

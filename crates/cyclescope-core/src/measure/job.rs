@@ -6,11 +6,12 @@
 //! never retries, plans or writes files: that is the campaign's.
 
 mod meta;
+mod outcome;
 mod rules;
 
 pub(crate) use rules::{MAX_PREEMPTED_SHARE, disturbance, record_samples, sample_calls_for};
 
-use meta::{load_error, process_meta, worker_meta};
+use meta::{load_error, process_meta, recorded_command, worker_meta};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -345,67 +346,12 @@ pub(crate) fn run_process(
         _ => None,
     };
     let wall = wall.as_secs_f64();
-    let outcome = match (&exit, fault, done_peak, refused) {
-        (.., Some(r)) => JobOutcome::Failed(r),
-        _ if forged.is_some() => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Tampered,
-            forged.map(|t| t.0).unwrap_or_default(),
-        )),
-        (Exit::Tampered(why), _, _, None) => {
-            JobOutcome::Failed(JobFailure::new(FailureKind::Tampered, why.clone()))
-        }
-        // Its figures are not where the record says they are: never a figure.
-        (Exit::Moved(why), _, _, None) => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Tampered,
-            format!("the candidate left its place: {why}"),
-        )),
-        (_, Some(f), _, None) => JobOutcome::Failed(f),
-        (Exit::Code(0), None, Some(_), None) => JobOutcome::Complete,
-        (Exit::Signal { name, .. }, None, _, None) => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Crash,
-            format!("worker killed by {name}{note}"),
-        )),
-        (Exit::Stopped(stopped), None, _, None) => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Crash,
-            format!("{stopped}; worker killed"),
-        )),
-        (Exit::TimedOut(d), None, _, None) => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Timeout,
-            format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
-        )),
-        (Exit::Cancelled, None, _, None) => JobOutcome::Cancelled,
-        (Exit::Code(c), None, _, None) => JobOutcome::Failed(JobFailure::new(
-            FailureKind::Crash,
-            format!("worker exited with status {c} before finishing{note}"),
-        )),
-    };
-    let exit_code = match &exit {
-        Exit::Code(c) => *c,
-        Exit::Signal { number, .. } => -number,
-        Exit::TimedOut(_)
-        | Exit::Stopped(_)
-        | Exit::Cancelled
-        | Exit::Tampered(_)
-        | Exit::Moved(_) => -9,
-    };
+    let outcome = outcome::classify(&exit, fault, done_peak, refused, forged, &note);
+    let exit_code = outcome::exit_code(&exit);
     let peak = done_peak.unwrap_or(0);
     let meta = process_meta(inst, spec, info.as_ref(), &trials, done_peak);
     let complete = outcome == JobOutcome::Complete && trials.len() as u32 == spec.trials;
-    let program = setup
-        .exe
-        .file_name()
-        .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
-    // The record names the library as `library` does (relative to the working folder): the
-    // evidence must carry no absolute home or temp paths.
-    let shown = crate::catalog::display_path(&spec.library);
-    let mut command = vec![program, "worker".to_string()];
-    command.extend(args.into_iter().map(|a| {
-        if std::path::Path::new(&a) == loaded {
-            shown.clone()
-        } else {
-            a
-        }
-    }));
+    let command = recorded_command(&setup.exe, &spec.library, args, &loaded);
     let mut run = ProcessRun {
         record: ProcessRecord {
             status: if complete {
@@ -416,7 +362,7 @@ pub(crate) fn run_process(
             exit_code,
             meta,
             trials,
-            stderr: tail(&stderr, crate::worker::STDERR_TAIL_BYTES),
+            stderr: outcome::tail(&stderr, crate::worker::STDERR_TAIL_BYTES),
             command,
             wall_s: wall,
             disturbed_retries: 0,
@@ -438,17 +384,6 @@ pub(crate) fn run_process(
         c.finish(spec, &setup.exe, &mut run, sandbox);
     }
     run
-}
-
-fn tail(s: &str, n: usize) -> String {
-    if s.len() <= n {
-        return s.to_string();
-    }
-    let mut start = s.len() - n;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    s[start..].to_string()
 }
 
 #[cfg(test)]

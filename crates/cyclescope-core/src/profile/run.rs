@@ -10,6 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+mod callgrind_files;
+mod sampling;
+
+pub use sampling::sampled;
+
+use callgrind_files::{OUT_FILES, counted_part, valgrind_args};
+
 use super::graph::{self, Graph};
 use super::{Counts, EVENT, FunctionShare, LineShare, Overhead, Profile, ProfileError};
 use crate::catalog::Instance;
@@ -169,43 +176,6 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
     }
 }
 
-/// The files of a profile's callgrind run: the part after the counted calls (written at
-/// exit), the part before them, and the counted calls' own.
-const OUT_FILES: [&str; 3] = ["callgrind.out", "callgrind.out.1", "callgrind.out.2"];
-
-/// valgrind's arguments for a profile: call graph and lines, collection only inside the
-/// worker's counted calls, and a dump on entering and on leaving them, so that what ran in
-/// them can be held against what was collected (`callgrind::collection`).
-fn valgrind_args(out_file: &Path) -> Vec<String> {
-    vec![
-        "--tool=callgrind".into(),
-        // No gdbserver: its FIFOs would need unlink(2), which the worker's filter refuses.
-        "--vgdb=no".into(),
-        callgrind::collection::ONE_INSTRUCTION_BLOCKS.into(),
-        "--compress-strings=no".into(),
-        "--compress-pos=no".into(),
-        format!("--toggle-collect={COUNTED_FN}"),
-        format!("--dump-before={COUNTED_FN}"),
-        format!("--dump-after={COUNTED_FN}"),
-        format!("--callgrind-out-file={}", out_file.display()),
-    ]
-}
-
-/// The counted calls' part of the call graph, once the three parts show that the library did
-/// not steer what callgrind collected.
-fn counted_part(dir: &Path) -> Result<String, callgrind::CallgrindError> {
-    use callgrind::collection;
-    collection::check_files(dir, &OUT_FILES)?;
-    let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .map_err(|e| callgrind::CallgrindError::NoOutput { why: e.to_string() })
-    };
-    let [after, before, counted] = OUT_FILES.map(read);
-    let counted = counted?;
-    collection::check_counted(&before?, &counted, &after?)?;
-    Ok(counted)
-}
-
 fn run_worker(
     req: &ProfileRequest,
     lib: &Arc<SealedLibrary>,
@@ -348,94 +318,6 @@ fn run_worker(
 pub fn native_seconds(req: &ProfileRequest) -> Result<f64, ProfileError> {
     let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
     Ok(run_worker(req, &lib, Mode::Native)?.loop_ns as f64 / 1e9)
-}
-
-/// The sampled profile: the calls run natively with their instruction pointers sampled
-/// (hardware cycles where the PMU allows, else cpu-clock), symbolised with `addr2line`.
-pub fn sampled(req: &ProfileRequest) -> Result<Profile, ProfileError> {
-    let lib = crate::plugin::sealed::for_path(&req.instance.library)?;
-    let run = run_worker(req, &lib, Mode::Sampled)?;
-    let native = run_worker(req, &lib, Mode::Native)?;
-    let s = &run.samples;
-    if s.ips.is_empty() {
-        return Err(ProfileError::NoSamples);
-    }
-    // The symbols come from the bytes that ran; errors name the library by its path.
-    let t = super::symbols::tally(&lib.here(), s.base, &s.ips).map_err(|e| match e {
-        ProfileError::Symbols { why, .. } => ProfileError::Symbols {
-            path: req.instance.library.display().to_string(),
-            why,
-        },
-        e => e,
-    })?;
-    let total = s.ips.len() as u64;
-    let share = |n: u64| n as f64 / total as f64;
-    let object = library_name(req);
-    let mut functions: Vec<FunctionShare> = t
-        .functions
-        .iter()
-        .map(|(f, &n)| FunctionShare {
-            function: f.clone(),
-            object: object.clone(),
-            count: n,
-            share: share(n),
-        })
-        .collect();
-    if t.outside > 0 {
-        functions.push(FunctionShare {
-            function: super::symbols::OUTSIDE.to_string(),
-            object: String::new(),
-            count: t.outside,
-            share: share(t.outside),
-        });
-    }
-    functions.sort_by_key(|f| std::cmp::Reverse(f.count));
-    let mut lines: Vec<LineShare> = t
-        .lines
-        .iter()
-        .map(|((file, line, function), &n)| LineShare {
-            file: file.clone(),
-            line: *line,
-            function: function.clone(),
-            count: n,
-            share: share(n),
-        })
-        .collect();
-    lines.sort_by_key(|l| std::cmp::Reverse(l.count));
-    let (event, tool) = match s.event.as_str() {
-        "cycles" => (
-            "perf_event:cycles:u samples",
-            "perf_event sampling every 100 000 user cycles".to_string(),
-        ),
-        _ => (
-            "perf_event:cpu-clock samples",
-            format!(
-                "perf_event sampling every {} of cpu-clock",
-                crate::format::time(super::SAMPLE_PERIOD_NS as f64 / 1e9)
-            ),
-        ),
-    };
-    Ok(Profile {
-        candidate: req.instance.candidate.clone(),
-        library: library_name(req),
-        label: req.instance.label.clone(),
-        input_bytes: req.input_bytes,
-        event: event.to_string(),
-        tool,
-        calls: req.calls.max(1),
-        total,
-        functions,
-        lines,
-        overhead: Overhead {
-            profiled_loop_s: run.loop_ns as f64 / 1e9,
-            native_loop_s: native.loop_ns as f64 / 1e9,
-            slowdown: run.loop_ns as f64 / native.loop_ns.max(1) as f64,
-            profile_wall_s: run.wall.as_secs_f64(),
-            native_waited_s: native.waited_ns.map(|ns| ns as f64 / 1e9),
-        },
-        sandbox_relaxed: Vec::new(),
-        lost: s.lost,
-    })
 }
 
 /// The file name of the profiled library: the object its own functions are in (the copy

@@ -1,5 +1,8 @@
 //! What the worker says about the library and itself, checked and turned into the record's
-//! words: its metadata from `ready`, its reason for not loading, the `ngcc_perf` META block.
+//! words: its metadata from `ready`, its reason for not loading, the `ngcc_perf` META block,
+//! and the command line the process record shows.
+
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -101,4 +104,28 @@ pub(super) fn process_meta(
         );
     }
     m
+}
+
+/// The worker's command line as the record keeps it: the program by its file name, and the
+/// library named as `library` does (relative to the working folder), so the evidence carries
+/// no absolute home or temp paths.
+pub(super) fn recorded_command(
+    exe: &Path,
+    library: &Path,
+    args: Vec<String>,
+    loaded: &Path,
+) -> Vec<String> {
+    let program = exe
+        .file_name()
+        .map_or("cyclescope".into(), |n| n.to_string_lossy().into_owned());
+    let shown = crate::catalog::display_path(library);
+    let mut command = vec![program, "worker".to_string()];
+    command.extend(args.into_iter().map(|a| {
+        if Path::new(&a) == loaded {
+            shown.clone()
+        } else {
+            a
+        }
+    }));
+    command
 }

@@ -1,0 +1,91 @@
+//! The outcome of one KAT job as the engine keeps it: the verdict of each generated file,
+//! the job's status and log, and what can be derived from them (the RESULT line, manifest
+//! entries for `--write-manifest`, the verified `KAT_2_12` vector).
+
+use std::path::{Path, PathBuf};
+
+use crate::kat::KatStatus;
+use crate::kat::generate::{KatFile, Written};
+use crate::kat::log;
+use crate::kat::manifest::{CanonicalMode, ManifestEntry};
+
+/// One generated file and its verdict.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    pub(crate) file: KatFile,
+    /// `KAT_2_12_<kat name>.txt`.
+    pub(crate) name: String,
+    /// Where it was generated.
+    pub(crate) path: PathBuf,
+    pub(crate) written: Written,
+    pub(crate) status: KatStatus,
+    pub(crate) detail: String,
+}
+
+/// The outcome of a KAT job.
+#[derive(Debug, Clone)]
+pub struct KatReport {
+    /// The `RESULT` line's id and instance name.
+    pub id: String,
+    pub(crate) instance: String,
+    pub label: String,
+    pub status: KatStatus,
+    pub(crate) detail: String,
+    pub(crate) files: Vec<FileReport>,
+    /// The conformance checks' outcomes (empty when the worker never got to them).
+    pub conformance: Vec<crate::conform::CheckResult>,
+    pub(crate) log_path: PathBuf,
+    /// The end of the worker's stderr (the candidate's own prints, panics of the worker).
+    pub stderr_tail: String,
+    /// The most memory the worker held, by its control group's account (None without one).
+    pub peak_memory_bytes: Option<u64>,
+}
+
+impl KatReport {
+    /// What the checker said (the first difference, the missing reference, …).
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The KAT log this job wrote.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// The vector of `bits` bits of this job's `KAT_2_12` file, when that file's whole text
+    /// matched its reference (`kat::known`).
+    pub(crate) fn known_answer(&self, bits: u64) -> Option<crate::kat::known::KnownAnswer> {
+        self.files
+            .iter()
+            .find(|f| f.file == KatFile::Kat2_12 && f.status == KatStatus::Pass)
+            .and_then(|f| crate::kat::known::read(&f.path, bits))
+    }
+
+    /// `RESULT <id> <instance> <STATUS> <detail>`.
+    pub fn result_line(&self) -> String {
+        log::result_line(&self.id, &self.instance, self.status, &self.detail)
+    }
+
+    /// Manifest entries for the files this job generated completely (`--write-manifest`):
+    /// from the trusted reference file of a `--kat-dir` when there is one (mode chosen by
+    /// its content), else `strict` from the generated text.
+    pub fn manifest_entries(&self, kat_dir: Option<&Path>) -> Vec<ManifestEntry> {
+        self.files
+            .iter()
+            .map(|f| {
+                let reference = kat_dir.and_then(|d| {
+                    let path = crate::kat::manifest::find_reference(d, &self.label, &f.name)?;
+                    let text = std::fs::read(&path).ok()?;
+                    let name = format!("{}/{}", self.label, f.name);
+                    Some(crate::kat::manifest::entry_for_reference(&text, name))
+                });
+                reference.unwrap_or_else(|| ManifestEntry {
+                    sha256: f.written.sha256(CanonicalMode::Strict),
+                    mode: CanonicalMode::Strict,
+                    count: None,
+                    name: format!("{}/{}", self.label, f.name),
+                })
+            })
+            .collect()
+    }
+}
