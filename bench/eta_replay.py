@@ -16,10 +16,11 @@ in FILE.plans.json for later replays. `--check` prints how close the replay of t
 comes to the ETAs shown, which tells how far to trust the replay (and rebuilt plans).
 
 It prints, at 10 %, 25 %, 50 % and 75 % of the run, the seconds truly left and each rule's ETA
-with its error, the ETA computed from the job times seen by then.
+with its error, the ETA computed from the job times seen by then, and the mean size of the
+error at every twentieth of the run.
 
 usage: bench/eta_replay.py TRACE [--tsc-ghz 2.6] [--setup-s 0.15] [--fit] [--check]
-                             [--built s15|s16|s17]
+                             [--built s15|s16|s17|s17-cost]
 """
 import argparse, json, os, re, statistics, sys
 from datetime import datetime
@@ -216,7 +217,9 @@ def times_at(jobs, now, share_of, cut=False):
     out = []
     for j in jobs:
         planned = credible_plan(j, jobs) if cut else j["planned"]
-        t = dict(estimated=planned, done=0.0, spent=None, outside=None, started=None)
+        t = dict(estimated=planned, done=0.0, spent=None, outside=None, started=None,
+                 instance=j["call"][0], bytes=j["call"][1], t1=j["call"][2],
+                 calls=j["call"][3])
         if j["start"] is not None and j["start"] <= now:
             t["started"] = j["start"]
             ended = j["end"] is not None and j["end"] <= now
@@ -283,16 +286,47 @@ def pace_weighted_recent(ts):
     return pace_started(ts)
 
 
-def seconds_left(ts, pace):
+COST_REACH = 4.0
+
+
+def call_cost(t, ts):
+    """measure::eta::call_cost_s: the wall seconds a call of `t` takes in its trials, from a
+    least-squares line of the trials' seconds per call over the input lengths of its instance's
+    ended jobs (at least two lengths, a line that does not fall, `t` no longer than COST_REACH
+    times the longest), no lower than the cheapest call seen; None otherwise."""
+    pts = [(o["bytes"], trials_s(o) / o["calls"]) for o in ts
+           if ended(o) and o["instance"] == t["instance"] and o["calls"] > 0]
+    xs = {x for x, _ in pts}
+    if len(xs) < 2 or t["bytes"] > COST_REACH * max(xs):
+        return None
+    mx = statistics.mean(x for x, _ in pts)
+    my = statistics.mean(y for _, y in pts)
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    if slope < 0:
+        return None
+    return max(my + slope * (t["bytes"] - mx), min(y for _, y in pts))
+
+
+def seconds_left(ts, pace, costed=False):
+    """The plans left at the pace; with `costed`, a job whose instance has a cost per call
+    (`call_cost`) takes its calls left at that cost instead."""
     p = pace(ts)
-    left = sum(t["estimated"] * (1.0 - min(max(t["done"], 0.0), 1.0)) for t in ts)
+    left, by_cost = 0.0, 0.0
+    for t in ts:
+        share = 1.0 - min(max(t["done"], 0.0), 1.0)
+        cost = call_cost(t, ts) if costed and share > 0 else None
+        if cost is None:
+            left += t["estimated"] * share
+        else:
+            by_cost += t["calls"] * cost * share
     outs = [t["outside"] for t in ts if ended(t) and t["outside"] is not None]
     outside = statistics.mean(outs) if outs else 0.0
     outside_left = sum(max(outside - (t["outside"] or 0.0), 0.0) for t in ts if not ended(t))
-    return left * p + outside_left
+    return left * p + by_cost + outside_left
 
 
-# Rules: (pace, disturbed calibrations cut to their instance's bound, share of a job done).
+# Rules: (pace, disturbed calibrations cut to their instance's bound, share of a job done[,
+# jobs left of an instance ended at other lengths at its cost per call]).
 RULES = {
     "plans as they are, median pace of the last 5 ended, calls read twice (session 15)":
         (pace_median_recent, False, share_done_read_twice),
@@ -300,30 +334,25 @@ RULES = {
         (pace_median_recent, True, share_done_read_twice),
     "calibrations cut, median pace of the last 5 ended":
         (pace_median_recent, True, share_done),
-    "calibrations cut, last 5 ended together (the rule now, session 17)":
+    "calibrations cut, last 5 ended together (session 17)":
         (pace_weighted_recent, True, share_done),
+    "as session 17, jobs left at their instance's cost per call (session 17, cost)":
+        (pace_weighted_recent, True, share_done, True),
 }
 # The rule each build showed, for --check and --fit.
-BUILDS = dict(zip(("s15", "s16", "s17"), [r for n, r in RULES.items() if "session" in n]))
+BUILDS = dict(zip(("s15", "s16", "s17", "s17-cost"),
+                  [r for n, r in RULES.items() if "session" in n]))
 
 
 def replay(jobs, at, rule):
-    pace, cut, share = rule
-    return seconds_left(times_at(jobs, at, share, cut), pace)
+    pace, cut, share, *costed = rule
+    return seconds_left(times_at(jobs, at, share, cut), pace, bool(costed and costed[0]))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("trace")
-    ap.add_argument("--tsc-ghz", type=float, default=2.6)
-    ap.add_argument("--fit", action="store_true")
-    ap.add_argument("--setup-s", type=float, default=0.15)
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("--built", choices=sorted(BUILDS), default="s17",
-                    help="the build whose rule the run showed (--check, --fit)")
-    a = ap.parse_args()
-    journal = a.trace + ".journal.jsonl"
-    _, shown, end = read_trace(a.trace, a.tsc_ghz * 1e9, a.setup_s,
+def load(trace, tsc_ghz=2.6, setup_s=0.15, fit=False, built="s17-cost"):
+    """The run's jobs, the ETAs it showed, its end and where the plans come from."""
+    journal = trace + ".journal.jsonl"
+    _, shown, end = read_trace(trace, tsc_ghz * 1e9, setup_s,
                                shifted=not os.path.exists(journal))
     if os.path.exists(journal):
         jobs, jend = read_journal(journal)
@@ -335,10 +364,10 @@ def main():
             j["progress"] = [(p[0] + offset, *p[1:]) for p in j["progress"]]
         source = "the journal's plans and times"
     else:
-        jobs, _, _ = read_trace(a.trace, a.tsc_ghz * 1e9, a.setup_s)
-        fitted = a.trace + ".plans.json"
-        if a.fit:
-            err = fit_plans(jobs, shown, BUILDS[a.built])
+        jobs, _, _ = read_trace(trace, tsc_ghz * 1e9, setup_s)
+        fitted = trace + ".plans.json"
+        if fit:
+            err = fit_plans(jobs, shown, BUILDS[built])
             with open(fitted, "w") as f:
                 json.dump({j["key"]: j["planned"] for j in jobs}, f, indent=1)
             print(f"plans fitted to the ETAs shown (mean difference {err:.1f} s), in {fitted}")
@@ -349,9 +378,21 @@ def main():
                 j["planned"] = saved[j["key"]]
             set_calls(jobs)
         source = (f"plans rebuilt from the trace ({'fitted, ' if os.path.exists(fitted) else ''}"
-                  f"TSC {a.tsc_ghz} GHz, calibration set-up {a.setup_s} s)")
-    if end is None:
-        sys.exit(f"{a.trace}: no `run finished` line: the run did not end")
+                  f"TSC {tsc_ghz} GHz, calibration set-up {setup_s} s)")
+    return jobs, shown, end, source
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("--tsc-ghz", type=float, default=2.6)
+    ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--setup-s", type=float, default=0.15)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--built", choices=sorted(BUILDS), default="s17-cost",
+                    help="the build whose rule the run showed (--check, --fit)")
+    a = ap.parse_args()
+    jobs, shown, end, source = load(a.trace, a.tsc_ghz, a.setup_s, a.fit, a.built)
     print(f"{a.trace}: {len(jobs)} jobs, {end:.1f} s; {source}")
     if a.check:
         errs = []
@@ -362,15 +403,19 @@ def main():
               f"difference {errs[len(errs) // 2]:+.1f} s, middle half {errs[len(errs) // 4]:+.1f} … "
               f"{errs[3 * len(errs) // 4]:+.1f} s")
     print("| rule | " + " | ".join(f"{s:.0%} (left {end * (1 - s):.0f} s)"
-                                    for s in (0.1, 0.25, 0.5, 0.75)) + " |")
-    print("|---|---|---|---|---|")
+                                    for s in (0.1, 0.25, 0.5, 0.75)) + " | mean error, 5 … 95 % |")
+    print("|---|---|---|---|---|---|")
     for name, rule in RULES.items():
         cells = []
         for s in (0.1, 0.25, 0.5, 0.75):
             at, left = s * end, end * (1 - s)
             eta = replay(jobs, at, rule)
             cells.append(f"{eta:.0f} s ({100 * (eta - left) / left:+.0f} %)")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+        # Every twentieth of the run, the error's size: less luck in four points.
+        grid = [k / 20 for k in range(1, 20)]
+        mean = statistics.mean(abs(replay(jobs, s * end, rule) - end * (1 - s)) / (end * (1 - s))
+                               for s in grid)
+        print(f"| {name} | " + " | ".join(cells) + f" | {100 * mean:.0f} % |")
 
 
 if __name__ == "__main__":

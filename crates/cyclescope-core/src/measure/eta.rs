@@ -20,7 +20,11 @@
 //! never take (on a 321 s loaded run three such plans of 5.8 s each took 0.6 to 3.5 s, and
 //! put the ETA 80 % long at three quarters). Where the other lengths of the same instance show
 //! the call could not have taken that long (`credible_call_s`), the plan's calls are counted
-//! at that bound. Pure arithmetic over what the views hold.
+//! at that bound. A job left of an instance that has ended at two lengths or more, near its
+//! own, takes its calls at the cost per call those jobs ran at (`cost`), not its plan at the
+//! pace: a short input's cold call overstates its calls more than a long one's, so the pace
+//! of the short jobs that end first runs low for the long ones. Pure arithmetic over what
+//! the views hold.
 
 /// What the ETA needs of one job of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -247,14 +251,23 @@ pub fn outside_per_job(jobs: &[JobTime]) -> f64 {
 
 /// Seconds left of a run of `total` jobs, `jobs` of which the view has seen, measured on
 /// `lanes` CPUs at once.
+/// A job left of an instance that has ended at other lengths takes its calls at that
+/// instance's cost per call (`call_cost_s`); the others take their plans at the pace.
 pub fn seconds_left(jobs: &[JobTime], total: usize, lanes: usize) -> Option<f64> {
     let pace = pace(jobs)?;
     let planned = credible_plans(jobs);
     let mean = planned.iter().map(|(e, _)| e).sum::<f64>() / planned.len() as f64;
-    let left: f64 = planned
-        .iter()
-        .map(|(e, j)| e * (1.0 - j.fraction_done.clamp(0.0, 1.0)))
-        .sum();
+    let (mut left, mut costed) = (0.0, 0.0);
+    for (e, j) in &planned {
+        let share = 1.0 - j.fraction_done.clamp(0.0, 1.0);
+        if share <= 0.0 {
+            continue;
+        }
+        match (j.call, call_cost_s(j, jobs)) {
+            (Some(c), Some(cost)) => costed += share * c.timed_calls * cost,
+            _ => left += share * e,
+        }
+    }
     let unplanned = total.saturating_sub(planned.len());
     // Every job not ended still spends the mean time outside trials, less what it has.
     let outside = outside_per_job(jobs);
@@ -264,8 +277,11 @@ pub fn seconds_left(jobs: &[JobTime], total: usize, lanes: usize) -> Option<f64>
         .map(|j| (outside - j.outside_s.unwrap_or(0.0)).max(0.0))
         .sum::<f64>()
         + total.saturating_sub(jobs.len()) as f64 * outside;
-    Some(((left + unplanned as f64 * mean) * pace + outside_left) / lanes.max(1) as f64)
+    Some(((left + unplanned as f64 * mean) * pace + costed + outside_left) / lanes.max(1) as f64)
 }
+
+mod cost;
+pub use cost::{COST_REACH, call_cost_s, costed_jobs};
 
 #[cfg(test)]
 mod tests;

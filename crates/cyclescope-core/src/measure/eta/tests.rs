@@ -1,6 +1,7 @@
 use super::*;
 
 mod calibration;
+mod cost;
 mod pace;
 
 fn job(est: Option<f64>, done: f64, spent: Option<f64>) -> JobTime {
