@@ -152,22 +152,37 @@ fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> io::Result<()> {
 }
 
 /// Whether a process of this user may make a user namespace with the others in it (kernels
-/// and distributions may forbid unprivileged ones): a forked child tries, once per process.
+/// and distributions may forbid unprivileged ones): [`user_namespace_refusal`] is None.
 pub(crate) fn user_namespaces_allowed() -> bool {
-    static ALLOWED: OnceLock<bool> = OnceLock::new();
-    *ALLOWED.get_or_init(|| {
-        // SAFETY: the child makes one system call and exits without running any destructor
-        // or touching a lock (async-signal-safe only), as a child of a threaded process must.
+    user_namespace_refusal().is_none()
+}
+
+/// Why a process of this user may not make a user namespace with the others in it, as the
+/// `errno` of a forked child's try (once per process); None where it may. `EINVAL` is what a
+/// process with more than one thread gets: under qemu-user every process has the emulator's
+/// threads, so no worker there gets a user namespace.
+pub(crate) fn user_namespace_refusal() -> Option<i32> {
+    static REFUSAL: OnceLock<Option<i32>> = OnceLock::new();
+    *REFUSAL.get_or_init(|| {
+        // SAFETY: the child makes one system call, reads errno and exits without running any
+        // destructor or touching a lock (async-signal-safe only), as a child of a threaded
+        // process must.
         match unsafe { nix::unistd::fork() } {
             Ok(nix::unistd::ForkResult::Child) => unsafe {
-                let ok = libc::unshare(FLAGS | libc::CLONE_NEWUSER) == 0;
-                libc::_exit(if ok { 0 } else { 1 })
+                let code = match libc::unshare(FLAGS | libc::CLONE_NEWUSER) {
+                    0 => 0,
+                    _ => *libc::__errno_location(),
+                };
+                libc::_exit(code.clamp(0, 255))
             },
-            Ok(nix::unistd::ForkResult::Parent { child }) => matches!(
-                nix::sys::wait::waitpid(child, None),
-                Ok(nix::sys::wait::WaitStatus::Exited(_, 0))
-            ),
-            Err(_) => false,
+            Ok(nix::unistd::ForkResult::Parent { child }) => {
+                match nix::sys::wait::waitpid(child, None) {
+                    Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => None,
+                    Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => Some(code),
+                    _ => Some(libc::ECHILD),
+                }
+            }
+            Err(e) => Some(e as i32),
         }
     })
 }
