@@ -237,6 +237,37 @@ fn a_run_that_tuned_restores_at_its_end() {
     assert_eq!(snapshot(&tree), original);
 }
 
+/// Root's `run/cyclescope` (its CPU locks live there too) is closed to other users: a command
+/// of theirs reads nothing there, and says nothing of a tuning it cannot see.
+#[test]
+fn a_user_who_cannot_read_roots_folder_is_told_of_no_tuning() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = fixture_copy("untuned-laptop", tmp.path());
+    let o = Command::new("chmod")
+        .arg("-R")
+        .arg("a+rX")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let closed = tree.join("run/cyclescope");
+    std::fs::create_dir_all(&closed).unwrap();
+    std::fs::write(closed.join(".cpu1.lock"), "").unwrap();
+    std::fs::set_permissions(&closed, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+        .args(["check", "--cpu", "3", "--root"])
+        .arg(&tree)
+        .output()
+        .expect("setpriv (util-linux) runs the binary as nobody");
+    let text = output_text(&o);
+    assert!(!text.contains("left behind"), "{text}");
+    assert!(text.contains("CPU 3") || text.contains("cpu"), "{text}");
+}
+
 #[test]
 fn applying_needs_root_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();

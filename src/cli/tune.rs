@@ -159,6 +159,12 @@ pub(crate) fn recover_at_start(root: &HostRoot) {
                 format!("; not restored: {}", r.refused.join("; "))
             }
         ),
+        // Only root tunes, and root's folder (`/run/cyclescope`, which also holds root's CPU
+        // locks) is closed to other users: nothing here says a tuning was left, and only
+        // root could put one back.
+        Err(tune::TuneError::ReadFailed { source, .. })
+            if source.kind() == std::io::ErrorKind::PermissionDenied
+                && !nix::unistd::geteuid().is_root() => {}
         Err(e) => eprintln!(
             "cyclescope: a host tuning was left behind and is not restored: {e} (run `sudo \
              cyclescope tune --restore`)"

@@ -6,7 +6,7 @@
 //! reference counter, or APERF/MPERF through the msr driver). Reads only; judging is the
 //! engine's.
 
-use core::ffi::{CStr, c_int, c_long, c_ulong};
+use core::ffi::{CStr, c_int, c_ulong};
 
 use cyclescope_counter_raw::reference::ReferenceCounter;
 
@@ -146,22 +146,7 @@ fn disable_read(fd: c_int) -> Option<PerfReading> {
 /// Opens the event and checks that it counts (some hypervisors accept it and never advance
 /// it).
 fn open_counting_perf(attr: PerfEventAttr) -> Result<c_int, PerfRefusal> {
-    // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size` field
-    // is its true size; the kernel only reads it. pid 0, cpu -1, no group, no flags.
-    let fd = unsafe {
-        sys::syscall(
-            sys::nr::PERF_EVENT_OPEN as c_long,
-            &attr as *const PerfEventAttr,
-            0 as c_int,
-            -1 as c_int,
-            -1 as c_int,
-            0 as c_ulong,
-        )
-    };
-    if fd < 0 {
-        return Err(PerfRefusal::Errno(sys::errno()));
-    }
-    let fd = fd as c_int;
+    let fd = sys::perf_event_open(&attr).map_err(PerfRefusal::Errno)?;
     reset_enable(fd);
     let mut x = 0u64;
     for i in 0..100_000u64 {

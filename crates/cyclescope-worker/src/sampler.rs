@@ -5,7 +5,7 @@
 //! library's load address, which symbolises them (`profile::sampled`). Only ever in a profile
 //! trial of its own, never in the guide's trials. Reads only; judging is the engine's.
 
-use core::ffi::{c_int, c_long, c_ulong, c_void};
+use core::ffi::{c_int, c_ulong, c_void};
 use core::sync::atomic::{Ordering, fence};
 
 use super::json::Channel;
@@ -171,17 +171,5 @@ impl Drop for Sampler {
 }
 
 fn open_event(attr: PerfEventAttr) -> Option<c_int> {
-    // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size` field
-    // is its true size; the kernel only reads it. pid 0, cpu -1, no group, no flags.
-    let fd = unsafe {
-        sys::syscall(
-            sys::nr::PERF_EVENT_OPEN as c_long,
-            &attr as *const PerfEventAttr,
-            0 as c_int,
-            -1 as c_int,
-            -1 as c_int,
-            0 as c_ulong,
-        )
-    };
-    (fd >= 0).then_some(fd as c_int)
+    sys::perf_event_open(&attr).ok()
 }

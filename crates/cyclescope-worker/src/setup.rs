@@ -142,8 +142,10 @@ fn die_with_parent() -> Result<(), SetupError> {
     let expected = sys::env(PARENT_PID_ENV)
         .and_then(super::args::number)
         .and_then(|p| c_int::try_from(p).ok());
-    match expected {
-        Some(pid) if sys::parent_pid() != pid => Err(SetupError::Orphaned),
+    // 0: the parent is outside this worker's PID namespace, alive (as in `worker::child`).
+    match (expected, sys::parent_pid()) {
+        (_, 0) | (None, _) => Ok(()),
+        (Some(pid), parent) if parent != pid => Err(SetupError::Orphaned),
         _ => Ok(()),
     }
 }

@@ -101,6 +101,27 @@ unsafe extern "C" {
     pub(crate) fn abort() -> !;
 }
 
+/// `perf_event_open` of `attr` on this thread (pid 0), any CPU, no group, no flags: the new
+/// descriptor, or the errno of the refusal.
+pub(crate) fn perf_event_open(attr: &crate::perf_attr::PerfEventAttr) -> Result<c_int, c_int> {
+    // SAFETY: the attribute pointer is to a live, fully initialised struct whose `size` field
+    // is its true size; the kernel only reads it.
+    let fd = unsafe {
+        syscall(
+            nr::PERF_EVENT_OPEN as c_long,
+            attr as *const crate::perf_attr::PerfEventAttr,
+            0 as c_int,
+            -1 as c_int,
+            -1 as c_int,
+            0 as c_ulong,
+        )
+    };
+    match fd {
+        fd if fd < 0 => Err(errno()),
+        fd => Ok(fd as c_int),
+    }
+}
+
 /// errno of the last failed call.
 pub(crate) fn errno() -> c_int {
     // SAFETY: glibc's per-thread errno slot, always a valid pointer.

@@ -14,15 +14,17 @@
 //! gives it are dropped before `exec` (`privileges`). Without either, the worker runs in the
 //! engine's namespaces, and records say so (`observed`: the namespaces read from outside).
 //!
-//! Left out: a PID namespace. The worker would have to be the second child of a fork made
-//! in the namespace, and the engine watches, pins and reaps its worker by its pid.
+//! A PID namespace of its own comes from the spawning side ([`PidRoom`]): the worker must be
+//! the second process made in it, not the first.
 
+mod pid;
 mod tmp;
 
 use std::ffi::CString;
 use std::io;
 use std::sync::{Arc, OnceLock};
 
+pub(crate) use pid::PidRoom;
 pub(crate) use tmp::Kept;
 
 /// What every worker unshares.

@@ -142,8 +142,11 @@ fn die_with_parent() -> Result<(), SetupError> {
     let expected = std::env::var(PARENT_PID_ENV)
         .ok()
         .and_then(|p| p.parse::<i32>().ok());
-    match expected {
-        Some(pid) if nix::unistd::getppid().as_raw() != pid => Err(SetupError::Orphaned),
+    // 0: the parent is outside this worker's PID namespace (`jail::namespaces::PidRoom`),
+    // alive; had it died, the namespace's holder would be the parent (1), or all be gone.
+    match (expected, nix::unistd::getppid().as_raw()) {
+        (_, 0) | (None, _) => Ok(()),
+        (Some(pid), parent) if parent != pid => Err(SetupError::Orphaned),
         _ => Ok(()),
     }
 }

@@ -14,11 +14,15 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
+use crate::jail::namespaces::PidRoom;
+
 /// A spawned worker and its process group (same id: the worker leads it).
 pub(crate) struct Group {
     child: Child,
     pgid: Pid,
     reaped: bool,
+    /// The holder of the leader's PID namespace: ended after the leader is reaped.
+    room: PidRoom,
 }
 
 impl Group {
@@ -40,7 +44,8 @@ impl Group {
                 });
             }
         }
-        Self::started(cmd.process_group(0).spawn()?)
+        cmd.process_group(0);
+        Self::started(PidRoom::spawn_in(|| cmd.spawn())?)
     }
 
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
@@ -81,15 +86,16 @@ impl Group {
                 before_exec.enforce()
             });
         }
-        Self::started(cmd.spawn()?)
+        Self::started(PidRoom::spawn_in(|| cmd.spawn())?)
     }
 
-    fn started(child: Child) -> io::Result<Self> {
+    fn started((child, room): (Child, PidRoom)) -> io::Result<Self> {
         let pgid = Pid::from_raw(child.id() as i32);
         Ok(Self {
             child,
             pgid,
             reaped: false,
+            room,
         })
     }
 
@@ -180,7 +186,11 @@ impl Group {
         // ESRCH only means the group is already empty.
         let _ = killpg(self.pgid, Signal::SIGKILL);
         self.reaped = true;
-        self.child.wait().ok()
+        let status = self.child.wait().ok();
+        // Then whatever is left in its PID namespace (a process the candidate moved out of
+        // the group), with the namespace's holder.
+        drop(std::mem::take(&mut self.room));
+        status
     }
 }
 

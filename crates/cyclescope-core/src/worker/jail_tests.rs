@@ -69,8 +69,9 @@ fn a_worker_has_namespaces_and_a_tmp_of_its_own_with_its_jobs_folder_let_through
         );
     }
     let mut want = vec!["net", "ipc", "uts", "mnt"];
-    if !root {
-        want.push("user");
+    match root {
+        true => want.push("pid"),
+        false => want.push("user"),
     }
     for ns in want {
         assert!(own.iter().any(|o| o == ns), "{ns}: {own:?}");
@@ -137,6 +138,38 @@ fn a_user_that_is_not_root_gives_its_workers_the_same_in_a_user_namespace() {
     if allowed && !emulated {
         assert!(line.contains("user") && line.contains("mnt"), "{text}");
     }
+}
+
+/// Root's worker is the second process of a PID namespace of its own: pid 2 there (the
+/// first ignores the signals it sends itself), its parent outside (0), the engine out of its
+/// reach, and a process it moved out of its group and session ends with it all the same.
+#[test]
+fn roots_worker_is_pid_2_of_a_pid_namespace_that_ends_with_it() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let script = format!(
+        "echo pid $$ parent $PPID; kill -0 {engine} 2>/dev/null && echo ENGINE-REACHED; \
+         setsid sh -c 'read p rest < /proc/self/stat; echo escaped $p; \
+         exec sleep 600 >/dev/null 2>&1' & sleep 0.3",
+        engine = std::process::id()
+    );
+    let (out, own) = worker_says(&script, &[]);
+    assert!(out.starts_with("pid 2 parent 0\n"), "{out}");
+    assert!(!out.contains("ENGINE-REACHED"), "{out}");
+    assert!(own.iter().any(|o| o == "pid"), "{own:?}");
+    // The escaped process had its own session and group: `killpg` missed it, the end of
+    // the namespace did not (`/proc` shows the host's numbers).
+    let escaped: u32 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("escaped "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    let stat = std::fs::read_to_string(format!("/proc/{escaped}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty(),
+        "still there after its worker ended: {stat}"
+    );
 }
 
 fn which(program: &str) -> Option<std::path::PathBuf> {

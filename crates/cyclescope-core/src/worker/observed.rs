@@ -33,10 +33,12 @@ pub struct Protections {
 const NAMESPACES: [&str; 6] = ["net", "ipc", "uts", "pid", "mnt", "user"];
 
 impl Protections {
-    /// Reads worker `pid`'s protections; None when its `/proc` entry cannot be read (it ended).
+    /// Reads worker `pid`'s protections; None when it has ended (its `/proc` entry is gone,
+    /// or it is a zombie: a zombie has no namespaces or control group left to read, and its
+    /// links would read as the engine's). The status is read last, so a worker seen alive
+    /// there was alive when its links were read.
     pub fn of(pid: u32) -> Option<Self> {
         let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
-        let status = std::fs::read_to_string(proc.join("status")).ok()?;
         let cgroup = std::fs::read_to_string(proc.join("cgroup")).unwrap_or_default();
         let link = |root: &std::path::Path, ns: &str| std::fs::read_link(root.join("ns").join(ns));
         let (mut own_namespaces, mut unobserved) = (Vec::new(), Vec::new());
@@ -52,9 +54,22 @@ impl Protections {
                 _ => {}
             }
         }
+        let status = std::fs::read_to_string(proc.join("status")).ok()?;
+        if status
+            .lines()
+            .any(|l| l.starts_with("State:") && l[6..].trim_start().starts_with(['Z', 'X']))
+        {
+            return None;
+        }
+        let mut seen = Self::parse(&status, &cgroup, own_namespaces);
+        // The engine's own group (a session's, a container's) is not the worker's.
+        let engine = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        if seen.cgroup == memory_cgroup(&engine) {
+            seen.cgroup.clear();
+        }
         Some(Self {
             unobserved_namespaces: unobserved,
-            ..Self::parse(&status, &cgroup, own_namespaces)
+            ..seen
         })
     }
 
@@ -72,16 +87,7 @@ impl Protections {
             _ => "none".into(),
         };
         let empty = |name| field(name).is_some_and(|v| v.chars().all(|c| c == '0'));
-        let cgroup = cgroup
-            .lines()
-            .find_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-                let memory =
-                    controllers.split(',').any(|c| c == "memory") || controllers.is_empty();
-                (memory && path != "/").then(|| path.to_string())
-            })
-            .unwrap_or_default();
+        let cgroup = memory_cgroup(cgroup);
         Self {
             seccomp,
             no_new_privs: field("NoNewPrivs") == Some("1"),
@@ -182,11 +188,30 @@ impl Protections {
                  write there others see",
             );
         }
+        if !self.own_namespaces.iter().any(|n| n == "pid") && !unobserved("pid") {
+            out.push(
+                "no PID namespace of its own: the candidate may signal or open the host's \
+                 processes of its uid, wherever its system-call filter lets it",
+            );
+        }
         if self.cgroup.is_empty() {
             out.push("no control group: memory and processes are bounded only by rlimits");
         }
         out
     }
+}
+
+/// The memory controller's group in a `/proc/<pid>/cgroup` text (v1's `memory` line, else
+/// v2's), or empty at the root.
+fn memory_cgroup(text: &str) -> String {
+    text.lines()
+        .find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let memory = controllers.split(',').any(|c| c == "memory") || controllers.is_empty();
+            (memory && path != "/").then(|| path.to_string())
+        })
+        .unwrap_or_default()
 }
 
 /// `names` joined, or `none`.
@@ -224,7 +249,9 @@ mod tests {
 
     #[test]
     fn status_fields_read_as_protections_and_gaps() {
-        let own = ["net", "ipc", "uts", "mnt"].map(String::from).to_vec();
+        let own = ["net", "ipc", "uts", "mnt", "pid"]
+            .map(String::from)
+            .to_vec();
         let p = Protections::parse(STATUS, CGROUP, own.clone());
         assert_eq!(p.seccomp, "filter (2 program(s))");
         assert!(p.no_new_privs && p.no_capabilities, "{p:?}");
@@ -239,14 +266,19 @@ mod tests {
             vec![],
         );
         assert_eq!(bare.seccomp, "none");
-        assert_eq!(bare.gaps().len(), 6, "{:?}", bare.gaps());
+        assert_eq!(bare.gaps().len(), 7, "{:?}", bare.gaps());
+        assert!(bare.gaps().iter().any(|g| g.contains("no PID namespace")));
         assert!(bare.gaps().iter().any(|g| g.contains("network namespace")));
         assert!(bare.gaps().iter().any(|g| g.contains("no /tmp of its own")));
-        let shared_tmp = Protections::parse(STATUS, CGROUP, own[..3].to_vec());
+        let shared_tmp = Protections::parse(
+            STATUS,
+            CGROUP,
+            own.iter().filter(|n| *n != "mnt").cloned().collect(),
+        );
         assert_eq!(shared_tmp.gaps().len(), 2, "{:?}", shared_tmp.gaps());
         // Unreadable is not missing: one gap says so, none claims a namespace is absent.
         let unread = Protections {
-            unobserved_namespaces: ["net", "mnt"].map(String::from).to_vec(),
+            unobserved_namespaces: ["net", "mnt", "pid"].map(String::from).to_vec(),
             ..Protections::parse(STATUS, CGROUP, vec![])
         };
         let gaps = unread.gaps();
@@ -255,14 +287,28 @@ mod tests {
         assert!(
             unread
                 .summary()
-                .contains("not readable from outside: net, mnt")
+                .contains("not readable from outside: net, mnt, pid")
         );
+    }
+
+    /// A worker that ended before it was looked at (its first line read only after its end)
+    /// is not observed: a zombie's links and control group would read as the engine's.
+    #[test]
+    fn a_zombie_is_not_observed() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let flags = nix::sys::wait::WaitPidFlag::WEXITED | nix::sys::wait::WaitPidFlag::WNOWAIT;
+        nix::sys::wait::waitid(nix::sys::wait::Id::Pid(pid), flags).unwrap();
+        assert_eq!(Protections::of(child.id()), None);
+        child.wait().unwrap();
     }
 
     #[test]
     fn this_process_reads_as_itself() {
         let me = Protections::of(std::process::id()).unwrap();
         assert!(me.own_namespaces.is_empty(), "{me:?}");
+        // Whatever group this process is in (a session's, here), it is not one of its own.
+        assert_eq!(me.cgroup, "", "{me:?}");
         assert_eq!(me.uids.len(), 4, "{me:?}");
     }
 }

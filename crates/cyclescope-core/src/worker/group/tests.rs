@@ -13,11 +13,14 @@ fn cpu_time_is_utime_plus_stime_after_the_command_name() {
 #[test]
 fn a_worker_given_a_cpu_runs_there_from_its_start_and_so_do_its_threads() {
     let cpu = crate::cpu::last_allowed();
-    // A shell that starts a child (a second task of the group) and then reports both masks.
+    // A shell that reports its own mask, then starts a child (a second task of the group)
+    // that reports its own. `/proc/self`: `$$` and `$!` are numbers of the worker's PID
+    // namespace, and `/proc` is the host's.
     let mut cmd = Command::new("sh");
     cmd.args([
         "-c",
-        "sleep 1 & grep Cpus_allowed_list /proc/$$/status /proc/$!/status; kill $!",
+        "while read -r l; do case $l in Cpus_allowed_list*) echo \"$l\";; esac; done \
+         < /proc/self/status; grep Cpus_allowed_list /proc/self/status",
     ])
     .stdout(std::process::Stdio::piped());
     let mut g = Group::spawn(&mut cmd, Some(cpu)).unwrap();
@@ -32,8 +35,13 @@ fn a_worker_given_a_cpu_runs_there_from_its_start_and_so_do_its_threads() {
 fn a_group_is_killed_whole_and_its_leader_reaped() {
     // A shell that leaves a sleeping child behind in its group, then exits.
     let mut cmd = Command::new("sh");
-    cmd.args(["-c", "sleep 300 >/dev/null 2>&1 & echo $!"])
-        .stdout(std::process::Stdio::piped());
+    // The sleeper says its pid as the host's `/proc` numbers it (`$!` is its number in the
+    // worker's PID namespace).
+    cmd.args([
+        "-c",
+        "sh -c 'read p r < /proc/self/stat; echo $p; exec sleep 300 >/dev/null 2>&1' &",
+    ])
+    .stdout(std::process::Stdio::piped());
     let mut g = Group::spawn(&mut cmd, None).unwrap();
     let mut out = String::new();
     std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
@@ -64,7 +72,7 @@ fn a_worker_leads_a_session_without_a_terminal_and_is_killed_whole() {
     let mut cmd = Command::new("sh");
     cmd.args([
         "-c",
-        "sleep 300 >/dev/null 2>&1 & echo $!; cat /proc/$$/stat",
+        "read -r s < /proc/self/stat; echo \"$s\"; sh -c 'read p r < /proc/self/stat; echo $p; exec sleep 300 >/dev/null 2>&1' &",
     ])
     .stdout(std::process::Stdio::piped());
     let mut g =
@@ -72,8 +80,8 @@ fn a_worker_leads_a_session_without_a_terminal_and_is_killed_whole() {
     let mut out = String::new();
     std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
     let mut lines = out.lines();
-    let sleeper: i32 = lines.next().unwrap().parse().unwrap();
     let stat = lines.next().unwrap();
+    let sleeper: i32 = lines.next().unwrap().parse().unwrap();
     // pid, (comm), state, ppid, pgrp, session, tty_nr
     let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     let pid = g.pid().to_string();
