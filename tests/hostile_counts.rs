@@ -49,6 +49,7 @@ fn fixh_library(dir: &Path, source: &Path, defines: &[&str]) -> PathBuf {
     lib
 }
 
+#[cfg(target_arch = "x86_64")]
 fn toggle_source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile/callgrind_toggle.c")
 }
@@ -88,6 +89,7 @@ fn count(dir: &Path) -> (Output, Value) {
     (o, record)
 }
 
+#[cfg(target_arch = "x86_64")]
 fn profile(dir: &Path, lib: &Path) -> Output {
     in_dir(
         dir,
@@ -105,6 +107,7 @@ fn profile(dir: &Path, lib: &Path) -> Output {
 }
 
 /// The refusal is in the output and the record, and no count is.
+#[cfg(target_arch = "x86_64")]
 fn assert_refused(o: &Output, record: &Value, words: &str) {
     let all = common::output_text(o);
     assert!(!o.status.success(), "{all}");

@@ -49,7 +49,7 @@ pub const fn c_field<const N: usize>(s: &str) -> [c_char; N] {
     let mut out = [0 as c_char; N];
     let mut i = 0;
     while i < bytes.len() && i + 1 < N {
-        out[i] = bytes[i] as c_char;
+        out[i] = c_char::from_ne_bytes([bytes[i]]);
         i += 1;
     }
     out
@@ -59,7 +59,7 @@ pub const fn c_field<const N: usize>(s: &str) -> [c_char; N] {
 pub fn field_str(field: &[c_char]) -> String {
     let bytes: Vec<u8> = field
         .iter()
-        .map(|&c| c as u8)
+        .map(|&c| c.to_ne_bytes()[0])
         .take_while(|&b| b != 0)
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
