@@ -193,9 +193,63 @@ fn check_says_what_the_sandbox_enforces_here() {
     assert!(seen.contains("seccomp filter ("), "{seen}");
     assert!(seen.contains("no_new_privs set; no capabilities"), "{seen}");
     assert!(!seen.contains("no control group"), "{seen}");
+    // Root's worker has every namespace, its PID namespace included.
+    if nix::unistd::geteuid().is_root() {
+        assert!(
+            seen.contains("namespaces of its own: net, ipc, uts, pid, mnt"),
+            "{seen}"
+        );
+        assert!(!seen.contains('⚠'), "{seen}");
+    }
     let o = cyclescope(t.path(), &["check", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let observed = &doc["sandbox"]["observed"];
     assert_eq!(observed["no_capabilities"], true, "{observed}");
     assert!(observed["gaps"].is_array(), "{observed}");
+}
+
+/// An engine that is not root reads the namespaces of its worker, which is not dumpable, from
+/// outside all the same: the worker's user namespace is the engine's to inspect (its owner
+/// holds every capability in it). Root runs `check` as `nobody` to show it, where the kernel
+/// gives that user a user namespace (not under qemu-user, whose threads forbid one).
+#[test]
+fn a_user_that_is_not_root_sees_its_workers_namespaces_from_outside() {
+    let allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .is_ok_and(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0));
+    if !nix::unistd::geteuid().is_root() || !allowed {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        t.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let o = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_cyclescope"))
+        .args(["check", "--cpu", "0"])
+        .current_dir(t.path())
+        .env("HOME", t.path())
+        .env("XDG_DATA_HOME", t.path().join("data"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .output()
+        .expect("setpriv (util-linux) runs the binary as nobody");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let seen = out
+        .lines()
+        .find(|l| l.starts_with("worker seen from outside: "))
+        .unwrap_or_else(|| panic!("no outside line: {}", text(&o)));
+    assert!(seen.contains("uid 65534"), "{seen}");
+    let own = seen
+        .split("namespaces of its own: ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("{seen}"));
+    for ns in ["net", "ipc", "uts", "user"] {
+        assert!(own.split(", ").any(|o| o == ns), "{ns}: {seen}");
+    }
+    assert!(!seen.contains("not readable from outside"), "{seen}");
+    // No PID namespace for a user that is not root, and the line says so.
+    assert!(seen.contains("no PID namespace of its own"), "{seen}");
 }

@@ -113,7 +113,7 @@ pub fn rows(state: &SandboxState, seen: Option<&Protections>) -> Vec<HostRow> {
                     .own_namespaces
                     .is_empty()
                     .then_some("a candidate shares the host's network, IPC and process list"),
-                false => Some("not root: the engine cannot read them; they rest on its word"),
+                false => Some("no user namespace of its own: the engine cannot read them"),
             },
         ),
         row(

@@ -240,7 +240,13 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         first.extend_from_slice(&job);
         let _ = stdin.write_all(&first);
     }
-    // Without a go line stdin closes here: the worker reads its job to its end.
+    // Without a go line stdin is held open until the worker's first line has been read and
+    // its protections looked at, then closed: a std worker that has spoken waits for that
+    // end of file before it exits (`child::Channel`), so it is still whole when looked at.
+    let (stdin, mut held) = match cmd.go_line {
+        Some(_) => (stdin, None),
+        None => (None, stdin),
+    };
     let mut go = GoLine::new(cmd.go_line.as_deref(), stdin);
     let mut pipes = Exchange::new(child.stdout.take(), child.stderr.take());
     pipes.wake_on_exit(group.pid());
@@ -254,6 +260,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let mut on_line = |line: Result<&[u8], Framing>| -> Result<(), Tampering> {
         if !set_up.get() {
             protections = observed::Protections::of(leader);
+            held.take();
         }
         set_up.set(true);
         let m = parse_line::<M>(line, &token)?;

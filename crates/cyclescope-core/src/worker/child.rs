@@ -16,6 +16,27 @@ use super::{Limits, PARENT_PID_ENV, SessionToken};
 pub struct Channel {
     out: BufWriter<File>,
     token: SessionToken,
+    /// A copy of the stdin pipe, read to its end before the worker exits ([`Drop`]).
+    held: Option<File>,
+    /// Whether a message was sent (the engine closes stdin only after the first one).
+    sent: bool,
+}
+
+impl Drop for Channel {
+    /// A worker that has spoken waits until the engine is done looking at it from outside:
+    /// the engine reads the worker's protections from its `/proc` entry at its first line,
+    /// then closes the worker's stdin, whose end of file this waits for. A worker that
+    /// exited at once could be gone, or halfway gone, by then: without its memory, a dying
+    /// process's namespaces are closed to an engine that is not root. One that never spoke
+    /// does not wait (nothing would close its stdin); nor does one whose library closed the
+    /// copy: its protections then go unread, which the record says.
+    fn drop(&mut self) {
+        let Some(mut held) = self.held.take().filter(|_| self.sent) else {
+            return;
+        };
+        let mut buf = [0u8; 64];
+        while matches!(std::io::Read::read(&mut held, &mut buf), Ok(n) if n > 0) {}
+    }
 }
 
 impl Channel {
@@ -34,6 +55,7 @@ impl Channel {
         // One write per line: the line reaches the pipe whole or not at all.
         let _ = self.out.write_all(&line);
         let _ = self.out.flush();
+        self.sent = true;
     }
 }
 
@@ -76,7 +98,9 @@ pub fn enter() -> Result<Entered, SetupError> {
     let proto: OwnedFd = nix::unistd::dup(std::io::stdout()).map_err(sys("dup stdout"))?;
     // From here on fd 1 is stderr: whatever the candidate prints ends up in the captured tail.
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(sys("redirect stdout"))?;
-    close_inherited(proto.as_raw_fd());
+    // Kept for the end (`Channel`'s drop); stdin itself becomes /dev/null below.
+    let held: OwnedFd = nix::unistd::dup(std::io::stdin()).map_err(sys("dup stdin"))?;
+    close_inherited(&[proto.as_raw_fd(), held.as_raw_fd()]);
     nix::sys::prctl::set_no_new_privs().map_err(sys("no_new_privs"))?;
     use nix::sys::resource::{Resource, setrlimit};
     setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(sys("RLIMIT_CORE"))?;
@@ -88,6 +112,8 @@ pub fn enter() -> Result<Entered, SetupError> {
         channel: Channel {
             out: BufWriter::new(File::from(proto)),
             token,
+            held: Some(File::from(held)),
+            sent: false,
         },
         job,
     })
@@ -151,12 +177,12 @@ fn die_with_parent() -> Result<(), SetupError> {
     }
 }
 
-/// Closes every descriptor above stderr except `keep` and the sealed libraries the engine
+/// Closes every descriptor above stderr except those in `keep` and the sealed libraries the engine
 /// handed over (`plugin::sealed::WORKER_LIBRARY_FDS`, loaded after this): each number below the descriptor
 /// table's size (`FDSize` in `/proc/self/status`; every open descriptor is below it). Listing
 /// `/proc/self/fd` instead would cost a 32 KiB directory buffer, which stays resident in the
 /// worker's heap and so in the candidate's baseline RSS.
-fn close_inherited(keep: i32) {
+fn close_inherited(keep: &[i32]) {
     let table_size = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -174,7 +200,7 @@ fn close_inherited(keep: i32) {
         })
         .unwrap_or(1024);
     let library = crate::plugin::sealed::WORKER_LIBRARY_FDS;
-    for fd in (3..table_size).filter(|&fd| fd != keep && !library.contains(&fd)) {
+    for fd in (3..table_size).filter(|fd| !keep.contains(fd) && !library.contains(fd)) {
         // EBADF for the numbers that are not open is expected.
         let _ = nix::unistd::close(fd);
     }

@@ -21,8 +21,9 @@ pub struct Protections {
     /// The namespaces the worker has of its own (not the engine's): `net`, `ipc`, …
     pub own_namespaces: Vec<String>,
     /// The namespaces whose link the engine could not read from outside (a worker that is not
-    /// dumpable, in a user namespace of its own, seen by an engine that is not root): neither
-    /// its own nor the engine's, as far as the engine can tell.
+    /// dumpable and has no user namespace of its own, seen by an engine that is not root: one
+    /// whose user namespace the engine made is the engine's to inspect): neither its own nor
+    /// the engine's, as far as the engine can tell.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unobserved_namespaces: Vec<String>,
     /// Its control group (the v1 memory hierarchy's path, or the v2 one), "" when none.
@@ -49,6 +50,12 @@ impl Protections {
             ) {
                 (Ok(w), Ok(e)) if w != e => own_namespaces.push(ns.to_string()),
                 (Err(e), Ok(_)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    // A process on its way out has no memory left (its `statm` reads all
+                    // zeros), and its links are then closed to an engine that is not root:
+                    // it ended before it could be looked at, as a zombie has.
+                    if exiting(&proc) {
+                        return None;
+                    }
                     unobserved.push(ns.to_string())
                 }
                 _ => {}
@@ -173,7 +180,8 @@ impl Protections {
         if !self.unobserved_namespaces.is_empty() {
             out.push(
                 "namespaces not readable from outside (an engine that is not root cannot read \
-                 them of a worker that is not dumpable): they rest on the engine's word",
+                 them of a worker that is not dumpable and has no user namespace of its \
+                 own): they rest on the engine's word",
             );
         }
         if !self.own_namespaces.iter().any(|n| n == "net") && !unobserved("net") {
@@ -199,6 +207,12 @@ impl Protections {
         }
         out
     }
+}
+
+/// Whether the process at `proc` has released its memory (exiting): `statm` all zeros.
+fn exiting(proc: &std::path::Path) -> bool {
+    std::fs::read_to_string(proc.join("statm"))
+        .map_or(true, |s| s.split_whitespace().all(|f| f == "0"))
 }
 
 /// The memory controller's group in a `/proc/<pid>/cgroup` text (v1's `memory` line, else
