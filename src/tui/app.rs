@@ -6,11 +6,13 @@
 mod ab_builds;
 mod cpu_wait;
 mod delta;
+mod fresh;
 mod help_keys;
 mod history;
 mod input;
 mod jobs;
 mod launch;
+mod log_host;
 mod profile;
 mod reduce;
 mod session;
@@ -32,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::catalog::{Candidate, GUIDE_LENGTHS, Instance, Settings};
+use crate::catalog::{Candidate, GUIDE_LENGTHS, Instance};
 use crate::host::Status as CheckStatus;
 use crate::kat::KatStatus;
 use crate::measure::Planning;
@@ -331,90 +333,6 @@ pub struct App {
 }
 
 impl App {
-    /// A fresh workbench on `candidates` with the settings' lengths and planning.
-    /// The CPUs the next run measures on: those added with `+`, else the shown one.
-    pub fn measurement_cpus(&self) -> Vec<usize> {
-        if self.lanes.is_empty() {
-            vec![self.cpu]
-        } else {
-            self.lanes.iter().copied().collect()
-        }
-    }
-
-    pub fn new(candidates: Vec<Candidate>, settings: &Settings, cpus_online: usize) -> Self {
-        let cpus_online = cpus_online.max(1);
-        Self {
-            candidates,
-            selected: BTreeSet::new(),
-            cursor: 0,
-            filter: String::new(),
-            lengths: settings.lengths.clone(),
-            kat: HashMap::new(),
-            sources: None,
-            kat_logs: HashMap::new(),
-            host: vec![HostRow {
-                check: None,
-                name: "host".into(),
-                status: CheckStatus::Unknown,
-                value: "not checked yet".into(),
-                hint: Some("press r to run the host checks".into()),
-            }],
-            host_cursor: 0,
-            cpu: settings.cpu.unwrap_or(cpus_online - 1),
-            lanes: Default::default(),
-            cpus_online,
-            planning: Planning::new(
-                settings.trials,
-                settings.trial_target_s,
-                settings.op_budget_s,
-            ),
-            run: RunState::Idle,
-            run_dir: None,
-            run_labels: vec![],
-            run_lengths: vec![],
-            jobs: vec![],
-            current: None,
-            hist_view: HistView::Live,
-            results_cursor: 0,
-            log: vec![],
-            log_back: 0,
-            log_unseen: 0,
-            focus: Panel::Catalog,
-            mode: Mode::Normal,
-            chart: Chart::Histogram,
-            read_only: false,
-            allow_unfixed_host: false,
-            allow_kat_fail: false,
-            counter: crate::counter::RunCounter::Cycles,
-            runs: vec![],
-            baseline: None,
-            results_sort: None,
-            xof_baseline: crate::baseline::Baseline::new(&settings.baseline),
-            reference_jobs: BTreeSet::new(),
-            ab_results: Vec::new(),
-            curve_log: None,
-            hist_log: false,
-            curve_hidden: BTreeSet::new(),
-            curve_series: 0,
-            curve_length: usize::MAX,
-            run_announced: false,
-            cpu_wait: None,
-            run_queue: Default::default(),
-            last_spec: None,
-            pending: None,
-            clock: 0.0,
-            dirty: true,
-            sweeps: Vec::new(),
-            keys: crate::tui::keymap::Keymap::default(),
-            journal: None,
-            history: Default::default(),
-            pinned_build: None,
-            profile: ProfileView::default(),
-            unfinished_runs: Vec::new(),
-            help: HelpView::default(),
-        }
-    }
-
     pub fn instance(&self, label: &str) -> Option<&Instance> {
         self.candidates
             .iter()
@@ -454,76 +372,6 @@ impl App {
             .iter()
             .copied()
             .filter(|l| !GUIDE_LENGTHS.contains(l))
-    }
-
-    /// Adds a log line. Log lines quote workers' stderr, paths and library metadata, so they
-    /// are escaped and bounded here, once, by the sanitizer every frontend uses.
-    pub fn push_log(&mut self, level: LogLevel, text: impl Into<String>) {
-        let text: String = text.into();
-        let text = crate::sanitize::terminal(&text).into_owned();
-        self.log.push(LogLine { level, text });
-        // Scrolled back, the view stays on the lines being read; the new one waits below.
-        if self.log_back > 0 {
-            self.log_back += 1;
-            self.log_unseen += 1;
-        }
-        if self.log.len() > LOG_CAPACITY {
-            let extra = self.log.len() - LOG_CAPACITY;
-            self.log.drain(..extra);
-            self.log_back = self.log_back.min(self.log.len().saturating_sub(1));
-            self.log_unseen = self.log_unseen.min(self.log_back);
-        }
-        self.dirty = true;
-    }
-
-    /// Watching: the writing process is gone, or its journal cannot be read.
-    pub fn writer_lost(&mut self, reason: String) {
-        self.push_log(LogLevel::Bad, reason.clone());
-        if let Some(dir) = &self.run_dir {
-            self.push_log(
-                LogLevel::Warn,
-                format!(
-                    "resume it with `cyclescope run --resume {}`",
-                    crate::sanitize::shell_path(dir)
-                ),
-            );
-        }
-        self.run = RunState::Lost(reason);
-        self.current = None;
-    }
-
-    #[cfg(test)]
-    pub fn is_lost(&self) -> bool {
-        matches!(self.run, RunState::Lost(_))
-    }
-
-    /// Replaces the host checks (after a check finished).
-    /// A fresh reading of one check (the load average during a run): its row takes the new
-    /// value and status; nothing happens when no row shows that check.
-    pub fn refresh_host_check(&mut self, fresh: crate::host::CheckResult) {
-        if let Some(row) = self.host.iter_mut().find(|r| r.check == Some(fresh.check)) {
-            row.status = fresh.status;
-            row.value = fresh.value;
-            row.hint = fresh.hint.or(fresh.problem);
-            self.dirty = true;
-        }
-    }
-
-    pub fn set_host(&mut self, rows: Vec<HostRow>) {
-        self.host = rows;
-        self.host_cursor = self.host_cursor.min(self.host.len().saturating_sub(1));
-        let bad = self
-            .host
-            .iter()
-            .filter(|r| r.status == CheckStatus::Fail)
-            .count();
-        if bad > 0 {
-            self.push_log(
-                LogLevel::Warn,
-                format!("host: {bad} check(s) fail on CPU {}", self.cpu),
-            );
-        }
-        self.dirty = true;
     }
 }
 

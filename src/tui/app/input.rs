@@ -2,16 +2,14 @@
 //! wheel, and the actions they name. Anything that must happen outside the state (start or
 //! cancel the engine, run host checks, leave) is returned as an `Effect`.
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
-use ratatui::layout::{Position, Rect};
+mod mouse;
+mod steps;
 
-use super::{App, Chart, HistView, HostRow, LogLevel, Mode, Panel, RunState};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::{App, Chart, HistView, LogLevel, Mode, Panel, RunState};
 use crate::catalog::GUIDE_LENGTHS;
-use crate::host::Status as CheckStatus;
 use crate::tui::action::{Action, Effect};
-use crate::tui::screen::Hitmap;
 
 /// The longest message the harness accepts (16 MiB).
 const MAX_LENGTH: u64 = 16 << 20;
@@ -335,177 +333,6 @@ impl App {
             | Action::HelpFilter => {}
         }
         None
-    }
-
-    /// Focuses a panel; on a small screen the charts share a slot, so focusing one shows it.
-    pub fn focus_panel(&mut self, p: Panel) {
-        self.focus = p;
-        match p {
-            Panel::Histogram => self.chart = Chart::Histogram,
-            Panel::Curve => self.chart = Chart::Curve,
-            Panel::History => self.chart = Chart::History,
-            Panel::Profile => self.chart = Chart::Profile,
-            _ => {}
-        }
-    }
-
-    fn move_cursor(&mut self, up: bool) {
-        fn step(v: &mut usize, up: bool, len: usize) {
-            *v = if up {
-                v.saturating_sub(1)
-            } else {
-                (*v + 1).min(len.saturating_sub(1))
-            };
-        }
-        match self.focus {
-            Panel::Catalog => {
-                let n = self.tree_rows().len();
-                step(&mut self.cursor, up, n);
-            }
-            Panel::Host => step(&mut self.host_cursor, up, self.host.len()),
-            Panel::Results => {
-                let n = self.result_rows().len();
-                step(&mut self.results_cursor, up, n);
-            }
-            Panel::Progress => {
-                // Up scrolls back into older lines.
-                step(&mut self.log_back, !up, self.log.len());
-                // Lines scrolled into view are seen; at the bottom the log follows again.
-                self.log_unseen = self.log_unseen.min(self.log_back);
-            }
-            Panel::Histogram => self.step_histogram(!up),
-            Panel::Curve => {
-                let n = self.curves().len();
-                step(&mut self.curve_series, up, n);
-            }
-            Panel::History => self.step_history(up),
-            Panel::Profile => self.step_profile(up),
-        }
-    }
-
-    fn toggle_length(&mut self, l: u64) {
-        if let Some(at) = self.lengths.iter().position(|&x| x == l) {
-            self.lengths.remove(at);
-        } else {
-            self.lengths.push(l);
-            self.lengths.sort_unstable();
-        }
-    }
-
-    fn show_result_histogram(&mut self) {
-        let key = self
-            .result_rows()
-            .get(self.results_cursor)
-            .map(|r| (r.key.clone(), r.run));
-        if let Some((k, run)) = key {
-            let has = self
-                .jobs
-                .iter()
-                .any(|j| j.key == k && j.run == run && j.snapshot.is_some());
-            if has {
-                self.hist_view = HistView::RunJob(k, run);
-                self.chart = Chart::Histogram;
-            } else {
-                self.push_log(
-                    LogLevel::Info,
-                    format!("{k}: no per-call histogram recorded"),
-                );
-            }
-        }
-    }
-
-    fn step_histogram(&mut self, forward: bool) {
-        let keys = self.hist_jobs();
-        if keys.is_empty() {
-            return;
-        }
-        let shown = self.hist_job().map(|j| j.key.clone());
-        let at = shown.and_then(|k| keys.iter().position(|&x| *x == k));
-        let n = keys.len();
-        let next = match (at, forward) {
-            (Some(i), true) => (i + 1) % n,
-            (Some(i), false) => (i + n - 1) % n,
-            (None, _) => 0,
-        };
-        self.hist_view = HistView::Job(keys[next].clone());
-    }
-
-    fn recheck_host(&mut self) -> Option<Effect> {
-        if self.is_running() {
-            // The clock probe would compete with the measurement for the CPU.
-            self.push_log(LogLevel::Info, "host checks wait until the run ends");
-            return None;
-        }
-        self.host = vec![HostRow {
-            check: None,
-            name: "host".into(),
-            status: CheckStatus::Unknown,
-            value: format!("checking CPU {}…", self.cpu),
-            hint: None,
-        }];
-        self.host_cursor = 0;
-        Some(Effect::RecheckHost { cpu: self.cpu })
-    }
-
-    /// Clicks focus a panel and pick the row under the pointer; the wheel moves the cursor
-    /// of the panel under the pointer.
-    pub fn on_mouse(&mut self, ev: MouseEvent, map: &Hitmap) -> Option<Effect> {
-        // Over the help the wheel scrolls it; a click closes nothing (only its keys do).
-        if self.mode == Mode::Help {
-            match ev.kind {
-                MouseEventKind::ScrollUp => self.scroll_help(Action::Up),
-                MouseEventKind::ScrollDown => self.scroll_help(Action::Down),
-                _ => return None,
-            }
-            self.dirty = true;
-            return None;
-        }
-        let pos = Position::new(ev.column, ev.row);
-        let &(panel, _) = map.panels.iter().find(|(_, r)| r.contains(pos))?;
-        if self.mode == Mode::ConfirmQuit {
-            self.mode = Mode::Normal;
-        }
-        self.dirty = true;
-        let row_at = |rows: Option<(Rect, usize)>| {
-            rows.filter(|(r, _)| r.contains(pos))
-                .map(|(r, first)| first + usize::from(pos.y - r.y))
-        };
-        match ev.kind {
-            MouseEventKind::Down(MouseButton::Left) => {
-                self.focus_panel(panel);
-                match panel {
-                    Panel::Catalog => {
-                        if let Some(i) =
-                            row_at(map.catalog_rows).filter(|&i| i < self.tree_rows().len())
-                        {
-                            self.cursor = i;
-                            return self.act(Action::Toggle);
-                        }
-                    }
-                    Panel::Host => {
-                        if let Some(i) = row_at(map.host_rows).filter(|&i| i < self.host.len()) {
-                            self.host_cursor = i;
-                        }
-                    }
-                    Panel::Results => {
-                        if let Some(i) =
-                            row_at(map.results_rows).filter(|&i| i < self.result_rows().len())
-                        {
-                            self.results_cursor = i;
-                            self.show_result_histogram();
-                        }
-                    }
-                    _ => {}
-                }
-                None
-            }
-            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
-                self.focus_panel(panel);
-                self.move_cursor(ev.kind == MouseEventKind::ScrollUp);
-                None
-            }
-            _ => None,
-        }
     }
 }
 
