@@ -1,7 +1,8 @@
 //! Workers hold no privilege, even when cyclescope runs as root: a library that tries, on its
 //! first call, what root's capabilities allow (`privileges.c`: change the mode, owner, times
 //! and attributes of another user's file, set the host name, open the parent's memory for
-//! writing, push a key into a terminal, find capabilities in its sets) or root's uid alone
+//! writing, push a key into a terminal, find capabilities in its sets, reach the engine by its
+//! pid) or root's uid alone
 //! (write to a file only root may write, read one only root may read) fails every call if any
 //! of it worked. Each behaviour is tried alone, through `hash`, `run` and `run --counter
 //! instructions` (valgrind), and `kat` tries them all: the worker's system-call allowlist kills
@@ -146,7 +147,7 @@ const BEHAVIOURS: [(&str, &[&str]); 11] = [
     ("tiocsti", &["ioctl"]),
     ("parent-mem", &[]),
     ("capabilities", &[]),
-    ("kill-parent", &[]),
+    ("reach-parent", &[]),
     ("write-root-file", &[]),
     ("read-root-file", &[]),
 ];
@@ -266,4 +267,55 @@ fn trial_workers_hold_no_privilege_natively_and_under_valgrind() {
             s.assert_untouched(&before);
         }
     }
+}
+
+/// An engine that is not root gives its workers a PID namespace of their own (made inside
+/// their user namespace), where the engine's pid names no process: without it, a worker (of
+/// any uid) reads the engine's process group and CPU mask by that number, which no Landlock
+/// scope covers. Root counts the fixture under valgrind as `nobody` to show it, where the kernel gives that user a user
+/// namespace. Counts are exact, so this run needs no CPU of its own: its CPU locks are in a
+/// folder of its own, which `nobody` may write.
+#[test]
+fn a_worker_of_an_engine_that_is_not_root_cannot_reach_it_by_its_pid() {
+    let allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .is_ok_and(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0));
+    if !nix::unistd::geteuid().is_root() || !allowed {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let lib = build_fixture("privileges", t.path());
+    let out = t.path().join("run");
+    let extra = ["--counter", "instructions", "--no-baselines", "--cpu", "0"];
+    let args = labelled_run(path_str(&lib), "privileges-256", path_str(&out), &extra);
+    let m = marker("privs-nobody");
+    let _sweep = Sweep(m.clone());
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_cyclescope"))
+        .args(&args)
+        .current_dir(t.path())
+        .env(MARKER_VAR, &m)
+        .env("HOME", t.path())
+        .env("XDG_DATA_HOME", t.path().join("data"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .env(
+            cyclescope_core::cpu::lock::LOCK_DIR_ENV,
+            t.path().join("locks"),
+        )
+        .env("CYCLESCOPE_PRIVILEGES_ONLY", "reach-parent")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (o, _) = run_bounded(cmd, BOUND);
+    assert_none_left(&m);
+    let records = logs_under(&out);
+    assert_nothing_worked("count as nobody", &o, &records);
+    let all = text(&o);
+    assert!(all.contains("instr/call"), "not counted: {all}\n{records}");
+    assert!(!all.contains("CRYPTOFAIL"), "{all}\n{records}");
+    assert!(
+        records.contains("\"pid\""),
+        "no PID namespace recorded: {records}"
+    );
 }

@@ -193,7 +193,10 @@ impl Jail {
                     .collect();
                 let mut owners = vec![nix::unistd::geteuid().as_raw()];
                 owners.extend(self.plan.identity().map(|id| id.uid));
+                // Root's compiler gets a PID namespace from its spawn (`Group::spawn`); one made
+                // in the forked child would need the child to fork the compiler into it.
                 Namespaces::for_workers(Kept::for_job(named.iter().map(String::as_str), &owners))
+                    .without_pid_namespace()
             }
             false => Namespaces::none(),
         };

@@ -14,8 +14,10 @@
 //! gives it are dropped before `exec` (`privileges`). Without either, the worker runs in the
 //! engine's namespaces, and records say so (`observed`: the namespaces read from outside).
 //!
-//! A PID namespace of its own comes from the spawning side ([`PidRoom`]): the worker must be
-//! the second process made in it, not the first.
+//! A PID namespace of its own, where the worker must be the second process made in it, not the
+//! first: root's comes from the spawning side ([`PidRoom`]); a process that is not root has
+//! the forked child make it with the user namespace, and fork the worker into it
+//! ([`ChildMade`]).
 
 mod pid;
 mod tmp;
@@ -24,7 +26,7 @@ use std::ffi::CString;
 use std::io;
 use std::sync::{Arc, OnceLock};
 
-pub(crate) use pid::PidRoom;
+pub(crate) use pid::{ChildMade, PidRoom};
 pub(crate) use tmp::Kept;
 
 /// What every worker unshares.
@@ -75,7 +77,7 @@ impl Namespaces {
         }
         let line = |id: u32| CString::new(format!("{id} {id} 1")).expect("digits only");
         Self {
-            flags: flags | libc::CLONE_NEWUSER,
+            flags: flags | libc::CLONE_NEWUSER | libc::CLONE_NEWPID,
             maps: Some(Arc::new(Maps {
                 uid: line(nix::unistd::geteuid().as_raw()),
                 gid: line(nix::unistd::getegid().as_raw()),
@@ -97,6 +99,20 @@ impl Namespaces {
     /// drops them, every capability inside it).
     pub(crate) fn makes_user_namespace(&self) -> bool {
         self.flags & libc::CLONE_NEWUSER != 0
+    }
+
+    /// Whether the forked child makes the worker's PID namespace itself (inside its user
+    /// namespace), and so must fork the worker into it ([`ChildMade`]).
+    pub(crate) fn makes_pid_namespace(&self) -> bool {
+        self.flags & libc::CLONE_NEWPID != 0
+    }
+
+    /// No PID namespace made in the forked child: for a process spawned without
+    /// [`ChildMade`], whose first child would otherwise be its namespace's pid 1, and whose
+    /// second could not be born once that one ended (the compiler driver's `cc1`, `as`, `ld`).
+    pub(crate) fn without_pid_namespace(mut self) -> Self {
+        self.flags &= !libc::CLONE_NEWPID;
+        self
     }
 
     /// Moves the calling process into its new namespaces. Runs in the forked child: raw

@@ -14,11 +14,15 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
-use crate::jail::namespaces::PidRoom;
+use crate::jail::namespaces::{ChildMade, PidRoom};
 
 /// A spawned worker and its process group (same id: the worker leads it).
 pub(crate) struct Group {
+    /// The process spawned: the worker itself, or (an engine that is not root) the one that
+    /// made the worker's PID namespace and forked the worker into it; it has ended then, and
+    /// its pipes are the worker's.
     child: Child,
+    /// The worker, the group's leader.
     pgid: Pid,
     reaped: bool,
     /// The holder of the leader's PID namespace: ended after the leader is reaped.
@@ -45,7 +49,8 @@ impl Group {
             }
         }
         cmd.process_group(0);
-        Self::started(PidRoom::spawn_in(|| cmd.spawn())?)
+        let (child, room) = PidRoom::spawn_in(|| cmd.spawn())?;
+        Ok(Self::started(child, room, None))
     }
 
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
@@ -67,10 +72,16 @@ impl Group {
         let namespaces = crate::jail::namespaces::Namespaces::for_workers(kept);
         let plan = crate::jail::privileges::Plan::for_workers()
             .in_own_user_namespace(namespaces.makes_user_namespace());
+        let made = match namespaces.makes_pid_namespace() {
+            true => Some(ChildMade::new()?),
+            false => None,
+        };
+        let in_child = made.as_ref().map(ChildMade::splitter);
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: setsid, sched_setaffinity on a set built before the fork,
-        // unshare, and the raw prctl/capset/setres[ug]id calls of `Plan::apply` and the
-        // Landlock and seccomp calls of `BeforeExec::enforce` (no allocation, no lock).
+        // unshare, the raw clone, kill, write and _exit of `ChildMade::split`, and the raw
+        // prctl/capset/setres[ug]id calls of `Plan::apply` and the Landlock and seccomp calls
+        // of `BeforeExec::enforce` (no allocation, no lock).
         unsafe {
             cmd.pre_exec(move || {
                 // A new session is also a new process group led by the child: the group id is
@@ -82,21 +93,48 @@ impl Group {
                 }
                 // While CAP_SYS_ADMIN is still held (root's, or the new user namespace's).
                 namespaces.apply()?;
+                if let Some(made) = &in_child {
+                    // From here on this is the worker, in its new PID namespace, with a
+                    // session of its own again (the child that made it led the first).
+                    made.split()?;
+                    nix::unistd::setsid().map_err(io::Error::from)?;
+                }
                 plan.apply()?;
                 before_exec.enforce()
             });
         }
-        Self::started(PidRoom::spawn_in(|| cmd.spawn())?)
+        let spawned = PidRoom::spawn_in(|| cmd.spawn());
+        match made {
+            None => {
+                let (child, room) = spawned?;
+                Ok(Self::started(child, room, None))
+            }
+            Some(made) => {
+                let (room, worker) = made.finish(spawned.is_ok());
+                let (mut child, _) = spawned?;
+                match worker {
+                    Some(worker) => Ok(Self::started(child, room, Some(worker))),
+                    None => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        Err(io::Error::other(
+                            "the worker's PID namespace was made, but no worker came of it",
+                        ))
+                    }
+                }
+            }
+        }
     }
 
-    fn started((child, room): (Child, PidRoom)) -> io::Result<Self> {
-        let pgid = Pid::from_raw(child.id() as i32);
-        Ok(Self {
+    /// `worker`: the leader where it is not `child` itself.
+    fn started(child: Child, room: PidRoom, worker: Option<Pid>) -> Self {
+        let pgid = worker.unwrap_or(Pid::from_raw(child.id() as i32));
+        Self {
             child,
             pgid,
             reaped: false,
             room,
-        })
+        }
     }
 
     pub(super) fn child_mut(&mut self) -> &mut Child {
@@ -105,7 +143,7 @@ impl Group {
 
     /// The leader's process id (= the group's id).
     pub(super) fn pid(&self) -> u32 {
-        self.child.id()
+        self.pgid.as_raw() as u32
     }
 
     /// Whether the leader has ended (it stays a zombie until `finish`).
@@ -186,7 +224,14 @@ impl Group {
         // ESRCH only means the group is already empty.
         let _ = killpg(self.pgid, Signal::SIGKILL);
         self.reaped = true;
-        let status = self.child.wait().ok();
+        let status = match self.pgid.as_raw() as u32 == self.child.id() {
+            true => self.child.wait().ok(),
+            false => {
+                // The child that made the worker's namespace has ended: it is reaped too.
+                let _ = self.child.wait();
+                wait_status(self.pgid)
+            }
+        };
         // Then whatever is left in its PID namespace (a process the candidate moved out of
         // the group), with the namespace's holder.
         drop(std::mem::take(&mut self.room));
@@ -197,6 +242,18 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         self.kill_and_reap();
+    }
+}
+
+/// The end of `pid`, a child of this process that `std` does not know of, reaped.
+fn wait_status(pid: Pid) -> Option<ExitStatus> {
+    use std::os::unix::process::ExitStatusExt;
+    match nix::sys::wait::waitpid(pid, None).ok()? {
+        WaitStatus::Exited(_, code) => Some(ExitStatus::from_raw((code & 0xff) << 8)),
+        WaitStatus::Signaled(_, signal, core) => Some(ExitStatus::from_raw(
+            signal as i32 | if core { 0x80 } else { 0 },
+        )),
+        _ => None,
     }
 }
 

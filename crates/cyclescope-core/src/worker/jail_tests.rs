@@ -68,10 +68,11 @@ fn a_worker_has_namespaces_and_a_tmp_of_its_own_with_its_jobs_folder_let_through
             "{set}: {out}"
         );
     }
-    let mut want = vec!["net", "ipc", "uts", "mnt"];
-    match root {
-        true => want.push("pid"),
-        false => want.push("user"),
+    // A PID namespace for both: root's from its spawning thread, another user's made by the
+    // forked child inside its user namespace.
+    let mut want = vec!["net", "ipc", "uts", "mnt", "pid"];
+    if !root {
+        want.push("user");
     }
     for ns in want {
         assert!(own.iter().any(|o| o == ns), "{ns}: {own:?}");
@@ -86,8 +87,9 @@ fn a_worker_has_namespaces_and_a_tmp_of_its_own_with_its_jobs_folder_let_through
     assert!(!own.iter().any(|o| o == "mnt"), "{own:?}");
 }
 
-/// Root runs the test above again as `nobody` (`setpriv`), which takes the other road: a
-/// user namespace of its own. The test binary is run through a descriptor, so that no
+/// Root runs the test above, and the PID namespace's below, again as `nobody` (`setpriv`),
+/// which takes the other road: a user namespace of its own, with the PID namespace made by
+/// the forked child. The test binary is run through a descriptor, so that no
 /// folder above it need be open to that user.
 #[test]
 fn a_user_that_is_not_root_gives_its_workers_the_same_in_a_user_namespace() {
@@ -103,6 +105,7 @@ fn a_user_that_is_not_root_gives_its_workers_the_same_in_a_user_namespace() {
         .args([
             "--exact",
             "worker::jail_tests::a_worker_has_namespaces_and_a_tmp_of_its_own_with_its_jobs_folder_let_through",
+            "worker::jail_tests::a_worker_is_pid_2_of_a_pid_namespace_that_ends_with_it",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -125,7 +128,7 @@ fn a_user_that_is_not_root_gives_its_workers_the_same_in_a_user_namespace() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(o.status.success(), "{text}");
-    assert!(text.contains("1 passed"), "{text}");
+    assert!(text.contains("2 passed"), "{text}");
     let line = text.lines().find(|l| l.starts_with(SEEN)).unwrap_or("");
     // This machine's kernel allows unprivileged user namespaces: the worker of `nobody` has
     // one, with the others inside it. The one refusal taken is the emulator's: under
@@ -140,12 +143,14 @@ fn a_user_that_is_not_root_gives_its_workers_the_same_in_a_user_namespace() {
     }
 }
 
-/// Root's worker is the second process of a PID namespace of its own: pid 2 there (the
-/// first ignores the signals it sends itself), its parent outside (0), the engine out of its
-/// reach, and a process it moved out of its group and session ends with it all the same.
+/// A worker is the second process of a PID namespace of its own: pid 2 there (the first
+/// ignores the signals it sends itself), its parent outside (0), the engine out of its reach
+/// (for `nobody`'s worker, of the engine's own uid, only the namespace keeps it so), and a
+/// process it moved out of its group and session ends with it all the same. Root's, and
+/// another user's where the kernel gives that user a user namespace (not under qemu-user).
 #[test]
-fn roots_worker_is_pid_2_of_a_pid_namespace_that_ends_with_it() {
-    if !nix::unistd::geteuid().is_root() {
+fn a_worker_is_pid_2_of_a_pid_namespace_that_ends_with_it() {
+    if !nix::unistd::geteuid().is_root() && !crate::jail::namespaces::user_namespaces_allowed() {
         return;
     }
     let script = format!(

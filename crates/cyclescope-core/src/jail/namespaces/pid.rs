@@ -13,15 +13,16 @@
 //! later child. The holder dies with the spawning thread (`PR_SET_PDEATHSIG`); killing it
 //! kills whatever is left in the namespace, after the worker is reaped ([`PidRoom`]'s drop).
 //!
-//! Only a process that holds `CAP_SYS_ADMIN` (root) may make one: an engine that is not root
-//! gives its workers none (its workers' user namespaces are made in the forked child, which
-//! cannot move itself into a new PID namespace), and records say so. The host's `/proc`
-//! stays mounted (the Landlock rules of a trial worker are made on it before the fork): the
-//! candidate can list the host's processes there, but not reach them.
+//! Only a process that holds `CAP_SYS_ADMIN` (root) may make one from here. An engine that is
+//! not root has the forked child make it, inside the user namespace that child makes
+//! ([`ChildMade`]): the child forks the holder and the worker into it as the engine's own
+//! children, so nothing above changes. The host's `/proc` stays mounted (the Landlock rules of
+//! a trial worker are made on it before the fork): the candidate can list the host's
+//! processes there, but not reach them.
 
 use std::fs::File;
-use std::io;
-use std::os::fd::AsRawFd;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::signal::{Signal, kill};
@@ -109,32 +110,162 @@ fn own_namespace() -> Option<File> {
         .flatten()
 }
 
-/// Forks the namespace's first process: it leaves the operator's session, dies with the
-/// spawning thread, lets the kernel reap the orphans it inherits (`SIGCHLD` ignored), and
-/// waits for its end.
+/// Forks the namespace's first process ([`hold`]).
 fn start_holder() -> io::Result<Pid> {
-    // SAFETY: the child of this (threaded) process makes only async-signal-safe system calls
-    // (prctl, setsid, sigaction through `signal`, pause) on no memory of ours, and never
-    // returns: it ends by a signal, as the namespace's first process, or by `_exit`.
+    // SAFETY: the child of this (threaded) process runs only `hold`: async-signal-safe system
+    // calls on no memory of ours, and never returns.
     match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
-        nix::unistd::ForkResult::Child => unsafe {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                libc::_exit(1);
-            }
-            libc::setsid();
-            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-            loop {
-                libc::pause();
-            }
-        },
+        nix::unistd::ForkResult::Child => hold(),
         nix::unistd::ForkResult::Parent { child } => Ok(child),
+    }
+}
+
+/// The body of a namespace's first process: it closes every descriptor it was born with (a
+/// pipe end of another spawn held here would keep that spawn, or its worker's stdin, from
+/// ever seeing its end), leaves the operator's session, dies with the spawning thread, lets
+/// the kernel reap the orphans it inherits (`SIGCHLD` ignored), and waits for its end.
+/// Async-signal-safe system calls only, on no memory of ours: it runs in a forked child.
+fn hold() -> ! {
+    // SAFETY: each call takes integers only; `_exit` ends the process without running
+    // anything of ours.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+            for fd in 0..65_536 {
+                libc::close(fd);
+            }
+        }
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
+            libc::_exit(1);
+        }
+        libc::setsid();
+        libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
+/// A PID namespace that the spawned child makes itself, where this process may not (it is not
+/// root) but the child may, inside the user namespace it makes ([`super::Namespaces`]). The
+/// child cannot enter the namespace it makes: only its children are born in it. So it forks
+/// the holder (pid 1) and then the worker (pid 2), both as children of this process
+/// (`CLONE_PARENT`: the engine watches, pins and reaps the worker by its pid as everywhere
+/// else), tells this process both pids over a pipe, and ends; the worker goes on to `exec`.
+#[derive(Debug)]
+pub(crate) struct ChildMade {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl ChildMade {
+    /// The pipe the child's pids come back on, made before the fork (both ends close on
+    /// `exec`).
+    pub(crate) fn new() -> io::Result<Self> {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        Ok(Self { read, write })
+    }
+
+    /// What the forked child needs: the pipe's writing end, valid while `self` lives (until
+    /// [`ChildMade::finish`], after the spawn).
+    pub(crate) fn splitter(&self) -> Splitter {
+        Splitter {
+            write: self.write.as_raw_fd(),
+        }
+    }
+
+    /// In this process, once `spawn` has returned (which it does only once the child has
+    /// ended and the worker has run `exec` or failed to): the holder's room and the worker's
+    /// pid, where the child made them. A worker whose `exec` failed is killed and reaped here.
+    pub(crate) fn finish(self, spawned: bool) -> (PidRoom, Option<Pid>) {
+        drop(self.write);
+        let mut bytes = Vec::with_capacity(8);
+        // Every other end is closed by now, or soon: the child's has ended, the worker's
+        // closed at `exec`, the holder's at its start.
+        let _ = File::from(self.read).take(8).read_to_end(&mut bytes);
+        let pid = |b: &[u8]| {
+            let raw = libc::pid_t::from_ne_bytes(b.try_into().ok()?);
+            (raw > 0).then(|| Pid::from_raw(raw))
+        };
+        let (holder, worker) = match bytes.len() {
+            8 => (pid(&bytes[..4]), pid(&bytes[4..])),
+            _ => (None, None),
+        };
+        let room = PidRoom { holder };
+        match (spawned, worker) {
+            (false, Some(worker)) => {
+                let _ = kill(worker, Signal::SIGKILL);
+                let _ = waitpid(worker, None);
+                (room, None)
+            }
+            (_, worker) => (room, worker),
+        }
+    }
+}
+
+/// The forked child's side of [`ChildMade`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Splitter {
+    write: std::os::fd::RawFd,
+}
+
+impl Splitter {
+    /// In the forked child, once its namespaces are made (`unshare` with `CLONE_NEWPID`):
+    /// forks the holder and the worker into the new namespace. Returns in the worker only;
+    /// the child that made them ends here, after writing their pids. Raw system calls only,
+    /// no allocation.
+    pub(crate) fn split(&self) -> io::Result<()> {
+        let holder = clone_sibling()?;
+        if holder == 0 {
+            hold();
+        }
+        let worker = match clone_sibling() {
+            Ok(worker) => worker,
+            Err(error) => {
+                // SAFETY: kill takes integers; the holder is this child's sibling, reaped
+                // by the engine, which reads its pid from the pipe.
+                unsafe { libc::kill(holder, libc::SIGKILL) };
+                self.tell(holder, 0);
+                return Err(error);
+            }
+        };
+        if worker == 0 {
+            return Ok(());
+        }
+        self.tell(holder, worker);
+        // SAFETY: ends this forked child without running anything of ours (its exec would
+        // have replaced it in any case).
+        unsafe { libc::_exit(0) }
+    }
+
+    /// Writes both pids into the pipe (eight bytes: one write, atomic on a pipe).
+    fn tell(&self, holder: libc::pid_t, worker: libc::pid_t) {
+        let mut bytes = [0u8; 8];
+        bytes[..4].copy_from_slice(&holder.to_ne_bytes());
+        bytes[4..].copy_from_slice(&worker.to_ne_bytes());
+        // SAFETY: write reads eight bytes of a live array from a descriptor this child holds.
+        unsafe { libc::write(self.write, bytes.as_ptr().cast(), bytes.len()) };
+    }
+}
+
+/// `clone(CLONE_PARENT | SIGCHLD)` with no new stack: a fork whose child is this process's
+/// sibling (a child of this process's parent). Returns 0 in the child.
+fn clone_sibling() -> io::Result<libc::pid_t> {
+    let flags = (libc::CLONE_PARENT | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: with a null stack the child runs on a copy of this process's memory, as after
+    // `fork`; it is called only in a single-threaded forked child, whose children make raw
+    // system calls only before they `exec` or end (libc's cached thread id, stale in them,
+    // is never used).
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        pid => Ok(pid as libc::pid_t),
     }
 }
 
