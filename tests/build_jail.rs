@@ -301,3 +301,51 @@ fn a_roots_compiler_is_unprivileged_and_reads_no_root_only_file() {
     );
     assert_no_secret(work.path(), &o, &secrets(&secret));
 }
+
+/// An engine that is not root gives its compiler a PID namespace of its own, as it gives its
+/// workers: the forked child makes it inside the compiler's user namespace and forks the
+/// compiler into it (pid 2 there; its parent, the engine, outside), and the driver's `cc1`,
+/// `as` and `ld` are born in it one after another. Root builds as `nobody` to show it, where
+/// the kernel gives that user a user namespace.
+#[test]
+fn a_compiler_of_an_engine_that_is_not_root_has_a_pid_namespace_of_its_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .is_ok_and(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0));
+    if !nix::unistd::geteuid().is_root() || !allowed {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let cc = work.path().join("saying-cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\necho \"compiler pid: $$ parent: $PPID\" >&2\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = work.path().join("sub");
+    instance(&root, "OK-256", &source(""));
+    let mut cmd = std::process::Command::new("setpriv");
+    common::suite_locks(&mut cmd);
+    let o = cmd
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_cyclescope"))
+        .args(["build", root.to_str().unwrap(), "--out", "T", "--no-kat"])
+        .args(["--cc", cc.to_str().unwrap()])
+        .current_dir(work.path())
+        .env("HOME", work.path())
+        .env("XDG_CACHE_HOME", work.path().join("cache"))
+        .output()
+        .expect("setpriv (util-linux) runs the binary as nobody");
+    let text = output_text(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(stdout(&o).contains("1 built, 0 cached, 0 failed"), "{text}");
+    let log = std::fs::read_to_string(work.path().join("T/sub/build/OK-256.log")).unwrap();
+    let line = log
+        .lines()
+        .find_map(|l| l.strip_prefix("compiler pid: "))
+        .unwrap_or_else(|| panic!("{log}"));
+    // 2, never 1 (its namespace's first process is the holder); its parent is outside: 0.
+    assert_eq!(line, "2 parent: 0", "{log}");
+}

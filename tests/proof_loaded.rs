@@ -149,3 +149,50 @@ fn a_modest_caching_gain_is_refused_with_busy_loops_on_the_cpu() {
         "{failure}\n{out}"
     );
 }
+
+/// A caching gain of about 1.6 (`proof_cache_slight`) stays inside the probe's line against
+/// the guide's trials (twice their figure, plus the loop's own cost: the host's spells fall
+/// between them). Its twin, the same loop on the timing message timed in turns with the probe
+/// (`measure::proof::twin`), shares those spells and refuses it, quiet and with busy loops
+/// sharing the measurement CPU, at 64 B and 1 KiB.
+#[test]
+fn a_caching_gain_of_one_and_a_half_is_refused_by_the_probes_twin_quiet_and_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = common::hostile::build_fixture("proof_cache_slight", tmp.path());
+    for (name, loops) in [("quiet", 0), ("loaded", 2)] {
+        let run = tmp.path().join(name);
+        let mut args = common::hostile::labelled_run(
+            lib.to_str().unwrap(),
+            "proof_cache_slight",
+            run.to_str().unwrap(),
+            &["--no-baselines", "--no-reference-jobs"],
+        );
+        let at = args.iter().position(|a| *a == "--lengths").unwrap() + 1;
+        args[at] = "64,1024";
+        let (o, out) = match loops {
+            0 => {
+                let o = common::cyclescope()
+                    .args(&args)
+                    .current_dir(env!("CARGO_MANIFEST_DIR"))
+                    .output()
+                    .unwrap();
+                let out = common::output_text(&o);
+                (o, out)
+            }
+            n => run_loaded(&args, n),
+        };
+        assert!(!o.status.success(), "{name}: {out}");
+        let records = records(&run.join("records"));
+        assert_eq!(records.len(), 2, "{name}: {out}");
+        for r in &records {
+            let bytes = &r["input_bytes"];
+            let failure = r["cyclescope"]["failure"].as_str().unwrap_or("");
+            assert!(
+                failure.starts_with(&format!(
+                    "PROBEFAIL: on {bytes}-byte fresh messages each call took"
+                )),
+                "{name}: {failure}\n{out}"
+            );
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
-//! [--count] [--hw-instructions] [--sample-period NS] [--loop-only]`. Parsing
+//! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]`. Parsing
 //! only; a malformed line is refused with the reason, never guessed at.
 
 use core::ffi::CStr;
@@ -53,6 +53,9 @@ pub struct Invocation<'a> {
     /// stands in (`library::loop_only`), so the engine learns what the probe's loop itself
     /// costs a call.
     pub loop_only: bool,
+    /// The fresh-message probe's twin: the same seeds, go line, loop and digests, but every
+    /// call hashes the harness's one message at one address (`proof::Probe`).
+    pub repeat: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +78,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
-                 [--hw-instructions] [--sample-period NS] [--loop-only]",
+                 [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -143,12 +146,13 @@ pub fn parse<'a>(
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
     let mut values: [Option<u64>; 16] = [None; 16];
     let mut abi: Option<bool> = None;
-    let (mut count, mut hw_instructions, mut loop_only) = (false, false, false);
+    let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
             b"--hw-instructions" => Some(&mut hw_instructions),
             b"--loop-only" => Some(&mut loop_only),
+            b"--repeat" => Some(&mut repeat),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -232,5 +236,6 @@ pub fn parse<'a>(
         count,
         hw_instructions,
         loop_only,
+        repeat,
     })
 }

@@ -17,6 +17,13 @@ pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
         .position(|(i, &b)| b != (i as u64).wrapping_mul(131).wrapping_add(len) as u8)
 }
 
+/// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
+pub fn fill_harness_message(msg: &mut [u8], len: u64) {
+    for (i, b) in msg.iter_mut().enumerate() {
+        *b = (i as u64).wrapping_mul(131).wrapping_add(len) as u8;
+    }
+}
+
 /// SplitMix64: a fast generator whose stream a seed fixes, so the worker can write the
 /// probe's messages and later read them back without a copy.
 #[derive(Debug, Clone, Copy)]
@@ -63,17 +70,21 @@ impl Fresh {
 /// The fresh-message probe's pool: messages from the command line's seed (written before
 /// `ready`, out of the engine's clock), each with its first 8 bytes XORed with a stream from
 /// the go line's seed (written after it, in a few cycles a message): so no probe message is
-/// known before the engine starts timing the process.
+/// known before the engine starts timing the process. The probe's twin (`repeat`) has the same
+/// seeds, go line and loop, but its pool is the harness's one message, hashed at one address
+/// by every call: what the same calls cost where nothing is fresh.
 #[derive(Debug, Clone, Copy)]
 pub struct Probe {
     pub body: Fresh,
     pub heads: u64,
+    pub repeat: bool,
 }
 
 impl Probe {
-    /// XORs the heads into (or out of) the pool's messages of `len` bytes.
+    /// XORs the heads into (or out of) the pool's messages of `len` bytes (the twin's message
+    /// stays the harness's).
     pub(crate) fn toggle_heads(self, pool: &mut [u8], len: usize) {
-        if len == 0 {
+        if len == 0 || self.repeat {
             return;
         }
         let mut heads = Fresh::new(self.heads);
@@ -85,14 +96,38 @@ impl Probe {
         }
     }
 
+    /// Trial `trial`'s pool but for the heads: what is written before `ready`.
+    pub fn fill_body(self, trial: u64, pool: &mut [u8]) {
+        match self.repeat {
+            true => fill_harness_message(pool, pool.len() as u64),
+            false => self.body.advance(trial).fill(pool),
+        }
+    }
+
+    /// The first offset at which `pool` is not what `fill_body` wrote.
+    pub(crate) fn body_differs(self, trial: u64, pool: &[u8]) -> Option<usize> {
+        match self.repeat {
+            true => harness_message_differs(pool, pool.len() as u64),
+            false => self.body.advance(trial).differs(pool),
+        }
+    }
+
     /// Trial `trial`'s pool, complete.
     pub fn fill(self, trial: u64, pool: &mut [u8], len: usize) {
-        self.body.advance(trial).fill(pool);
+        self.fill_body(trial, pool);
         self.toggle_heads(pool, len);
+    }
+
+    /// How far a call's message is from the one before: the twin's calls all hash one.
+    pub(crate) fn stride(self, len: usize) -> usize {
+        if self.repeat { 0 } else { len }
     }
 
     /// The first offset at which trial `trial`'s pool is not what `fill` wrote.
     pub fn differs(self, trial: u64, pool: &mut [u8], len: usize) -> Option<usize> {
+        if self.repeat {
+            return self.body_differs(trial, pool);
+        }
         self.toggle_heads(pool, len);
         let at = self.body.advance(trial).differs(pool);
         self.toggle_heads(pool, len);
@@ -100,7 +135,8 @@ impl Probe {
     }
 }
 
-/// How many fresh messages one probe trial hashes: one per call, all in the pool.
+/// How many fresh messages one probe trial hashes: one per call, all in the pool (the twin's
+/// pool is its one message).
 pub fn pool_messages(msg_len: u64, iterations: u64) -> u64 {
     if msg_len == 0 {
         return iterations;
@@ -137,5 +173,31 @@ mod tests {
         assert_eq!(pool_messages(1 << 20, 20), 1);
         assert_eq!(pool_messages(1 << 17, 20), 8);
         assert_eq!(pool_messages(32, 20_000), 20_000);
+    }
+
+    #[test]
+    fn the_twins_pool_is_the_harness_message_hashed_at_one_address() {
+        let twin = Probe {
+            body: Fresh::new(7),
+            heads: 9,
+            repeat: true,
+        };
+        let mut pool = [0u8; 40];
+        twin.fill(0, &mut pool, 40);
+        assert_eq!(harness_message_differs(&pool, 40), None);
+        // The heads leave it as it is, and every call hashes it where it lies.
+        twin.toggle_heads(&mut pool, 40);
+        assert_eq!(twin.differs(0, &mut pool, 40), None);
+        assert_eq!(twin.stride(40), 0);
+        pool[5] ^= 1;
+        assert_eq!(twin.differs(0, &mut pool, 40), Some(5));
+        let probe = Probe {
+            repeat: false,
+            ..twin
+        };
+        assert_eq!(probe.stride(40), 40);
+        probe.fill(0, &mut pool, 40);
+        assert!(harness_message_differs(&pool, 40).is_some());
+        assert_eq!(probe.differs(0, &mut pool, 40), None);
     }
 }

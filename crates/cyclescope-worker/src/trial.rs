@@ -19,7 +19,8 @@ use core::ffi::c_int;
 mod call;
 mod messages;
 
-pub use call::{Call, fill_harness_message};
+pub use super::proof::fill_harness_message;
+pub use call::Call;
 use call::{cyclescope_counted_calls, cyclescope_warmup_calls};
 use messages::send_digests;
 pub(crate) use messages::send_instructions_unavailable;
@@ -66,12 +67,18 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             b"the message length does not fit this machine",
         );
     };
-    // The probe lays its messages one after another, each hashed once per trial.
-    let count = match inv.fresh_seed {
-        Some(_) => proof::pool_messages(inv.input_bytes, inv.iterations),
-        None => 1,
+    // The probe lays its messages one after another, each hashed once per trial; its twin
+    // hashes one.
+    let body = inv.fresh_seed.map(|seed| Probe {
+        body: Fresh::new(seed),
+        heads: 0,
+        repeat: inv.repeat,
+    });
+    let count = match body {
+        Some(p) if !p.repeat => proof::pool_messages(inv.input_bytes, inv.iterations),
+        _ => 1,
     };
-    if inv.fresh_seed.is_some() && count < inv.iterations {
+    if body.is_some_and(|p| !p.repeat) && count < inv.iterations {
         return error(ch, "memory", b"the probe's messages do not fit its pool");
     }
     let digest_len = (inv.digest_bits as usize).div_ceil(8);
@@ -95,9 +102,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     };
     // The probe's first trial's messages but their heads: written now, out of the engine's
     // clock, page faults and all.
-    match inv.fresh_seed {
+    match body {
         None => fill_harness_message(msg.data_mut(), inv.input_bytes),
-        Some(seed) => Fresh::new(seed).advance(0).fill(msg.data_mut()),
+        Some(p) => p.fill_body(0, msg.data_mut()),
     }
     let probe_digests = match inv.fresh_seed {
         None => None,
@@ -142,14 +149,14 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     // The probe warms up before `ready`, on its first message but for the head, so that first
     // calls (lazy binding, page faults, an emulator's translation) fall outside the engine's
     // clock; no digest of a probe message can be known before the heads come.
-    if let Some(seed) = inv.fresh_seed {
+    if let Some(p) = body {
         for _ in 0..inv.warmups {
             let rc = call.call_n(1);
             if !(msg.intact() && digest.intact()) {
                 send_overflow(ch);
                 return EXIT_FAULT;
             }
-            if let Some(offset) = Fresh::new(seed).advance(0).differs(msg.data()) {
+            if let Some(offset) = p.body_differs(0, msg.data()) {
                 send_input_changed(ch, offset as u64);
                 return EXIT_FAULT;
             }
@@ -168,14 +175,11 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         overhead,
         in_force,
     );
-    let fresh = match inv.fresh_seed {
+    let fresh = match body {
         None => None,
-        Some(seed) => match super::setup::read_go_line() {
+        Some(body) => match super::setup::read_go_line() {
             Some(heads) => {
-                let p = Probe {
-                    body: Fresh::new(seed),
-                    heads,
-                };
+                let p = Probe { heads, ..body };
                 p.toggle_heads(msg.data_mut(), msg_len);
                 Some(p)
             }
@@ -235,9 +239,13 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             None => call.call_n(inv.iterations),
             Some(_) => match probe_digests.as_deref_mut() {
                 Some(out) if inv.count => {
-                    cyclescope_counted_calls(&call, inv.iterations, Some((msg_len, out)))
+                    let stride = body.map_or(msg_len, |p| p.stride(msg_len));
+                    cyclescope_counted_calls(&call, inv.iterations, Some((stride, out)))
                 }
-                Some(out) => call.call_pool(inv.iterations, msg_len, out),
+                Some(out) => {
+                    let stride = body.map_or(msg_len, |p| p.stride(msg_len));
+                    call.call_pool(inv.iterations, stride, out)
+                }
                 None => call.call_n(0),
             },
         };

@@ -61,7 +61,7 @@ impl Toolchain {
             let log = scratch.path().join(name);
             let mut cmd = Command::new(cc);
             cmd.args(args);
-            match run_bounded(&mut cmd, &log, PROBE_LIMIT) {
+            match run_bounded(&mut cmd, &log, PROBE_LIMIT, None) {
                 Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
                     Err(BuildError::CompilerMissing {
                         cc: cc.to_string(),
@@ -228,11 +228,12 @@ impl Toolchain {
         };
         cmd.args(args);
         cmd.env("TMPDIR", &tmp);
-        let group = self
+        let confined = self
             .jail
             .confine(&mut cmd, &readable, &writable)
             .map_err(|e| jail_err(e.to_string()))?;
-        let ran = run_bounded(&mut cmd, log, self.limit);
+        let group = confined.cgroup;
+        let ran = run_bounded(&mut cmd, log, self.limit, confined.pid_namespace);
         // The kernel's own word that the group's memory limit killed a compiler process.
         let killed_for_memory = group.as_ref().is_some_and(|g| g.out_of_memory());
         drop(group);

@@ -32,7 +32,7 @@ pub use report::{CompilerUser, JailGap};
 
 use crate::jail::cgroup::{self, Cgroup, CgroupLimits};
 use crate::jail::identity::Identity;
-use crate::jail::namespaces::{Kept, Namespaces};
+use crate::jail::namespaces::{ChildMade, Kept, Namespaces};
 use crate::jail::privileges::Plan;
 
 mod report;
@@ -154,13 +154,15 @@ impl Jail {
     /// Makes `cmd` run jailed: it may read beneath `readable` and the toolchain, write
     /// beneath `writable` only (its temporary folder, `TMPDIR`, is the caller's to set). The
     /// returned group (where cgroups are offered) must outlive the process: dropped, it
-    /// kills whatever the compiler left running.
+    /// kills whatever the compiler left running. Where this process is not root, the forked
+    /// child makes the compiler's PID namespace and forks the compiler into it: `cmd` must
+    /// then be spawned with the returned [`Confined::pid_namespace`] (`run_bounded` does).
     pub(crate) fn confine(
         &self,
         cmd: &mut std::process::Command,
         readable: &[PathBuf],
         writable: &[PathBuf],
-    ) -> io::Result<Option<Cgroup>> {
+    ) -> io::Result<Confined> {
         use std::os::unix::process::CommandExt;
         let mut read: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
         read.extend(self.prefix.iter().cloned());
@@ -193,22 +195,27 @@ impl Jail {
                     .collect();
                 let mut owners = vec![nix::unistd::geteuid().as_raw()];
                 owners.extend(self.plan.identity().map(|id| id.uid));
-                // Root's compiler gets a PID namespace from its spawn (`Group::spawn`); one made
-                // in the forked child would need the child to fork the compiler into it.
+                // Root's compiler gets a PID namespace from its spawn (`Group::spawn`); another
+                // user's from the forked child, which forks the compiler into it.
                 Namespaces::for_workers(Kept::for_job(named.iter().map(String::as_str), &owners))
-                    .without_pid_namespace()
             }
             false => Namespaces::none(),
         };
         let plan = self
             .plan
             .in_own_user_namespace(namespaces.makes_user_namespace());
+        let made = match namespaces.makes_pid_namespace() {
+            true => Some(ChildMade::new()?),
+            false => None,
+        };
+        let splitter = made.as_ref().map(ChildMade::splitter);
         let memory = self.memory_bytes as libc::rlim_t;
         let cpu = self.cpu_seconds as libc::rlim_t;
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: write (joining the group through descriptors the returned
         // `Cgroup` keeps open), the unshare, open/write and mount calls of
-        // `Namespaces::apply` on what was made before the fork, setrlimit, the raw prctl/capset calls of
+        // `Namespaces::apply` on what was made before the fork, the raw clone, kill, write and
+        // _exit of `Splitter::split`, setpgid, setrlimit, the raw prctl/capset calls of
         // `Plan::apply` and landlock_restrict_self on a descriptor opened before the fork
         // (kept alive by the closure; close-on-exec, so the compiler does not inherit it).
         // Nothing allocates.
@@ -216,6 +223,13 @@ impl Jail {
             cmd.pre_exec(move || {
                 cgroup::join(&joins)?;
                 namespaces.apply()?;
+                if let Some(splitter) = &splitter {
+                    // From here on this is the compiler, in its new PID namespace, leading a
+                    // process group of its own again (the child that made it led the first).
+                    splitter.split()?;
+                    let own = nix::unistd::Pid::from_raw(0);
+                    nix::unistd::setpgid(own, own).map_err(io::Error::from)?;
+                }
                 limit(libc::RLIMIT_AS, memory)?;
                 limit(libc::RLIMIT_CPU, cpu)?;
                 plan.apply()?;
@@ -227,8 +241,20 @@ impl Jail {
                 Ok(())
             });
         }
-        Ok(group)
+        Ok(Confined {
+            cgroup: group,
+            pid_namespace: made,
+        })
     }
+}
+
+/// What a confined command needs beside it: its control group (where cgroups are offered),
+/// which must outlive it, and the PID namespace its forked child makes (not root), which its
+/// spawn finishes.
+#[derive(Debug)]
+pub(crate) struct Confined {
+    pub(crate) cgroup: Option<Cgroup>,
+    pub(crate) pid_namespace: Option<ChildMade>,
 }
 
 fn runs_as(plan: &Plan) -> CompilerUser {

@@ -135,6 +135,7 @@ impl Run<'_> {
             // Hardware instructions that do not open fail here, named, before any plan.
             hardware_instructions: self.req.counter == RunCounter::HwInstructions,
             loop_only: false,
+            repeat: false,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         // A call that waited for the CPU (or ran on a slow clock) would size every trial of

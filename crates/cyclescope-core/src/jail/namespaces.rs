@@ -107,14 +107,6 @@ impl Namespaces {
         self.flags & libc::CLONE_NEWPID != 0
     }
 
-    /// No PID namespace made in the forked child: for a process spawned without
-    /// [`ChildMade`], whose first child would otherwise be its namespace's pid 1, and whose
-    /// second could not be born once that one ended (the compiler driver's `cc1`, `as`, `ld`).
-    pub(crate) fn without_pid_namespace(mut self) -> Self {
-        self.flags &= !libc::CLONE_NEWPID;
-        self
-    }
-
     /// Moves the calling process into its new namespaces. Runs in the forked child: raw
     /// system calls on what was made before the fork, no allocation.
     pub(crate) fn apply(&self) -> io::Result<()> {

@@ -9,6 +9,7 @@
 pub mod floor;
 pub(crate) mod fresh;
 pub mod reference;
+pub(crate) mod twin;
 pub(crate) mod uninterrupted;
 
 use super::stats::Trial;
@@ -48,9 +49,9 @@ pub(crate) const PROBE_WARMUPS: u64 = 1;
 /// messages but the host: the probe process and the guide's fastest trial run at different
 /// moments, and between them the host's other tenants can slow SM3-like code by up to about
 /// 1.5× for whole windows of 100 ms, preemption-free calls included (`bench/host_spells.py`;
-/// what `report::compare::noise::HOST_RUN_STRAY` allows between two runs). Timing fresh and
-/// repeated messages interleaved in one window would share every spell; 1.5× could then come
-/// back.
+/// what `report::compare::noise::HOST_RUN_STRAY` allows between two runs). The probe's twin
+/// (`twin`), timed in turns with it on the timing message, shares those spells, and holds a
+/// caching gain to 1.35×.
 pub const PROBE_CPU_FACTOR: f64 = 2.0;
 
 /// The count-mode probe's factor: instruction counts are exact, and fresh messages do not
@@ -100,6 +101,10 @@ pub struct ProbeFigure {
     /// (`TrialSpec::loop_only`); present when the rule needed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_ns_per_call: Option<f64>,
+    /// The probe's twin, CPU time per call: the same process and loop on the timing message
+    /// at one address, timed beside the probe (`twin`); the fastest of its processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin_ns_per_call: Option<f64>,
 }
 
 impl ProbeFigure {
@@ -134,6 +139,7 @@ impl ProbeFigure {
             ratio: cpu_ns_per_call / guide_fastest_ns_per_call.max(f64::MIN_POSITIVE),
             factor: PROBE_CPU_FACTOR,
             loop_ns_per_call: None,
+            twin_ns_per_call: None,
         }
     }
 }

@@ -57,6 +57,11 @@ pub struct TrialSpec {
     /// probe's rule allows for (`measure::proof`). The library is not handed over, nor loaded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loop_only: bool,
+    /// The fresh-message probe's twin (with `fresh_seed`): the same process, seeds, go line,
+    /// loop and digests, but every call hashes the harness's message at one address: what the
+    /// probe's calls cost where nothing is fresh, timed beside it (`measure::proof`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat: bool,
 }
 
 /// Which parts of its sandbox the worker put in force (`cyclescope_worker::sandbox`); under

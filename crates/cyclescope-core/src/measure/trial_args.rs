@@ -75,6 +75,9 @@ impl MeasureInvocation {
         if s.loop_only {
             args.push("--loop-only".to_string());
         }
+        if s.repeat {
+            args.push("--repeat".to_string());
+        }
         args
     }
 }
@@ -105,6 +108,7 @@ mod tests {
                 count: false,
                 hardware_instructions: false,
                 loop_only: false,
+                repeat: false,
             },
             cpu,
             pmu_type: None,
@@ -148,6 +152,7 @@ mod tests {
                 count: inv.count,
                 hardware_instructions: inv.hw_instructions,
                 loop_only: inv.loop_only,
+                repeat: inv.repeat,
             },
             cpu: inv.cpu,
             pmu_type: inv.pmu_type,

@@ -173,6 +173,7 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
         count,
         hardware_instructions: false,
         loop_only: false,
+        repeat: false,
     }
 }
 

@@ -35,7 +35,11 @@ impl Group {
     /// under qemu-user, made before the worker's code pins itself) inherits that mask, so the
     /// parent's look at where each task may run finds none the worker did not put there.
     /// For a program the engine trusts (the compiler): it keeps this process's privileges.
-    pub(crate) fn spawn(cmd: &mut Command, cpu: Option<usize>) -> io::Result<Self> {
+    pub(crate) fn spawn(
+        cmd: &mut Command,
+        cpu: Option<usize>,
+        made: Option<ChildMade>,
+    ) -> io::Result<Self> {
         use std::os::unix::process::CommandExt;
         let set = affinity(cpu)?;
         if let Some(set) = set {
@@ -49,8 +53,7 @@ impl Group {
             }
         }
         cmd.process_group(0);
-        let (child, room) = PidRoom::spawn_in(|| cmd.spawn())?;
-        Ok(Self::started(child, room, None))
+        Self::from_spawn(PidRoom::spawn_in(|| cmd.spawn()), made)
     }
 
     /// [`Group::spawn`] for a program that runs candidate code: it also leads a session of
@@ -103,25 +106,29 @@ impl Group {
                 before_exec.enforce()
             });
         }
-        let spawned = PidRoom::spawn_in(|| cmd.spawn());
-        match made {
+        Self::from_spawn(PidRoom::spawn_in(|| cmd.spawn()), made)
+    }
+
+    /// The group of what `spawned` started: the spawned child itself, or where its forked child
+    /// made a PID namespace (`made`), the process it forked into it.
+    fn from_spawn(
+        spawned: io::Result<(Child, PidRoom)>,
+        made: Option<ChildMade>,
+    ) -> io::Result<Self> {
+        let Some(made) = made else {
+            let (child, room) = spawned?;
+            return Ok(Self::started(child, room, None));
+        };
+        let (room, worker) = made.finish(spawned.is_ok());
+        let (mut child, _) = spawned?;
+        match worker {
+            Some(worker) => Ok(Self::started(child, room, Some(worker))),
             None => {
-                let (child, room) = spawned?;
-                Ok(Self::started(child, room, None))
-            }
-            Some(made) => {
-                let (room, worker) = made.finish(spawned.is_ok());
-                let (mut child, _) = spawned?;
-                match worker {
-                    Some(worker) => Ok(Self::started(child, room, Some(worker))),
-                    None => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        Err(io::Error::other(
-                            "the worker's PID namespace was made, but no worker came of it",
-                        ))
-                    }
-                }
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(io::Error::other(
+                    "the PID namespace was made, but no process came of it",
+                ))
             }
         }
     }

@@ -106,10 +106,3 @@ pub(super) fn cyclescope_counted_calls(
         Some((stride, out)) => call.call_pool(n, stride, out),
     }
 }
-
-/// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
-pub fn fill_harness_message(msg: &mut [u8], len: u64) {
-    for (i, b) in msg.iter_mut().enumerate() {
-        *b = (i as u64).wrapping_mul(131).wrapping_add(len) as u8;
-    }
-}

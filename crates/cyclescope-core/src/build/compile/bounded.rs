@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::jail::namespaces::ChildMade;
 use crate::worker::group::Group;
 
 /// How a bounded run ended.
@@ -14,11 +15,13 @@ pub(crate) enum Finished {
 }
 
 /// Runs `cmd` as a process-group leader with stdout and stderr appended to `log`; after it
-/// ends, or at `limit`, the whole group is killed.
+/// ends, or at `limit`, the whole group is killed. `made`: the PID namespace its jail has its
+/// forked child make (`build::jail::Confined`).
 pub(crate) fn run_bounded(
     cmd: &mut Command,
     log: &Path,
     limit: Duration,
+    made: Option<ChildMade>,
 ) -> std::io::Result<Finished> {
     let out = std::fs::OpenOptions::new()
         .create(true)
@@ -26,7 +29,7 @@ pub(crate) fn run_bounded(
         .open(log)?;
     let err = out.try_clone()?;
     cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    let group = Group::spawn(cmd, None)?;
+    let group = Group::spawn(cmd, None, made)?;
     let start = Instant::now();
     let mut pause = Duration::from_millis(2);
     while !group.leader_ended() {
@@ -61,7 +64,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "sleep 300 & echo started; wait"]);
         let start = Instant::now();
-        let end = run_bounded(&mut cmd, &log, Duration::from_millis(300)).unwrap();
+        let end = run_bounded(&mut cmd, &log, Duration::from_millis(300), None).unwrap();
         assert!(matches!(end, Finished::TimedOut));
         assert!(start.elapsed() < Duration::from_secs(10));
         assert!(std::fs::read_to_string(&log).unwrap().contains("started"));

@@ -83,7 +83,7 @@ fn the_jail_drops_privileges_and_limits_memory_reads_and_writes() {
     if nix::unistd::geteuid().is_root() && Path::new("/sys/fs/cgroup").exists() {
         assert!(jail.cgroup, "{:?}", jail.gaps());
     }
-    if let Some(group) = &group {
+    if let Some(group) = &group.cgroup {
         let name = group.name().unwrap();
         assert!(groups.contains(&name), "{groups}");
         assert_eq!(group.memory_limit(), Some(256 << 20));

@@ -60,6 +60,7 @@ impl Layout {
                 count: req.counter.under_valgrind(),
                 hardware_instructions: req.counter == RunCounter::HwInstructions,
                 loop_only: false,
+                repeat: false,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),

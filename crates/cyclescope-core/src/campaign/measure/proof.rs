@@ -8,9 +8,11 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::Measuring;
 use crate::measure::job::ProcessRun;
-use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor, fresh};
+use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
+
+mod checks;
 
 /// Bytes of fresh messages one probe trial hashes at most (the trial worker's pool,
 /// `cyclescope_worker::proof`).
@@ -71,9 +73,11 @@ impl Measuring<'_> {
 
     /// The fresh-message probe after the guide's trials (only where a reference digest proves
     /// work, and the message is not empty); a refusal becomes the job's failure. The probe is
-    /// judged on its CPU time as the kernel counts it, which a busy host does not inflate; a
-    /// refusal is only kept when two more probe processes confirm it (caches another
-    /// process shares can slow a process's work). False when the run was cancelled.
+    /// judged on its CPU time as the kernel counts it, which a busy host does not inflate:
+    /// against the guide's fastest trial, and against its twin (`proof::twin`), a process run
+    /// right after it on the timing message. A refusal is only kept when two more pairs of
+    /// probe and twin confirm it, on the fastest of each (caches another process shares can
+    /// slow a process's work). False when the run was cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
         if self.expected_digest.is_none()
@@ -84,6 +88,7 @@ impl Measuring<'_> {
             return true;
         }
         let mut fastest: Option<(std::time::Duration, u64)> = None;
+        let mut fastest_twin: Option<f64> = None;
         // What the probe's loop costs a call with no candidate in the process: measured only
         // once a probe would be refused without it.
         let mut loop_cost: Option<Option<f64>> = None;
@@ -109,19 +114,43 @@ impl Measuring<'_> {
                         _ => (cpu, calls),
                     };
                     fastest = Some(best);
+                    match self.one_twin(&spec) {
+                        Twin::Cancelled => return false,
+                        Twin::Failed(f) => {
+                            self.m.failure = Some(f);
+                            return true;
+                        }
+                        Twin::Timed(ns) => {
+                            fastest_twin = ns.into_iter().chain(fastest_twin).reduce(f64::min);
+                        }
+                    }
                     let mut figure = proof::ProbeFigure::new(
                         &self.done_trials,
                         &self.done_waits,
                         best.0,
                         best.1,
                     );
+                    figure.twin_ns_per_call = fastest_twin;
                     self.m.fresh_probe = Some(figure);
-                    proof::probe_cpu_refusal(&figure, bytes, 0.0).or_else(|_| {
-                        let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
-                        figure.loop_ns_per_call = ns;
-                        self.m.fresh_probe = Some(figure);
-                        proof::probe_cpu_refusal(&figure, bytes, proof::loop_allowance_ns(ns))
-                    })
+                    proof::probe_cpu_refusal(&figure, bytes, 0.0)
+                        .or_else(|_| {
+                            let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
+                            figure.loop_ns_per_call = ns;
+                            self.m.fresh_probe = Some(figure);
+                            proof::probe_cpu_refusal(&figure, bytes, proof::loop_allowance_ns(ns))
+                        })
+                        .and_then(|()| {
+                            let twin_ns = figure.twin_ns_per_call.unwrap_or(f64::NAN);
+                            let probe_ns = figure.cpu_ns_per_call;
+                            proof::twin::refusal(probe_ns, twin_ns, 0.0, bytes).or_else(|_| {
+                                let ns =
+                                    *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
+                                figure.loop_ns_per_call = ns;
+                                self.m.fresh_probe = Some(figure);
+                                let allowance = ns.unwrap_or(proof::PROBE_CALL_ALLOWANCE_NS);
+                                proof::twin::refusal(probe_ns, twin_ns, allowance, bytes)
+                            })
+                        })
                 }
                 // No CPU clock on the probe (a kernel without it): its own report is all there
                 // is, judged by the factor for claimed figures.
@@ -138,6 +167,36 @@ impl Measuring<'_> {
             }
         }
         true
+    }
+
+    /// The probe's twin after probe `spec`: the same spec on the timing message (new seeds,
+    /// which it uses as the probe does, but for its messages); its CPU time per call, None
+    /// where the kernel offers no process CPU clock.
+    fn one_twin(&mut self, spec: &TrialSpec) -> Twin {
+        let state = RandomState::new();
+        let twin = TrialSpec {
+            repeat: true,
+            fresh_seed: Some(state.hash_one(spec.input_bytes)),
+            fresh_heads: Some(state.hash_one((spec.input_bytes, "heads"))),
+            ..spec.clone()
+        };
+        match self.one_probe(&twin) {
+            Probe::Cancelled => Twin::Cancelled,
+            Probe::Failed(f) => Twin::Failed(f),
+            Probe::Timed { cpu: None, .. } => Twin::Timed(None),
+            Probe::Timed {
+                cpu: Some(Err(why)),
+                ..
+            } => Twin::Failed(JobFailure::new(
+                crate::vocabulary::FailureKind::Tampered,
+                format!("in the fresh-message probe's twin: {why}, so its CPU time cannot be read"),
+            )),
+            Probe::Timed {
+                cpu: Some(Ok(cpu)),
+                calls,
+                ..
+            } => Twin::Timed(Some(cpu.as_secs_f64() * 1e9 / calls.max(1) as f64)),
+        }
     }
 
     /// The fresh-message probe of an instruction count: fresh messages counted under valgrind
@@ -242,91 +301,12 @@ impl Measuring<'_> {
     }
 }
 
-impl Measuring<'_> {
-    /// The CPU time per call of the probe's loop around a built-in function, in a process with
-    /// no candidate in it (`TrialSpec::loop_only`): the same messages, calls, digest width,
-    /// CPU and clock as `spec`'s probe. The fastest of `LOOP_PROCESSES` (a busy host only ever
-    /// adds to a process's CPU time); None when none could be read.
-    fn probe_loop_ns(&mut self, spec: &TrialSpec) -> Option<f64> {
-        let bare = TrialSpec {
-            loop_only: true,
-            library: std::path::PathBuf::from("-"),
-            ..spec.clone()
-        };
-        let timeout = self.layout.timeout;
-        (0..LOOP_PROCESSES)
-            .filter_map(|_| {
-                let run =
-                    self.runner
-                        .trial(&self.job.inst, &bare, timeout, &mut |_, _| {}, &mut |_| {});
-                let cpu = match run.outcome {
-                    JobOutcome::Complete => run.cpu_after_go?.ok()?,
-                    _ => return None,
-                };
-                Some(cpu.as_secs_f64() * 1e9 / bare.iterations.max(1) as f64)
-            })
-            .reduce(f64::min)
-    }
-
-    /// The probe's digests: their XOR must be what its trial line carried (so they were all
-    /// known when the engine's clock stopped), and a few of them, drawn at random after the
-    /// fact, must be what a separate worker computes of those messages: a library that
-    /// answered fresh messages fast and wrong would otherwise hide how slow the real work is.
-    fn probe_digests_hold(&mut self, spec: &TrialSpec, run: &ProcessRun) -> Result<(), JobFailure> {
-        let (Ok(len), Some(seed), Some(heads)) = (
-            usize::try_from(spec.input_bytes),
-            spec.fresh_seed,
-            spec.fresh_heads,
-        ) else {
-            return Ok(());
-        };
-        let width = (spec.digest_bits as usize).div_ceil(8);
-        let tampered = |why: String| {
-            Err(JobFailure::new(
-                crate::vocabulary::FailureKind::Tampered,
-                format!("in the fresh-message probe: {why}"),
-            ))
-        };
-        let calls = spec.iterations as usize;
-        if width == 0 || run.probe_digests.len() != calls * width {
-            return tampered(format!(
-                "{} bytes of digests for {calls} calls of {width} bytes",
-                run.probe_digests.len()
-            ));
-        }
-        let mut fold = vec![0u8; width];
-        for d in run.probe_digests.chunks(width) {
-            fold.iter_mut().zip(d).for_each(|(f, b)| *f ^= b);
-        }
-        if width <= PROBE_FOLD_MAX_BYTES
-            && run.digests.last().map(String::as_str) != Some(hex::encode(&fold).as_str())
-        {
-            return tampered(
-                "its trial line did not carry the XOR of the digests it reported after it".into(),
-            );
-        }
-        let state = RandomState::new();
-        for k in 0..PROBE_SPOT_CHECKS {
-            let index = (state.hash_one(k) % calls.max(1) as u64) as usize;
-            let msg = fresh::probe_message(seed, heads, len, index);
-            let Some(expected) = self.runner.digest_of(&self.job.inst, &msg) else {
-                return Ok(());
-            };
-            let got = &run.probe_digests[index * width..(index + 1) * width];
-            if expected? != got {
-                return Err(JobFailure::new(
-                    crate::vocabulary::FailureKind::Cryptofail,
-                    format!(
-                        "in the fresh-message probe, call {} of {calls} answered a digest that \
-                         differs from the one a separate worker computes of its message (the \
-                         library answered fresh messages with digests it did not compute)",
-                        index + 1
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+/// What a twin process gave: its CPU time per call, ns (None where the kernel offers no
+/// process CPU clock), or how it failed.
+enum Twin {
+    Timed(Option<f64>),
+    Failed(JobFailure),
+    Cancelled,
 }
 
 /// What one probe process gave: its CPU time from its seed to its trial line (None where the
@@ -340,15 +320,6 @@ enum Probe {
     Failed(JobFailure),
     Cancelled,
 }
-
-/// Loop-only processes whose fastest gives the probe loop's own cost.
-const LOOP_PROCESSES: u32 = 2;
-
-/// Probe digests checked one by one against a separate worker's, each drawn at random after
-/// the probe reported them all.
-const PROBE_SPOT_CHECKS: u64 = 2;
-/// The widest digest whose XOR the worker's trial line carries (`cyclescope_worker::trial`).
-const PROBE_FOLD_MAX_BYTES: usize = 1024;
 
 /// Calls per probe trial: a fifth of the guide's (at least the guide's minimum of 20), and at
 /// least as many as fill `PROBE_MIN_WINDOW` at the guide's fastest pace, so that the fixed

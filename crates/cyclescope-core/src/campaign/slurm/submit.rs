@@ -74,7 +74,7 @@ fn sbatch_job(
         said,
     };
     let before = std::fs::metadata(&log).map_or(0, |m| m.len() as usize);
-    let ended = run_bounded(&mut cmd, &log, SBATCH_LIMIT)
+    let ended = run_bounded(&mut cmd, &log, SBATCH_LIMIT, None)
         .map_err(|e| refused(format!("cannot start {}: {e}", sbatch.display())))?;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let said = text.get(before..).unwrap_or("").trim().to_string();

@@ -57,6 +57,7 @@ mod tests {
             let p = Probe {
                 body: Fresh::new(seed),
                 heads,
+                repeat: false,
             };
             let mut worker = vec![0u8; len * count];
             p.fill(0, &mut worker, len);

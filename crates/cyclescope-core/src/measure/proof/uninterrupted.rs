@@ -103,6 +103,7 @@ mod tests {
             ratio: cpu_ns_per_call / 1500.0,
             factor: crate::measure::proof::PROBE_CPU_FACTOR,
             loop_ns_per_call: None,
+            twin_ns_per_call: None,
         }
     }
 

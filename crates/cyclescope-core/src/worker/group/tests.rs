@@ -23,7 +23,7 @@ fn a_worker_given_a_cpu_runs_there_from_its_start_and_so_do_its_threads() {
          < /proc/self/status; grep Cpus_allowed_list /proc/self/status",
     ])
     .stdout(std::process::Stdio::piped());
-    let mut g = Group::spawn(&mut cmd, Some(cpu)).unwrap();
+    let mut g = Group::spawn(&mut cmd, Some(cpu), None).unwrap();
     let mut out = String::new();
     std::io::Read::read_to_string(&mut g.child_mut().stdout.take().unwrap(), &mut out).unwrap();
     g.finish();
@@ -42,7 +42,7 @@ fn a_group_is_killed_whole_and_its_leader_reaped() {
         "sh -c 'read p r < /proc/self/stat; echo $p; exec sleep 300 >/dev/null 2>&1' &",
     ])
     .stdout(std::process::Stdio::piped());
-    let mut g = Group::spawn(&mut cmd, None).unwrap();
+    let mut g = Group::spawn(&mut cmd, None, None).unwrap();
     let mut out = String::new();
     std::io::Read::read_to_string(g.child_mut().stdout.as_mut().unwrap(), &mut out).ok();
     let sleeper: i32 = out.trim().parse().unwrap();
@@ -103,7 +103,7 @@ fn a_worker_leads_a_session_without_a_terminal_and_is_killed_whole() {
 fn stopped_of(script: &str) -> Stopped {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", script]);
-    let g = Group::spawn(&mut cmd, None).unwrap();
+    let g = Group::spawn(&mut cmd, None, None).unwrap();
     for _ in 0..2000 {
         // A leader seen in `/proc` before `waitid` has its signal is looked at again.
         match g.stopped() {
@@ -140,7 +140,7 @@ fn a_stopped_descendant_is_seen_in_proc() {
 fn a_running_group_is_not_stopped() {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", "sleep 300 & sleep 300"]);
-    let g = Group::spawn(&mut cmd, None).unwrap();
+    let g = Group::spawn(&mut cmd, None, None).unwrap();
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(g.stopped(), None);
 }

@@ -20,6 +20,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         count: false,
         hardware_instructions: false,
         loop_only: false,
+        repeat: false,
     }
 }
 

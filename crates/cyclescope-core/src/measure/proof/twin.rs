@@ -1,0 +1,72 @@
+//! The fresh-message probe's twin: a process like the probe's in every way the candidate can
+//! see but one, its messages. The same program, job words, seeds, go line, loop, calls and
+//! digest copies; but every call hashes the harness's timing message, at one address, as the
+//! guide's trials do. Its CPU time per call, by the kernel's clock like the probe's, is what
+//! the probe's calls cost where nothing is fresh. The two run one after the other, in turns,
+//! so the host's spells (the other core's load, a slower clock for a while) fall on both
+//! alike, which the guide's trials, timed seconds earlier, do not share; and both carry the
+//! loop's own costs, so no allowance is needed for them. A library that caches or recognises
+//! the timing message gains there and not on fresh messages: from 1.5× on it is refused.
+
+use crate::format;
+use crate::vocabulary::{FailureKind, JobFailure};
+
+/// The probe's CPU time per call may not reach this many times its twin's (the fastest of
+/// each, over the processes run in turns), plus an allowance for where a fresh message lies.
+/// An honest library's cost does not depend on what the message holds, so the two differ only
+/// by that: a fresh one is read from the pool (the caches' second or third level), the twin's
+/// from the first. That difference is a few nanoseconds a call, which counts only for the
+/// cheapest calls: a toy library of 21 ns a call read 1.39× (30 ns fresh). So a refusal on the
+/// factor alone is judged again with the probe's loop measured on its own (`loop_ns`, which
+/// holds those reads and more) allowed once. Measured on this 2-core VM over the bundled
+/// libraries at 8 B to 64 KiB: see `docs/trust.md`. A caching gain of 1.5× reads 1.5 here.
+pub const PROBE_TWIN_FACTOR: f64 = 1.35;
+
+/// PROBEFAIL when the probe's fastest CPU time per call is `PROBE_TWIN_FACTOR` times its
+/// twin's fastest, plus `allowance_ns`, or more.
+pub(crate) fn refusal(
+    probe_ns: f64,
+    twin_ns: f64,
+    allowance_ns: f64,
+    input_bytes: u64,
+) -> Result<(), JobFailure> {
+    // NaN (no figure on a side) compares false: no refusal.
+    if !(twin_ns > 0.0 && probe_ns >= twin_ns * PROBE_TWIN_FACTOR + allowance_ns) {
+        return Ok(());
+    }
+    Err(JobFailure::new(
+        FailureKind::Probefail,
+        format!(
+            "on {input_bytes}-byte fresh messages each call took {} ns of CPU time by the \
+             kernel's clock, {:.2}× the {} ns of the same calls on the timing message in a twin \
+             process timed in turns with it (the line: {PROBE_TWIN_FACTOR}×, plus {} ns a call \
+             for where a fresh message lies): the library caches or recognises the timing \
+             message",
+            format::int(Some(probe_ns)),
+            probe_ns / twin_ns,
+            format::int(Some(twin_ns)),
+            format::int(Some(allowance_ns)),
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gain_of_one_and_a_half_is_refused_and_an_honest_spread_is_not() {
+        assert!(refusal(1500.0, 1000.0, 0.0, 64).is_err());
+        let f = refusal(1350.0, 1000.0, 0.0, 64).unwrap_err();
+        assert_eq!(f.kind, FailureKind::Probefail);
+        assert!(f.detail.contains("1.35×"), "{}", f.detail);
+        assert!(refusal(1300.0, 1000.0, 0.0, 64).is_ok());
+        // The cheapest calls: a fresh message's reads are allowed for.
+        assert!(refusal(30.0, 21.0, 0.0, 32).is_err());
+        assert!(refusal(30.0, 21.0, 15.0, 32).is_ok());
+        assert!(refusal(274.0, 158.0, 21.0, 64).is_err());
+        // No twin figure: nothing to judge.
+        assert!(refusal(1500.0, f64::NAN, 0.0, 64).is_ok());
+        assert!(refusal(1500.0, 0.0, 0.0, 64).is_ok());
+    }
+}
