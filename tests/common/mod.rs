@@ -38,6 +38,7 @@ pub mod build;
 pub mod cc;
 pub mod conform;
 pub mod host_tree;
+pub mod proof;
 pub mod slurm;
 pub mod tmux;
 pub mod tuning;
