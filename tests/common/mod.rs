@@ -39,6 +39,7 @@ pub mod cc;
 pub mod conform;
 pub mod host_tree;
 pub mod proof;
+pub mod published;
 pub mod runs;
 pub mod slurm;
 pub mod tmux;
