@@ -38,6 +38,7 @@ pub mod build;
 pub mod cc;
 pub mod conform;
 pub mod host_tree;
+pub mod pages;
 pub mod proof;
 pub mod published;
 pub mod runs;
