@@ -37,6 +37,7 @@ pub fn arm_1() -> PathBuf {
 pub mod build;
 pub mod cc;
 pub mod conform;
+pub mod host_checks;
 pub mod host_tree;
 pub mod pages;
 pub mod proof;
