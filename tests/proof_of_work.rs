@@ -6,18 +6,11 @@
 
 mod common;
 use common::hostile as support;
+use common::proof::{bound, records};
 
 use std::path::Path;
-use std::time::Duration;
 
 use support::*;
-
-/// The bound a run must end within (a hang, not a timing target): it may first queue for its
-/// CPU behind every other test on the machine (`common::SUITE_LOCK_WAIT_S`).
-fn bound() -> Duration {
-    let queue: u64 = common::SUITE_LOCK_WAIT_S.parse().unwrap();
-    Duration::from_secs(queue + 300)
-}
 
 /// Runs `args` to its end and returns the one record's failure (None: a complete record).
 fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
@@ -40,19 +33,6 @@ fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
     }
     assert_none_left(&m);
     (failure, out)
-}
-
-fn records(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(records(&p));
-        } else if p.extension().is_some_and(|x| x == "json") {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Measures fixture `name` at 64 B (two short trials) and returns its failure.
@@ -375,62 +355,4 @@ fn a_figure_beyond_what_a_core_can_load_is_implausible() {
     );
     assert!(failure.contains("more than the"), "{failure}");
     assert!(out.contains("IMPLAUSIBLE"), "{out}");
-}
-
-/// `run --layouts` on `name`: its record and output.
-fn layouts_run(name: &str) -> (serde_json::Value, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let lib = build_fixture(name, tmp.path());
-    let out = tmp.path().join("run");
-    let args = labelled_run(
-        path_str(&lib),
-        name,
-        path_str(&out),
-        &["--no-baselines", "--no-reference-jobs", "--layouts"],
-    );
-    let m = marker(name);
-    let _sweep = Sweep(m.clone());
-    let (o, _) = run_bounded(command(&args, &m, &[]), bound());
-    let records = records(&out.join("records"));
-    assert_eq!(records.len(), 1, "{}", text(&o));
-    let r = serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
-    assert_none_left(&m);
-    (
-        r,
-        String::from_utf8_lossy(&o.stdout).into_owned() + &text(&o),
-    )
-}
-
-#[test]
-fn layouts_give_the_spread_of_eight_offsets_beside_the_guide_figure() {
-    let (r, out) = layouts_run("proof_honest");
-    assert_eq!(r["status"], "complete", "{r}\n{out}");
-    let l = &r["cyclescope"]["layouts"];
-    let offsets = l["offsets"].as_array().unwrap();
-    assert_eq!(offsets.len(), 8, "{l}");
-    assert_eq!(offsets[7], serde_json::json!({"message": 7, "digest": 56}));
-    let (min, median, max) = (
-        l["min"].as_f64().unwrap(),
-        l["median"].as_f64().unwrap(),
-        l["max"].as_f64().unwrap(),
-    );
-    assert!(0.0 < min && min <= median && median <= max, "{l}");
-    assert!(
-        out.contains("layouts `proof_honest` 64 B: ")
-            && out.contains("lowest / median / highest of 8 message and digest offsets"),
-        "{out}"
-    );
-}
-
-#[test]
-fn a_library_wrong_off_a_16_byte_boundary_is_caught_at_its_layout() {
-    let (r, out) = layouts_run("proof_misaligned");
-    let failure = r["cyclescope"]["failure"].as_str().unwrap_or_default();
-    assert!(
-        failure.starts_with(
-            "CRYPTOFAIL: at the layout with the message 1 and the digest 8 bytes past a 64-byte boundary"
-        ),
-        "{failure}\n{out}"
-    );
-    assert_ne!(r["status"], "complete", "{r}");
 }

@@ -6,19 +6,15 @@
 //! like `q`: the run in flight is cancelled (its workers killed) before the terminal is given
 //! back.
 
-use std::io::{self, Stdout};
+mod terminal;
+
+use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
-use crossterm::execute;
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use crossterm::event::{self, Event};
 
 use super::action::Effect;
 use super::app::App;
@@ -27,6 +23,7 @@ use super::profile_job::Profiler;
 use super::records::Follower;
 use super::screen::{self, Hitmap};
 use crate::catalog::Catalog;
+use terminal::TerminalGuard;
 
 /// Redraws per second, at most.
 pub const MAX_FPS: u32 = 15;
@@ -334,64 +331,6 @@ fn perform(app: &mut App, link: &mut EngineLink, profiler: &mut Profiler, e: Eff
         }
     }
     app.dirty = true;
-}
-
-/// Restores the terminal when dropped.
-struct TerminalGuard;
-
-impl TerminalGuard {
-    fn enter() -> io::Result<(Self, Terminal<CrosstermBackend<Stdout>>)> {
-        install_panic_hook();
-        enable_raw_mode()?;
-        TERMINAL_TAKEN.store(true, Ordering::SeqCst);
-        // From here on the guard restores whatever else fails.
-        let guard = TerminalGuard;
-        execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
-        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-        terminal.hide_cursor()?;
-        terminal.clear()?;
-        Ok((guard, terminal))
-    }
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-/// Whether this process holds the terminal (raw mode, alternate screen).
-static TERMINAL_TAKEN: AtomicBool = AtomicBool::new(false);
-
-/// Gives the terminal back: cooked mode, main screen, no mouse reporting, a cursor. Only
-/// once: leaving the alternate screen twice would move the cursor over what was printed in
-/// between (the panic message).
-pub fn restore_terminal() {
-    if !TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
-        return;
-    }
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        io::stdout(),
-        DisableMouseCapture,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-}
-
-fn install_panic_hook() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            // A helper thread's panic is caught and reported in the workbench; only the UI
-            // thread's takes the terminal down with it.
-            if std::thread::current().name() == Some("main") {
-                restore_terminal();
-            }
-            previous(info);
-        }));
-    });
 }
 
 #[cfg(test)]

@@ -37,7 +37,12 @@ pub fn arm_1() -> PathBuf {
 pub mod build;
 pub mod cc;
 pub mod conform;
+pub mod host_checks;
 pub mod host_tree;
+pub mod pages;
+pub mod proof;
+pub mod published;
+pub mod runs;
 pub mod slurm;
 pub mod tmux;
 pub mod tuning;

@@ -27,6 +27,7 @@ pub(crate) mod place;
 mod protocol_line;
 pub mod sandbox;
 mod session;
+mod watch;
 
 #[cfg(test)]
 mod jail_tests;
@@ -49,6 +50,7 @@ use exchange::{Exchange, Framing};
 use go_line::GoLine;
 use group::Group;
 use protocol_line::{classify, parse_line};
+use watch::{Watch, group_limits};
 
 /// The environment variable that tells a worker its parent's process id (the worker exits if
 /// it was orphaned before it could ask to die with its parent).
@@ -363,56 +365,6 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         peak_memory_bytes,
         protections,
     })
-}
-
-/// Processes and threads a worker's control group may hold: the worker, its threads (an
-/// emulator's or valgrind's among them) and a few the candidate may start.
-const WORKER_PIDS: u64 = 64;
-
-/// A worker's control-group bounds: its address-space limit bounds the group's memory too
-/// (what is resident never exceeds what is mapped; under valgrind the limit is valgrind's).
-fn group_limits(limits: &Limits) -> crate::jail::cgroup::CgroupLimits {
-    crate::jail::cgroup::CgroupLimits {
-        memory_bytes: limits.address_space_bytes,
-        pids: WORKER_PIDS,
-    }
-}
-
-/// The parent's looks at a running worker: where its tasks are (against what it was given)
-/// and the largest address space it has had.
-struct Watch {
-    expected: Option<place::Expected>,
-    pid: u32,
-    last: Option<Instant>,
-    vm_peak_bytes: Option<u64>,
-}
-
-impl Watch {
-    fn new(expected: Option<place::Expected>, pid: u32) -> Self {
-        Self {
-            expected,
-            pid,
-            last: None,
-            vm_peak_bytes: None,
-        }
-    }
-
-    /// A look, at most once per poll interval (messages may arrive far more often).
-    fn look_now_and_then(&mut self) -> Option<Exit> {
-        if self.last.is_some_and(|t| t.elapsed() < POLL_INTERVAL) {
-            return None;
-        }
-        self.look()
-    }
-
-    /// The worker as it is now; `Moved` when a task of it left its place.
-    fn look(&mut self) -> Option<Exit> {
-        self.last = Some(Instant::now());
-        let expected = self.expected.as_ref()?;
-        let seen = place::look(self.pid, expected);
-        self.vm_peak_bytes = self.vm_peak_bytes.max(seen.vm_peak_bytes);
-        seen.breach.map(Exit::Moved)
-    }
 }
 
 #[cfg(test)]

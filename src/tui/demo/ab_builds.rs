@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{CLOCK_HZ, finish_job, finished, key, run_job, summary};
+use super::script::{finish_job, run_job};
+use super::{CLOCK_HZ, finished, key, summary};
 use crate::build::ProfileChoice;
 use crate::campaign::LiveComparison;
 use crate::campaign::ab_result::{AbResult, AbSide};

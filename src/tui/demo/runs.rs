@@ -8,7 +8,8 @@ use crate::kat::KatStatus;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{CLOCK_HZ, finished, idle, key, measuring, run_job};
+use super::script::run_job;
+use super::{CLOCK_HZ, finished, idle, key, measuring};
 use crate::measure::plan::{Planning, plan};
 use crate::tui::app::App;
 use crate::vocabulary::EngineEvent;
