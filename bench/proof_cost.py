@@ -11,12 +11,13 @@ loop mean.
 
 For binaries that record the probe (`cyclescope.fresh_probe`), it also prints the largest and
 smallest ratio of the probe's CPU time per call (the kernel's clock) to the guide's fastest trial,
-over every job: how near honest libraries come to the refusal line (2, plus three times the loop's own cost a call).
+over every job: how near honest libraries come to the refusal line (2, plus three times the loop's own cost a call);
+and where they record the probe's twin, the ratio of the probe's CPU time per call to the twin's (the line: 1.35).
 
 With `--breakdown`, it instead runs the same `run` once per binary under `strace -f` (stops only
 on execve, write, exit_group and wait4) and prints where the wall time went: for each kind of
 worker (KAT, metadata probe, `hash` jobs — reference digests, known answers, the probe's spot
-checks —, trials, fresh-message probe, loop-only probe), how many ran and the sum of their lives
+checks —, trials, fresh-message probe, its twin, loop-only probe), how many ran and the sum of their lives
 from exec to reaped, beside the run's whole wall time. The kind comes from the job the engine
 writes on each worker's stdin (`worker::job_block`). Tracing slows every stop a little; the
 shares are what it is for.
@@ -34,7 +35,7 @@ def one_run(exe, cpu):
     p = subprocess.run([exe, "run", *INSTANCES, "--cpus", str(cpu), "--allow-unfixed-host",
                         "--out", os.path.join(out, "run")], capture_output=True, text=True)
     wall = time.monotonic() - started
-    ratios, failed = [], []
+    ratios, twins, failed = [], [], []
     for f in glob.glob(os.path.join(out, "run", "records", "*", "*.json")):
         r = json.load(open(f))
         add = r.get("cyclescope") or {}
@@ -43,8 +44,11 @@ def one_run(exe, cpu):
         probe = add.get("fresh_probe")
         if probe:
             ratios.append((probe["ratio"], r["label"], r["input_bytes"]))
+            if probe.get("twin_ns_per_call"):
+                twins.append((probe["cpu_ns_per_call"] / probe["twin_ns_per_call"], r["label"],
+                              r["input_bytes"]))
     subprocess.run(["rm", "-rf", out])
-    return wall, p.returncode, ratios, failed
+    return wall, p.returncode, ratios, twins, failed
 
 
 LINE = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(.*)$")
@@ -58,6 +62,8 @@ def job_kind(job):
     if first == "measure":
         if "--loop-only" in words:
             return "loop-only probe"
+        if "--repeat" in words:
+            return "fresh-message probe's twin"
         if "--fresh-seed" in words:
             return "fresh-message probe"
         if "--count" in words:
@@ -127,12 +133,13 @@ def main():
         busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])
     try:
         walls = {e: [] for e in a.exe}
-        ratios = []
+        ratios, twins = [], []
         for rnd in range(a.rounds):
             for exe in a.exe:
-                wall, rc, rs, failed = one_run(exe, a.cpu)
+                wall, rc, rs, ts, failed = one_run(exe, a.cpu)
                 walls[exe].append(wall)
                 ratios.extend(rs)
+                twins.extend(ts)
                 print(f"round {rnd + 1} {exe}: {wall:.1f} s, exit {rc}, {len(failed)} failed")
                 for f in failed:
                     print(f"    {f}")
@@ -149,6 +156,11 @@ def main():
         print(f"probe/guide ratio over {len(ratios)} jobs: min {ratios[0][0]:.3f} "
               f"({ratios[0][1]} {ratios[0][2]} B), max {ratios[-1][0]:.3f} "
               f"({ratios[-1][1]} {ratios[-1][2]} B)")
+    if twins:
+        twins.sort()
+        print(f"probe/twin ratio over {len(twins)} jobs: min {twins[0][0]:.3f} "
+              f"({twins[0][1]} {twins[0][2]} B), max {twins[-1][0]:.3f} "
+              f"({twins[-1][1]} {twins[-1][2]} B) (the line: 1.35, plus the loop's cost)")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 
