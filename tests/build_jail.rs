@@ -326,11 +326,9 @@ fn a_compiler_of_an_engine_that_is_not_root_has_a_pid_namespace_of_its_own() {
     std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let root = work.path().join("sub");
     instance(&root, "OK-256", &source(""));
-    let mut cmd = std::process::Command::new("setpriv");
+    let mut cmd = common::cyclescope_as_nobody(work.path());
     common::suite_locks(&mut cmd);
     let o = cmd
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_cyclescope"))
         .args(["build", root.to_str().unwrap(), "--out", "T", "--no-kat"])
         .args(["--cc", cc.to_str().unwrap()])
         .current_dir(work.path())

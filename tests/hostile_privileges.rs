@@ -290,10 +290,8 @@ fn a_worker_of_an_engine_that_is_not_root_cannot_reach_it_by_its_pid() {
     let args = labelled_run(path_str(&lib), "privileges-256", path_str(&out), &extra);
     let m = marker("privs-nobody");
     let _sweep = Sweep(m.clone());
-    let mut cmd = std::process::Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_cyclescope"))
-        .args(&args)
+    let mut cmd = common::cyclescope_as_nobody(t.path());
+    cmd.args(&args)
         .current_dir(t.path())
         .env(MARKER_VAR, &m)
         .env("HOME", t.path())

@@ -225,9 +225,7 @@ fn a_user_that_is_not_root_sees_its_workers_namespaces_from_outside() {
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
-    let o = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_cyclescope"))
+    let o = common::cyclescope_as_nobody(t.path())
         .args(["check", "--cpu", "0"])
         .current_dir(t.path())
         .env("HOME", t.path())

@@ -12,10 +12,6 @@ use std::process::{Command, Stdio};
 use common::host_tree::{fixture_copy, snapshot};
 use common::output_text;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_cyclescope")
-}
-
 fn governor(tree: &Path) -> String {
     std::fs::read_to_string(tree.join("sys/devices/system/cpu/cpu3/cpufreq/scaling_governor"))
         .unwrap()
@@ -257,8 +253,7 @@ fn a_user_who_cannot_read_roots_folder_is_told_of_no_tuning() {
     std::fs::create_dir_all(&closed).unwrap();
     std::fs::write(closed.join(".cpu1.lock"), "").unwrap();
     std::fs::set_permissions(&closed, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let o = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+    let o = common::cyclescope_as_nobody(tmp.path())
         .args(["check", "--cpu", "3", "--root"])
         .arg(&tree)
         .output()
@@ -283,8 +278,7 @@ fn applying_needs_root_and_says_so() {
         assert!(o.status.success());
     }
     let original = snapshot(&tree);
-    let o = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+    let o = common::cyclescope_as_nobody(tmp.path())
         .args(["tune", "--cpu", "3", "--apply", "--root"])
         .arg(&tree)
         .output()

@@ -80,6 +80,21 @@ pub fn test_data_home() -> PathBuf {
         .join(format!("{}-{n}", std::process::id()))
 }
 
+/// `setpriv` ready to run a copy of the binary as `nobody` (uid and gid 65534, no groups): the
+/// copy is made in `dir`, a folder of the test's that anyone may enter. The binary's own path
+/// will not do: a fresh clone may lie in a folder that user may not pass (`mktemp -d` makes
+/// it 0700).
+pub fn cyclescope_as_nobody(dir: &Path) -> std::process::Command {
+    let copy = dir.join("cyclescope-for-nobody");
+    if !copy.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_cyclescope"), &copy).unwrap();
+    }
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(copy);
+    cmd
+}
+
 /// The real binary, under the suite's CPU locks: every test starts cyclescope through this
 /// (`tests/suite_locks.rs` holds them to it).
 pub fn cyclescope() -> std::process::Command {
