@@ -111,7 +111,12 @@ fn a_run_on_two_cpus_shows_one_lane_per_cpu_until_it_finishes() {
     assert!(s.contains("jobs "), "{s}");
     let s = t.wait_for("EXIT:0");
     assert!(s.contains("finished"), "{s}");
-    assert!(s.contains("jobs 4/4 done (0 failed)"), "{s}");
+    // A failed job is the run's to explain: its stderr names the job and why.
+    let said = std::fs::read_to_string(stderr_of(&run)).unwrap_or_default();
+    assert!(
+        s.contains("jobs 4/4 done (0 failed)"),
+        "{s}\nthe run's stderr:\n{said}"
+    );
     assert!(s.contains("watcher: ") && s.contains("getrusage"), "{s}");
     assert!(child.wait().unwrap().success());
 }
