@@ -247,10 +247,13 @@ mod tests {
         use nix::sched::{CpuSet, sched_setaffinity};
         use nix::unistd::Pid;
         let cpu = crate::cpu::last_allowed();
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
+        // Pinned before `sleep` starts (taskset pins itself, then runs it): a child pinned only
+        // after it has fallen asleep elsewhere keeps that CPU as its last until it wakes, which
+        // a loaded CI run saw (it had gone to sleep on CPU 0 before the pin to CPU 1).
+        let mut child = std::process::Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sleep", "30"])
             .spawn()
-            .unwrap();
+            .expect("taskset (util-linux) is installed");
         let pid = Pid::from_raw(child.id() as i32);
         let mut only = CpuSet::new();
         only.set(cpu).unwrap();
