@@ -85,7 +85,9 @@ impl Measuring<'_> {
                 Some(i) => Err(JobFailure::new(
                     crate::vocabulary::FailureKind::Cryptofail,
                     format!(
-                        "in the fresh-message probe's twin, call {} of {calls} answered a digest                          of the timing message that differs from the one a separate worker                          computed before timing",
+                        "in the fresh-message probe's twin, call {} of {calls} answered a digest \
+                         of the timing message that differs from the one a separate worker \
+                         computed before timing",
                         i + 1
                     ),
                 )),
