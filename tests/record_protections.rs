@@ -70,6 +70,33 @@ fn a_record_carries_its_robust_figure_and_its_workers_protections_seen_from_outs
             .any(|g| g.contains("seccomp") || g.contains("capabilities") || g.contains("uid")),
         "{p}"
     );
+    // Landlock leaves nothing in /proc: the record names the kernel's ABI and what the
+    // ruleset handles at it, from the engine's own knowledge. This kernel has scopes (ABI 6).
+    let landlock = &p["landlock"];
+    let handled: Vec<&str> = landlock["handled"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no Landlock in {p}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    match landlock["kernel_abi"].as_u64() {
+        Some(abi) => {
+            assert!(
+                handled.contains(&"read_file") && handled.contains(&"write_file"),
+                "{p}"
+            );
+            assert_eq!(landlock["enforced_abi"].as_u64(), Some(abi.min(6)), "{p}");
+            if abi >= 6 {
+                assert_eq!(
+                    landlock["scopes"],
+                    serde_json::json!(["abstract_unix_socket", "signal"]),
+                    "{p}"
+                );
+                assert!(!gaps.iter().any(|g| g.contains("Landlock")), "{p}");
+            }
+        }
+        None => assert!(gaps.iter().any(|g| g.starts_with("no Landlock")), "{p}"),
+    }
     // Root's workers run as an unprivileged user: every uid (real, effective, saved, file).
     if nix::unistd::geteuid().is_root() {
         let uids: Vec<u64> = p["uids"]

@@ -193,6 +193,7 @@ fn check_says_what_the_sandbox_enforces_here() {
     assert!(seen.contains("seccomp filter ("), "{seen}");
     assert!(seen.contains("no_new_privs set; no capabilities"), "{seen}");
     assert!(!seen.contains("no control group"), "{seen}");
+    assert!(seen.contains("Landlock ABI "), "{seen}");
     // Root's worker has every namespace, its PID namespace included.
     if nix::unistd::geteuid().is_root() {
         assert!(
@@ -206,6 +207,7 @@ fn check_says_what_the_sandbox_enforces_here() {
     let observed = &doc["sandbox"]["observed"];
     assert_eq!(observed["no_capabilities"], true, "{observed}");
     assert!(observed["gaps"].is_array(), "{observed}");
+    assert!(observed["landlock"]["enforced_abi"].is_u64(), "{observed}");
 }
 
 /// An engine that is not root gives its worker a PID namespace (with the others) and reads the

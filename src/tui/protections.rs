@@ -46,8 +46,13 @@ pub fn rows(state: &SandboxState, seen: Option<&Protections>) -> Vec<HostRow> {
                     _ => Status::Fail,
                 },
                 if enforced {
+                    let scopes = match seen.and_then(|s| s.landlock.as_ref()) {
+                        Some(l) if l.scopes.is_empty() => "no scopes".to_string(),
+                        Some(l) => format!("scopes {}", l.scopes.join(", ")),
+                        None => "signals scoped".into(),
+                    };
                     format!(
-                        "{}, {}: reads and writes limited, signals scoped",
+                        "{}, {}: reads and writes limited, {scopes}",
                         state.landlock, state.landlock_detail
                     )
                 } else {
@@ -168,6 +173,7 @@ mod tests {
             own_namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
             unobserved_namespaces: Vec::new(),
             cgroup: cgroup.into(),
+            landlock: None,
         }
     }
 

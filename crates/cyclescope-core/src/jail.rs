@@ -6,11 +6,13 @@
 //! - `privileges` drops every capability and sets `no_new_privs` and the securebits;
 //! - `namespaces` gives a process no network, IPC and host name of its own, and a `/tmp` of
 //!   its own (in a user namespace when the engine is not root);
+//! - `landlock` is the workers' one Landlock ruleset, and what a record says of it;
 //! - `reads` is what a worker may read (Landlock);
 //! - `syscalls` is the one list of system calls a worker may make, and valgrind's.
 
 pub mod cgroup;
 pub mod identity;
+pub mod landlock;
 pub(crate) mod namespaces;
 pub mod privileges;
 pub mod reads;

@@ -67,7 +67,7 @@ fn interpreter(program: &std::path::Path) -> Option<PathBuf> {
 /// not started. valgrind makes its files of the client's `/proc/self/cmdline` and `auxv` in
 /// `$TMPDIR`, which becomes the one folder it may write.
 pub(crate) fn prepare(cmd: &mut Command, files: &JobFiles) -> io::Result<Option<OwnedFd>> {
-    let created = super::sandbox::ruleset(&files.writable, &files.readable)
+    let created = crate::jail::landlock::ruleset(&files.writable, &files.readable)
         .map_err(|e| io::Error::other(format!("the trial worker's Landlock ruleset: {e}")))?;
     if let Some(scratch) = files.writable.first() {
         cmd.env("TMPDIR", scratch);

@@ -28,6 +28,10 @@ pub struct Protections {
     pub unobserved_namespaces: Vec<String>,
     /// Its control group (the v1 memory hierarchy's path, or the v2 one), "" when none.
     pub cgroup: String,
+    /// Landlock as the engine knows it (the kernel's ABI, and what the workers' ruleset
+    /// handles at it): nothing in `/proc` shows it. None in records made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock: Option<crate::jail::landlock::Landlock>,
 }
 
 /// The namespaces compared with the engine's.
@@ -76,6 +80,7 @@ impl Protections {
         }
         Some(Self {
             unobserved_namespaces: unobserved,
+            landlock: Some(crate::jail::landlock::Landlock::of_this_kernel()),
             ..seen
         })
     }
@@ -111,6 +116,7 @@ impl Protections {
             own_namespaces,
             unobserved_namespaces: Vec::new(),
             cgroup,
+            landlock: None,
         }
     }
 
@@ -153,6 +159,7 @@ impl Protections {
                 format!("control group {}", crate::sanitize::log_field(&self.cgroup))
             },
         ];
+        parts.extend(self.landlock.as_ref().map(|l| l.summary()));
         parts.extend(self.gaps().iter().map(|g| format!("⚠ {g}")));
         parts.join("; ")
     }
@@ -205,6 +212,7 @@ impl Protections {
         if self.cgroup.is_empty() {
             out.push("no control group: memory and processes are bounded only by rlimits");
         }
+        out.extend(self.landlock.iter().flat_map(|l| l.gaps()));
         out
     }
 }

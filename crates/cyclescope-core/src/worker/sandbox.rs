@@ -22,15 +22,8 @@
 
 use std::path::PathBuf;
 
-use landlock::{
-    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
-};
+use landlock::{LandlockStatus, RulesetStatus};
 use serde::{Deserialize, Serialize};
-
-/// The Landlock ABI this code was written and tested against; older kernels get what they
-/// support of it (best effort), newer ones exactly this.
-const LANDLOCK_ABI: ABI = ABI::V6;
 
 /// What the sandbox of this worker enforces, as `check` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,7 +162,7 @@ fn restrict_files(
     writable: &[PathBuf],
     readable: &[PathBuf],
 ) -> Result<(String, String), SandboxError> {
-    let status = ruleset(writable, readable)?.restrict_self()?;
+    let status = crate::jail::landlock::ruleset(writable, readable)?.restrict_self()?;
     let state = match status.ruleset {
         RulesetStatus::FullyEnforced => "fully enforced",
         RulesetStatus::PartiallyEnforced => "partially enforced",
@@ -189,29 +182,6 @@ fn restrict_files(
         }
     };
     Ok((state.to_string(), detail))
-}
-
-/// The one Landlock ruleset of every worker: reads of `jail::reads`' system part and beneath
-/// `readable`, reads and writes of regular files beneath `writable`, no signal or abstract
-/// socket outside. Made here and enforced in this process, or made by the engine and enforced
-/// in a trial worker's child before exec (`worker::confine`).
-pub(crate) fn ruleset(
-    writable: &[PathBuf],
-    readable: &[PathBuf],
-) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
-    let read = AccessFs::from_read(LANDLOCK_ABI);
-    let write = AccessFs::from_write(LANDLOCK_ABI);
-    // Beneath the writable folders: regular files only (no links, devices, FIFOs, sockets).
-    let allowed: BitFlags<AccessFs> =
-        AccessFs::WriteFile | AccessFs::MakeReg | AccessFs::Truncate | AccessFs::RemoveFile;
-    Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(read | write)?
-        .scope(Scope::from_all(LANDLOCK_ABI))?
-        .create()?
-        .add_rules(path_beneath_rules(crate::jail::reads::system(), read))?
-        .add_rules(path_beneath_rules(readable, read))?
-        .add_rules(path_beneath_rules(writable, read | (allowed & write)))
 }
 
 /// One line on the worker's control groups (`/proc/self/cgroup`): its own where the engine
@@ -258,22 +228,6 @@ pub fn signal_note(signal: i32, call: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The trial worker's Landlock write rights per kernel ABI are the `landlock` crate's.
-    #[test]
-    fn the_trial_workers_write_rights_are_the_crates() {
-        for (n, abi) in [ABI::V1, ABI::V2, ABI::V3, ABI::V4, ABI::V5, ABI::V6]
-            .into_iter()
-            .enumerate()
-        {
-            let theirs = AccessFs::from_write(abi).bits();
-            assert_eq!(
-                crate::companion::sandbox::write_rights(n as i64 + 1),
-                theirs,
-                "{abi:?}"
-            );
-        }
-    }
 
     #[test]
     fn the_workers_own_control_groups_are_named() {
