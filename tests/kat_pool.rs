@@ -55,6 +55,12 @@ fn assert_both_pass(out: &Path, objects: &[Value], err: &str) {
             assert!(peak > 1 << 20, "{o}");
             assert!(log.contains("\nmemory  peak "), "{log}");
         }
+        // And its CPU time, the group's account of every thread and process in it.
+        if common::cgroup_cpu_accounted() {
+            let cpu = o["cpu_time_s"].as_f64().unwrap_or(0.0);
+            assert!(cpu > 0.0, "{o}");
+            assert!(log.contains("\ncpu     "), "{log}");
+        }
     }
 }
 

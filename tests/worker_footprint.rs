@@ -88,6 +88,21 @@ fn trials_run_in_the_libc_only_worker() {
             let peak = r["cyclescope"]["peak_memory_bytes"].as_u64().unwrap_or(0);
             assert!(peak > 0, "{r}");
         }
+        // The CPU time of all its trial workers, by their groups: more than none, and no more
+        // than the processes were alive (one thread measures; the rest only wait).
+        if common::cgroup_cpu_accounted() {
+            let cpu = r["cyclescope"]["cpu_time_s"].as_f64().unwrap_or(0.0);
+            let wall: f64 = r["processes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["wall_s"].as_f64())
+                .sum();
+            assert!(
+                cpu > 0.0 && cpu <= wall * 1.05 + 0.05,
+                "cpu {cpu} s, wall {wall} s: {r}"
+            );
+        }
     }
     let placed: Vec<PathBuf> = std::fs::read_dir(cache.join("bundled"))
         .unwrap()

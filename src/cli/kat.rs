@@ -222,6 +222,7 @@ fn json_object(
         "findings": crate::conform::findings(&report.conformance).iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         "cpu": cpu,
         "peak_memory_bytes": report.peak_memory_bytes,
+        "cpu_time_s": report.cpu_time.map(|d| d.as_secs_f64()),
     })
 }
 

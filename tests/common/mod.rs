@@ -203,3 +203,11 @@ pub fn busy_loop_on(cpu: usize) -> std::process::Child {
         .spawn()
         .expect("taskset(1) is installed")
 }
+
+/// Whether this engine's workers get a control group that counts CPU time: root, on a machine
+/// that mounts v1's `cpuacct` hierarchy (this VM and CI do). Elsewhere the check is skipped.
+#[allow(dead_code)]
+pub fn cgroup_cpu_accounted() -> bool {
+    nix::unistd::geteuid().is_root()
+        && std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|m| m.contains("cpuacct"))
+}

@@ -335,6 +335,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let status = group.finish();
     let exit = ended_by.unwrap_or_else(|| classify(status));
     let peak_memory_bytes = bounds.as_ref().and_then(|g| g.peak_memory());
+    let group_cpu = bounds.as_ref().and_then(|g| g.cpu_time());
     let killed_for_memory = bounds.as_ref().is_some_and(|g| g.out_of_memory());
     // What the candidate forked out of its process group dies with the control group.
     drop(bounds);
@@ -363,6 +364,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         sandbox_call,
         cpu_after_go,
         peak_memory_bytes,
+        group_cpu,
         protections,
     })
 }

@@ -213,6 +213,7 @@ fn base_additions(
         fresh_probe: None,
         instructions: None,
         peak_memory_bytes: None,
+        cpu_time_s: None,
     }
 }
 
@@ -232,6 +233,12 @@ fn assemble(
     let additions = Additions {
         conformance: crate::conform::RecordedChecks::of(&kat.conformance),
         peak_memory_bytes: processes.iter().filter_map(|p| p.peak_memory_bytes).max(),
+        // A sum with a process missing would pass for the whole: all of them, or none.
+        cpu_time_s: processes
+            .iter()
+            .map(|p| p.group_cpu.map(|d| d.as_secs_f64()))
+            .sum::<Option<f64>>()
+            .filter(|_| !processes.is_empty()),
         ..additions
     };
     let trials: Vec<Trial> = processes

@@ -5,8 +5,14 @@
 //!
 //! Where the machine has cgroup v2 with the `memory` and `pids` controllers delegated to this
 //! process's group, the group is made there; otherwise in the v1 `memory` and `pids`
-//! hierarchies (this VM has only those). The group is a child of this process's own group in
-//! each hierarchy, so whatever bounds the engine bounds it too.
+//! hierarchies (this VM has only those), and in the v1 `cpuacct` one where it is mounted and
+//! ours to write. The group is a child of this process's own group in each hierarchy, so
+//! whatever bounds the engine bounds it too.
+//!
+//! The group's CPU time ([`Cgroup::cpu_time`]) is every process's and thread's that ever ran
+//! in it, those that forked away from the worker or died before it included: v2's
+//! `cpu.stat`, or v1's `cpuacct.usage`. Without either, a record says so and keeps the
+//! kernel's per-process account from `/proc`.
 //!
 //! The confined process joins in the forked child before `exec`: it writes `0` (itself) to
 //! each hierarchy's join file, through descriptors opened before the fork. In v1 that file is
@@ -51,7 +57,8 @@ struct Dir {
 #[derive(Debug)]
 pub struct Cgroup {
     version: Version,
-    /// v2: one folder; v1: the memory folder, then the pids folder.
+    /// v2: one folder; v1: the memory folder, then the pids folder, then the cpuacct one
+    /// where there is one.
     dirs: Vec<Dir>,
 }
 
@@ -109,7 +116,11 @@ impl Cgroup {
             version: Version::V1,
             dirs: Vec::new(),
         };
-        for parent in [memory, pids] {
+        // CPU time is counted where the hierarchy is there and ours to write; it bounds
+        // nothing, so its absence only leaves the account to `/proc`.
+        let cpuacct = own_group(mountinfo, membership, Hierarchy::V1("cpuacct"))
+            .filter(|p| nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok());
+        for parent in [memory, pids].into_iter().chain(cpuacct) {
             let path = parent.join(name);
             std::fs::create_dir(&path)?;
             let join = match open_join(&path, Version::V1) {
@@ -170,6 +181,24 @@ impl Cgroup {
             Version::V2 => "memory.peak",
         };
         read_number(&self.dirs[0].path.join(file))
+    }
+
+    /// The CPU time every process and thread of the group used, those gone included (v2's
+    /// `cpu.stat`, v1's `cpuacct.usage`); None where the group has no CPU account.
+    pub fn cpu_time(&self) -> Option<std::time::Duration> {
+        match self.version {
+            Version::V2 => {
+                let text = std::fs::read_to_string(self.dirs[0].path.join("cpu.stat")).ok()?;
+                let usec = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("usage_usec ")?.trim().parse().ok())?;
+                Some(std::time::Duration::from_micros(usec))
+            }
+            Version::V1 => {
+                let dir = self.dirs.get(2)?;
+                read_number(&dir.path.join("cpuacct.usage")).map(std::time::Duration::from_nanos)
+            }
+        }
     }
 
     /// Whether the kernel killed a process of the group for going over its memory limit.

@@ -339,6 +339,7 @@ pub fn run_kat(
     let mut report = state.finish(status, detail, log_path);
     report.stderr_tail = outcome.stderr_tail;
     report.peak_memory_bytes = outcome.peak_memory_bytes;
+    report.cpu_time = outcome.group_cpu;
     write_log(&report.log_path, &state_log(&report, &state))?;
     Ok(report)
 }
@@ -353,6 +354,12 @@ fn state_log(report: &KatReport, state: &check::JobState) -> String {
         text.push_str(&format!(
             "memory  peak {} (the worker's control group)\n",
             crate::format::bytes(bytes)
+        ));
+    }
+    if let Some(cpu) = report.cpu_time {
+        text.push_str(&format!(
+            "cpu     {:.3} s (the worker's control group: every thread and process it started)\n",
+            cpu.as_secs_f64()
         ));
     }
     text.push_str(&report.result_line());

@@ -80,6 +80,8 @@ pub(crate) struct ProcessRun {
     pub(crate) cpu_after_go: Option<Result<Duration, &'static str>>,
     /// The most memory the process held, by its control group (`worker::Outcome`).
     pub(crate) peak_memory_bytes: Option<u64>,
+    /// The CPU time of all that ran in its control group (`worker::Outcome::group_cpu`).
+    pub(crate) group_cpu: Option<Duration>,
     /// Per trial with enough per-call samples, its uninterrupted calls (`measure::robust`).
     pub(crate) trial_bodies: Vec<super::robust::TrialBody>,
     /// The protections the process was under, read from outside (`worker::observed`).
@@ -317,6 +319,7 @@ pub(crate) fn run_process(
         fault = Some(JobFailure::new(FailureKind::Loadfail, why.clone()));
     }
     let peak_memory_bytes = result.as_ref().ok().and_then(|o| o.peak_memory_bytes);
+    let group_cpu = result.as_ref().ok().and_then(|o| o.group_cpu);
     let protections = result.as_ref().ok().and_then(|o| o.protections.clone());
     let (note, exit, stderr, wall, cpu, cpu_after_go) = match result {
         Ok(o) => (
@@ -377,6 +380,7 @@ pub(crate) fn run_process(
         probe_digests,
         cpu_after_go,
         peak_memory_bytes,
+        group_cpu,
         trial_bodies: bodies.finish(),
         protections,
     };

@@ -172,6 +172,11 @@ pub struct Additions {
     /// harness's `peak_rss_bytes` beside it is the trial worker's own report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
+    /// The CPU time, seconds, of all the job's worker processes: every process and thread
+    /// that ran in their control groups (what the candidate forked or started included), by
+    /// the groups' account (`jail::cgroup`); absent where a worker had no CPU account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time_s: Option<f64>,
 }
 
 impl Additions {

@@ -61,6 +61,10 @@ pub struct Outcome {
     /// The most memory the worker and all it started held at once, by its control group's
     /// account (from outside: nothing in the worker can change it); None without cgroups.
     pub peak_memory_bytes: Option<u64>,
+    /// The CPU time of everything that ran in the worker's control group (threads, and
+    /// processes it forked, those gone included), by the group's account
+    /// (`jail::cgroup::Cgroup::cpu_time`); None without one.
+    pub group_cpu: Option<Duration>,
     /// The protections the worker was under, read from outside when it first spoke; None
     /// when it never spoke.
     pub protections: Option<observed::Protections>,

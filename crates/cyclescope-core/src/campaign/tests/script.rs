@@ -261,6 +261,7 @@ impl TrialRunner for Scripted {
             probe_digests: Vec::new(),
             cpu_after_go: None,
             peak_memory_bytes: None,
+            group_cpu: None,
             protections: None,
             // Each trial's calls, untouched, at its loop's mean.
             trial_bodies: trials

@@ -298,6 +298,7 @@ impl<'a> JobState<'a> {
             log_path,
             stderr_tail: String::new(),
             peak_memory_bytes: None,
+            cpu_time: None,
         }
     }
 

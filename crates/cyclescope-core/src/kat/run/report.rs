@@ -39,6 +39,8 @@ pub struct KatReport {
     pub stderr_tail: String,
     /// The most memory the worker held, by its control group's account (None without one).
     pub peak_memory_bytes: Option<u64>,
+    /// The CPU time of all that ran in the worker's control group (None without an account).
+    pub cpu_time: Option<std::time::Duration>,
 }
 
 impl KatReport {
