@@ -58,6 +58,17 @@ fn a_worker_runs_in_a_control_group_that_counts_and_bounds_its_memory() {
     assert!(said[0].contains("cyclescope-"), "{said:?}");
     assert!(peak >= 32 << 20, "peak {peak}");
     assert!(outcome.stderr_tail.contains("33554432"), "{outcome:?}");
+    // Its CPU time, where the machine accounts it (root here: v1's cpuacct), holds the
+    // leader's own and the awk it started; a zero or a missing account fails.
+    let accounted =
+        std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|m| m.contains("cpuacct"));
+    if root && accounted {
+        let group = outcome
+            .group_cpu
+            .expect("root's worker group counts CPU time");
+        assert!(group > std::time::Duration::ZERO, "{outcome:?}");
+        assert!(group >= outcome.cpu.unwrap_or_default(), "{outcome:?}");
+    }
     // 128 MiB in a group of 64: the kernel kills the process that holds it (the shell
     // speaking for the worker survives), and the end says which limit.
     let (_, outcome) = shell_run(shell_worker(dir.path(), memory, 27), 64);
