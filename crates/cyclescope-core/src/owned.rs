@@ -222,11 +222,32 @@ pub fn check_run_folder(dir: &Path) -> Result<(), OwnedError> {
     Ok(())
 }
 
+/// Refuses `dir` when it, or a folder on the way to it, is a symbolic link another user owns
+/// (root's and this user's own are followed): through one, that user chooses where root
+/// writes (a journal or cache folder of theirs pointing at a folder of root's was written
+/// into). Relative paths are judged from the current folder.
+fn no_link_of_others(dir: &Path) -> Result<(), OwnedError> {
+    let mut here = PathBuf::new();
+    for part in dir.components() {
+        here.push(part);
+        match std::fs::symlink_metadata(&here) {
+            Ok(m) if m.file_type().is_symlink() && m.uid() != me() && m.uid() != 0 => {
+                return Err(OwnedError::Symlink { path: here });
+            }
+            Ok(_) => {}
+            // What is missing from here on is created by this user.
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
 /// Creates (when missing) and checks a cache or data folder of this user's (the build cache,
 /// the tuning journal's folder, the host cache): it may be reached through the user's own
 /// link, but the folder itself must be this user's and writable by nobody else, or another
 /// user could place a library root would load, or a file root would rewrite.
 pub fn own_cache_folder(dir: &Path) -> Result<(), OwnedError> {
+    no_link_of_others(dir)?;
     create_folder(dir, false)?;
     let meta = std::fs::metadata(dir).map_err(io(dir))?;
     if !meta.is_dir() {

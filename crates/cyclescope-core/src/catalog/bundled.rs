@@ -168,7 +168,7 @@ fn place(path: &Path, bytes: &[u8], digest: &str) -> std::io::Result<()> {
         return Ok(());
     }
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    // Made by the check, after it refused another user's link on the way: never through one.
     check_private_owner(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;

@@ -159,3 +159,28 @@ fn a_cache_folder_must_be_ours_and_closed_to_writes() {
     let e = own_cache_folder(&ours).unwrap_err();
     assert!(matches!(e, OwnedError::OpenToOthers { .. }), "{e}");
 }
+
+/// A cache or journal folder reached through another user's link is refused by name, the
+/// link on the way included, and nothing is made where it points; the user's own link, or
+/// root's, is followed as the user chose.
+#[test]
+fn a_cache_folder_behind_another_users_link_is_refused_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("roots-folder");
+    std::fs::create_dir(&target).unwrap();
+    let planted = t.path().join("cache");
+    std::os::unix::fs::symlink(&target, &planted).unwrap();
+    give_away(&planted);
+    for dir in [planted.clone(), planted.join("cyclescope")] {
+        let e = own_cache_folder(&dir).unwrap_err();
+        assert!(
+            matches!(&e, OwnedError::Symlink { path } if *path == planted),
+            "{e}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    let mine = t.path().join("mine");
+    std::os::unix::fs::symlink(&target, &mine).unwrap();
+    own_cache_folder(&mine.join("cyclescope")).unwrap();
+    assert!(target.join("cyclescope").is_dir());
+}
