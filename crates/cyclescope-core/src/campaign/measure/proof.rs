@@ -131,26 +131,9 @@ impl Measuring<'_> {
                         best.1,
                     );
                     figure.twin_ns_per_call = fastest_twin;
+                    let judged = self.judge_probe(&mut figure, &spec, &mut loop_cost);
                     self.m.fresh_probe = Some(figure);
-                    proof::probe_cpu_refusal(&figure, bytes, 0.0)
-                        .or_else(|_| {
-                            let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
-                            figure.loop_ns_per_call = ns;
-                            self.m.fresh_probe = Some(figure);
-                            proof::probe_cpu_refusal(&figure, bytes, proof::loop_allowance_ns(ns))
-                        })
-                        .and_then(|()| {
-                            let twin_ns = figure.twin_ns_per_call.unwrap_or(f64::NAN);
-                            let probe_ns = figure.cpu_ns_per_call;
-                            proof::twin::refusal(probe_ns, twin_ns, 0.0, bytes).or_else(|_| {
-                                let ns =
-                                    *loop_cost.get_or_insert_with(|| self.probe_loop_ns(&spec));
-                                figure.loop_ns_per_call = ns;
-                                self.m.fresh_probe = Some(figure);
-                                let allowance = ns.unwrap_or(proof::PROBE_CALL_ALLOWANCE_NS);
-                                proof::twin::refusal(probe_ns, twin_ns, allowance, bytes)
-                            })
-                        })
+                    judged
                 }
                 // No CPU clock on the probe (a kernel without it): its own report is all there
                 // is, judged by the factor for claimed figures.
@@ -167,6 +150,32 @@ impl Measuring<'_> {
             }
         }
         true
+    }
+
+    /// The probe's `figure` judged against the guide's claim, then against its twin. Each rule
+    /// that refuses on its factor alone is judged again with the probe loop's own cost
+    /// allowed for, measured once a job (`loop_cost`) and kept in `figure`.
+    fn judge_probe(
+        &mut self,
+        figure: &mut proof::ProbeFigure,
+        spec: &TrialSpec,
+        loop_cost: &mut Option<Option<f64>>,
+    ) -> Result<(), JobFailure> {
+        let bytes = self.job.key.input_bytes;
+        if proof::probe_cpu_refusal(figure, bytes, 0.0).is_err() {
+            let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(spec));
+            figure.loop_ns_per_call = ns;
+            proof::probe_cpu_refusal(figure, bytes, proof::loop_allowance_ns(ns))?;
+        }
+        let probe_ns = figure.cpu_ns_per_call;
+        let twin_ns = figure.twin_ns_per_call.unwrap_or(f64::NAN);
+        if proof::twin::refusal(probe_ns, twin_ns, 0.0, bytes).is_err() {
+            let ns = *loop_cost.get_or_insert_with(|| self.probe_loop_ns(spec));
+            figure.loop_ns_per_call = ns;
+            let allowance = ns.unwrap_or(proof::PROBE_CALL_ALLOWANCE_NS);
+            proof::twin::refusal(probe_ns, twin_ns, allowance, bytes)?;
+        }
+        Ok(())
     }
 
     /// The probe's twin after probe `spec`: the same spec on the timing message (new seeds,
