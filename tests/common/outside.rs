@@ -92,3 +92,30 @@ pub fn kill(pid: i32) {
         nix::sys::signal::Signal::SIGKILL,
     );
 }
+
+/// The descriptors of `pid` that lead to a terminal: a path under `/dev/pts/`, `/dev/tty*`
+/// or `/dev/console`, or the very device `terminal` (a device number) whatever its path.
+pub fn terminal_descriptors(pid: i32, terminal: u64) -> Vec<(i32, PathBuf)> {
+    use std::os::unix::fs::FileTypeExt;
+    descriptors(pid)
+        .into_iter()
+        .filter(|(fd, path)| {
+            let named = path.starts_with("/dev/pts")
+                || path.to_string_lossy().starts_with("/dev/tty")
+                || path == std::path::Path::new("/dev/console");
+            let same = std::fs::metadata(format!("/proc/{pid}/fd/{fd}"))
+                .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == terminal);
+            named || same
+        })
+        .collect()
+}
+
+/// The device number of the terminal `pid`'s descriptor `fd` leads to; None when it is no
+/// character device.
+pub fn device_of(pid: i32, fd: i32) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(format!("/proc/{pid}/fd/{fd}"))
+        .ok()
+        .filter(|m| m.file_type().is_char_device())
+        .map(|m| m.rdev())
+}
