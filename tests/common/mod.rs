@@ -39,6 +39,7 @@ pub mod cc;
 pub mod conform;
 pub mod host_checks;
 pub mod host_tree;
+pub mod outside;
 pub mod pages;
 pub mod proof;
 pub mod published;

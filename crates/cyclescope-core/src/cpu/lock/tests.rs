@@ -256,3 +256,41 @@ fn the_fallback_folder_is_private_and_refused_when_another_user_made_it() {
     let e = prepare_folder(&fallback, &fallback, &linked).unwrap_err();
     assert!(e.to_string().contains("belongs to uid 65534"), "{e}");
 }
+
+/// A held lock's descriptor closes on `exec`: a program this process starts meanwhile (a
+/// worker, the compiler, valgrind) does not hold the lock, which would keep the CPU taken
+/// after this process ended.
+#[test]
+fn a_program_started_while_a_lock_is_held_does_not_inherit_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _held = lock_all(
+        tmp.path(),
+        &[6],
+        Path::new("runs/a"),
+        NO_WAIT,
+        &GO,
+        &mut |_| {},
+    )
+    .unwrap();
+    let lock = std::fs::canonicalize(tmp.path().join(".cpu6.lock")).unwrap();
+    let targets = |dir: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_link(e.path()).ok())
+            .collect()
+    };
+    // The control: this process holds it.
+    assert!(targets("/proc/self/fd").contains(&lock));
+    // `ls` lists its own descriptors: those it inherited and the one it reads the folder by.
+    let o = std::process::Command::new("ls")
+        .args(["-l", "/proc/self/fd/"])
+        .output()
+        .expect("ls runs");
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && listed.contains("0 -> "), "{listed}");
+    assert!(
+        !listed.contains(&*lock.to_string_lossy()),
+        "the child holds the lock: {listed}"
+    );
+}
