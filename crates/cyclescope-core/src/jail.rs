@@ -6,6 +6,7 @@
 //! - `privileges` drops every capability and sets `no_new_privs` and the securebits;
 //! - `namespaces` gives a process no network, IPC and host name of its own, and a `/tmp` of
 //!   its own (in a user namespace when the engine is not root);
+//! - `limits` lowers a process's resource limits, never to be raised again;
 //! - `landlock` is the workers' one Landlock ruleset, and what a record says of it;
 //! - `reads` is what a worker may read (Landlock);
 //! - `syscalls` is the one list of system calls a worker may make, and valgrind's.
@@ -13,6 +14,7 @@
 pub mod cgroup;
 pub mod identity;
 pub mod landlock;
+pub(crate) mod limits;
 pub(crate) mod namespaces;
 pub mod privileges;
 pub mod reads;
@@ -37,4 +39,66 @@ pub fn sealed_memfd(name: &CStr, bytes: &[u8]) -> std::io::Result<OwnedFd> {
         | SealFlag::F_SEAL_SEAL;
     fcntl(&file, FcntlArg::F_ADD_SEALS(seals))?;
     Ok(OwnedFd::from(file))
+}
+
+#[cfg(test)]
+mod tests {
+    /// What defines a confinement: a Landlock ruleset, a seccomp rule, namespaces, securebits,
+    /// capabilities, identities, resource limits, the Landlock restriction itself.
+    const DEFINITIONS: [&str; 14] = [
+        "Ruleset::default()",
+        "SeccompFilter::new",
+        "SeccompRule::new",
+        "SeccompCondition::new",
+        "CLONE_NEW",
+        "PR_SET_SECUREBITS",
+        "caps::clear",
+        "caps::drop",
+        "caps::set",
+        "unshare(",
+        "PR_CAPBSET_DROP",
+        "setrlimit(",
+        "landlock_restrict_self",
+        "setresuid",
+    ];
+
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The jail is defined in this room alone: no other module of the engine or the binary
+    /// makes a ruleset, a filter, a namespace, an identity or a limit of its own (the trial
+    /// worker's crate applies what the engine hands it, and cannot link this crate).
+    #[test]
+    fn every_confinement_is_defined_here_and_nowhere_else() {
+        let core = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (mut files, mut found) = (Vec::new(), Vec::new());
+        sources(&core.join("src"), &mut files);
+        sources(&core.join("../../src"), &mut files);
+        let (room, door) = (core.join("src/jail"), core.join("src/jail.rs"));
+        assert!(files.len() > 100 && files.iter().any(|f| f.starts_with(&room)));
+        for file in files
+            .iter()
+            .filter(|f| !f.starts_with(&room) && **f != door)
+        {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                for d in DEFINITIONS.iter().filter(|d| code.contains(*d)) {
+                    found.push(format!("{}:{}: {d}", file.display(), n + 1));
+                }
+            }
+        }
+        assert!(found.is_empty(), "defined outside jail/: {found:#?}");
+    }
 }

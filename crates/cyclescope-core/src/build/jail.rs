@@ -22,23 +22,18 @@
 //! and descriptors made before, allocating nothing and taking no lock.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr};
 
 pub use report::{CompilerUser, JailGap};
 
 use crate::jail::cgroup::{self, Cgroup, CgroupLimits};
 use crate::jail::identity::Identity;
+use crate::jail::limits;
 use crate::jail::namespaces::{ChildMade, Kept, Namespaces};
 use crate::jail::privileges::Plan;
 
 mod report;
-
-/// The Landlock ABI whose file-system rights are asked for (best effort below it).
-const LANDLOCK_ABI: ABI = ABI::V5;
 
 /// The compiler's address-space limit when neither `--max-compiler-memory` nor the config
 /// sets one: a normal build of a hash function takes a few hundred MiB at most.
@@ -94,7 +89,7 @@ impl Jail {
         }
         let plan = Plan::for_workers();
         let uid = runs_as(&plan).uid();
-        let landlock = match ruleset(&[], &[]) {
+        let landlock = match crate::jail::landlock::compiler_ruleset(&[], &[]) {
             Ok(Some(_)) => true,
             Ok(None) => {
                 gaps.push(JailGap::NoLandlock {
@@ -170,7 +165,7 @@ impl Jail {
         let mut write: Vec<PathBuf> = vec![PathBuf::from("/dev/null")];
         write.extend(writable.iter().cloned());
         let fd = if self.landlock {
-            match ruleset(&read, &write) {
+            match crate::jail::landlock::compiler_ruleset(&read, &write) {
                 Ok(Some(fd)) => Some(fd),
                 Ok(None) => None,
                 Err(e) => return Err(io::Error::other(e.to_string())),
@@ -230,13 +225,11 @@ impl Jail {
                     let own = nix::unistd::Pid::from_raw(0);
                     nix::unistd::setpgid(own, own).map_err(io::Error::from)?;
                 }
-                limit(libc::RLIMIT_AS, memory)?;
-                limit(libc::RLIMIT_CPU, cpu)?;
+                limits::lower(libc::RLIMIT_AS, memory, memory)?;
+                limits::lower(libc::RLIMIT_CPU, cpu, cpu)?;
                 plan.apply()?;
-                if let Some(fd) = &fd
-                    && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0
-                {
-                    return Err(io::Error::last_os_error());
+                if let Some(fd) = &fd {
+                    crate::jail::landlock::enforce(fd)?;
                 }
                 Ok(())
             });
@@ -275,50 +268,6 @@ fn group_limits(memory_bytes: u64) -> CgroupLimits {
         memory_bytes: Some(memory_bytes),
         pids: COMPILER_PIDS,
     }
-}
-
-/// Lowers one resource limit, soft and hard (never raises: no capability is needed).
-fn limit(resource: libc::__rlimit_resource_t, value: libc::rlim_t) -> io::Result<()> {
-    let mut now = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write one rlimit struct on our stack.
-    unsafe {
-        if libc::getrlimit(resource, &mut now) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let value = value.min(now.rlim_max);
-        let new = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
-        };
-        if libc::setrlimit(resource, &new) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// A Landlock ruleset handling every file-system right, allowing reading and running beneath
-/// `read` and everything beneath `write` (paths that do not exist are left out); None where
-/// the kernel has no Landlock.
-fn ruleset(read: &[PathBuf], write: &[PathBuf]) -> Result<Option<OwnedFd>, landlock::RulesetError> {
-    let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
-        paths.iter().filter(|p| p.exists()).cloned().collect()
-    };
-    let created = Ruleset::default()
-        .handle_access(AccessFs::from_all(LANDLOCK_ABI))?
-        .create()?
-        .add_rules(landlock::path_beneath_rules(
-            existing(read),
-            AccessFs::from_read(LANDLOCK_ABI),
-        ))?
-        .add_rules(landlock::path_beneath_rules(
-            existing(write),
-            AccessFs::from_all(LANDLOCK_ABI),
-        ))?;
-    Ok(created.into())
 }
 
 /// The install prefix of compiler `cc` (`/opt/clang` for `/opt/clang/bin/clang`): found on

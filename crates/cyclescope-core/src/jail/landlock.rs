@@ -1,6 +1,7 @@
-//! Landlock for every worker: the one ruleset (reads of `jail::reads`' system part and the
-//! job's files, writes of regular files beneath the job's folders, no signal or abstract
-//! socket outside), and what a record may say of it. Landlock leaves no trace in
+//! Landlock for every worker and compiler: the workers' one ruleset (reads of `jail::reads`'
+//! system part and the job's files, writes of regular files beneath the job's folders, no
+//! signal or abstract socket outside), the compiler's (`build::jail`), and what a record may
+//! say of the workers'. Landlock leaves no trace in
 //! `/proc/<pid>` to read from outside, so a record says what the engine itself knows: the
 //! kernel's ABI, asked by the engine, and the rights and scopes this code's ruleset asks of
 //! that ABI. Nothing of it comes from a worker's report.
@@ -38,6 +39,55 @@ pub(crate) fn ruleset(
         .add_rules(path_beneath_rules(crate::jail::reads::system(), read))?
         .add_rules(path_beneath_rules(readable, read))?
         .add_rules(path_beneath_rules(writable, read | (allowed & write)))
+}
+
+/// The Landlock ABI whose file-system rights a compiler's ruleset asks for (best effort below
+/// it). No scopes: a compiler's driver signals and waits for its own children only, inside the
+/// domain, and its PID namespace keeps the rest out of reach.
+const COMPILER_LANDLOCK_ABI: ABI = ABI::V5;
+
+/// A compiler's ruleset: every file-system right handled, reading and running allowed beneath
+/// `read` and everything beneath `write` (paths that do not exist are left out); None where
+/// the kernel has no Landlock. Enforced in the compiler's child before exec (`build::jail`).
+pub(crate) fn compiler_ruleset(
+    read: &[PathBuf],
+    write: &[PathBuf],
+) -> Result<Option<std::os::fd::OwnedFd>, landlock::RulesetError> {
+    let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths.iter().filter(|p| p.exists()).cloned().collect()
+    };
+    let created = Ruleset::default()
+        .handle_access(AccessFs::from_all(COMPILER_LANDLOCK_ABI))?
+        .create()?
+        .add_rules(path_beneath_rules(
+            existing(read),
+            AccessFs::from_read(COMPILER_LANDLOCK_ABI),
+        ))?
+        .add_rules(path_beneath_rules(
+            existing(write),
+            AccessFs::from_all(COMPILER_LANDLOCK_ABI),
+        ))?;
+    Ok(created.into())
+}
+
+/// Restricts the calling process to `ruleset`: in the forked child before exec, so only
+/// async-signal-safe calls — two raw system calls on a descriptor opened before the fork, no
+/// allocation, no lock. The descriptor is close-on-exec: the worker never holds it.
+pub(crate) fn enforce(ruleset: &std::os::fd::OwnedFd) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: prctl and landlock_restrict_self are plain system calls on integers and a
+    // descriptor this process owns; they touch no memory of ours.
+    unsafe {
+        // Landlock asks for no_new_privs of a process without CAP_SYS_ADMIN; the privileges
+        // plan has set it already where it ran.
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// What the workers' Landlock ruleset enforces on this kernel, as a record keeps it.

@@ -102,8 +102,7 @@ pub fn enter() -> Result<Entered, SetupError> {
     let held: OwnedFd = nix::unistd::dup(std::io::stdin()).map_err(sys("dup stdin"))?;
     close_inherited(&[proto.as_raw_fd(), held.as_raw_fd()]);
     nix::sys::prctl::set_no_new_privs().map_err(sys("no_new_privs"))?;
-    use nix::sys::resource::{Resource, setrlimit};
-    setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(sys("RLIMIT_CORE"))?;
+    lower(libc::RLIMIT_CORE, 0, 0, "RLIMIT_CORE")?;
     super::sandbox::filter()?;
     let job = super::job_block::read(&mut std::io::stdin().lock(), super::job_block::MAX_BYTES)
         .map_err(SetupError::Job)?;
@@ -127,24 +126,37 @@ pub fn confine(
     writable: &[std::path::PathBuf],
     readable: &[std::path::PathBuf],
 ) -> Result<(), SetupError> {
-    use nix::sys::resource::{Resource, setrlimit};
     if let Some(bytes) = limits.address_space_bytes {
-        setrlimit(Resource::RLIMIT_AS, bytes, bytes).map_err(sys("RLIMIT_AS"))?;
+        lower(libc::RLIMIT_AS, bytes, bytes, "RLIMIT_AS")?;
     }
     if let Some(secs) = limits.cpu_seconds {
         // Soft limit sends SIGXCPU, the hard one a second later SIGKILL.
-        setrlimit(Resource::RLIMIT_CPU, secs, secs + 1).map_err(sys("RLIMIT_CPU"))?;
+        lower(libc::RLIMIT_CPU, secs, secs + 1, "RLIMIT_CPU")?;
     }
     if let Some(bytes) = limits.file_size_bytes {
         // A write beyond it fails and sends SIGXFSZ, which kills the worker by default.
-        setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes).map_err(sys("RLIMIT_FSIZE"))?;
+        lower(libc::RLIMIT_FSIZE, bytes, bytes, "RLIMIT_FSIZE")?;
     }
     if let Some(n) = limits.open_files {
-        setrlimit(Resource::RLIMIT_NOFILE, n, n).map_err(sys("RLIMIT_NOFILE"))?;
+        lower(libc::RLIMIT_NOFILE, n, n, "RLIMIT_NOFILE")?;
     }
     // Last, so the worker's own setup is done, and before the candidate is loaded.
     super::sandbox::install(writable, readable)?;
     Ok(())
+}
+
+/// `jail::limits::lower`, its failure named after `name`.
+fn lower(
+    resource: libc::__rlimit_resource_t,
+    soft: u64,
+    hard: u64,
+    name: &'static str,
+) -> Result<(), SetupError> {
+    crate::jail::limits::lower(resource, soft, hard).map_err(|e| {
+        sys(name)(nix::Error::from_raw(
+            e.raw_os_error().unwrap_or(libc::EINVAL),
+        ))
+    })
 }
 
 /// Puts `/dev/null` on stdin, so the candidate finds no trace of the token or the job on fd 0.

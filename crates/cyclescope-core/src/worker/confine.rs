@@ -6,7 +6,7 @@
 //! loosens anything, and it decides nothing about a job.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -77,25 +77,6 @@ pub(crate) fn prepare(cmd: &mut Command, files: &JobFiles) -> io::Result<Option<
         .transpose()
 }
 
-/// Restricts the calling process to `ruleset`: in the forked child before exec, so only
-/// async-signal-safe calls — two raw system calls on a descriptor opened before the fork, no
-/// allocation, no lock. The descriptor is close-on-exec: the worker never holds it.
-pub(crate) fn enforce(ruleset: &OwnedFd) -> io::Result<()> {
-    // SAFETY: prctl and landlock_restrict_self are plain system calls on integers and a
-    // descriptor this process owns; they touch no memory of ours.
-    unsafe {
-        // Landlock asks for no_new_privs of a process without CAP_SYS_ADMIN; the privileges
-        // hook has set it already where it ran.
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// What the engine puts in force in a worker's forked child last before `exec`: the trial
 /// worker's Landlock ruleset ([`prepare`]) and, under valgrind, the system-call filter
 /// valgrind starts under (`jail::syscalls::launch_programs`), so that no instruction of
@@ -115,7 +96,7 @@ impl BeforeExec {
     /// report says so.
     pub(crate) fn enforce(&self) -> io::Result<()> {
         if let Some(r) = &self.ruleset {
-            enforce(r)?;
+            crate::jail::landlock::enforce(r)?;
         }
         for program in &self.filters {
             let prog = libc::sock_fprog {
