@@ -87,6 +87,15 @@ fn trials_run_in_the_libc_only_worker() {
         if nix::unistd::geteuid().is_root() && Path::new("/sys/fs/cgroup").exists() {
             let peak = r["cyclescope"]["peak_memory_bytes"].as_u64().unwrap_or(0);
             assert!(peak > 0, "{r}");
+            // And the KAT worker's, which this run ran (the journal is the test's own).
+            let kat = &r["cyclescope"]["kat_worker"];
+            assert!(
+                kat["peak_memory_bytes"].as_u64().unwrap_or(0) > 1 << 20,
+                "{r}"
+            );
+            if common::cgroup_cpu_accounted() {
+                assert!(kat["cpu_time_s"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+            }
         }
         // The CPU time of all its trial workers, by their groups: more than none, and no more
         // than the processes were alive (one thread measures; the rest only wait).

@@ -32,6 +32,8 @@ pub(crate) struct KatResult {
     /// A vector of this run's verified KAT text (`kat::known`): checked again in a separate
     /// worker before timing. None for a KAT carried over or reused, or without a reference.
     pub(crate) known_answer: Option<crate::kat::known::KnownAnswer>,
+    /// The KAT worker's account, where this run ran it.
+    pub(crate) worker: Option<crate::record::schema::WorkerAccount>,
 }
 
 impl KatResult {
@@ -98,6 +100,7 @@ fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> 
         conformance: Vec::new(),
         cached_from: None,
         known_answer: None,
+        worker: None,
     })
 }
 
@@ -152,6 +155,7 @@ impl KatCache {
             conformance: pass.conformance,
             cached_from: Some(from),
             known_answer: None,
+            worker: None,
         })
     }
 
@@ -222,6 +226,7 @@ fn run_fresh(
         conformance: run.conformance,
         cached_from: None,
         known_answer: run.known_answer,
+        worker: run.worker,
     }))
 }
 

@@ -31,6 +31,8 @@ pub(crate) struct KatRun {
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
     /// A vector of a KAT file that matched its reference (`kat::known`), drawn at random.
     pub(crate) known_answer: Option<crate::kat::known::KnownAnswer>,
+    /// The KAT worker's control group's account of it.
+    pub(crate) worker: Option<crate::record::schema::WorkerAccount>,
 }
 
 /// Known answers are drawn from the messages of 1 to this many bits (`KAT_2_12` has them all).
@@ -153,6 +155,10 @@ impl TrialRunner for WorkerRunner {
                 ) % KNOWN_ANSWER_MAX_BITS;
                 KatRun {
                     known_answer: r.known_answer(bits),
+                    worker: crate::record::schema::WorkerAccount::of(
+                        r.peak_memory_bytes,
+                        r.cpu_time,
+                    ),
                     status: r.status,
                     detail: r.detail,
                     logged: true,
@@ -166,6 +172,7 @@ impl TrialRunner for WorkerRunner {
                 logged: false,
                 conformance: Vec::new(),
                 known_answer: None,
+                worker: None,
             },
         })
     }

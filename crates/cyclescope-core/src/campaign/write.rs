@@ -214,6 +214,7 @@ fn base_additions(
         instructions: None,
         peak_memory_bytes: None,
         cpu_time_s: None,
+        kat_worker: None,
     }
 }
 
@@ -232,6 +233,7 @@ fn assemble(
     // workers' control groups saw.
     let additions = Additions {
         conformance: crate::conform::RecordedChecks::of(&kat.conformance),
+        kat_worker: kat.worker,
         peak_memory_bytes: processes.iter().filter_map(|p| p.peak_memory_bytes).max(),
         // A sum with a process missing would pass for the whole: all of them, or none.
         cpu_time_s: processes

@@ -177,6 +177,31 @@ pub struct Additions {
     /// the groups' account (`jail::cgroup`); absent where a worker had no CPU account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_time_s: Option<f64>,
+    /// The KAT worker's account, by its control group, where this run ran the KAT (absent
+    /// for a pass carried over or reused from the journal, or without a group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kat_worker: Option<WorkerAccount>,
+}
+
+/// What a worker's control group counted of it, read from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkerAccount {
+    /// The most memory it and all it started held at once, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// The CPU time of every thread and process in its group, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time_s: Option<f64>,
+}
+
+impl WorkerAccount {
+    /// The account of a worker with `peak` memory and `cpu` time; None when neither is known.
+    pub fn of(peak: Option<u64>, cpu: Option<std::time::Duration>) -> Option<Self> {
+        (peak.is_some() || cpu.is_some()).then(|| Self {
+            peak_memory_bytes: peak,
+            cpu_time_s: cpu.map(|d| d.as_secs_f64()),
+        })
+    }
 }
 
 impl Additions {

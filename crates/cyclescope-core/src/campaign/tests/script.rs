@@ -128,6 +128,7 @@ impl TrialRunner for Scripted {
             logged: false,
             conformance: Vec::new(),
             known_answer: None,
+            worker: None,
         })
     }
 
