@@ -1,7 +1,9 @@
 //! Helpers of the `hostile_*` integration tests (`common::hostile`, used as `support`): build a fixture
 //! library from `tests/fixtures/hostile/` with the system `cc`, run the real binary with a
 //! marker in its environment (inherited by every worker and by whatever a library forks),
-//! bound how long it may take, and find the processes that still carry the marker.
+//! bound how long it may take, and find the processes that still carry the marker; pace the
+//! runs that end in a filter's kill so that the kernel's log names each; link a fixture into
+//! a plain program that calls it with no jail.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -281,4 +283,61 @@ pub fn logs_under(dir: &Path) -> String {
         }
     }
     all
+}
+
+/// The kernel's audit-line budget: its window and how many lines it prints in one.
+pub fn ratelimit() -> (Duration, usize) {
+    let read = |name: &str, default: u64| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(default)
+    };
+    let window = Duration::from_secs(read("printk_ratelimit", 5) + 1);
+    (window, read("printk_ratelimit_burst", 10) as usize)
+}
+
+/// Waits until this test binary started fewer runs that end in a filter's kill than half the
+/// kernel's budget within its window, and counts this one: the tests of a binary run in
+/// parallel, and a kill the kernel does not print goes unnamed.
+pub fn kernel_log_turn() {
+    static STARTED: std::sync::Mutex<Vec<std::time::Instant>> = std::sync::Mutex::new(Vec::new());
+    let (window, burst) = ratelimit();
+    loop {
+        let mut started = STARTED.lock().unwrap_or_else(|p| p.into_inner());
+        started.retain(|t| t.elapsed() < window);
+        if started.len() < (burst / 2).max(1) {
+            started.push(std::time::Instant::now());
+            return;
+        }
+        let wait = window.saturating_sub(started[0].elapsed());
+        drop(started);
+        std::thread::sleep(wait.max(Duration::from_millis(50)));
+    }
+}
+
+/// Whether this process holds capability `cap` in its effective set.
+pub fn holds(cap: u32) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|set| set & (1 << cap) != 0)
+}
+
+/// `tests/fixtures/hostile/unjailed.c` linked with the fixture `lib`, in `dir`.
+pub fn build_unjailed(dir: &Path, lib: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile/unjailed.c");
+    let exe = dir.join("unjailed");
+    let o = std::process::Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .arg(lib)
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .output()
+        .expect("the hostile fixtures need a C compiler (cc)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    exe
 }
