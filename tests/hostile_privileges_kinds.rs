@@ -138,10 +138,10 @@ impl Kind {
         matches!(self, Kind::Count | Kind::CountProbe | Kind::Profile)
     }
 
-    /// Whether the output shows the worker's stderr when it aborted (the native probe's
-    /// failure names the signal only).
+    /// Whether the output shows the worker's stderr when it aborted (a probe's failure names
+    /// the last line its worker printed: under valgrind, valgrind's own).
     fn shows_abort_stderr(self) -> bool {
-        !matches!(self, Kind::Probe | Kind::CountProbe)
+        !matches!(self, Kind::CountProbe)
     }
 }
 

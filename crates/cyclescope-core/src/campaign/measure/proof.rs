@@ -286,9 +286,18 @@ impl Measuring<'_> {
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
         match run.outcome {
             JobOutcome::Cancelled => Probe::Cancelled,
+            // The probe's process is in no record: what it printed last goes with its failure
+            // (escaped, bounded), as a guide process's goes into the record's `stderr`.
             JobOutcome::Failed(f) => Probe::Failed(JobFailure::new(
                 f.kind,
-                format!("in the fresh-message probe: {}", f.detail),
+                match run.record.stderr.trim().lines().last() {
+                    Some(said) if !said.trim().is_empty() => format!(
+                        "in the fresh-message probe: {} (its stderr ended: {})",
+                        f.detail,
+                        crate::sanitize::log_field(said.trim())
+                    ),
+                    _ => format!("in the fresh-message probe: {}", f.detail),
+                },
             )),
             JobOutcome::Complete => match floor::check(
                 &run.record.trials,
