@@ -315,8 +315,7 @@ fn a_compiler_of_an_engine_that_is_not_root_has_a_pid_namespace_of_its_own() {
     if !nix::unistd::geteuid().is_root() || !allowed {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let work = common::open_tempdir();
     let cc = work.path().join("saying-cc");
     std::fs::write(
         &cc,

@@ -47,12 +47,7 @@ fn another_process_of_the_engines_user_cannot_open_its_memory() {
         // Only root can run the engine as another user here.
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        t.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let t = common::open_tempdir();
     let lib = build_fixture("hang_named", t.path());
     let m = marker("engine-not-dumpable");
     let _sweep = Sweep(m.clone());

@@ -282,8 +282,7 @@ fn a_worker_of_an_engine_that_is_not_root_cannot_reach_it_by_its_pid() {
     if !nix::unistd::geteuid().is_root() || !allowed {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let t = common::open_tempdir();
     let lib = build_fixture("privileges", t.path());
     let out = t.path().join("run");
     let extra = ["--counter", "instructions", "--no-baselines", "--cpu", "0"];

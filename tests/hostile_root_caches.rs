@@ -11,29 +11,6 @@ use std::path::{Path, PathBuf};
 /// `nobody`.
 const OTHER: u32 = 65534;
 
-/// A quick run of a bundled library on CPU 0 into `out`.
-fn run_args(out: &Path) -> Vec<String> {
-    [
-        "run",
-        "pseudohash-512",
-        "--no-reference-jobs",
-        "--lengths",
-        "1024",
-        "--trials",
-        "2",
-        "--trial-target",
-        "0.01",
-        "--allow-unfixed-host",
-        "--cpu",
-        "0",
-        "--out",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([out.display().to_string()])
-    .collect()
-}
-
 /// A folder of root's with one file in it, and `link` planted to it as another user's.
 fn planted(dir: &Path, link: &Path) -> PathBuf {
     let target = dir.join("roots-folder");
@@ -72,7 +49,9 @@ fn journal_and_cache_folders_behind_another_users_link_are_not_written() {
         planted(&d, &cache.join("cyclescope"))
     };
     let o = common::cyclescope()
-        .args(run_args(&t.path().join("out")))
+        .args(common::QUICK_BUNDLED_RUN)
+        .arg("--out")
+        .arg(t.path().join("out"))
         .env("XDG_DATA_HOME", &data)
         .env("XDG_CACHE_HOME", &cache)
         .env_remove("CYCLESCOPE_CACHE_DIR")
@@ -100,19 +79,16 @@ fn a_lock_folder_another_user_planted_for_a_user_without_a_runtime_folder_is_ref
     if !nix::unistd::geteuid().is_root() {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        t.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let t = common::open_tempdir();
     let target = t.path().join("roots-folder");
     std::fs::create_dir(&target).unwrap();
     std::fs::write(target.join("keep"), b"kept\n").unwrap();
     let fallback = t.path().join(format!("cyclescope-cpus-{OTHER}"));
     std::os::unix::fs::symlink(&target, &fallback).unwrap();
     let o = common::cyclescope_as_nobody(t.path())
-        .args(run_args(&t.path().join("out")))
+        .args(common::QUICK_BUNDLED_RUN)
+        .arg("--out")
+        .arg(t.path().join("out"))
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove(cyclescope_core::cpu::lock::LOCK_DIR_ENV)
         .env("TMPDIR", t.path())

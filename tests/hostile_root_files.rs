@@ -19,22 +19,9 @@ fn give_away(path: &Path) {
 /// A quick run of a bundled library into `out`, on CPU 0.
 fn run_into(out: &Path) -> std::process::Output {
     common::cyclescope()
-        .args([
-            "run",
-            "pseudohash-512",
-            "--no-reference-jobs",
-            "--lengths",
-            "1024",
-            "--trials",
-            "2",
-            "--trial-target",
-            "0.01",
-            "--allow-unfixed-host",
-            "--cpu",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(common::QUICK_BUNDLED_RUN)
+        .arg("--out")
+        .arg(out)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("running cyclescope")

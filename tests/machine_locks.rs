@@ -77,20 +77,7 @@ fn a_run_into_another_runs_folder_is_refused_a_cpu_another_cyclescope_holds() {
     let mut holder = hold_cpu0(&machine_dir(&xdg));
     let out = tmp.path().join("other-runs/b");
     let o = unqueued(&xdg)
-        .args([
-            "run",
-            "pseudohash-512",
-            "--no-reference-jobs",
-            "--lengths",
-            "1024",
-            "--trials",
-            "2",
-            "--trial-target",
-            "0.01",
-            "--allow-unfixed-host",
-            "--cpu",
-            "0",
-        ])
+        .args(common::QUICK_BUNDLED_RUN)
         .arg("--out")
         .arg(&out)
         .output()

@@ -221,12 +221,7 @@ fn a_user_that_is_not_root_sees_its_workers_namespaces_from_outside() {
     if !nix::unistd::geteuid().is_root() || !allowed {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        t.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let t = common::open_tempdir();
     let o = common::cyclescope_as_nobody(t.path())
         .args(["check", "--cpu", "0"])
         .current_dir(t.path())

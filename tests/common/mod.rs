@@ -81,6 +81,19 @@ pub fn test_data_home() -> PathBuf {
         .join(format!("{}-{n}", std::process::id()))
 }
 
+/// A temporary folder any user may enter and write (0777): where a test hands files to, or
+/// runs a copy of the binary as, `nobody` ([`cyclescope_as_nobody`]).
+#[allow(dead_code)]
+pub fn open_tempdir() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        t.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    t
+}
+
 /// `setpriv` ready to run a copy of the binary as `nobody` (uid and gid 65534, no groups): the
 /// copy is made in `dir`, a folder of the test's that anyone may enter. The binary's own path
 /// will not do: a fresh clone may lie in a folder that user may not pass (`mktemp -d` makes
@@ -212,3 +225,21 @@ pub fn cgroup_cpu_accounted() -> bool {
     nix::unistd::geteuid().is_root()
         && std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|m| m.contains("cpuacct"))
 }
+
+/// A quick `run` of one bundled library on CPU 0 (two 10 ms trials at 1 KiB, measured whatever
+/// the host says); the caller adds `--out`.
+#[allow(dead_code)]
+pub const QUICK_BUNDLED_RUN: [&str; 12] = [
+    "run",
+    "pseudohash-512",
+    "--no-reference-jobs",
+    "--lengths",
+    "1024",
+    "--trials",
+    "2",
+    "--trial-target",
+    "0.01",
+    "--allow-unfixed-host",
+    "--cpu",
+    "0",
+];
