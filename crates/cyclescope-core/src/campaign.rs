@@ -10,6 +10,7 @@
 
 pub mod ab_result;
 mod assign;
+mod events;
 mod host_gate;
 mod interleave;
 mod kat_gate;
@@ -35,9 +36,9 @@ pub use interleave::{InterleaveOutcome, LiveComparison, check_pair, interleave};
 pub use request::{RequestError, RequestOverrides, RunRequest};
 
 use crate::catalog::Instance;
-use crate::record::journal::JournalWriter;
 use crate::record::{Campaign, RunDir, RunDirError};
 use crate::vocabulary::EngineEvent;
+use events::Events;
 use host_gate::HostGate;
 use lanes::LaneEvents;
 use measure::{JobMeasurement, Measured};
@@ -210,6 +211,7 @@ impl<'e> Opened<'e> {
             index: crate::journal::JournalWriter::new(req.journal.clone(), req.origin),
             emit,
             run_dir: &req.run_dir,
+            said: Default::default(),
         };
         let assignment = assign::lane_instances(&req.instances, req.cpus.len());
         let campaign = open::open_or_resume(req, &dir, &hosts, &assignment)?;
@@ -299,33 +301,6 @@ fn lock_cpus(
     Ok(held)
 }
 
-/// Sends events to the frontend and appends the journal's form of them.
-struct Events<'a> {
-    journal: JournalWriter,
-    /// The tuning journal (the user's index of every measurement), not the run's event log.
-    index: crate::journal::JournalWriter,
-    emit: &'a mut dyn FnMut(EngineEvent),
-    run_dir: &'a std::path::Path,
-}
-
-impl Events<'_> {
-    fn send(&mut self, ev: EngineEvent) {
-        if let Some(j) = crate::record::journal::JournalEvent::from_event(&ev, self.run_dir) {
-            // A journal that cannot be appended (disk full) must not stop the measurement;
-            // records are what counts, and they are written atomically.
-            let _ = self.journal.append(j);
-        }
-        let indexed = match &ev {
-            EngineEvent::JobFinished { record, .. } => self.index.add(self.run_dir, record),
-            _ => None,
-        };
-        (self.emit)(ev);
-        if let Some(message) = indexed {
-            self.send(EngineEvent::Warning { message });
-        }
-    }
-}
-
 /// What every phase of one lane works with: its CPU's host gate and runner, its instances.
 struct Run<'a> {
     req: &'a RunRequest,
@@ -367,6 +342,13 @@ impl Run<'_> {
             .last()
             .map(|p| p.record.stderr.clone())
             .unwrap_or_default();
+        // What its workers lacked, each said once a run (`Events`), and kept in the record.
+        let gaps = m.processes.iter().find_map(|p| p.protections.clone());
+        for gap in gaps.iter().flat_map(|p| p.gaps()) {
+            self.events.send(EngineEvent::Warning {
+                message: format!("{}{gap}", events::PROTECTION_GAP),
+            });
+        }
         let (record, summary, snapshot, failure) =
             write::job_record(self.dir, self.req, j, self.host, m);
         let record = record.map_err(|source| CampaignError::RecordWrite {
