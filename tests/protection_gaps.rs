@@ -18,7 +18,7 @@ fn a_missing_protection_is_said_once_a_run_and_kept_in_every_record() {
     let holder = tempfile::tempdir().unwrap();
     let held = cyclescope_core::cpu::lock::lock_all(
         &common::suite_lock_dir(),
-        &cpus,
+        cpus,
         &holder.path().join("gaps"),
         Duration::from_secs(common::SUITE_LOCK_WAIT_S.parse().unwrap()),
         &AtomicBool::new(false),
