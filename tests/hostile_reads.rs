@@ -133,3 +133,70 @@ fn trial_workers_read_no_secret_natively_and_under_valgrind() {
         }
     }
 }
+
+/// As `nobody`, with the files the library reaches for its own (the user's home folder and a
+/// file of its own of mode 0600, which the file's mode lets it read): Landlock alone refuses
+/// them, in a `hash` worker. Runs where root can hand the files to `nobody`.
+#[test]
+fn a_worker_of_an_engine_that_is_not_root_reads_not_even_its_users_own_files() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let t = common::open_tempdir();
+    let lib = build_fixture("reads", t.path());
+    let home = t.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let (secret, profile) = (home.join("secret"), home.join(".profile"));
+    std::fs::write(&secret, "nobody's alone\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(&profile, "export SECRET=1\n").unwrap();
+    for p in [&home, &secret, &profile] {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+    }
+    let m = marker("reads-nobody");
+    let _sweep = Sweep(m.clone());
+    let mut cmd = common::cyclescope_as_nobody(t.path());
+    cmd.args(["hash", "--lib", path_str(&lib), "--digest-bits", "256"])
+        .args(["--hex", "616263"])
+        .current_dir(t.path())
+        .env(MARKER_VAR, &m)
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", t.path().join("data"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .env("CYCLESCOPE_READS_SECRET", &secret)
+        .env("CYCLESCOPE_READS_HOME", &profile)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (o, _) = run_bounded(cmd, BOUND);
+    assert_none_left(&m);
+    assert!(o.status.success(), "{}", text(&o));
+    // The file's mode would let nobody read both: only the worker's Landlock ruleset stands
+    // between (byte 0 nothing read; byte 1 /etc/shadow, the secret and the home file refused).
+    assert!(!text(&o).contains(OPENED), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let refused = if std::path::Path::new("/etc/shadow").exists() {
+        "0007"
+    } else {
+        "0006"
+    };
+    assert!(out.starts_with(refused), "{out}\n{}", text(&o));
+    // As nobody outside the jail, the same files open.
+    let plain = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "head",
+            "-c",
+            "6",
+        ])
+        .arg(&secret)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout),
+        "nobody",
+        "{plain:?}"
+    );
+}
