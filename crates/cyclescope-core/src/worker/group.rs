@@ -119,18 +119,8 @@ impl Group {
             let (child, room) = spawned?;
             return Ok(Self::started(child, room, None));
         };
-        let (room, worker) = made.finish(spawned.is_ok());
-        let (mut child, _) = spawned?;
-        match worker {
-            Some(worker) => Ok(Self::started(child, room, Some(worker))),
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                Err(io::Error::other(
-                    "the PID namespace was made, but no process came of it",
-                ))
-            }
-        }
+        let (child, room, worker) = made.finish(spawned.map(|(child, _)| child))?;
+        Ok(Self::started(child, room, Some(worker)))
     }
 
     /// `worker`: the leader where it is not `child` itself.

@@ -181,9 +181,13 @@ impl ChildMade {
     }
 
     /// In this process, once `spawn` has returned (which it does only once the child has
-    /// ended and the worker has run `exec` or failed to): the holder's room and the worker's
-    /// pid, where the child made them. A worker whose `exec` failed is killed and reaped here.
-    pub(crate) fn finish(self, spawned: bool) -> (PidRoom, Option<Pid>) {
+    /// ended and the worker has run `exec` or failed to): the spawned child, the holder's room
+    /// and the worker's pid. Every way it can go wrong ends here, with nothing left running: a
+    /// worker whose `exec` failed is killed and reaped, and so is a child that made none.
+    pub(crate) fn finish(
+        self,
+        spawned: io::Result<std::process::Child>,
+    ) -> io::Result<(std::process::Child, PidRoom, Pid)> {
         drop(self.write);
         let mut bytes = Vec::with_capacity(8);
         // Every other end is closed by now, or soon: the child's has ended, the worker's
@@ -199,12 +203,21 @@ impl ChildMade {
         };
         let room = PidRoom { holder };
         match (spawned, worker) {
-            (false, Some(worker)) => {
-                let _ = kill(worker, Signal::SIGKILL);
-                let _ = waitpid(worker, None);
-                (room, None)
+            (Ok(child), Some(worker)) => Ok((child, room, worker)),
+            (Ok(mut child), None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(io::Error::other(
+                    "the PID namespace was made, but no process came of it",
+                ))
             }
-            (_, worker) => (room, worker),
+            (Err(e), worker) => {
+                if let Some(worker) = worker {
+                    let _ = kill(worker, Signal::SIGKILL);
+                    let _ = waitpid(worker, None);
+                }
+                Err(e)
+            }
         }
     }
 }
