@@ -271,6 +271,7 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
     let mut watch = Watch::new(expected, group.pid());
     let deadline = started + cmd.timeout;
     let mut next_group_scan = started;
+    let mut timeout_note = String::new();
     let ended_by = loop {
         if cmd
             .cancel
@@ -281,6 +282,14 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
         }
         let now = Instant::now();
         if now >= deadline {
+            timeout_note = format!(
+                " (when killed: {}; {})",
+                group.leader_stall(),
+                match set_up.get() {
+                    true => "it had spoken",
+                    false => "it had not spoken yet",
+                }
+            );
             break Some(Exit::TimedOut(started.elapsed()));
         }
         if group.leader_ended() {
@@ -344,6 +353,8 @@ pub(crate) fn run_watched<M: DeserializeOwned>(
             " (killed by the kernel: its control group's {} memory limit)",
             crate::format::bytes(group_limits(&cmd.limits).memory_bytes.unwrap_or(0))
         )
+    } else if let Exit::TimedOut(_) = exit {
+        timeout_note
     } else {
         cmd.limits
             .note(&exit, pipes.allocation_refused(), watch.vm_peak_bytes)

@@ -186,6 +186,28 @@ impl Group {
         cpu_time_from_stat(&stat, clock_ticks_per_second()?)
     }
 
+    /// What the leader was doing when its time ran out, for the TIMEOUT's words: its state,
+    /// where in the kernel it waited, and the CPU time it had used (a stalled process and a
+    /// starved one read differently).
+    pub(super) fn leader_stall(&self) -> String {
+        let proc = format!("/proc/{}", self.pgid);
+        let stat = std::fs::read_to_string(format!("{proc}/stat")).unwrap_or_default();
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .unwrap_or("?")
+            .to_string();
+        let wchan = std::fs::read_to_string(format!("{proc}/wchan")).unwrap_or_default();
+        let cpu = clock_ticks_per_second()
+            .and_then(|hz| cpu_time_from_stat(&stat, hz))
+            .map_or_else(|| "?".into(), |d| format!("{:.3}", d.as_secs_f64()));
+        let wchan = match wchan.trim() {
+            "" | "0" => String::new(),
+            w => format!(", waiting in {}", crate::sanitize::log_field(w)),
+        };
+        format!("state {state}{wchan}, {cpu} s of CPU used")
+    }
+
     /// Whether the leader sleeps in the kernel (state `S` or `D`), off the CPU.
     pub(super) fn leader_blocked(&self) -> bool {
         std::fs::read_to_string(format!("/proc/{}/stat", self.pgid))

@@ -276,13 +276,24 @@ impl Measuring<'_> {
         }
     }
 
-    /// One probe process: its CPU time and calls, or how it failed.
+    /// One probe process: its CPU time and calls, or how it failed. A process that timed out
+    /// is started once more: a probe's calls take a fraction of a guide trial, and a loaded CI
+    /// machine once saw one time out after 6.9 s; its verdict rests on the CPU time of a
+    /// process that finished, which a stalled one does not give. A second timeout fails the
+    /// job as before, so a library that hangs in probes gets no figure.
     fn one_probe(&mut self, spec: &TrialSpec) -> Probe {
         let bytes = self.job.key.input_bytes;
         let timeout = self.layout.timeout.mul_f64(f64::from(PROBE_TRIALS));
-        let run = self
+        let mut run = self
             .runner
             .trial(&self.job.inst, spec, timeout, &mut |_, _| {}, &mut |_| {});
+        if let JobOutcome::Failed(f) = &run.outcome
+            && f.kind == crate::vocabulary::FailureKind::Timeout
+        {
+            run = self
+                .runner
+                .trial(&self.job.inst, spec, timeout, &mut |_, _| {}, &mut |_| {});
+        }
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
         match run.outcome {
             JobOutcome::Cancelled => Probe::Cancelled,

@@ -43,7 +43,10 @@ pub(super) fn classify(
         )),
         (Exit::TimedOut(d), None, _, None) => JobOutcome::Failed(JobFailure::new(
             FailureKind::Timeout,
-            format!("no result after {:.1} s; worker killed", d.as_secs_f64()),
+            format!(
+                "no result after {:.1} s; worker killed{note}",
+                d.as_secs_f64()
+            ),
         )),
         (Exit::Cancelled, None, _, None) => JobOutcome::Cancelled,
         (Exit::Code(c), None, _, None) => JobOutcome::Failed(JobFailure::new(
