@@ -124,20 +124,7 @@ fn a_shard_locks_machine_wide_only_never_in_the_shared_runs_folder() {
     let run = |out: &str, extra: &[&str]| {
         unqueued(&xdg)
             .env(LOCK_DIR_ENV, &machine)
-            .args([
-                "run",
-                "pseudohash-512",
-                "--lengths",
-                "1024",
-                "--trials",
-                "2",
-                "--trial-target",
-                "0.01",
-                "--allow-unfixed-host",
-                "--no-reference-jobs",
-                "--cpu",
-                "0",
-            ])
+            .args(common::QUICK_BUNDLED_RUN)
             .args(extra)
             .arg("--out")
             .arg(campaign.join(out))
