@@ -109,9 +109,11 @@ pub struct Landlock {
 }
 
 impl Landlock {
-    /// What this kernel gives the workers' ruleset.
+    /// What this kernel gives the workers' ruleset: asked once a process (every worker's
+    /// protections carry it, and the kernel's answer does not change).
     pub fn of_this_kernel() -> Self {
-        Self::at(kernel_abi())
+        static SEEN: std::sync::OnceLock<Landlock> = std::sync::OnceLock::new();
+        SEEN.get_or_init(|| Self::at(kernel_abi())).clone()
     }
 
     fn at(kernel: Result<u32, &'static str>) -> Self {
