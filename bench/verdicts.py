@@ -13,7 +13,11 @@ measures each once (`run --lib`, 32 B, 1 KiB and 16 KiB), then runs `compare A A
 `compare A B` and counts the verdicts per job, and which figure they were judged on (mean
 cycles, or the uninterrupted-call means when a mean was doubtful).
 
-usage: bench/verdicts.py [--exe target/release/cyclescope] [--rounds 4] [--cpu 1] [--work chain|ilp]
+With `--live` it judges the interleaved A/B instead (`compare --live`, which the workbench's `B`
+runs too): per setting and round, `compare --live A A'` and `compare --live A B` over the same
+three lengths, each side's trials alternating in one run, so both share every spell of the host.
+
+usage: bench/verdicts.py [--exe target/release/cyclescope] [--rounds 4] [--cpu 1] [--work chain|ilp] [--live]
 """
 import argparse, json, os, subprocess, tempfile
 
@@ -90,7 +94,30 @@ def verdicts(exe, a, b):
     return out
 
 
-def setting(exe, libs, work, cpu, rounds, name):
+def live(exe, work, cpu, a, b, out):
+    p = subprocess.run([exe, "compare", "--live", "--scan", work, a, b, "--lengths", LENGTHS,
+                        "--trial-target", "0.1", "--allow-unfixed-host", "--allow-kat-fail",
+                        "--cpu", str(cpu), "--out", out, "--json"],
+                       capture_output=True, text=True, check=True)
+    out = []
+    for n in json.loads(p.stdout)["lengths"]:
+        r = n.get("ratio") or {}
+        out.append((n.get("verdict"), r.get("basis"), n.get("input_bytes"), r.get("ratio"),
+                    r.get("ci95_low"), r.get("ci95_high")))
+    return out
+
+
+def live_setting(exe, work, cpu, rounds, name):
+    aa, ab = [], []
+    for i in range(rounds):
+        aa += live(exe, work, cpu, "MIXA-256", "MIXA2-256", os.path.join(work, f"{name}-{i}-aa"))
+        ab += live(exe, work, cpu, "MIXA-256", "MIXB-256", os.path.join(work, f"{name}-{i}-ab"))
+    return aa, ab
+
+
+def setting(exe, libs, work, cpu, rounds, name, interleaved=False):
+    if interleaved:
+        return live_setting(exe, work, cpu, rounds, name)
     aa, ab = [], []
     for i in range(rounds):
         runs = {k: measure(exe, lib, os.path.join(work, f"{name}-{i}-{k}"), cpu)
@@ -121,20 +148,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--work", choices=["chain", "ilp"], default="chain")
+    ap.add_argument("--live", action="store_true")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="verdict-bench-")
     # The ILP body runs its eight lanes in blocks of eight rounds: 20 and 21 blocks (+5 %).
     source, (ra, rb) = (SOURCE, (40, 42)) if a.work == "chain" else (ILP_SOURCE, (160, 168))
-    libs = {"A": build(work, "A", ra, source), "A2": build(work, "A2", ra, source),
-            "B": build(work, "B", rb, source)}
-    quiet = setting(a.exe, libs, work, a.cpu, a.rounds, "quiet")
+    libs = {"A": build(work, "MIXA", ra, source), "A2": build(work, "MIXA2", ra, source),
+            "B": build(work, "MIXB", rb, source)}
+    quiet = setting(a.exe, libs, work, a.cpu, a.rounds, "quiet", a.live)
     busy = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])
     try:
-        loaded = setting(a.exe, libs, work, a.cpu, a.rounds, "loaded")
+        loaded = setting(a.exe, libs, work, a.cpu, a.rounds, "loaded", a.live)
     finally:
         busy.kill()
     subprocess.run(["rm", "-rf", work])
-    print(f"work: {a.work}")
+    print(f"work: {a.work}; {'interleaved (compare --live)' if a.live else 'separate runs (compare)'}")
     print("| setting | A/A called different | A vs +5 % called slower | called faster | judged on |")
     print("|---|---|---|---|---|")
     summary("as the host is", *quiet)

@@ -143,7 +143,7 @@ pub fn log_scrolled() -> App {
         ));
     }
     for message in [
-        "A/B 32 B: B / A = 0.512 (95 % CI 0.505 … 0.519, 10 pairs): B faster (95 % CI below 1)",
+        "A/B 32 B: B / A = 0.512 (95 % CI 0.505 … 0.519, 10 pairs): B faster (95 % CI below 0.99)",
         "A/B 1 KiB: B / A = 0.988 (95 % CI 0.961 … 1.016, 10 pairs): ≈ noise",
         "load average 1.42 on CPU 1",
     ] {
