@@ -149,6 +149,20 @@ fn trial_lines_forged_with_the_session_token_are_refused() {
     );
 }
 
+/// The same forger, forging also where it hashes a message of the engine's: the digests a
+/// separate worker computes of the probe's messages come from the program and the job the
+/// trials run in, so they are forged alike, disagree with the probe's, and the job is refused.
+#[test]
+fn trial_lines_forged_in_every_job_like_a_trial_are_refused() {
+    let (failure, out) = fixture_failure("forge_everywhere");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("CRYPTOFAIL: in the fresh-message probe, call")
+            && failure.contains("one of the two reported a digest it did not compute"),
+        "{failure}\n{out}"
+    );
+}
+
 /// A library that reports its guide loop truthfully but writes the per-call samples itself
 /// (2 ticks a call): the uninterrupted-call figure they would give is held against the probe's
 /// CPU time as the guide's is, and the job fails instead of showing 1 ns a call.
@@ -246,6 +260,37 @@ fn a_library_that_tells_its_kat_job_by_the_command_line_finds_no_kat_job() {
     let out = kat(&cheat, "k2", &["--manifest", path_str(&manifest)]);
     assert!(out.contains("RESULT adhoc katonly MISMATCH"), "{out}");
     assert!(!out.contains("PASS"), "{out}");
+}
+
+/// A digest of a message the engine chooses (`hash`; the reference digests and known answers
+/// a run holds its timed calls to) comes from the program the timed calls run in: a library
+/// that tells the large `cyclescope worker` program from the trial worker answers there with
+/// bytes of 0x5A, and `hash` shows them (before, it ran in the large program and showed the
+/// library's other function).
+#[test]
+fn a_digest_of_the_engines_message_comes_from_the_program_the_timed_calls_run_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = build_fixture("program_told", tmp.path());
+    let m = marker("program-told");
+    let _sweep = Sweep(m.clone());
+    let args = [
+        "hash",
+        "--lib",
+        path_str(&lib),
+        "--digest-bits",
+        "256",
+        "--hex",
+        "616263",
+    ];
+    let (o, _) = run_bounded(command(&args, &m, &[]), bound());
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "5a".repeat(32),
+        "{out}"
+    );
+    assert_none_left(&m);
 }
 
 /// An instruction count has its fresh-message probe too: a library that caches the repeated

@@ -1,6 +1,6 @@
 //! `cyclescope worker` (hidden): the child processes that host candidate code, and the
 //! parent-side helpers for the one-shot jobs (probe a library's metadata, SUPERCOP's
-//! checksums, the sandbox; hashing one message is `measure::proof::reference`). Every job
+//! checksums, the sandbox; hashing one message is the trial worker's, `measure::proof::reference`). Every job
 //! starts with the same command line; what it is to do arrives on stdin once the worker's
 //! system-call filter is in force (`worker::job_block`), and is parsed here as [`WorkerArgs`].
 
@@ -14,7 +14,7 @@ use crate::catalog::Instance;
 use crate::cli::select::AbiArg;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
-use crate::plugin::{Abi, GuardedBuffer, HashLibrary, NgccMeta};
+use crate::plugin::{Abi, HashLibrary, NgccMeta};
 use crate::worker::one_shot::{Reply, one_shot};
 use crate::worker::sandbox::SandboxState;
 use crate::worker::{Limits, child};
@@ -51,18 +51,6 @@ enum Job {
     /// Load a library and report its ngcc_meta.
     Probe {
         lib: PathBuf,
-        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
-        abi: AbiArg,
-    },
-    /// Hash the bytes of FILE (first BITS bits) and report the digest.
-    Hash {
-        lib: PathBuf,
-        #[arg(long)]
-        digest_bits: u32,
-        #[arg(long)]
-        bits: u64,
-        #[arg(long)]
-        file: PathBuf,
         #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
         abi: AbiArg,
     },
@@ -166,13 +154,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
                 message: e.to_string(),
             },
         },
-        Job::Hash {
-            lib,
-            digest_bits,
-            bits,
-            file,
-            abi,
-        } => hash_in_worker(&lib, abi.into(), digest_bits, bits, &file),
         Job::SupercopChecksum {
             lib,
             digest_bits,
@@ -208,42 +189,11 @@ fn job_reads(job: &Job) -> Vec<PathBuf> {
             .into_iter()
             .flatten()
             .collect(),
-        Job::Hash { lib, file, .. } => vec![lib.clone(), file.clone()],
         Job::Probe { lib, .. } | Job::SupercopChecksum { lib, .. } => vec![lib.clone()],
         Job::Sandbox => vec![],
     };
     reads.retain(|p| !crate::jail::reads::in_system(p));
     reads
-}
-
-fn hash_in_worker(lib: &Path, abi: Abi, digest_bits: u32, bits: u64, file: &Path) -> Reply {
-    let l = match HashLibrary::open_abi(lib, abi)
-        .and_then(|l| l.check_digest_bits(digest_bits).map(|_| l))
-    {
-        Ok(l) => l,
-        Err(e) => {
-            return Reply::Error {
-                message: e.to_string(),
-            };
-        }
-    };
-    let data = match std::fs::read(file) {
-        Ok(d) => d,
-        Err(e) => {
-            return Reply::Error {
-                message: format!("reading {}: {e}", file.display()),
-            };
-        }
-    };
-    let mut msg = GuardedBuffer::new(data.len());
-    msg.data_mut().copy_from_slice(&data);
-    let mut digest = GuardedBuffer::new((digest_bits as usize).div_ceil(8));
-    let rc = l.crypt_hash(digest_bits, &msg, bits, &mut digest);
-    Reply::Digest {
-        rc,
-        hex: hex::encode(digest.data()),
-        overflow: !(msg.guards_intact() && digest.guards_intact()),
-    }
 }
 
 /// Loads ICCS library `lib` in a worker and returns its metadata (None when it exports none).

@@ -3,8 +3,9 @@
 //! measure LIB --digest-bits N --bytes L --iters I --warmups W [--trials T] [--samples S]
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
-//! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]`. Parsing
-//! only; a malformed line is refused with the reason, never guessed at.
+//! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]
+//! [--message-fd [--message-bits B]]`. Parsing only; a malformed line is refused with the
+//! reason, never guessed at.
 
 use core::ffi::CStr;
 use core::fmt;
@@ -56,6 +57,14 @@ pub struct Invocation<'a> {
     /// The fresh-message probe's twin: the same seeds, go line, loop and digests, but every
     /// call hashes the harness's one message at one address (`proof::Probe`).
     pub repeat: bool,
+    /// The message is the `--bytes` bytes of the descriptor the engine hands over beside the
+    /// library (`setup::MESSAGE_FD`, a sealed memfd), not the harness's: how a digest of a
+    /// message of the engine's choosing is had (a reference digest, a known answer,
+    /// `cyclescope hash`) in the program and the job every timed call runs in.
+    pub message_fd: bool,
+    /// The length each call passes, in bits, where it is not `--bytes` × 8 (a message that
+    /// ends mid-byte); only with `--message-fd`.
+    pub message_bits: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +87,8 @@ impl fmt::Display for ArgsError<'_> {
                  [--samples S] [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] \
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
-                 [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]",
+                 [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat] \
+                 [--message-fd [--message-bits B]]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -94,7 +104,7 @@ impl fmt::Display for ArgsError<'_> {
 }
 
 /// The numeric options, in the order the engine writes them.
-const OPTIONS: [&[u8]; 16] = [
+const OPTIONS: [&[u8]; 17] = [
     b"--digest-bits",
     b"--bytes",
     b"--iters",
@@ -111,6 +121,7 @@ const OPTIONS: [&[u8]; 16] = [
     b"--digest-offset",
     b"--pmu-type",
     b"--sample-period",
+    b"--message-bits",
 ];
 
 /// A decimal u64 (no sign, no spaces, no overflow).
@@ -144,15 +155,17 @@ pub fn parse<'a>(
         return Err(ArgsError::Usage);
     }
     let library = it.next().ok_or(ArgsError::NoLibrary)?;
-    let mut values: [Option<u64>; 16] = [None; 16];
+    let mut values: [Option<u64>; 17] = [None; 17];
     let mut abi: Option<bool> = None;
     let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
+    let mut message_fd = false;
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
             b"--hw-instructions" => Some(&mut hw_instructions),
             b"--loop-only" => Some(&mut loop_only),
             b"--repeat" => Some(&mut repeat),
+            b"--message-fd" => Some(&mut message_fd),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -201,6 +214,7 @@ pub fn parse<'a>(
         digest_offset,
         pmu_type,
         sample_period,
+        message_bits,
     ] = values;
     let (Some(bits), Some(input_bytes), Some(iterations), Some(warmups)) =
         (bits, bytes, iters, warmups)
@@ -208,6 +222,22 @@ pub fn parse<'a>(
         return Err(ArgsError::Missing);
     };
     let narrow = |v: u64, what| u32::try_from(v).map_err(|_| ArgsError::OutOfRange(what));
+    // A message's bits end in its last byte; the harness's message is whole bytes.
+    if let Some(b) = message_bits
+        && (!message_fd || b.div_ceil(8) != input_bytes)
+    {
+        return Err(ArgsError::OutOfRange(
+            "--message-bits (within the last of --bytes, with --message-fd)",
+        ));
+    }
+    if abi == Some(true) && message_bits.is_some_and(|b| !b.is_multiple_of(8)) {
+        return Err(ArgsError::OutOfRange(
+            "--message-bits (whole bytes for crypto_hash)",
+        ));
+    }
+    if message_fd && (fresh_seed.is_some() || loop_only) {
+        return Err(ArgsError::OutOfRange("--message-fd (not with a probe)"));
+    }
     Ok(Invocation {
         library,
         digest_bits: narrow(bits, "--digest-bits")?,
@@ -237,5 +267,7 @@ pub fn parse<'a>(
         hw_instructions,
         loop_only,
         repeat,
+        message_fd,
+        message_bits,
     })
 }

@@ -17,6 +17,45 @@ pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
         .position(|(i, &b)| b != (i as u64).wrapping_mul(131).wrapping_add(len) as u8)
 }
 
+/// Fills `msg` with the first bytes of descriptor `fd` (the engine's message,
+/// `args::Invocation::message_fd`); false when it holds fewer.
+pub(crate) fn read_message(fd: core::ffi::c_int, msg: &mut [u8]) -> bool {
+    let mut at = 0;
+    while at < msg.len() {
+        match super::sys::pread_fd(fd, &mut msg[at..], at as i64) {
+            Ok(n) if n > 0 => at += n,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The first offset at which `msg` is not the first bytes of descriptor `fd` (one that can
+/// no longer be read counts as differing at once).
+pub(crate) fn message_differs(fd: core::ffi::c_int, msg: &[u8]) -> Option<usize> {
+    let mut chunk = [0u8; 4096];
+    let mut at = 0;
+    while at < msg.len() {
+        let n = (msg.len() - at).min(chunk.len());
+        let mut got = 0;
+        while got < n {
+            match super::sys::pread_fd(fd, &mut chunk[got..n], (at + got) as i64) {
+                Ok(k) if k > 0 => got += k,
+                _ => return Some(at),
+            }
+        }
+        if let Some(i) = chunk[..n]
+            .iter()
+            .zip(&msg[at..at + n])
+            .position(|(a, b)| a != b)
+        {
+            return Some(at + i);
+        }
+        at += n;
+    }
+    None
+}
+
 /// The harness's message: `msg[i] = (uint8_t)(i*131 + len)`.
 pub fn fill_harness_message(msg: &mut [u8], len: u64) {
     for (i, b) in msg.iter_mut().enumerate() {

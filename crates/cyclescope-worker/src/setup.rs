@@ -203,6 +203,10 @@ pub fn parse_token(line: &[u8]) -> Option<[u8; 32]> {
 /// `plugin::sealed::WORKER_LIBRARY_FDS`: the same numbers).
 const LIBRARY_FDS: [c_int; 2] = [9, 10];
 
+/// Where a job with `--message-fd` finds its message (a sealed memfd): the second library
+/// slot, which only a KAT job's oracle uses otherwise.
+pub(crate) const MESSAGE_FD: c_int = LIBRARY_FDS[1];
+
 /// Closes every descriptor above stderr except `proto` and the library descriptors:
 /// `close_range` where the kernel has it, else each number below the soft descriptor limit.
 fn close_inherited(proto: c_int) {

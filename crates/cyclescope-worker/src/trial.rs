@@ -11,8 +11,10 @@
 //! probe instead: after `ready` it waits for the seed on stdin (the engine starts its clock on
 //! this process as it sends it), then each call of a trial hashes a message of its own
 //! (`proof::Fresh`), laid one after another in one allocation, and every call's digest is
-//! reported (`digests`) for the engine to spot-check. The calls and their loops are `call`'s,
-//! the lines sent `messages`'.
+//! reported (`digests`) for the engine to spot-check. With `--message-fd` the message is the
+//! engine's (a reference digest, a known answer, `cyclescope hash`: one call, no warm-up), read
+//! from a descriptor and checked against it. The calls and their loops are `call`'s, the lines
+//! sent `messages`'.
 
 use core::ffi::c_int;
 
@@ -38,6 +40,7 @@ use super::procfs;
 use super::proof::{self, Fresh, Probe};
 use super::sampler::Sampler;
 use super::sandbox::InForce;
+use super::setup::MESSAGE_FD;
 use super::sys;
 
 /// Samples per batch message, and the longest a batch waits (ns).
@@ -103,6 +106,15 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     // The probe's first trial's messages but their heads: written now, out of the engine's
     // clock, page faults and all.
     match body {
+        None if inv.message_fd => {
+            if !proof::read_message(MESSAGE_FD, msg.data_mut()) {
+                return error(
+                    ch,
+                    "memory",
+                    b"the engine's message is shorter than --bytes",
+                );
+            }
+        }
         None => fill_harness_message(msg.data_mut(), inv.input_bytes),
         Some(p) => p.fill_body(0, msg.data_mut()),
     }
@@ -143,7 +155,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         entry: lib.entry,
         digest_bits: c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX),
         msg: msg.ptr(),
-        msg_bits: inv.input_bytes.wrapping_mul(8),
+        msg_bits: inv.message_bits.unwrap_or(inv.input_bytes.wrapping_mul(8)),
         digest: digest.ptr(),
     };
     // The probe warms up before `ready`, on its first message but for the head, so that first
@@ -196,6 +208,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             return Some(EXIT_FAULT);
         }
         let changed = match state {
+            None if inv.message_fd => proof::message_differs(MESSAGE_FD, msg.data()),
             None => proof::harness_message_differs(msg.data(), inv.input_bytes),
             Some((p, trial)) => p.differs(trial, msg.data_mut(), msg_len),
         };

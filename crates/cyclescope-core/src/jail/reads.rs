@@ -2,8 +2,8 @@
 //! ruleset starts from (`worker::sandbox` for the engine's own workers, `worker::confine` for
 //! the trial worker and valgrind, set before they start). The loader and the system's shared
 //! libraries, the devices a C library opens, the CPU topology, and `/proc`; a job adds what it
-//! was handed (its library's file where it is not a sealed descriptor, its KAT folder, the
-//! message file, valgrind and its private copy). Never `/etc` beyond the loader's files, nor
+//! was handed (its library's file where it is not a sealed descriptor, its KAT folder,
+//! valgrind and its private copy). Never `/etc` beyond the loader's files, nor
 //! any home folder.
 //!
 //! `/proc` is whole: Landlock scopes files by where they are in the tree, not by which process

@@ -5,7 +5,7 @@
 //! the campaign applies to what came back (the disturbance test, per-call sample counts). It
 //! never retries, plans or writes files: that is the campaign's.
 
-mod meta;
+pub(crate) mod meta;
 mod outcome;
 mod rules;
 

@@ -233,7 +233,10 @@ mod tests {
     #[test]
     fn bad_command_lines_are_refused_with_the_reason() {
         let refusal = |s: &str| {
-            let args: Vec<CString> = s.split(' ').map(|a| CString::new(a).unwrap()).collect();
+            let args: Vec<CString> = s
+                .split_whitespace()
+                .map(|a| CString::new(a).unwrap())
+                .collect();
             match parse(args.iter().map(|a| a.as_c_str())) {
                 Ok(_) => panic!("{s:?} was accepted"),
                 Err(e) => (format!("{e:?}"), e.to_string()),
@@ -278,7 +281,38 @@ mod tests {
                 "OutOfRange",
                 "--digest-bits is out of range",
             ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-bits 17 \
+                 --message-fd",
+                "OutOfRange",
+                "--message-bits (within the last of --bytes",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-bits 9",
+                "OutOfRange",
+                "--message-bits (within the last of --bytes",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-bits 9 \
+                 --message-fd --abi supercop",
+                "OutOfRange",
+                "--message-bits (whole bytes",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd \
+                 --fresh-seed 3",
+                "OutOfRange",
+                "--message-fd (not with a probe)",
+            ),
         ];
+        // A message of the engine's that ends mid-byte, in the bytes it is handed.
+        let ok: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
+                                --message-fd --message-bits 9"
+            .split_whitespace()
+            .map(|a| CString::new(a).unwrap())
+            .collect();
+        let inv = parse(ok.iter().map(|a| a.as_c_str())).unwrap();
+        assert_eq!((inv.message_fd, inv.message_bits), (true, Some(9)));
         for (line, variant, text) in cases {
             let (debug, shown) = refusal(line);
             assert!(debug.starts_with(variant), "{line:?}: {debug}");

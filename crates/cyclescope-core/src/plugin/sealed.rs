@@ -74,6 +74,17 @@ impl SealedLibrary {
         })
     }
 
+    /// `bytes` sealed the same way, named `name` (a message a worker hashes,
+    /// `measure::proof::reference`: handed over in the second slot, read, never loaded).
+    pub(crate) fn of_bytes(name: &str, bytes: &[u8]) -> std::io::Result<Self> {
+        let c_name = std::ffi::CString::new(name.replace('\0', "")).unwrap_or_default();
+        Ok(Self {
+            fd: crate::jail::sealed_memfd(c_name.as_c_str(), bytes)?,
+            sha256: hex::encode(sha2::Sha256::digest(bytes)),
+            original: PathBuf::from(name),
+        })
+    }
+
     /// The SHA-256 (hex) of the sealed bytes: what every worker of the run loads.
     pub fn sha256(&self) -> &str {
         &self.sha256

@@ -1,6 +1,5 @@
 //! One-shot jobs of `cyclescope worker …`: a worker that loads a library, does one thing
-//! (report its metadata, hash one message, compute SUPERCOP's checksums, describe its
-//! sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
+//! (report its metadata, compute SUPERCOP's checksums, describe its sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
 //! the one reply, say how it ended in words that name the library — and the reply type the
 //! child side (the binary's `worker` subcommand) sends. It decides nothing about the answer.
 
@@ -17,24 +16,10 @@ use crate::plugin::NgccMeta;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum Reply {
-    Meta {
-        meta: Option<NgccMeta>,
-    },
-    Digest {
-        rc: i32,
-        hex: String,
-        overflow: bool,
-    },
-    Error {
-        message: String,
-    },
-    Sandbox {
-        state: SandboxState,
-    },
-    Checksums {
-        small: String,
-        big: String,
-    },
+    Meta { meta: Option<NgccMeta> },
+    Error { message: String },
+    Sandbox { state: SandboxState },
+    Checksums { small: String, big: String },
 }
 
 /// Why a one-shot job gave no reply; each names the library to blame.
@@ -119,32 +104,42 @@ pub fn one_shot_observed(
         },
         r => r,
     });
+    match reply {
+        Some(r) if !matches!(outcome.exit, Exit::Tampered(_) | Exit::Moved(_)) => {
+            Ok((r, outcome.protections.clone()))
+        }
+        _ => Err(no_answer(lib, &outcome)),
+    }
+}
+
+/// Why a worker that loaded `lib` gave no usable answer, from how it ended (`outcome`): what a
+/// one-shot job says, and what any job of one answer says (`measure::proof::reference`).
+pub(crate) fn no_answer(lib: &Path, outcome: &super::Outcome) -> OneShotError {
     let lib = lib.display();
     let tail = tail_suffix(&outcome.stderr_tail);
-    match (reply, &outcome.exit) {
-        (_, Exit::Tampered(why)) => Err(OneShotError::Tampered(format!(
+    match &outcome.exit {
+        Exit::Tampered(why) => OneShotError::Tampered(format!(
             "TAMPERED: the library wrote to the worker's protocol channel ({why})"
-        ))),
-        (_, Exit::Moved(why)) => Err(OneShotError::Tampered(format!(
+        )),
+        Exit::Moved(why) => OneShotError::Tampered(format!(
             "TAMPERED: library {lib} left its place in the worker: {why}"
-        ))),
-        (Some(r), _) => Ok((r, outcome.protections.clone())),
-        (None, Exit::TimedOut(d)) => Err(OneShotError::TimedOut(format!(
+        )),
+        Exit::TimedOut(d) => OneShotError::TimedOut(format!(
             "library {lib} did not answer within {:.0} s (it hangs, or a process it started \
              holds the worker); the worker's process group was killed{tail}",
             d.as_secs_f64(),
-        ))),
-        (None, Exit::Stopped(stopped)) => Err(OneShotError::Died(format!(
+        )),
+        Exit::Stopped(stopped) => OneShotError::Died(format!(
             "library {lib}: {stopped}; the worker's process group was killed{tail}"
-        ))),
-        (None, Exit::Signal { name, .. }) => Err(OneShotError::Died(format!(
+        )),
+        Exit::Signal { name, .. } => OneShotError::Died(format!(
             "library {lib} crashed ({name}) in its worker{}{tail}",
             outcome.death_note(),
-        ))),
-        (None, exit) => Err(OneShotError::Died(format!(
+        )),
+        exit => OneShotError::Died(format!(
             "the worker that loaded library {lib} ended without an answer ({exit}){}{tail}",
             outcome.limit_note,
-        ))),
+        )),
     }
 }
 

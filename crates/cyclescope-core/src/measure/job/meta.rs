@@ -14,7 +14,7 @@ use crate::plugin::{NgccMeta, PluginError};
 
 /// The library's metadata from the worker's `ready`, decoded and checked here as for any
 /// library the engine loads, and held against the catalog's width.
-pub(super) fn worker_meta(
+pub(crate) fn worker_meta(
     spec: &TrialSpec,
     block: Option<String>,
     build_flags: Option<String>,
@@ -37,7 +37,7 @@ pub(super) fn worker_meta(
 }
 
 /// The worker's reason for not measuring, in the loader's words.
-pub(super) fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
+pub(crate) fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> String {
     let path = spec.library.clone();
     match stage {
         LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),

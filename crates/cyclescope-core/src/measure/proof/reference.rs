@@ -1,12 +1,19 @@
 //! The digest a timed message must have, obtained before timing in a worker of its own (the
-//! `hash` one-shot job, the same one `cyclescope hash` runs): one call on a copy of the
-//! message in a buffer of its own, in a process that timed nothing. Only the parent runs it.
+//! same job `cyclescope hash` runs): one call on a copy of the message in a buffer of its
+//! own, in a trial worker that times nothing else. Only the parent runs it.
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use crate::catalog::Instance;
+use crate::measure::job::meta;
+use crate::measure::trial::{TrialMessage, TrialSpec};
+use crate::measure::trial_args::MeasureInvocation;
+use crate::plugin::sealed::{SealedLibrary, name_originals};
 use crate::vocabulary::{FailureKind, JobFailure};
-use crate::worker::one_shot::{OneShotError, Reply, one_shot};
+use crate::worker::one_shot::{OneShotError, no_answer};
+use crate::worker::{Exit, Limits, Tampering, WorkerCommand};
 
 /// How long hashing one message may take.
 const HASH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -51,38 +58,142 @@ impl DigestError {
     }
 }
 
-/// Hashes the first `bits` bits of `msg` with `inst` in a worker.
+/// Hashes the first `bits` bits of `msg` with `inst` in a worker: the trial worker, as one
+/// trial of one call with no warm-up on a message the engine hands over sealed
+/// (`--message-fd`), so a library meets the digests it is held to in the program and the job
+/// its timed calls run in, and can tell them apart only by their numbers.
 pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, DigestError> {
-    let mut file = tempfile::NamedTempFile::new()
-        .map_err(|e| DigestError::Worker(format!("temporary file: {e}")))?;
-    std::io::Write::write_all(&mut file, msg)
-        .map_err(|e| DigestError::Worker(format!("temporary file: {e}")))?;
-    // Root's worker runs as an unprivileged user: the file (0600) becomes that user's.
-    if let Some(id) = crate::jail::identity::Identity::for_workers() {
-        id.hand_over(file.path())
-            .map_err(|e| DigestError::Worker(format!("temporary file: {e}")))?;
+    // `crypto_hash` takes whole bytes: refused without a call, as the library wrapper does.
+    if !inst.abi.is_iccs() && !bits.is_multiple_of(8) {
+        return Err(DigestError::Refused(crate::plugin::SUPERCOP_PARTIAL_BYTE));
     }
-    let reply = one_shot(
-        &inst.library,
-        vec![
-            "hash".into(),
-            inst.library.display().to_string(),
-            "--digest-bits".into(),
-            inst.digest_bits.to_string(),
-            "--bits".into(),
-            bits.to_string(),
-            "--file".into(),
-            file.path().display().to_string(),
-            format!("--abi={}", inst.abi.name()),
-        ],
-        HASH_TIMEOUT,
-    )?;
-    match reply {
-        Reply::Digest { overflow: true, .. } => Err(DigestError::Overflow(inst.label.clone())),
-        Reply::Digest { rc, .. } if rc != 0 => Err(DigestError::Refused(rc)),
-        Reply::Digest { hex, .. } => hex::decode(hex).map_err(|_| DigestError::NotHex),
-        Reply::Error { message } => Err(DigestError::Worker(message)),
-        _ => Err(DigestError::Unexpected),
+    let worker = |e: String| DigestError::Worker(e);
+    // The bytes the call reads: the bits' own, the last one holding the bits past a byte.
+    let Some(msg) = usize::try_from(bits.div_ceil(8))
+        .ok()
+        .and_then(|n| msg.get(..n))
+    else {
+        return Err(worker(format!(
+            "{bits} bits asked of a message of {} bytes",
+            msg.len()
+        )));
+    };
+    let message = SealedLibrary::of_bytes("message", msg)
+        .map_err(|e| worker(format!("cannot seal the message for the worker: {e}")))?;
+    let library = crate::plugin::sealed::for_path(&inst.library)
+        .map_err(|e| DigestError::OneShot(OneShotError::Start(e.to_string())))?;
+    let exe = crate::catalog::bundled::trial_worker()
+        .map_err(|e| DigestError::OneShot(OneShotError::Start(e.to_string())))?;
+    let limits = Limits::from_env().map_err(|e| DigestError::OneShot(OneShotError::Start(e)))?;
+    let spec = TrialSpec {
+        library: crate::plugin::sealed::worker_path(0),
+        digest_bits: inst.digest_bits,
+        input_bytes: msg.len() as u64,
+        iterations: 1,
+        warmups: 0,
+        trials: 1,
+        sample_calls: 0,
+        abi: inst.abi,
+        fresh_seed: None,
+        fresh_heads: None,
+        offsets: None,
+        count: false,
+        hardware_instructions: false,
+        loop_only: false,
+        repeat: false,
+    };
+    let mut args = MeasureInvocation {
+        spec: spec.clone(),
+        cpu: None,
+        pmu_type: None,
+        sample_period_ns: None,
+        limits,
+    }
+    .to_args();
+    args.push("--message-fd".into());
+    if bits != (msg.len() as u64).saturating_mul(8) {
+        args.extend(["--message-bits".into(), bits.to_string()]);
+    }
+    let cmd = WorkerCommand {
+        exe,
+        args,
+        timeout: HASH_TIMEOUT,
+        cancel: None,
+        limits,
+        pinned_cpu: None,
+        launcher: None,
+        go_line: None,
+        libraries: vec![library, Arc::new(message)],
+        cwd: None,
+        files: Some(Default::default()),
+    };
+    let mut answer = Answer {
+        spec: &spec,
+        ready: false,
+        result: None,
+    };
+    let outcome = crate::worker::run(&cmd, |m: TrialMessage| answer.take(m))
+        .map_err(|e| DigestError::OneShot(OneShotError::Start(e.to_string())))?;
+    match (answer.result, &outcome.exit) {
+        (_, Exit::Tampered(_) | Exit::Moved(_)) | (None, _) => {
+            Err(DigestError::OneShot(no_answer(&inst.library, &outcome)))
+        }
+        (Some(Err(e)), _) => Err(match e {
+            DigestError::Worker(why) => DigestError::Worker(name_originals(&why, &cmd.libraries)),
+            DigestError::Overflow(_) => DigestError::Overflow(inst.label.clone()),
+            e => e,
+        }),
+        (Some(Ok(hex)), _) => hex::decode(hex).map_err(|_| DigestError::NotHex),
+    }
+}
+
+/// What the worker answered, in the order a trial's lines come: `ready`, then one `trial`
+/// (its digest) and `done`, or a fault or an error instead. Anything else, or a second answer,
+/// is not the worker's.
+struct Answer<'a> {
+    spec: &'a TrialSpec,
+    ready: bool,
+    result: Option<Result<String, DigestError>>,
+}
+
+impl Answer<'_> {
+    fn take(&mut self, m: TrialMessage) -> Result<(), Tampering> {
+        // Refused already (its metadata): what it says next changes nothing.
+        if matches!(self.result, Some(Err(_))) {
+            return Ok(());
+        }
+        let result = match m {
+            // Its metadata is held against the width asked, as a trial's is.
+            TrialMessage::Ready {
+                meta_block,
+                build_flags,
+                ..
+            } if !self.ready => {
+                self.ready = true;
+                match meta::worker_meta(self.spec, meta_block, build_flags) {
+                    Ok(_) => return Ok(()),
+                    Err(e) => Err(DigestError::Worker(e.to_string())),
+                }
+            }
+            TrialMessage::Error { stage, detail } if self.result.is_none() => Err(
+                DigestError::Worker(meta::load_error(self.spec, stage, detail)),
+            ),
+            TrialMessage::Done { .. } if self.result.as_ref().is_some_and(Result::is_ok) => {
+                return Ok(());
+            }
+            _ if !self.ready || self.result.is_some() => {
+                return Err(Tampering("a line out of a one-call job's order".into()));
+            }
+            TrialMessage::Trial { digest, .. } => Ok(digest),
+            TrialMessage::Cryptofail { rc } => Err(DigestError::Refused(rc)),
+            TrialMessage::Overflow => Err(DigestError::Overflow(String::new())),
+            TrialMessage::InputChanged { offset } => Err(DigestError::Worker(format!(
+                "the library wrote into its const message, first at byte {offset}"
+            ))),
+            _ => return Err(Tampering("a line out of a one-call job's order".into())),
+        };
+        self.result = Some(result);
+        Ok(())
     }
 }
 

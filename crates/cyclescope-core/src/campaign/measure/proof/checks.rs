@@ -106,8 +106,9 @@ impl Measuring<'_> {
                     crate::vocabulary::FailureKind::Cryptofail,
                     format!(
                         "in the fresh-message probe, call {} of {calls} answered a digest that \
-                         differs from the one a separate worker computes of its message (the \
-                         library answered fresh messages with digests it did not compute)",
+                         differs from the one a separate worker computes of its message: one of \
+                         the two reported a digest it did not compute (a library that answers \
+                         fresh messages without the work, or writes its workers' reports itself)",
                         index + 1
                     ),
                 ));
