@@ -60,6 +60,9 @@ def job_kind(job):
     words = job.split("\\0")
     first = words[0]
     if first == "measure":
+        # A digest of a message of the engine's is a trial of one call on that message.
+        if "--message-fd" in words:
+            return "hash (reference, known answer, spot check)"
         if "--loop-only" in words:
             return "loop-only probe"
         if "--repeat" in words:

@@ -81,3 +81,22 @@ fn a_long_ngcc_meta_text_is_cut_to_its_column() {
         "{library:?}\n{text}"
     );
 }
+
+/// A library's metadata is read where its timed calls run: `program_told.c` names, as its
+/// variant, the program that asked (the large `cyclescope worker`, or any other), and `list`
+/// shows the trial worker's answer (before, the large program's).
+#[test]
+fn a_librarys_metadata_is_asked_in_the_program_its_timed_calls_run_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = common::hostile::build_fixture("program_told", tmp.path());
+    let (out, all) = list(tmp.path(), &["--lib", lib.to_str().unwrap(), "--json"]);
+    let rows: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {all}"));
+    let told = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "TOLD-256")
+        .unwrap_or_else(|| panic!("{all}"));
+    assert_eq!(told["meta"]["variant"], "trial-worker", "{told}");
+}

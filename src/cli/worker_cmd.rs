@@ -1,6 +1,6 @@
 //! `cyclescope worker` (hidden): the child processes that host candidate code, and the
-//! parent-side helpers for the one-shot jobs (probe a library's metadata, SUPERCOP's
-//! checksums, the sandbox; hashing one message is the trial worker's, `measure::proof::reference`). Every job
+//! parent-side helpers for the one-shot jobs (SUPERCOP's checksums, the sandbox; hashing one
+//! message and a library's metadata are the trial worker's, `measure::one_call`). Every job
 //! starts with the same command line; what it is to do arrives on stdin once the worker's
 //! system-call filter is in force (`worker::job_block`), and is parsed here as [`WorkerArgs`].
 
@@ -48,12 +48,6 @@ struct WorkerArgs {
 
 #[derive(Debug, Subcommand)]
 enum Job {
-    /// Load a library and report its ngcc_meta.
-    Probe {
-        lib: PathBuf,
-        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
-        abi: AbiArg,
-    },
     /// SUPERCOP's checksumsmall and checksumbig of a library (see `supercop`).
     SupercopChecksum {
         lib: PathBuf,
@@ -146,14 +140,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
             kat_job::run(&spec, &mut |m| ch.send(m));
             return Ok(ExitCode::SUCCESS);
         }
-        Job::Probe { lib, abi } => match HashLibrary::open_abi(&lib, abi.into()) {
-            Ok(l) => Reply::Meta {
-                meta: l.meta().cloned(),
-            },
-            Err(e) => Reply::Error {
-                message: e.to_string(),
-            },
-        },
         Job::SupercopChecksum {
             lib,
             digest_bits,
@@ -189,7 +175,7 @@ fn job_reads(job: &Job) -> Vec<PathBuf> {
             .into_iter()
             .flatten()
             .collect(),
-        Job::Probe { lib, .. } | Job::SupercopChecksum { lib, .. } => vec![lib.clone()],
+        Job::SupercopChecksum { lib, .. } => vec![lib.clone()],
         Job::Sandbox => vec![],
     };
     reads.retain(|p| !crate::jail::reads::in_system(p));
@@ -201,18 +187,10 @@ pub fn probe(lib: &Path) -> Result<Option<NgccMeta>, String> {
     probe_abi(lib, Abi::Iccs)
 }
 
-/// As [`probe`], resolving the entry point of `abi`.
+/// As [`probe`], resolving the entry point of `abi`: in the trial worker, which every timed
+/// call runs in too (`measure::one_call`).
 pub fn probe_abi(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
-    let args = vec![
-        "probe".into(),
-        lib.display().to_string(),
-        format!("--abi={}", abi.name()),
-    ];
-    match one_shot(lib, args, PROBE_TIMEOUT).map_err(|e| e.to_string())? {
-        Reply::Meta { meta } => Ok(meta),
-        Reply::Error { message } => Err(message),
-        _ => Err("unexpected reply from the worker".into()),
-    }
+    crate::measure::one_call::metadata(lib, abi)
 }
 
 /// SUPERCOP's checksumsmall and checksumbig of `inst`, computed in a worker.

@@ -14,6 +14,7 @@ pub mod doubt;
 pub mod eta;
 pub(crate) mod job;
 pub mod layout;
+pub mod one_call;
 pub mod paired;
 pub mod plan;
 pub mod proof;

@@ -1,5 +1,5 @@
 //! One-shot jobs of `cyclescope worker …`: a worker that loads a library, does one thing
-//! (report its metadata, compute SUPERCOP's checksums, describe its sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
+//! (compute SUPERCOP's checksums, describe its sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
 //! the one reply, say how it ended in words that name the library — and the reply type the
 //! child side (the binary's `worker` subcommand) sends. It decides nothing about the answer.
 
@@ -10,13 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use super::sandbox::SandboxState;
 use super::{Exit, Limits, Tampering, WorkerCommand};
-use crate::plugin::NgccMeta;
 
 /// A one-shot worker's answer.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "t", rename_all = "snake_case")]
 pub enum Reply {
-    Meta { meta: Option<NgccMeta> },
     Error { message: String },
     Sandbox { state: SandboxState },
     Checksums { small: String, big: String },

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use crate::catalog::Instance;
 use crate::measure::job::meta;
+use crate::measure::one_call;
 use crate::measure::trial::{TrialMessage, TrialSpec};
-use crate::measure::trial_args::MeasureInvocation;
 use crate::plugin::sealed::{SealedLibrary, name_originals};
 use crate::vocabulary::{FailureKind, JobFailure};
 use crate::worker::one_shot::{OneShotError, no_answer};
-use crate::worker::{Exit, Limits, Tampering, WorkerCommand};
+use crate::worker::{Exit, Tampering};
 
 /// How long hashing one message may take.
 const HASH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -82,51 +82,18 @@ pub fn hash_once(inst: &Instance, msg: &[u8], bits: u64) -> Result<Vec<u8>, Dige
         .map_err(|e| worker(format!("cannot seal the message for the worker: {e}")))?;
     let library = crate::plugin::sealed::for_path(&inst.library)
         .map_err(|e| DigestError::OneShot(OneShotError::Start(e.to_string())))?;
-    let exe = crate::catalog::bundled::trial_worker()
-        .map_err(|e| DigestError::OneShot(OneShotError::Start(e.to_string())))?;
-    let limits = Limits::from_env().map_err(|e| DigestError::OneShot(OneShotError::Start(e)))?;
-    let spec = TrialSpec {
-        library: crate::plugin::sealed::worker_path(0),
-        digest_bits: inst.digest_bits,
-        input_bytes: msg.len() as u64,
-        iterations: 1,
-        warmups: 0,
-        trials: 1,
-        sample_calls: 0,
-        abi: inst.abi,
-        fresh_seed: None,
-        fresh_heads: None,
-        offsets: None,
-        count: false,
-        hardware_instructions: false,
-        loop_only: false,
-        repeat: false,
-    };
-    let mut args = MeasureInvocation {
-        spec: spec.clone(),
-        cpu: None,
-        pmu_type: None,
-        sample_period_ns: None,
-        limits,
-    }
-    .to_args();
-    args.push("--message-fd".into());
+    let spec = one_call::spec(inst.digest_bits, inst.abi, msg.len() as u64, 1);
+    let mut extra = vec!["--message-fd".to_string()];
     if bits != (msg.len() as u64).saturating_mul(8) {
-        args.extend(["--message-bits".into(), bits.to_string()]);
+        extra.extend(["--message-bits".into(), bits.to_string()]);
     }
-    let cmd = WorkerCommand {
-        exe,
-        args,
-        timeout: HASH_TIMEOUT,
-        cancel: None,
-        limits,
-        pinned_cpu: None,
-        launcher: None,
-        go_line: None,
-        libraries: vec![library, Arc::new(message)],
-        cwd: None,
-        files: Some(Default::default()),
-    };
+    let cmd = one_call::command(
+        &spec,
+        library,
+        Some(Arc::new(message)),
+        &extra,
+        HASH_TIMEOUT,
+    )?;
     let mut answer = Answer {
         spec: &spec,
         ready: false,
