@@ -2,9 +2,8 @@
 //! same job `cyclescope hash` runs): one call on a copy of the message in a buffer of its
 //! own, in a trial worker that times nothing else. Only the parent runs it.
 
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::catalog::Instance;
 use crate::measure::job::meta;
@@ -29,8 +28,6 @@ pub enum DigestError {
     NotHex,
     #[error("{0}")]
     Worker(String),
-    #[error("unexpected reply from the worker")]
-    Unexpected,
     #[error(transparent)]
     OneShot(#[from] OneShotError),
 }
@@ -41,7 +38,7 @@ impl DigestError {
         let kind = match self {
             DigestError::Overflow(_) => FailureKind::Overflow,
             DigestError::Refused(_) => FailureKind::Cryptofail,
-            DigestError::NotHex | DigestError::Unexpected => FailureKind::Tampered,
+            DigestError::NotHex => FailureKind::Tampered,
             DigestError::OneShot(OneShotError::Tampered(_)) => FailureKind::Tampered,
             DigestError::OneShot(OneShotError::TimedOut(_)) => FailureKind::Timeout,
             DigestError::OneShot(OneShotError::Died(_)) => FailureKind::Crash,
