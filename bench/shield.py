@@ -12,26 +12,18 @@ on the measurement CPU: the restore put it there).
 
 usage: sudo bench/shield.py [--exe target/release/cyclescope] [--cpu 1] [--trial-target 0.2] [--rounds 4]
 """
-import argparse, glob, json, os, statistics, subprocess, tempfile
+import argparse, os, statistics, subprocess, tempfile
+
+import robust
 
 LENGTHS = "32,1024,65536"
 
 
 def measure(exe, cpu, trial_target, out, tune):
-    cmd = [exe, "run", "pseudoXOF-512", "--no-reference-jobs", "--lengths", LENGTHS,
-           "--cpus", str(cpu), "--allow-unfixed-host", "--trial-target", str(trial_target),
-           "--out", out] + (["--tune"] if tune else [])
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stderr[-2000:])
-    figures = {}
-    for f in glob.glob(os.path.join(out, "records", "*", "*.json")):
-        r = json.load(open(f))
-        if r.get("status") != "complete":
-            continue
-        robust = ((r.get("cyclescope") or {}).get("robust") or {}).get("mean_cycles")
-        figures[r["input_bytes"]] = (r.get("mean_cycles"), robust)
-    return figures
+    """pseudoXOF-512's (guide mean, robust figure) per length: robust.py's run and reading."""
+    args = ["pseudoXOF-512"] + (["--tune"] if tune else [])
+    figures = robust.measure(exe, cpu, trial_target, out, args, LENGTHS)
+    return {length: f for (_, length), f in figures.items()}
 
 
 def main():

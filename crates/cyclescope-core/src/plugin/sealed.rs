@@ -59,18 +59,21 @@ impl SealedLibrary {
             source,
         })?;
         // The name shows in `/proc/<pid>/maps` and valgrind's output as `/memfd:<name>`.
-        let name = memfd_name(path);
-        let fd = crate::jail::sealed_memfd(name.as_c_str(), &bytes).map_err(|source| {
+        Self::sealed(&memfd_name(path), &bytes, path.to_path_buf()).map_err(|source| {
             SealError::Memfd {
                 path: path.to_path_buf(),
                 what: "memfd_create, write and seal",
                 source,
             }
-        })?;
+        })
+    }
+
+    /// `bytes` in a sealed memfd named `name`, hashed, known to people as `original`.
+    fn sealed(name: &std::ffi::CStr, bytes: &[u8], original: PathBuf) -> std::io::Result<Self> {
         Ok(Self {
-            fd,
-            sha256: hex::encode(sha2::Sha256::digest(&bytes)),
-            original: path.to_path_buf(),
+            fd: crate::jail::sealed_memfd(name, bytes)?,
+            sha256: hex::encode(sha2::Sha256::digest(bytes)),
+            original,
         })
     }
 
@@ -78,11 +81,7 @@ impl SealedLibrary {
     /// `measure::proof::reference`: handed over in the second slot, read, never loaded).
     pub(crate) fn of_bytes(name: &str, bytes: &[u8]) -> std::io::Result<Self> {
         let c_name = std::ffi::CString::new(name.replace('\0', "")).unwrap_or_default();
-        Ok(Self {
-            fd: crate::jail::sealed_memfd(c_name.as_c_str(), bytes)?,
-            sha256: hex::encode(sha2::Sha256::digest(bytes)),
-            original: PathBuf::from(name),
-        })
+        Self::sealed(&c_name, bytes, PathBuf::from(name))
     }
 
     /// The SHA-256 (hex) of the sealed bytes: what every worker of the run loads.
