@@ -1,7 +1,7 @@
 //! `cyclescope run` end to end with the real binary and real worker processes: records that
-//! the validator accepts, SIGKILL followed by `--resume`, and a resume refused when the host
-//! changed (faults in the candidate are `run_faults.rs`). Short trial targets keep it quick;
-//! nothing here asserts on timings.
+//! the validator accepts, SIGKILL followed by `--resume`, no namespace holder outliving a
+//! killed engine, and a resume refused when the host changed (faults in the candidate are
+//! `run_faults.rs`). Short trial targets keep it quick; nothing here asserts on timings.
 
 mod common;
 
@@ -139,6 +139,109 @@ fn sigkill_mid_run_then_resume_finishes_with_every_record_valid() {
         );
     }
     validate(&run);
+}
+
+/// The first process of a worker's PID namespace (its holder) among the children of `parent`:
+/// pid 1 of a namespace below this one (`NSpid` ends in 1).
+fn namespace_holders(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            };
+            let nspid = field("NSpid:");
+            field("PPid:") == [parent.to_string()]
+                && nspid.len() > 1
+                && nspid.last().is_some_and(|p| p == "1")
+        })
+        .collect()
+}
+
+/// An engine killed outright (SIGKILL, no handler runs) while its workers run leaves no holder
+/// of their PID namespaces behind: each reads end-of-file on its lifeline and ends, whenever
+/// in its life the kill came. As root every worker has such a namespace, so one must be seen.
+#[test]
+fn an_engine_killed_outright_leaves_no_namespace_holder_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = common::cyclescope()
+        .args([
+            "run",
+            "pseudoXOF-256",
+            "--no-reference-jobs",
+            "--lengths",
+            "32,1024,4096,16384",
+            "--trial-target",
+            "0.05",
+            "--trials",
+            "5",
+            "--out",
+            tmp.path().join("run").to_str().unwrap(),
+            "--allow-unfixed-host",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let holders = loop {
+        let seen = namespace_holders(child.id());
+        if !seen.is_empty() || child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            break seen;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        !root || !holders.is_empty(),
+        "no namespace holder was seen while the run ran"
+    );
+    // A process's start time, None once it has ended (gone, or a zombie waiting for a reaper).
+    let start_of = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let fields: Vec<String> = stat
+            .rsplit(')')
+            .next()?
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        (fields.first()? != "Z")
+            .then(|| fields.get(19).cloned())
+            .flatten()
+    };
+    let started: Vec<(u32, Option<String>)> = holders.iter().map(|&p| (p, start_of(p))).collect();
+    let gone = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left: Vec<u32> = started
+            .iter()
+            .filter(|(pid, start)| start.is_some() && start_of(*pid) == *start)
+            .map(|(pid, _)| *pid)
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() > gone {
+            for pid in &left {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(*pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            panic!("namespace holders outlived their engine: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -10,8 +10,12 @@
 //! holder into it first (pid 1: it only waits, and lets the kernel reap the orphans it
 //! inherits), then spawns the worker (pid 2, still this process's child: the engine watches,
 //! pins and reaps it by its pid as before), and goes back to its own namespace for every
-//! later child. The holder dies with the spawning thread (`PR_SET_PDEATHSIG`); killing it
-//! kills whatever is left in the namespace, after the worker is reaped ([`PidRoom`]'s drop).
+//! later child. The holder lives as long as its room: it blocks reading a pipe whose only
+//! writing end the room keeps ([`Lifeline`]), so it ends when the room is dropped and when
+//! this process dies in any way, a `SIGKILL` at any instant included (a parent-death signal
+//! is set only after the fork, and follows the spawning thread, not the process). The room's
+//! drop also kills it, which kills whatever is left in the namespace, after the worker is
+//! reaped.
 //!
 //! Only a process that holds `CAP_SYS_ADMIN` (root) may make one from here. An engine that is
 //! not root has the forked child make it, inside the user namespace that child makes
@@ -22,7 +26,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::signal::{Signal, kill};
@@ -33,6 +37,25 @@ use nix::unistd::Pid;
 #[derive(Debug, Default)]
 pub(crate) struct PidRoom {
     holder: Option<Pid>,
+    /// The writing end of the holder's [`Lifeline`]: closed after the holder is killed.
+    life: Option<OwnedFd>,
+}
+
+/// The pipe that ties a holder's life to its room's: the holder keeps only the reading end
+/// and blocks on it; the room keeps the writing end (close-on-exec, so no worker inherits
+/// it), and nothing ever writes. The holder reads end-of-file once every writing end is
+/// closed: when the room is dropped, or when this process ends, however it ends.
+#[derive(Debug)]
+struct Lifeline {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Lifeline {
+    fn new() -> io::Result<Self> {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        Ok(Self { read, write })
+    }
 }
 
 /// Cleared when going back to this process's own namespace once failed: no later spawn
@@ -53,13 +76,16 @@ impl PidRoom {
         if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
             return spawn().map(|t| (t, Self::default()));
         }
-        let spawned = start_holder().and_then(|holder| {
-            let room = Self {
-                holder: Some(holder),
-            };
-            // On an error the room is dropped here, which ends the holder.
-            spawn().map(|t| (t, room))
-        });
+        let spawned = Lifeline::new()
+            .and_then(start_holder)
+            .and_then(|(holder, life)| {
+                let room = Self {
+                    holder: Some(holder),
+                    life: Some(life),
+                };
+                // On an error the room is dropped here, which ends the holder.
+                spawn().map(|t| (t, room))
+            });
         // SAFETY: setns takes a descriptor of this process's own PID namespace, opened above
         // and alive here; it changes where this thread's next children go.
         if unsafe { libc::setns(own.as_raw_fd(), libc::CLONE_NEWPID) } != 0 {
@@ -90,6 +116,7 @@ impl Drop for PidRoom {
             let _ = kill(holder, Signal::SIGKILL);
             let _ = waitpid(holder, None);
         }
+        self.life.take();
     }
 }
 
@@ -110,44 +137,60 @@ fn own_namespace() -> Option<File> {
         .flatten()
 }
 
-/// Forks the namespace's first process ([`hold`]).
-fn start_holder() -> io::Result<Pid> {
+/// Forks the namespace's first process ([`hold`]); the writing end of its lifeline.
+fn start_holder(life: Lifeline) -> io::Result<(Pid, OwnedFd)> {
+    let read = life.read.as_raw_fd();
     // SAFETY: the child of this (threaded) process runs only `hold`: async-signal-safe system
     // calls on no memory of ours, and never returns.
     match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
-        nix::unistd::ForkResult::Child => hold(),
-        nix::unistd::ForkResult::Parent { child } => Ok(child),
+        nix::unistd::ForkResult::Child => hold(read),
+        // The reading end is the holder's alone from here.
+        nix::unistd::ForkResult::Parent { child } => Ok((child, life.write)),
     }
 }
 
-/// The body of a namespace's first process: it closes every descriptor it was born with (a
-/// pipe end of another spawn held here would keep that spawn, or its worker's stdin, from
-/// ever seeing its end), leaves the operator's session, dies with the spawning thread, lets
-/// the kernel reap the orphans it inherits (`SIGCHLD` ignored), and waits for its end.
+/// The body of a namespace's first process: it closes every descriptor it was born with but
+/// the reading end of its lifeline (`life`: a pipe end of another spawn held here would keep
+/// that spawn, or its worker's stdin, from ever seeing its end, and its own lifeline's writing
+/// end would keep it alive), leaves the operator's session, lets the kernel reap the orphans
+/// it inherits (`SIGCHLD` ignored), and reads its lifeline until end-of-file, when it ends.
 /// Async-signal-safe system calls only, on no memory of ours: it runs in a forked child.
-fn hold() -> ! {
-    // SAFETY: each call takes integers only; `_exit` ends the process without running
-    // anything of ours.
+fn hold(life: RawFd) -> ! {
+    // SAFETY: each call takes integers, or a byte of this function's own stack to read into;
+    // `_exit` ends the process without running anything of ours.
     unsafe {
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
-            for fd in 0..65_536 {
-                libc::close(fd);
-            }
-        }
-        if libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        ) != 0
-        {
-            libc::_exit(1);
-        }
+        close_all_but(life);
         libc::setsid();
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+        let mut byte = 0u8;
         loop {
-            libc::pause();
+            let n = libc::read(life, (&raw mut byte).cast(), 1);
+            // Nothing writes: a byte is ignored, an interruption retried; end-of-file, or a
+            // descriptor that is not the lifeline any more, ends the holder.
+            if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+                libc::_exit(0);
+            }
+        }
+    }
+}
+
+/// Closes every descriptor of this process but `keep`. Async-signal-safe.
+///
+/// # Safety
+/// Only in a forked child that owns nothing of ours by descriptor.
+unsafe fn close_all_but(keep: RawFd) {
+    let keep = keep as u32;
+    let ranges = [(0u32, keep.checked_sub(1)), (keep + 1, Some(u32::MAX))];
+    for (first, last) in ranges {
+        let Some(last) = last else { continue };
+        // SAFETY: close_range takes integers; the loop closes descriptors one by one where
+        // the kernel lacks it.
+        unsafe {
+            if libc::syscall(libc::SYS_close_range, first, last, 0u32) != 0 {
+                for fd in first..last.min(65_535) + 1 {
+                    libc::close(fd as i32);
+                }
+            }
         }
     }
 }
@@ -162,6 +205,8 @@ fn hold() -> ! {
 pub(crate) struct ChildMade {
     read: OwnedFd,
     write: OwnedFd,
+    /// The holder's lifeline: its reading end goes to the holder, its writing end to the room.
+    life: Lifeline,
 }
 
 impl ChildMade {
@@ -169,7 +214,11 @@ impl ChildMade {
     /// `exec`).
     pub(crate) fn new() -> io::Result<Self> {
         let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-        Ok(Self { read, write })
+        Ok(Self {
+            read,
+            write,
+            life: Lifeline::new()?,
+        })
     }
 
     /// What the forked child needs: the pipe's writing end, valid while `self` lives (until
@@ -177,6 +226,7 @@ impl ChildMade {
     pub(crate) fn splitter(&self) -> Splitter {
         Splitter {
             write: self.write.as_raw_fd(),
+            life: self.life.read.as_raw_fd(),
         }
     }
 
@@ -189,6 +239,8 @@ impl ChildMade {
         spawned: io::Result<std::process::Child>,
     ) -> io::Result<(std::process::Child, PidRoom, Pid)> {
         drop(self.write);
+        // The holder has its own copy of the reading end (or none was made).
+        drop(self.life.read);
         let mut bytes = Vec::with_capacity(8);
         // Every other end is closed by now, or soon: the child's has ended, the worker's
         // closed at `exec`, the holder's at its start.
@@ -201,7 +253,10 @@ impl ChildMade {
             8 => (pid(&bytes[..4]), pid(&bytes[4..])),
             _ => (None, None),
         };
-        let room = PidRoom { holder };
+        let room = PidRoom {
+            holder,
+            life: Some(self.life.write),
+        };
         match (spawned, worker) {
             (Ok(child), Some(worker)) => Ok((child, room, worker)),
             (Ok(mut child), None) => {
@@ -225,7 +280,9 @@ impl ChildMade {
 /// The forked child's side of [`ChildMade`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Splitter {
-    write: std::os::fd::RawFd,
+    write: RawFd,
+    /// The reading end of the holder's lifeline.
+    life: RawFd,
 }
 
 impl Splitter {
@@ -236,7 +293,7 @@ impl Splitter {
     pub(crate) fn split(&self) -> io::Result<()> {
         let holder = clone_sibling()?;
         if holder == 0 {
-            hold();
+            hold(self.life);
         }
         let worker = match clone_sibling() {
             Ok(worker) => worker,
@@ -289,6 +346,34 @@ mod tests {
     fn pid_of_shell(cmd: &mut std::process::Command) -> io::Result<String> {
         let out = cmd.args(["-c", "echo $$"]).output()?;
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// A holder whose room's lifeline closes ends by itself, killed by nobody: so one whose
+    /// engine died (its every descriptor closed, a `SIGKILL` at any instant) ends too. No
+    /// namespace is needed to see it: the holder is forked the same way.
+    #[test]
+    fn a_holder_ends_when_its_lifeline_closes_with_nobody_killing_it() {
+        let (holder, life) = start_holder(Lifeline::new().unwrap()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let alive = nix::sys::wait::waitpid(holder, Some(nix::sys::wait::WaitPidFlag::WNOHANG));
+        assert_eq!(alive, Ok(nix::sys::wait::WaitStatus::StillAlive));
+        drop(life);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            match nix::sys::wait::waitpid(holder, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+                Ok(nix::sys::wait::WaitStatus::StillAlive)
+                    if std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                other => break other,
+            }
+        };
+        if status == Ok(nix::sys::wait::WaitStatus::StillAlive) {
+            let _ = kill(holder, Signal::SIGKILL);
+            let _ = waitpid(holder, None);
+        }
+        assert_eq!(status, Ok(nix::sys::wait::WaitStatus::Exited(holder, 0)));
     }
 
     /// Root's spawn is pid 2 (not 1) of a namespace of its own; the thread's next child, spawned
