@@ -234,34 +234,19 @@ fn each_behaviour_refused(kind: Kind) {
     }
 }
 
-/// `kind`'s run of `behaviour`, run again while the filter's kill went unnamed: the kernel
-/// prints at most `printk_ratelimit_burst` audit lines in `printk_ratelimit` seconds, and every
-/// test on the machine shares them.
+/// `kind`'s run of `behaviour`, run again while the filter's kill went unnamed (`until_named`).
 fn run_to_a_named_kill(s: &Setup, kind: Kind, behaviour: &str, call: &str) -> String {
-    let mut all = String::new();
-    for _ in 0..4 {
-        kernel_log_turn();
-        all = s.run(kind, behaviour);
-        if named(call, &all) || !all.contains("stopped by the worker sandbox") {
-            break;
-        }
-        std::thread::sleep(ratelimit().0);
-    }
-    all
+    until_named(&alternatives(call), |_| ((), s.run(kind, behaviour))).1
 }
 
-/// Whether `all` names `call` (or one of its `a|b` alternatives) as the call killed.
-fn named(call: &str, all: &str) -> bool {
-    call.split('|').any(|c| {
-        all.contains(&format!(
-            "stopped by the worker sandbox: a forbidden system call, {c})"
-        ))
-    })
+/// The calls of `a|b`.
+fn alternatives(call: &str) -> Vec<&str> {
+    call.split('|').collect()
 }
 
 /// Killed by the filter in `kind`'s worker, on `call` by name where the kernel log is readable.
 fn assert_killed(what: &str, kind: Kind, call: &str, all: &str) {
-    let named = named(call, all);
+    let named = kill_named(&alternatives(call), all);
     let kmsg = std::fs::File::open("/dev/kmsg").is_ok();
     assert!(
         named || (!kmsg && all.contains("stopped by the worker sandbox")),

@@ -316,6 +316,39 @@ pub fn kernel_log_turn() {
     }
 }
 
+/// Whether `all` names one of `calls` as the system call the worker's filter killed on.
+pub fn kill_named(calls: &[&str], all: &str) -> bool {
+    calls.iter().any(|c| {
+        all.contains(&format!(
+            "stopped by the worker sandbox: a forbidden system call, {c})"
+        ))
+    })
+}
+
+/// Runs `attempt` (given its number, from 0, for a folder of its own) until what it printed
+/// (the second of its pair) names one of `calls` as the filter's kill, or tells of no kill, at
+/// most four times, each after a turn at the kernel's audit-line budget: the kernel prints at
+/// most `printk_ratelimit_burst` audit lines in `printk_ratelimit` seconds, every test on the
+/// machine shares them, and a kill it does not print goes unnamed. The last attempt's pair.
+pub fn until_named<T>(
+    calls: &[&str],
+    mut attempt: impl FnMut(usize) -> (T, String),
+) -> (T, String) {
+    let mut n = 0;
+    loop {
+        kernel_log_turn();
+        let (t, all) = attempt(n);
+        let unnamed = !calls.is_empty()
+            && !kill_named(calls, &all)
+            && all.contains("stopped by the worker sandbox");
+        n += 1;
+        if !unnamed || n == 4 {
+            return (t, all);
+        }
+        std::thread::sleep(ratelimit().0);
+    }
+}
+
 /// Whether this process holds capability `cap` in its effective set.
 pub fn holds(cap: u32) -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
