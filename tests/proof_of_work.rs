@@ -401,3 +401,68 @@ fn a_figure_beyond_what_a_core_can_load_is_implausible() {
     assert!(failure.contains("more than the"), "{failure}");
     assert!(out.contains("IMPLAUSIBLE"), "{out}");
 }
+
+/// SUPERCOP's checksums come from the program the timed calls run in (one table job of the
+/// trial worker): `program_told` answers 0x5A bytes there, so both checksums are a constant
+/// function's (before, they came from the large program and were the library's other
+/// function's). A library that writes into its message is named with that message's length.
+#[test]
+fn supercop_checksums_come_from_the_program_the_timed_calls_run_in() {
+    use cyclescope_core::plugin::GuardedBuffer;
+    use cyclescope_core::supercop::{self, BIG, ByteHash, SMALL};
+    struct Constant;
+    impl ByteHash for Constant {
+        fn hash(&mut self, out: &mut GuardedBuffer, _: &GuardedBuffer, _: usize) -> i32 {
+            out.data_mut().fill(0x5A);
+            0
+        }
+        fn hash_in_place(&mut self, _: &mut GuardedBuffer, _: usize) -> Option<i32> {
+            None
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let checksum = |name: &str| {
+        let lib = build_fixture(name, tmp.path());
+        let m = marker(&format!("checksum-{name}"));
+        let _sweep = Sweep(m.clone());
+        let args = [
+            "supercop-checksum",
+            "--lib",
+            path_str(&lib),
+            "--digest-bits",
+            "256",
+        ];
+        let (o, _) = run_bounded(command(&args, &m, &[]), bound());
+        assert_none_left(&m);
+        o
+    };
+    let o = checksum("program_told");
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let small = supercop::checksum(&mut Constant, 32, SMALL).unwrap();
+    let big = supercop::checksum(&mut Constant, 32, BIG).unwrap();
+    assert!(
+        out.contains(&format!("checksumsmall {small}"))
+            && out.contains(&format!("checksumbig   {big}")),
+        "{out}"
+    );
+    // `proof_modify_input` writes into its message from its fifth call on (each message is
+    // hashed twice): the first such message that has a byte is the one named.
+    let o = checksum("proof_modify_input");
+    let out = text(&o);
+    let lengths = supercop::messages(SMALL)
+        .iter()
+        .map(Vec::len)
+        .collect::<Vec<_>>();
+    let written = (0..lengths.len())
+        .find(|&i| 2 * i + 2 >= 5 && lengths[i] > 0)
+        .map(|i| lengths[i])
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!(
+            "FAILED: the hash function changed its input ({written}-byte message)"
+        )),
+        "{out}"
+    );
+}

@@ -1,6 +1,7 @@
 //! `cyclescope worker` (hidden): the child processes that host candidate code, and the
-//! parent-side helpers for the one-shot jobs (SUPERCOP's checksums, the sandbox; hashing one
-//! message and a library's metadata are the trial worker's, `measure::one_call`). Every job
+//! parent-side helper for the sandbox report (hashing one message, a table of them (SUPERCOP's
+//! checksums) and a library's metadata are the trial worker's: `measure::one_call`,
+//! `measure::table`). Every job
 //! starts with the same command line; what it is to do arrives on stdin once the worker's
 //! system-call filter is in force (`worker::job_block`), and is parsed here as [`WorkerArgs`].
 
@@ -10,20 +11,17 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::catalog::Instance;
 use crate::cli::select::AbiArg;
 use crate::kat::KatFile;
 use crate::kat::job::{self as kat_job, JobSpec};
-use crate::plugin::{Abi, HashLibrary, NgccMeta};
-use crate::worker::one_shot::{Reply, one_shot};
+use crate::plugin::{Abi, NgccMeta};
+use crate::worker::one_shot::Reply;
 use crate::worker::sandbox::SandboxState;
 use crate::worker::{Limits, child};
 
 /// How long a probe may take: loading a library and reading its metadata is quick, so a
 /// constructor that hangs (or forks and waits) is reported within seconds.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long hashing one message may take.
-const HASH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A worker's job, as the engine sends it after the session token.
 #[derive(Debug, Parser)]
@@ -48,14 +46,6 @@ struct WorkerArgs {
 
 #[derive(Debug, Subcommand)]
 enum Job {
-    /// SUPERCOP's checksumsmall and checksumbig of a library (see `supercop`).
-    SupercopChecksum {
-        lib: PathBuf,
-        #[arg(long)]
-        digest_bits: u32,
-        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
-        abi: AbiArg,
-    },
     /// Set up like any worker (limits, sandbox) and report what the sandbox enforces.
     Sandbox,
     /// Generate the official KAT files with a library and report (see `kat::job`).
@@ -140,20 +130,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
             kat_job::run(&spec, &mut |m| ch.send(m));
             return Ok(ExitCode::SUCCESS);
         }
-        Job::SupercopChecksum {
-            lib,
-            digest_bits,
-            abi,
-        } => match HashLibrary::open_abi(&lib, abi.into())
-            .map_err(|e| e.to_string())
-            .and_then(|l| crate::supercop::checksums(&l, digest_bits).map_err(|e| e.to_string()))
-        {
-            Ok(c) => Reply::Checksums {
-                small: c.small,
-                big: c.big,
-            },
-            Err(message) => Reply::Error { message },
-        },
         // The state of the sandbox this very process entered above.
         Job::Sandbox => match crate::worker::sandbox::installed() {
             Some(state) => Reply::Sandbox { state },
@@ -175,7 +151,6 @@ fn job_reads(job: &Job) -> Vec<PathBuf> {
             .into_iter()
             .flatten()
             .collect(),
-        Job::SupercopChecksum { lib, .. } => vec![lib.clone()],
         Job::Sandbox => vec![],
     };
     reads.retain(|p| !crate::jail::reads::in_system(p));
@@ -193,21 +168,6 @@ pub fn probe_abi(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
     crate::measure::one_call::metadata(lib, abi)
 }
 
-/// SUPERCOP's checksumsmall and checksumbig of `inst`, computed in a worker.
-pub fn supercop_checksums(inst: &Instance) -> Result<(String, String), String> {
-    let args = vec![
-        "supercop-checksum".into(),
-        inst.library.display().to_string(),
-        format!("--digest-bits={}", inst.digest_bits),
-        format!("--abi={}", inst.abi.name()),
-    ];
-    match one_shot(&inst.library, args, HASH_TIMEOUT).map_err(|e| e.to_string())? {
-        Reply::Checksums { small, big } => Ok((small, big)),
-        Reply::Error { message } => Err(message),
-        _ => Err("unexpected reply from the worker".into()),
-    }
-}
-
 /// What the sandbox of a worker enforces on this machine, asked of a real worker, and what
 /// the engine read of that worker from outside.
 pub fn sandbox_state()
@@ -221,6 +181,5 @@ pub fn sandbox_state()
     {
         (Reply::Sandbox { state }, seen) => Ok((state, seen)),
         (Reply::Error { message }, _) => Err(message),
-        _ => Err("unexpected reply from the worker".into()),
     }
 }

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod proof;
 pub mod robust;
 pub mod stats;
+pub mod table;
 pub mod trial;
 pub mod trial_args;
 

@@ -2,10 +2,13 @@
 //! from eBASH's published one shows: a deterministic Salsa20 stream picks message lengths and
 //! contents, each digest is folded into a Salsa20-core chaining state, and the first 32 bytes
 //! of that state are the checksum (docs/supercop.md says the procedure in our words and what
-//! was verified). Runs only in a worker (it calls candidate code through `plugin`); it never
-//! calls a library any other way and writes nothing.
+//! was verified). The messages depend on nothing the function returns, so the engine makes
+//! them all first (`messages`), has a worker hash them (the trial worker's table job, as
+//! `cyclescope supercop` does), and folds what came back (`Folder`), judging each message's
+//! digests itself; `checksum` runs the same procedure on a function in this process (the
+//! tests' reference). It never loads a library and writes nothing.
 
-use crate::plugin::{GuardedBuffer, HashLibrary};
+use crate::plugin::GuardedBuffer;
 
 /// Loops and largest message of `checksumsmall` and `checksumbig`.
 pub const SMALL: (u64, u64) = (64, 128);
@@ -44,88 +47,103 @@ pub trait ByteHash {
     fn hash_in_place(&mut self, buf: &mut GuardedBuffer, mlen: usize) -> Option<i32>;
 }
 
-/// A loaded library at a given width, through whichever ABI it was opened with.
-struct Library<'a> {
-    lib: &'a HashLibrary,
-    digest_bits: u32,
+/// The messages of one checksum, in order: `loops` of random length up to `maxtest` bytes.
+pub fn messages((loops, maxtest): (u64, u64)) -> Vec<Vec<u8>> {
+    let mut inputs = Stream::new(*b"generate inputs for test vectors");
+    (0..loops)
+        .map(|_| {
+            let mut r = [0u8; 8];
+            inputs.next_into(&mut r);
+            let mut m = vec![0u8; (u64::from_le_bytes(r) % (maxtest + 1)) as usize];
+            inputs.next_into(&mut m);
+            m
+        })
+        .collect()
 }
 
-impl ByteHash for Library<'_> {
-    fn hash(&mut self, out: &mut GuardedBuffer, msg: &GuardedBuffer, mlen: usize) -> i32 {
-        self.lib
-            .crypt_hash(self.digest_bits, msg, 8 * mlen as u64, out)
-    }
-    fn hash_in_place(&mut self, buf: &mut GuardedBuffer, mlen: usize) -> Option<i32> {
-        (self.lib.abi() == crate::plugin::Abi::Supercop)
-            .then(|| self.lib.hash_in_place(self.digest_bits, buf, mlen))
+/// What a function gave for one message: its digest, a second call's, and where its API
+/// promises one, the digest of a call whose output overlapped its input.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    pub first: &'a [u8],
+    pub second: &'a [u8],
+    pub in_place: Option<&'a [u8]>,
+}
+
+/// The chaining state of one checksum, fed each message's answers in order.
+pub struct Folder {
+    state: [u8; 64],
+}
+
+impl Default for Folder {
+    fn default() -> Self {
+        Self { state: [0; 64] }
     }
 }
 
-/// `checksumsmall` and `checksumbig` of `lib` at `digest_bits`, each from a fresh state and
-/// a fresh input stream, as SUPERCOP's separate runs compute them.
-pub fn checksums(lib: &HashLibrary, digest_bits: u32) -> Result<Checksums, SupercopError> {
-    if !digest_bits.is_multiple_of(8) {
-        return Err(SupercopError::PartialByteDigest(digest_bits));
+impl Folder {
+    /// Takes the answers for a message of `mlen` bytes: a second digest or an in-place one
+    /// that is not the first ends the checksum, named.
+    pub fn take(&mut self, mlen: usize, a: Answer<'_>) -> Result<(), SupercopError> {
+        if a.second != a.first {
+            return Err(SupercopError::Nondeterministic { mlen });
+        }
+        if a.in_place.is_some_and(|p| p != a.first) {
+            return Err(SupercopError::Overlap { mlen });
+        }
+        fold(&mut self.state, a.first);
+        Ok(())
     }
-    let hlen = digest_bits as usize / 8;
-    let mut f = Library { lib, digest_bits };
-    Ok(Checksums {
-        small: checksum(&mut f, hlen, SMALL)?,
-        big: checksum(&mut f, hlen, BIG)?,
-    })
+
+    /// The checksum, lowercase hex.
+    pub fn finish(self) -> String {
+        hex::encode(&self.state[..32])
+    }
 }
 
-/// One checksum: `loops` messages of random length up to `maxtest` bytes.
+/// One checksum of a function in this process: `loops` messages of random length up to
+/// `maxtest` bytes, each hashed twice and (where the API promises it) in place, every call's
+/// return, guard bytes and input checked.
 pub fn checksum(
     f: &mut dyn ByteHash,
     hlen: usize,
-    (loops, maxtest): (u64, u64),
+    size: (u64, u64),
 ) -> Result<String, SupercopError> {
-    let mut inputs = Stream::new(*b"generate inputs for test vectors");
-    let mut state = [0u8; 64];
-    for _ in 0..loops {
-        let mut r = [0u8; 8];
-        inputs.next_into(&mut r);
-        let mlen = (u64::from_le_bytes(r) % (maxtest + 1)) as usize;
+    let mut folder = Folder::default();
+    for original in messages(size) {
+        let mlen = original.len();
         let mut m = GuardedBuffer::new(mlen);
-        inputs.next_into(m.data_mut());
-        let original = m.data().to_vec();
+        m.data_mut().copy_from_slice(&original);
         let mut h = GuardedBuffer::new(hlen);
-        let rc = f.hash(&mut h, &m, mlen);
-        if rc != 0 {
-            return Err(SupercopError::Returned { rc, mlen });
-        }
-        if !h.guards_intact() || !m.guards_intact() {
-            return Err(SupercopError::Overflow { mlen });
-        }
-        if m.data() != original.as_slice() {
-            return Err(SupercopError::WroteInput { mlen });
-        }
-        fold(&mut state, h.data());
         let mut h2 = GuardedBuffer::new(hlen);
-        let rc = f.hash(&mut h2, &m, mlen);
-        if rc != 0 {
-            return Err(SupercopError::Returned { rc, mlen });
-        }
-        if h2.data() != h.data() {
-            return Err(SupercopError::Nondeterministic { mlen });
+        for out in [&mut h, &mut h2] {
+            let rc = f.hash(out, &m, mlen);
+            if rc != 0 {
+                return Err(SupercopError::Returned { rc, mlen });
+            }
+            if !out.guards_intact() || !m.guards_intact() {
+                return Err(SupercopError::Overflow { mlen });
+            }
+            if m.data() != original.as_slice() {
+                return Err(SupercopError::WroteInput { mlen });
+            }
         }
         let mut both = GuardedBuffer::new(mlen.max(hlen));
         both.data_mut()[..mlen].copy_from_slice(&original);
-        let Some(rc) = f.hash_in_place(&mut both, mlen) else {
-            continue;
+        let in_place = match f.hash_in_place(&mut both, mlen) {
+            None => None,
+            Some(0) if both.guards_intact() => Some(&both.data()[..hlen]),
+            Some(0) => return Err(SupercopError::Overflow { mlen }),
+            Some(rc) => return Err(SupercopError::Returned { rc, mlen }),
         };
-        if rc != 0 {
-            return Err(SupercopError::Returned { rc, mlen });
-        }
-        if !both.guards_intact() {
-            return Err(SupercopError::Overflow { mlen });
-        }
-        if both.data()[..hlen] != *h.data() {
-            return Err(SupercopError::Overlap { mlen });
-        }
+        let answer = Answer {
+            first: h.data(),
+            second: h2.data(),
+            in_place,
+        };
+        folder.take(mlen, answer)?;
     }
-    Ok(hex::encode(&state[..32]))
+    Ok(folder.finish())
 }
 
 /// Folds `x` into the chaining state: each 16-byte piece is the input block of a Salsa20 core

@@ -4,7 +4,7 @@
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
 //! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]
-//! [--message-fd [--message-bits B]]`. Parsing only; a malformed line is refused with the
+//! [--message-fd [--message-bits B] | --message-fd --table [--twice] [--in-place]]`. Parsing only; a malformed line is refused with the
 //! reason, never guessed at.
 
 use core::ffi::CStr;
@@ -65,6 +65,15 @@ pub struct Invocation<'a> {
     /// The length each call passes, in bits, where it is not `--bytes` × 8 (a message that
     /// ends mid-byte); only with `--message-fd`.
     pub message_bits: Option<u64>,
+    /// The engine's descriptor holds a table of `--iters` messages of their own lengths, each
+    /// hashed in turn in a buffer of exactly its length (`trial::table`): how a batch of the
+    /// engine's messages is hashed in one job (SUPERCOP's checksums); only with `--message-fd`.
+    pub table: bool,
+    /// Each message of the table is hashed twice, both digests reported.
+    pub twice: bool,
+    /// Each message of the table is also hashed in place, the digest written over the message
+    /// (`crypto_hash` only: the ICCS API does not promise it).
+    pub in_place: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +97,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
                  [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat] \
-                 [--message-fd [--message-bits B]]",
+                 [--message-fd [--message-bits B] | --message-fd --table [--twice] [--in-place]]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -158,7 +167,7 @@ pub fn parse<'a>(
     let mut values: [Option<u64>; 17] = [None; 17];
     let mut abi: Option<bool> = None;
     let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
-    let mut message_fd = false;
+    let (mut message_fd, mut table, mut twice, mut in_place) = (false, false, false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
@@ -166,6 +175,9 @@ pub fn parse<'a>(
             b"--loop-only" => Some(&mut loop_only),
             b"--repeat" => Some(&mut repeat),
             b"--message-fd" => Some(&mut message_fd),
+            b"--table" => Some(&mut table),
+            b"--twice" => Some(&mut twice),
+            b"--in-place" => Some(&mut in_place),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -238,6 +250,19 @@ pub fn parse<'a>(
     if message_fd && (fresh_seed.is_some() || loop_only) {
         return Err(ArgsError::OutOfRange("--message-fd (not with a probe)"));
     }
+    if table && (!message_fd || message_bits.is_some() || count || msg_offset.is_some()) {
+        return Err(ArgsError::OutOfRange(
+            "--table (with --message-fd, and no --message-bits, --count or offsets)",
+        ));
+    }
+    if (twice || in_place) && !table {
+        return Err(ArgsError::OutOfRange(
+            "--twice and --in-place (with --table)",
+        ));
+    }
+    if in_place && abi != Some(true) {
+        return Err(ArgsError::OutOfRange("--in-place (crypto_hash only)"));
+    }
     Ok(Invocation {
         library,
         digest_bits: narrow(bits, "--digest-bits")?,
@@ -269,5 +294,8 @@ pub fn parse<'a>(
         repeat,
         message_fd,
         message_bits,
+        table,
+        twice,
+        in_place,
     })
 }

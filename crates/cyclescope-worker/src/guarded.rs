@@ -37,6 +37,20 @@ impl Guarded {
         Some(Self { bytes, len })
     }
 
+    /// Refits the buffer to `len` bytes, the guard bytes right after them again; false (and
+    /// no change) where `len` does not fit the allocation.
+    pub(crate) fn refit(&mut self, len: usize) -> bool {
+        if len
+            .checked_add(2 * GUARD_LEN)
+            .is_none_or(|framed| framed > self.bytes.len())
+        {
+            return false;
+        }
+        self.len = len;
+        self.bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
+        true
+    }
+
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
         &mut self.bytes[GUARD_LEN..GUARD_LEN + self.len]
     }

@@ -20,6 +20,7 @@ use core::ffi::c_int;
 
 mod call;
 mod messages;
+mod table;
 
 pub use super::proof::fill_harness_message;
 pub use call::Call;
@@ -187,6 +188,10 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         overhead,
         in_force,
     );
+    // A table job hashes the engine's messages one by one (`table`), and times nothing.
+    if inv.table {
+        return table::run(inv, ch, lib.entry, msg.data());
+    }
     let fresh = match body {
         None => None,
         Some(body) => match super::setup::read_go_line() {

@@ -227,6 +227,8 @@ pub(crate) enum LoadStage {
     Sampler,
     /// The fresh-message probe's seed did not arrive after `ready`.
     Go,
+    /// A table job's table is not what its words say (`measure::table`).
+    Table,
 }
 
 #[cfg(test)]

@@ -304,6 +304,34 @@ mod tests {
                 "OutOfRange",
                 "--message-fd (not with a probe)",
             ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --table",
+                "OutOfRange",
+                "--table (with --message-fd",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --message-bits 9",
+                "OutOfRange",
+                "--table (with --message-fd",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --twice",
+                "OutOfRange",
+                "--twice and --in-place (with --table)",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --in-place",
+                "OutOfRange",
+                "--in-place (crypto_hash only)",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --table",
+                "Twice",
+                "--table is given twice",
+            ),
         ];
         // A message of the engine's that ends mid-byte, in the bytes it is handed.
         let ok: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
@@ -313,6 +341,14 @@ mod tests {
             .collect();
         let inv = parse(ok.iter().map(|a| a.as_c_str())).unwrap();
         assert_eq!((inv.message_fd, inv.message_bits), (true, Some(9)));
+        // A table of the engine's messages, each hashed twice and in place.
+        let table: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
+                                   --message-fd --table --twice --in-place --abi supercop"
+            .split_whitespace()
+            .map(|a| CString::new(a).unwrap())
+            .collect();
+        let inv = parse(table.iter().map(|a| a.as_c_str())).unwrap();
+        assert!(inv.table && inv.twice && inv.in_place && inv.supercop);
         for (line, variant, text) in cases {
             let (debug, shown) = refusal(line);
             assert!(debug.starts_with(variant), "{line:?}: {debug}");

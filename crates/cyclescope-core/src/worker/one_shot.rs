@@ -1,5 +1,4 @@
-//! One-shot jobs of `cyclescope worker …`: a worker that loads a library, does one thing
-//! (compute SUPERCOP's checksums, describe its sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
+//! One-shot jobs of `cyclescope worker …`: a worker that does one thing (describe its sandbox) and answers with exactly one `Reply`. This is the parent's side — start it, take
 //! the one reply, say how it ended in words that name the library — and the reply type the
 //! child side (the binary's `worker` subcommand) sends. It decides nothing about the answer.
 
@@ -17,7 +16,6 @@ use super::{Exit, Limits, Tampering, WorkerCommand};
 pub enum Reply {
     Error { message: String },
     Sandbox { state: SandboxState },
-    Checksums { small: String, big: String },
 }
 
 /// Why a one-shot job gave no reply; each names the library to blame.

@@ -43,7 +43,7 @@ pub(crate) fn load_error(spec: &TrialSpec, stage: LoadStage, detail: String) -> 
         LoadStage::Load => PluginError::Dlopen { path, detail }.to_string(),
         LoadStage::Symbol if spec.abi.is_iccs() => PluginError::MissingSymbol { path }.to_string(),
         LoadStage::Symbol => PluginError::MissingSupercopSymbol { path }.to_string(),
-        LoadStage::Memory | LoadStage::Sampler | LoadStage::Go => detail,
+        LoadStage::Memory | LoadStage::Sampler | LoadStage::Go | LoadStage::Table => detail,
     }
 }
 

@@ -1,0 +1,214 @@
+//! A table job (`--table`): the engine's descriptor holds `--iters` messages, each an 8-byte
+//! little-endian length in bits and then its bytes, and each is hashed in turn in a buffer of
+//! exactly its length inside guard bytes, as every other call of this program is made. The
+//! digests go back in order (`digests` lines, whole records each): for each message its
+//! digest, then with `--twice` a second call's, then with `--in-place` the digest of a call
+//! whose output is written over its own message. A broken guard, a changed message or a
+//! non-zero return ends the job with the digests of every message before it sent, so the
+//! engine knows which message it was; the engine judges everything else (two digests that
+//! differ, a checksum, an answer it holds).
+
+use core::ffi::c_int;
+
+use super::messages::{send_cryptofail, send_input_changed, send_overflow};
+use super::{Call, EXIT_DONE, EXIT_FAULT, error};
+use crate::args::Invocation;
+use crate::guarded::Guarded;
+use crate::json::Channel;
+use crate::library::Entry;
+use crate::sys;
+
+/// Bytes of digests a `digests` line carries at most (the engine takes lines of up to 1 MiB,
+/// and hex doubles them).
+const LINE_BYTES: usize = 128 << 10;
+
+/// The longest message of the table and how many it holds; None where it is not `count`
+/// well-formed records that end where the table ends (or a length does not suit the ABI).
+fn records(table: &[u8], count: u64, supercop: bool) -> Option<(usize, u64)> {
+    let (mut at, mut seen, mut longest) = (0usize, 0u64, 0usize);
+    while at < table.len() {
+        let (bits, bytes) = next(table, at)?;
+        if supercop && !bits.is_multiple_of(8) {
+            return None;
+        }
+        longest = longest.max(bytes.len());
+        at += 8 + bytes.len();
+        seen += 1;
+    }
+    (seen == count).then_some((longest, seen))
+}
+
+/// The record at `at`: its length in bits and its bytes.
+fn next(table: &[u8], at: usize) -> Option<(u64, &[u8])> {
+    let head: [u8; 8] = table.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    let bits = u64::from_le_bytes(head);
+    let len = usize::try_from(bits.div_ceil(8)).ok()?;
+    let start = at + 8;
+    Some((bits, table.get(start..start.checked_add(len)?)?))
+}
+
+/// The digests of finished records, sent in whole records.
+struct Out<'a> {
+    ch: &'a Channel,
+    buf: &'static mut [u8],
+    filled: usize,
+    record: usize,
+}
+
+impl Out<'_> {
+    fn push(&mut self, digest: &[u8]) {
+        self.buf[self.filled..self.filled + digest.len()].copy_from_slice(digest);
+        self.filled += digest.len();
+    }
+
+    /// Sends what is pending once another record would not fit (or always, with `all`).
+    fn flush(&mut self, all: bool) {
+        if self.filled > 0 && (all || self.filled + self.record > self.buf.len()) {
+            self.ch
+                .message("digests")
+                .hex("hex", &self.buf[..self.filled])
+                .send();
+            self.filled = 0;
+        }
+    }
+}
+
+/// Runs the table in `table` (the bytes of the engine's descriptor), after `ready`.
+pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, table: &[u8]) -> c_int {
+    let Some((longest, count)) = records(table, inv.iterations, inv.supercop) else {
+        return error(
+            ch,
+            "table",
+            b"the table is not --iters well-formed messages",
+        );
+    };
+    let digest_len = (inv.digest_bits as usize).div_ceil(8);
+    let per_record = digest_len * (1 + usize::from(inv.twice) + usize::from(inv.in_place));
+    let buffers = (
+        Guarded::new(longest),
+        Guarded::new(digest_len),
+        Guarded::new(longest.max(digest_len)),
+        sys::alloc_filled(LINE_BYTES.max(per_record), 0),
+    );
+    let (Some(mut msg), Some(mut digest), Some(mut both), Some(buf)) = buffers else {
+        return error(ch, "memory", b"cannot allocate the table's buffers");
+    };
+    let mut out = Out {
+        ch,
+        buf,
+        filled: 0,
+        record: per_record,
+    };
+    let digest_bits = c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX);
+    let mut at = 0;
+    for _ in 0..count {
+        let Some((bits, bytes)) = next(table, at) else {
+            return error(ch, "table", b"the table changed while it was read");
+        };
+        at += 8 + bytes.len();
+        out.flush(false);
+        msg.refit(bytes.len());
+        msg.data_mut().copy_from_slice(bytes);
+        for _ in 0..1 + usize::from(inv.twice) {
+            digest.data_mut().fill(0);
+            let call = Call {
+                entry,
+                digest_bits,
+                msg: msg.ptr(),
+                msg_bits: bits,
+                digest: digest.ptr(),
+            };
+            let rc = call.call_n(1);
+            let fault = if !(msg.intact() && digest.intact()) {
+                Some(Fault::Overflow)
+            } else if let Some(i) = msg.data().iter().zip(bytes).position(|(a, b)| a != b) {
+                Some(Fault::InputChanged(i as u64))
+            } else {
+                (rc != 0).then_some(Fault::Returned(rc))
+            };
+            if let Some(fault) = fault {
+                return fault.send(&mut out);
+            }
+            out.push(digest.data());
+        }
+        if inv.in_place {
+            both.refit(bytes.len().max(digest_len));
+            both.data_mut()[..bytes.len()].copy_from_slice(bytes);
+            let call = Call {
+                entry,
+                digest_bits,
+                msg: both.ptr(),
+                msg_bits: bits,
+                digest: both.ptr(),
+            };
+            let rc = call.call_n(1);
+            let fault = match (both.intact(), rc) {
+                (false, _) => Some(Fault::Overflow),
+                (true, 0) => None,
+                (true, rc) => Some(Fault::Returned(rc)),
+            };
+            if let Some(fault) = fault {
+                return fault.send(&mut out);
+            }
+            out.push(&both.data()[..digest_len]);
+        }
+    }
+    out.flush(true);
+    ch.message("done")
+        .number("peak_rss_bytes", crate::procfs::peak_resident_bytes())
+        .send();
+    EXIT_DONE
+}
+
+/// What ended a table early.
+enum Fault {
+    Overflow,
+    InputChanged(u64),
+    Returned(c_int),
+}
+
+impl Fault {
+    /// The digests of every message before, then the fault.
+    fn send(self, out: &mut Out<'_>) -> c_int {
+        let partial = out.filled % out.record;
+        out.filled -= partial;
+        out.flush(true);
+        match self {
+            Fault::Overflow => send_overflow(out.ch),
+            Fault::InputChanged(offset) => send_input_changed(out.ch, offset),
+            Fault::Returned(rc) => send_cryptofail(out.ch, rc),
+        }
+        EXIT_FAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(lengths: &[u64]) -> Vec<u8> {
+        let mut t = Vec::new();
+        for &bits in lengths {
+            t.extend_from_slice(&bits.to_le_bytes());
+            t.extend((0..bits.div_ceil(8)).map(|i| i as u8));
+        }
+        t
+    }
+
+    #[test]
+    fn a_table_is_its_records_to_the_last_byte_and_nothing_else() {
+        let t = table(&[0, 7, 8, 4096]);
+        assert_eq!(records(&t, 4, false), Some((512, 4)));
+        assert_eq!(records(&t, 3, false), None);
+        // crypto_hash takes whole bytes only.
+        assert_eq!(records(&t, 4, true), None);
+        assert_eq!(records(&table(&[8, 16]), 2, true), Some((2, 2)));
+        // A record cut short, or bytes after the last one.
+        assert_eq!(records(&t[..t.len() - 1], 4, false), None);
+        let mut longer = t.clone();
+        longer.push(0);
+        assert_eq!(records(&longer, 4, false), None);
+        assert_eq!(records(&u64::MAX.to_le_bytes(), 1, false), None);
+        assert_eq!(records(&[], 0, false), Some((0, 0)));
+    }
+}
