@@ -226,6 +226,55 @@ fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
     );
 }
 
+/// Every answer of the KAT is held against the program the timed calls run in, not one drawn
+/// at random: a library wrong at one length (1000 bits) outside its KAT job, right wherever
+/// else it is asked, passes its KAT and is refused before any timing, that length named.
+#[test]
+fn a_library_wrong_at_one_length_outside_its_kat_job_is_refused_by_the_known_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = build_fixture("proof_honest", tmp.path());
+    let cheat = build_fixture("kat_job_one_length", tmp.path());
+    let manifest = tmp.path().join("kat.sha256");
+    let m = marker("kat-job-one-length");
+    let _sweep = Sweep(m.clone());
+    let kat_out = tmp.path().join("k");
+    let write = [
+        "kat",
+        "--lib",
+        path_str(&honest),
+        "--label",
+        "onelength",
+        "--digest-bits",
+        "256",
+        "--out",
+        path_str(&kat_out),
+        "--write-manifest",
+        path_str(&manifest),
+    ];
+    let (o, _) = run_bounded(command(&write, &m, &[]), bound());
+    assert!(manifest.is_file(), "{}", text(&o));
+    let out = tmp.path().join("run");
+    let args = labelled_run(
+        path_str(&cheat),
+        "onelength",
+        path_str(&out),
+        &[
+            "--no-baselines",
+            "--no-reference-jobs",
+            "--manifest",
+            path_str(&manifest),
+        ],
+    );
+    let (failure, out) = run_failure("kat-job-one-length-run", &args);
+    assert!(out.contains("KAT onelength: PASS"), "{out}");
+    let failure = failure.unwrap_or_default();
+    assert!(
+        failure.starts_with("TAMPERED: the 1000-bit message of KAT_2_12_")
+            && failure.contains("outside its KAT job"),
+        "{failure}\n{out}"
+    );
+}
+
 /// Every worker starts with the same command line and reads its job from stdin: a library that
 /// looks for `kat` on its command line never finds it, computes its cheap function in the KAT
 /// job too, and fails the KAT against the manifest, never reaching a timed call. (Before jobs

@@ -14,6 +14,7 @@ mod events;
 mod host_gate;
 mod interleave;
 mod kat_gate;
+mod known;
 mod lanes;
 mod measure;
 mod open;

@@ -29,9 +29,10 @@ pub(crate) struct KatResult {
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
     /// The earlier run whose pass this one reused (the journal's KAT cache).
     pub(crate) cached_from: Option<String>,
-    /// A vector of this run's verified KAT text (`kat::known`): checked again in a separate
-    /// worker before timing. None for a KAT carried over or reused, or without a reference.
-    pub(crate) known_answer: Option<crate::kat::known::KnownAnswer>,
+    /// Every vector of this run's verified `KAT_2_12` text (`kat::known`): hashed again before
+    /// timing in the program the timed calls run in. None for a KAT carried over or reused, or
+    /// without a reference.
+    pub(crate) known_answers: Vec<crate::kat::known::KnownAnswer>,
     /// The KAT worker's account, where this run ran it.
     pub(crate) worker: Option<crate::record::schema::WorkerAccount>,
 }
@@ -99,7 +100,7 @@ fn carried_over(req: &RunRequest, inst: &Instance, dir: &RunDir, rel: &Path) -> 
         log_sha256: crate::record::sha256_file(&log_path).ok(),
         conformance: Vec::new(),
         cached_from: None,
-        known_answer: None,
+        known_answers: Vec::new(),
         worker: None,
     })
 }
@@ -154,7 +155,7 @@ impl KatCache {
             // The pass's outcomes, its findings among them, as the run that passed had them.
             conformance: pass.conformance,
             cached_from: Some(from),
-            known_answer: None,
+            known_answers: Vec::new(),
             worker: None,
         })
     }
@@ -225,7 +226,7 @@ fn run_fresh(
             .flatten(),
         conformance: run.conformance,
         cached_from: None,
-        known_answer: run.known_answer,
+        known_answers: run.known_answers,
         worker: run.worker,
     }))
 }

@@ -29,14 +29,11 @@ pub(crate) struct KatRun {
     pub(crate) logged: bool,
     /// The conformance checks' outcomes (empty when the job did not get to them).
     pub(crate) conformance: Vec<crate::conform::CheckResult>,
-    /// A vector of a KAT file that matched its reference (`kat::known`), drawn at random.
-    pub(crate) known_answer: Option<crate::kat::known::KnownAnswer>,
+    /// Every vector of the `KAT_2_12` file, when it matched its reference (`kat::known`).
+    pub(crate) known_answers: Vec<crate::kat::known::KnownAnswer>,
     /// The KAT worker's control group's account of it.
     pub(crate) worker: Option<crate::record::schema::WorkerAccount>,
 }
-
-/// Known answers are drawn from the messages of 1 to this many bits (`KAT_2_12` has them all).
-const KNOWN_ANSWER_MAX_BITS: u64 = 4096;
 
 /// `Send`: each lane's runner moves to the lane's thread.
 pub(crate) trait TrialRunner: Send {
@@ -72,13 +69,13 @@ pub(crate) trait TrialRunner: Send {
         None
     }
 
-    /// Whether `inst` gives the known answer `ka` in a worker of its own (a `hash` job, as the
-    /// reference digests come from): once per library, width and calling convention. None
-    /// when this runner proves no work.
-    fn known_answer_holds(
+    /// Whether `inst` gives every known answer of `kas` in the program its timed calls run in
+    /// (one table job of the trial worker): once per library, width and calling convention.
+    /// None when this runner proves no work.
+    fn known_answers_hold(
         &mut self,
         _inst: &Instance,
-        _ka: &crate::kat::known::KnownAnswer,
+        _kas: &[crate::kat::known::KnownAnswer],
     ) -> Option<Result<(), JobFailure>> {
         None
     }
@@ -148,30 +145,21 @@ impl TrialRunner for WorkerRunner {
         let mut opts = opts.clone();
         opts.cancel = Some(self.setup.cancel.clone());
         Some(match run_kat(inst, &opts, progress) {
-            Ok(r) => {
-                let bits = 1 + std::hash::BuildHasher::hash_one(
-                    &std::collections::hash_map::RandomState::new(),
-                    &inst.label,
-                ) % KNOWN_ANSWER_MAX_BITS;
-                KatRun {
-                    known_answer: r.known_answer(bits),
-                    worker: crate::record::schema::WorkerAccount::of(
-                        r.peak_memory_bytes,
-                        r.cpu_time,
-                    ),
-                    status: r.status,
-                    detail: r.detail,
-                    logged: true,
-                    conformance: r.conformance,
-                }
-            }
+            Ok(r) => KatRun {
+                known_answers: r.known_answers(),
+                worker: crate::record::schema::WorkerAccount::of(r.peak_memory_bytes, r.cpu_time),
+                status: r.status,
+                detail: r.detail,
+                logged: true,
+                conformance: r.conformance,
+            },
             Err(KatError::Cancelled(_)) => return None,
             Err(e) => KatRun {
                 status: e.status(),
                 detail: e.to_string(),
                 logged: false,
                 conformance: Vec::new(),
-                known_answer: None,
+                known_answers: Vec::new(),
                 worker: None,
             },
         })
@@ -215,32 +203,17 @@ impl TrialRunner for WorkerRunner {
         Some(digest)
     }
 
-    fn known_answer_holds(
+    fn known_answers_hold(
         &mut self,
         inst: &Instance,
-        ka: &crate::kat::known::KnownAnswer,
+        kas: &[crate::kat::known::KnownAnswer],
     ) -> Option<Result<(), JobFailure>> {
         let key = (inst.library.clone(), inst.digest_bits, inst.abi);
         if self.known.contains(&key) {
             return Some(Ok(()));
         }
-        let got = match reference::hash_once(inst, &ka.msg, ka.bits) {
-            Ok(d) => d,
-            Err(e) => return Some(Err(e.job_failure())),
-        };
-        if got != ka.digest {
-            return Some(Err(JobFailure::new(
-                crate::vocabulary::FailureKind::Tampered,
-                format!(
-                    "the {}-bit message of {} that the KAT proved, hashed again in a worker of \
-                     its own, gave {} instead of the KAT's {}: the library computes another \
-                     function outside its KAT job, so no figure of it is the proved function's",
-                    ka.bits,
-                    ka.file,
-                    hex::encode(&got),
-                    hex::encode(&ka.digest)
-                ),
-            )));
+        if let Err(f) = super::known::hold(inst, kas) {
+            return Some(Err(f));
         }
         self.known.insert(key);
         Some(Ok(()))

@@ -1,8 +1,9 @@
 //! Known answers: vectors of a KAT file whose whole text matched its reference (a manifest
 //! entry or a `--kat-dir` file), read back from disk by the engine, so each is an answer the
-//! engine holds and no worker wrote for it. The campaign hashes one again in a separate worker
-//! before timing: a library that computes the right function only in its KAT job (it can tell
-//! that job by its command line) gives another digest there and is refused. Parsing only.
+//! engine holds and no worker wrote for it. The campaign hashes every one of `KAT_2_12`'s
+//! again before timing, in one job of the program the timed calls run in: a library that
+//! computes the right function only in its KAT job (it can tell that job by what is in its
+//! memory) gives another digest there and is refused. Parsing only.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -18,10 +19,25 @@ pub struct KnownAnswer {
 }
 
 /// The vector of `path` whose message is `bits` long (`Msg_Len = bits`), if the file has it.
+#[cfg(test)]
 pub(crate) fn read(path: &Path, bits: u64) -> Option<KnownAnswer> {
     let file = std::fs::File::open(path).ok()?;
     let name = path.file_name()?.to_string_lossy().into_owned();
     parse(BufReader::new(file), &[bits], &name).pop()
+}
+
+/// Every vector of a `KAT_2_12` file at `path` (0 to 4096 bits, in that order); none when
+/// one is missing or the file is unreadable.
+pub(crate) fn read_all(path: &Path) -> Vec<KnownAnswer> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lengths: Vec<u64> = (0..crate::kat::KatFile::Kat2_12.total_steps()).collect();
+    parse(BufReader::new(file), &lengths, &name)
 }
 
 /// The vectors of a KAT text whose messages are `lengths` long, in the order of `lengths`;

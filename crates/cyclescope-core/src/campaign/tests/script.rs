@@ -127,7 +127,7 @@ impl TrialRunner for Scripted {
             detail: "scripted".into(),
             logged: false,
             conformance: Vec::new(),
-            known_answer: None,
+            known_answers: Vec::new(),
             worker: None,
         })
     }

@@ -54,13 +54,14 @@ impl KatReport {
         &self.log_path
     }
 
-    /// The vector of `bits` bits of this job's `KAT_2_12` file, when that file's whole text
-    /// matched its reference (`kat::known`).
-    pub(crate) fn known_answer(&self, bits: u64) -> Option<crate::kat::known::KnownAnswer> {
+    /// Every vector of this job's `KAT_2_12` file (0 to 4096 bits), when that file's whole
+    /// text matched its reference (`kat::known`); none otherwise.
+    pub(crate) fn known_answers(&self) -> Vec<crate::kat::known::KnownAnswer> {
         self.files
             .iter()
             .find(|f| f.file == KatFile::Kat2_12 && f.status == KatStatus::Pass)
-            .and_then(|f| crate::kat::known::read(&f.path, bits))
+            .map(|f| crate::kat::known::read_all(&f.path))
+            .unwrap_or_default()
     }
 
     /// `RESULT <id> <instance> <STATUS> <detail>`.
