@@ -14,9 +14,14 @@ use support::*;
 
 /// Runs `args` to its end and returns the one record's failure (None: a complete record).
 fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
+    run_failure_with(test, args, &[])
+}
+
+/// [`run_failure`] with `env` set for the library's workers.
+fn run_failure_with(test: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<String>, String) {
     let m = marker(test);
     let _sweep = Sweep(m.clone());
-    let (o, _) = run_bounded(command(args, &m, &[]), bound());
+    let (o, _) = run_bounded(command(args, &m, env), bound());
     let out = text(&o);
     let run = Path::new(args[args.iter().position(|a| *a == "--out").unwrap() + 1]);
     let records = records(&run.join("records"));
@@ -227,8 +232,9 @@ fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
 }
 
 /// Every answer of the KAT is held against the program the timed calls run in, not one drawn
-/// at random: a library wrong at one length (1000 bits) outside its KAT job, right wherever
-/// else it is asked, passes its KAT and is refused before any timing, that length named.
+/// at random: a library wrong at one length (1000 bits, or 2^23) outside its KAT job, right
+/// wherever else it is asked, passes its KAT and is refused before any timing, that length
+/// named.
 #[test]
 fn a_library_wrong_at_one_length_outside_its_kat_job_is_refused_by_the_known_answers() {
     let tmp = tempfile::tempdir().unwrap();
@@ -253,26 +259,30 @@ fn a_library_wrong_at_one_length_outside_its_kat_job_is_refused_by_the_known_ans
     ];
     let (o, _) = run_bounded(command(&write, &m, &[]), bound());
     assert!(manifest.is_file(), "{}", text(&o));
-    let out = tmp.path().join("run");
-    let args = labelled_run(
-        path_str(&cheat),
-        "onelength",
-        path_str(&out),
-        &[
-            "--no-baselines",
-            "--no-reference-jobs",
-            "--manifest",
-            path_str(&manifest),
-        ],
-    );
-    let (failure, out) = run_failure("kat-job-one-length-run", &args);
-    assert!(out.contains("KAT onelength: PASS"), "{out}");
-    let failure = failure.unwrap_or_default();
-    assert!(
-        failure.starts_with("TAMPERED: the 1000-bit message of KAT_2_12_")
-            && failure.contains("outside its KAT job"),
-        "{failure}\n{out}"
-    );
+    // At a length of KAT_2_12's, and at KAT_2_23's (its three 1 MiB messages made again).
+    for (bits, file) in [("1000", "KAT_2_12_"), ("8388608", "KAT_2_23_")] {
+        let out = tmp.path().join(format!("run-{bits}"));
+        let args = labelled_run(
+            path_str(&cheat),
+            "onelength",
+            path_str(&out),
+            &[
+                "--no-baselines",
+                "--no-reference-jobs",
+                "--manifest",
+                path_str(&manifest),
+            ],
+        );
+        let env = [("CYCLESCOPE_WRONG_BITS", bits)];
+        let (failure, out) = run_failure_with("kat-job-one-length-run", &args, &env);
+        assert!(out.contains("KAT onelength: PASS"), "{out}");
+        let failure = failure.unwrap_or_default();
+        assert!(
+            failure.starts_with(&format!("TAMPERED: the {bits}-bit message of {file}"))
+                && failure.contains("outside its KAT job"),
+            "{failure}\n{out}"
+        );
+    }
 }
 
 /// Every worker starts with the same command line and reads its job from stdin: a library that

@@ -1,8 +1,9 @@
 //! The KAT's known answers held against the program the timed calls run in: every vector of a
-//! `KAT_2_12` text that matched its reference (answers the engine holds, read back from disk)
-//! hashed again in one table job of the trial worker (`measure::table`), each message in a
-//! buffer of exactly its length. A library that computes the proved function only in its KAT
-//! job, at any of the 4097 lengths, gives another digest here, and no figure of it is kept.
+//! `KAT_2_12` text and the three of a `KAT_2_23` text that matched their references (answers
+//! the engine holds, read back from disk) hashed again in one table job of the trial worker
+//! (`measure::table`), each message in a buffer of exactly its length. A library that computes
+//! the proved function only in its KAT job, at any of those lengths, gives another digest
+//! here, and no figure of it is kept.
 
 use crate::catalog::Instance;
 use crate::kat::known::KnownAnswer;
@@ -10,7 +11,7 @@ use crate::measure::proof::reference::DigestError;
 use crate::measure::table::{self, Fault, TableError, TableJob};
 use crate::vocabulary::{FailureKind, JobFailure};
 
-/// How long hashing the 4097 messages (at most 512 bytes each) may take.
+/// How long hashing the 4097 messages of at most 512 bytes and the three of 1 MiB may take.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Ok when `inst` gives every answer of `kas`; else the job's failure, naming the first

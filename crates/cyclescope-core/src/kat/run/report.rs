@@ -54,14 +54,24 @@ impl KatReport {
         &self.log_path
     }
 
-    /// Every vector of this job's `KAT_2_12` file (0 to 4096 bits), when that file's whole
-    /// text matched its reference (`kat::known`); none otherwise.
+    /// Every vector of this job's `KAT_2_12` file (0 to 4096 bits) and its `KAT_2_23` file
+    /// (three of 2^23 bits), each file's when its whole text matched its reference
+    /// (`kat::known`).
     pub(crate) fn known_answers(&self) -> Vec<crate::kat::known::KnownAnswer> {
-        self.files
-            .iter()
-            .find(|f| f.file == KatFile::Kat2_12 && f.status == KatStatus::Pass)
+        let passed = |file: KatFile| {
+            self.files
+                .iter()
+                .find(|f| f.file == file && f.status == KatStatus::Pass)
+        };
+        let mut all = passed(KatFile::Kat2_12)
             .map(|f| crate::kat::known::read_all(&f.path))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        all.extend(
+            passed(KatFile::Kat2_23)
+                .map(|f| crate::kat::known::read_partial(&f.path))
+                .unwrap_or_default(),
+        );
+        all
     }
 
     /// `RESULT <id> <instance> <STATUS> <detail>`.
