@@ -64,7 +64,8 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         Err(LoadError::Dlopen(detail)) => return error(ch, "load", detail),
         Err(LoadError::Symbol) => return error(ch, "symbol", b""),
     };
-    let Ok(msg_len) = usize::try_from(inv.input_bytes) else {
+    // A table is read message by message from its descriptor (`table`): no copy of it here.
+    let Ok(msg_len) = usize::try_from(if inv.table { 0 } else { inv.input_bytes }) else {
         return error(
             ch,
             "memory",
@@ -190,7 +191,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     );
     // A table job hashes the engine's messages one by one (`table`), and times nothing.
     if inv.table {
-        return table::run(inv, ch, lib.entry, msg.data());
+        return table::run(inv, ch, lib.entry, MESSAGE_FD);
     }
     let fresh = match body {
         None => None,

@@ -22,29 +22,66 @@ use crate::sys;
 /// and hex doubles them).
 const LINE_BYTES: usize = 128 << 10;
 
-/// The longest message of the table and how many it holds; None where it is not `count`
-/// well-formed records that end where the table ends (or a length does not suit the ABI).
-fn records(table: &[u8], count: u64, supercop: bool) -> Option<(usize, u64)> {
-    let (mut at, mut seen, mut longest) = (0usize, 0u64, 0usize);
-    while at < table.len() {
-        let (bits, bytes) = next(table, at)?;
+/// The longest message of the table of `table_len` bytes at descriptor `fd`, and how many it
+/// holds; None where it is not `count` well-formed records that end where the table ends (or a
+/// length does not suit the ABI).
+fn records(fd: c_int, table_len: u64, count: u64, supercop: bool) -> Option<(usize, u64)> {
+    let (mut at, mut seen, mut longest) = (0u64, 0u64, 0usize);
+    while at < table_len {
+        let (bits, len) = head(fd, at)?;
         if supercop && !bits.is_multiple_of(8) {
             return None;
         }
-        longest = longest.max(bytes.len());
-        at += 8 + bytes.len();
+        longest = longest.max(len);
+        at = at.checked_add(8)?.checked_add(len as u64)?;
         seen += 1;
     }
-    (seen == count).then_some((longest, seen))
+    (seen == count && at == table_len).then_some((longest, seen))
 }
 
-/// The record at `at`: its length in bits and its bytes.
-fn next(table: &[u8], at: usize) -> Option<(u64, &[u8])> {
-    let head: [u8; 8] = table.get(at..at.checked_add(8)?)?.try_into().ok()?;
-    let bits = u64::from_le_bytes(head);
-    let len = usize::try_from(bits.div_ceil(8)).ok()?;
-    let start = at + 8;
-    Some((bits, table.get(start..start.checked_add(len)?)?))
+/// The head of the record at `at`: its length in bits, and in bytes.
+fn head(fd: c_int, at: u64) -> Option<(u64, usize)> {
+    let mut bytes = [0u8; 8];
+    read_at(fd, &mut bytes, at).then_some(())?;
+    let bits = u64::from_le_bytes(bytes);
+    Some((bits, usize::try_from(bits.div_ceil(8)).ok()?))
+}
+
+/// Fills `buf` from descriptor `fd` at `offset`; false where it holds fewer bytes.
+fn read_at(fd: c_int, buf: &mut [u8], offset: u64) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        let Ok(at) = i64::try_from(offset + got as u64) else {
+            return false;
+        };
+        match sys::pread_fd(fd, &mut buf[got..], at) {
+            Ok(n) if n > 0 => got += n,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The first offset at which `data` is not what descriptor `fd` holds at `offset` (one that
+/// can no longer be read counts as differing at once).
+fn differs_at(fd: c_int, data: &[u8], offset: u64) -> Option<usize> {
+    let mut chunk = [0u8; 4096];
+    let mut at = 0;
+    while at < data.len() {
+        let n = (data.len() - at).min(chunk.len());
+        if !read_at(fd, &mut chunk[..n], offset + at as u64) {
+            return Some(at);
+        }
+        if let Some(i) = chunk[..n]
+            .iter()
+            .zip(&data[at..at + n])
+            .position(|(a, b)| a != b)
+        {
+            return Some(at + i);
+        }
+        at += n;
+    }
+    None
 }
 
 /// The digests of finished records, sent in whole records.
@@ -73,9 +110,10 @@ impl Out<'_> {
     }
 }
 
-/// Runs the table in `table` (the bytes of the engine's descriptor), after `ready`.
-pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, table: &[u8]) -> c_int {
-    let Some((longest, count)) = records(table, inv.iterations, inv.supercop) else {
+/// Runs the table of descriptor `fd` (`--bytes` long), after `ready`, reading each message
+/// straight into its buffer.
+pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -> c_int {
+    let Some((longest, count)) = records(fd, inv.input_bytes, inv.iterations, inv.supercop) else {
         return error(
             ch,
             "table",
@@ -100,15 +138,18 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, table: &[u8]
         record: per_record,
     };
     let digest_bits = c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX);
-    let mut at = 0;
+    let mut at = 0u64;
     for _ in 0..count {
-        let Some((bits, bytes)) = next(table, at) else {
-            return error(ch, "table", b"the table changed while it was read");
+        let changed = || error(ch, "table", b"the table changed while it was read");
+        let Some((bits, len)) = head(fd, at) else {
+            return changed();
         };
-        at += 8 + bytes.len();
+        let start = at + 8;
+        at = start + len as u64;
         out.flush(false);
-        msg.refit(bytes.len());
-        msg.data_mut().copy_from_slice(bytes);
+        if !(msg.refit(len) && read_at(fd, msg.data_mut(), start)) {
+            return changed();
+        }
         for _ in 0..1 + usize::from(inv.twice) {
             digest.data_mut().fill(0);
             let call = Call {
@@ -121,7 +162,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, table: &[u8]
             let rc = call.call_n(1);
             let fault = if !(msg.intact() && digest.intact()) {
                 Some(Fault::Overflow)
-            } else if let Some(i) = msg.data().iter().zip(bytes).position(|(a, b)| a != b) {
+            } else if let Some(i) = differs_at(fd, msg.data(), start) {
                 Some(Fault::InputChanged(i as u64))
             } else {
                 (rc != 0).then_some(Fault::Returned(rc))
@@ -132,8 +173,8 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, table: &[u8]
             out.push(digest.data());
         }
         if inv.in_place {
-            both.refit(bytes.len().max(digest_len));
-            both.data_mut()[..bytes.len()].copy_from_slice(bytes);
+            both.refit(len.max(digest_len));
+            both.data_mut()[..len].copy_from_slice(msg.data());
             let call = Call {
                 entry,
                 digest_bits,
@@ -185,30 +226,67 @@ impl Fault {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
 
-    fn table(lengths: &[u64]) -> Vec<u8> {
+    /// A table in a file of its own, as the engine hands one over.
+    fn table(lengths: &[u64]) -> std::fs::File {
         let mut t = Vec::new();
         for &bits in lengths {
             t.extend_from_slice(&bits.to_le_bytes());
             t.extend((0..bits.div_ceil(8)).map(|i| i as u8));
         }
-        t
+        file(&t)
+    }
+
+    fn file(bytes: &[u8]) -> std::fs::File {
+        use std::io::Write;
+        let mut f = tempfile_in_tmp();
+        f.write_all(bytes).unwrap();
+        f
+    }
+
+    fn tempfile_in_tmp() -> std::fs::File {
+        let path = std::env::temp_dir().join(format!(
+            "cyclescope-table-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        f
+    }
+
+    fn len(f: &std::fs::File) -> u64 {
+        f.metadata().unwrap().len()
     }
 
     #[test]
     fn a_table_is_its_records_to_the_last_byte_and_nothing_else() {
         let t = table(&[0, 7, 8, 4096]);
-        assert_eq!(records(&t, 4, false), Some((512, 4)));
-        assert_eq!(records(&t, 3, false), None);
+        let fd = t.as_raw_fd();
+        assert_eq!(records(fd, len(&t), 4, false), Some((512, 4)));
+        assert_eq!(records(fd, len(&t), 3, false), None);
         // crypto_hash takes whole bytes only.
-        assert_eq!(records(&t, 4, true), None);
-        assert_eq!(records(&table(&[8, 16]), 2, true), Some((2, 2)));
+        assert_eq!(records(fd, len(&t), 4, true), None);
+        let whole = table(&[8, 16]);
+        assert_eq!(
+            records(whole.as_raw_fd(), len(&whole), 2, true),
+            Some((2, 2))
+        );
         // A record cut short, or bytes after the last one.
-        assert_eq!(records(&t[..t.len() - 1], 4, false), None);
-        let mut longer = t.clone();
-        longer.push(0);
-        assert_eq!(records(&longer, 4, false), None);
-        assert_eq!(records(&u64::MAX.to_le_bytes(), 1, false), None);
-        assert_eq!(records(&[], 0, false), Some((0, 0)));
+        assert_eq!(records(fd, len(&t) - 1, 4, false), None);
+        assert_eq!(records(fd, len(&t) + 1, 4, false), None);
+        let huge = file(&u64::MAX.to_le_bytes());
+        assert_eq!(records(huge.as_raw_fd(), 8, 1, false), None);
+        assert_eq!(records(fd, 0, 0, false), Some((0, 0)));
+        // What the descriptor holds is compared from the record's own offset.
+        assert_eq!(differs_at(fd, &[0, 1, 2], 8 + 8 + 1 + 8 + 1 + 8), None);
+        assert_eq!(differs_at(fd, &[0, 9, 2], 8 + 8 + 1 + 8 + 1 + 8), Some(1));
     }
 }
