@@ -164,8 +164,10 @@ fn a_trial_workers_stdin_is_dev_null_and_it_holds_no_cpu_lock() {
         &["--no-reference-jobs"],
     );
     let mut cmd = common::cyclescope();
-    // The KAT's worker answers; the first trial worker, the calibration's, hangs.
+    // The KAT files' trial workers answer; the first to hash the timing message, a measuring
+    // one (the reference digests'), hangs.
     marked(&mut cmd, &m, "cyclescope-worker");
+    cmd.env("HANG_ON_TIMING_MESSAGE", "1");
     let engine = cmd.args(args).current_dir(t.path()).spawn().unwrap();
     let pid = engine.id() as i32;
     let worker = wait_for_process(&m, HUNG, START);

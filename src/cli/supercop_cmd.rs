@@ -85,24 +85,24 @@ pub fn checksums(inst: &Instance) -> Result<(String, String), String> {
         .map(|m| (m.as_slice(), 8 * m.len() as u64))
         .collect();
     let job = TableJob {
-        digest_bits: inst.digest_bits,
-        abi: inst.abi,
         twice: true,
         in_place: inst.abi == Abi::Supercop,
-        timeout: TABLE_TIMEOUT,
+        ..TableJob::plain(inst.digest_bits, inst.abi, TABLE_TIMEOUT)
     };
-    let answers = table::hash_table(&inst.library, &job, &all).map_err(|e| match e {
-        TableError::Fault { index, fault } => {
-            let mlen = all.get(index).map_or(0, |(m, _)| m.len());
-            match fault {
-                Fault::Overflow => SupercopError::Overflow { mlen },
-                Fault::InputChanged(_) => SupercopError::WroteInput { mlen },
-                Fault::Returned(rc) => SupercopError::Returned { rc, mlen },
+    let answers = table::hash_table(&inst.library, &job, &all)
+        .map(|a| a.digests)
+        .map_err(|e| match e {
+            TableError::Fault { index, fault, .. } => {
+                let mlen = all.get(index).map_or(0, |(m, _)| m.len());
+                match fault {
+                    Fault::Overflow(_) => SupercopError::Overflow { mlen },
+                    Fault::InputChanged(_) => SupercopError::WroteInput { mlen },
+                    Fault::Returned(rc) => SupercopError::Returned { rc, mlen },
+                }
+                .to_string()
             }
-            .to_string()
-        }
-        e => e.to_string(),
-    })?;
+            e => e.to_string(),
+        })?;
     let (first, second) = answers.split_at(small.len().min(answers.len()));
     let fold = |messages: &[Vec<u8>], answers: &[Vec<u8>]| {
         let hlen = inst.digest_bits as usize / 8;

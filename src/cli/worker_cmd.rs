@@ -88,11 +88,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
 }
 
 fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode> {
-    // A KAT job writes its text into its output folder; no other job writes anything.
-    let writable = match &args.job {
-        Job::Kat { out_dir, .. } => vec![out_dir.clone()],
-        _ => vec![],
-    };
+    // No job writes anything: the KAT files are the engine's, the checks only read them.
+    let writable: Vec<PathBuf> = vec![];
     let limits = Limits {
         address_space_bytes: args.max_address_space,
         cpu_seconds: args.max_cpu_seconds,
@@ -143,11 +140,16 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
 }
 
 /// What a job reads beyond the system's files (`jail::reads`): the libraries it names (sealed
-/// descriptors under `/proc`, already readable, unless a caller named a file) and the
-/// message it hashes.
+/// descriptors under `/proc`, already readable, unless a caller named a file) and the KAT
+/// folder whose `KAT_2_12` text the checks read.
 fn job_reads(job: &Job) -> Vec<PathBuf> {
     let mut reads: Vec<PathBuf> = match job {
-        Job::Kat { lib, oracle, .. } => [Some(lib.clone()), oracle.clone()]
+        Job::Kat {
+            lib,
+            oracle,
+            out_dir,
+            ..
+        } => [Some(lib.clone()), oracle.clone(), Some(out_dir.clone())]
             .into_iter()
             .flatten()
             .collect(),

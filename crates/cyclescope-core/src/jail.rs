@@ -30,9 +30,16 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 /// `bytes` in a memfd named `name` (close-on-exec), sealed: no process holding it, a worker
 /// included, can change, grow or shrink it, or lift the seals.
 pub fn sealed_memfd(name: &CStr, bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    sealed_memfd_of(name, &[bytes])
+}
+
+/// [`sealed_memfd`] of `parts` one after another (no copy of them joined).
+pub fn sealed_memfd_of(name: &CStr, parts: &[&[u8]]) -> std::io::Result<OwnedFd> {
     let fd = memfd_create(name, MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING)?;
     let mut file = std::fs::File::from(fd);
-    file.write_all(bytes)?;
+    for part in parts {
+        file.write_all(part)?;
+    }
     let seals = SealFlag::F_SEAL_WRITE
         | SealFlag::F_SEAL_SHRINK
         | SealFlag::F_SEAL_GROW

@@ -12,6 +12,7 @@ pub mod known;
 pub(crate) mod log;
 pub(crate) mod manifest;
 pub mod pool;
+mod produce;
 pub mod run;
 pub(crate) mod status;
 

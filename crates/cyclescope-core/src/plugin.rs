@@ -155,10 +155,6 @@ impl HashLibrary {
         })
     }
 
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn meta(&self) -> Option<&NgccMeta> {
         self.meta.as_ref()
     }

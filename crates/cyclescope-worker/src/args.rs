@@ -4,7 +4,7 @@
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
 //! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]
-//! [--message-fd [--message-bits B] | --message-fd --table [--twice] [--in-place]]`. Parsing only; a malformed line is refused with the
+//! [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] | --chain]]`. Parsing only; a malformed line is refused with the
 //! reason, never guessed at.
 
 use core::ffi::CStr;
@@ -74,6 +74,13 @@ pub struct Invocation<'a> {
     /// Each message of the table is also hashed in place, the digest written over the message
     /// (`crypto_hash` only: the ICCS API does not promise it).
     pub in_place: bool,
+    /// A table's messages are not checked after their calls (the KAT generator's calls: a
+    /// change to one message is the conformance checks' to find, not the KAT's).
+    pub unchecked_input: bool,
+    /// The engine's message is the first of a chain of `--iters` more calls, each on the last
+    /// message rotated and XORed with the last digest (`trial::chain`, the `KAT_Loop` file);
+    /// only with `--message-fd`.
+    pub chain: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +104,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
                  [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat] \
-                 [--message-fd [--message-bits B] | --message-fd --table [--twice] [--in-place]]",
+                 [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] | --chain]]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -168,6 +175,7 @@ pub fn parse<'a>(
     let mut abi: Option<bool> = None;
     let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
     let (mut message_fd, mut table, mut twice, mut in_place) = (false, false, false, false);
+    let (mut chain, mut unchecked_input) = (false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
@@ -178,6 +186,8 @@ pub fn parse<'a>(
             b"--table" => Some(&mut table),
             b"--twice" => Some(&mut twice),
             b"--in-place" => Some(&mut in_place),
+            b"--chain" => Some(&mut chain),
+            b"--unchecked-input" => Some(&mut unchecked_input),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -255,6 +265,11 @@ pub fn parse<'a>(
             "--table (with --message-fd, and no --message-bits, --count or offsets)",
         ));
     }
+    if chain && (!message_fd || table || message_bits.is_some() || count || msg_offset.is_some()) {
+        return Err(ArgsError::OutOfRange(
+            "--chain (with --message-fd, and no --table, --message-bits, --count or offsets)",
+        ));
+    }
     if (twice || in_place) && !table {
         return Err(ArgsError::OutOfRange(
             "--twice and --in-place (with --table)",
@@ -297,5 +312,7 @@ pub fn parse<'a>(
         table,
         twice,
         in_place,
+        unchecked_input,
+        chain,
     })
 }

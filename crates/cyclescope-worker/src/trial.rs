@@ -19,6 +19,7 @@
 use core::ffi::c_int;
 
 mod call;
+mod chain;
 mod messages;
 mod table;
 
@@ -192,6 +193,10 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
     // A table job hashes the engine's messages one by one (`table`), and times nothing.
     if inv.table {
         return table::run(inv, ch, lib.entry, MESSAGE_FD);
+    }
+    // So does a chain (`chain`), on the engine's message read above.
+    if inv.chain {
+        return chain::run(inv, ch, lib.entry, &mut msg, &mut digest);
     }
     let fresh = match body {
         None => None,

@@ -70,12 +70,14 @@ pub(crate) trait TrialRunner: Send {
     }
 
     /// Whether `inst` gives every known answer of `kas` in the program its timed calls run in
-    /// (one table job of the trial worker): once per library, width and calling convention.
-    /// None when this runner proves no work.
+    /// (one table job of the trial worker, which also hashes the timing message of each of
+    /// `lengths`: the reference digests come from that same job): once per library, width and
+    /// calling convention. None when this runner proves no work.
     fn known_answers_hold(
         &mut self,
         _inst: &Instance,
         _kas: &[crate::kat::known::KnownAnswer],
+        _lengths: &[u64],
     ) -> Option<Result<(), JobFailure>> {
         None
     }
@@ -207,13 +209,19 @@ impl TrialRunner for WorkerRunner {
         &mut self,
         inst: &Instance,
         kas: &[crate::kat::known::KnownAnswer],
+        lengths: &[u64],
     ) -> Option<Result<(), JobFailure>> {
         let key = (inst.library.clone(), inst.digest_bits, inst.abi);
         if self.known.contains(&key) {
             return Some(Ok(()));
         }
-        if let Err(f) = super::known::hold(inst, kas) {
-            return Some(Err(f));
+        let references = match super::known::hold(inst, kas, lengths) {
+            Ok(r) => r,
+            Err(f) => return Some(Err(f)),
+        };
+        for (bytes, digest) in references {
+            let at = (inst.library.clone(), inst.digest_bits, inst.abi, bytes);
+            self.digests.insert(at, digest);
         }
         self.known.insert(key);
         Some(Ok(()))

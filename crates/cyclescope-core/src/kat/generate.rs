@@ -2,7 +2,8 @@
 //! byte: `KAT_2_12`, `KAT_2_23`, `KAT_2_33` and `KAT_Loop`, written to any `io::Write` while
 //! the SHA-256 of the text's canonical form is computed on the fly. The hash function is a
 //! closure, so the generators run against a loaded library (in a worker process) or against
-//! plain Rust in tests. Every call's guard bytes are checked (`OVERFLOW`) and a non-zero
+//! plain Rust in tests; a closure may also stop the file with an error of its own (the worker
+//! that made the call ended). Every call's guard bytes are checked (`OVERFLOW`) and a non-zero
 //! return stops the file (`CRYPTOFAIL`; the loop ignores it, like the official generator).
 //! This module never loads libraries, spawns processes or decides a file's verdict.
 
@@ -25,6 +26,8 @@ pub(crate) const MSG_LEN_BITS_2_23: u64 = 1 << 23;
 pub(crate) const MSG_LEN_BITS_2_33: u64 = 1 << 33;
 /// Chained iterations of `KAT_Loop`.
 pub(crate) const LOOP_ITERATIONS: u64 = 1_000_000;
+/// The length of `KAT_Loop`'s message, in bits.
+pub(crate) const LOOP_BITS: u64 = 8192;
 
 /// One of the four KAT files of a hash instance, in the order the official generator writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -119,6 +122,10 @@ pub enum GenerateError {
     Overflow { buffer: &'static str, msg_bits: u64 },
     #[error("writing the KAT text: {0}")]
     Io(#[from] std::io::Error),
+    /// The worker that made the call reported a fault the generator cannot see from here, or
+    /// ended without its digests (a crash, a stop, a timeout, a forged line).
+    #[error("{detail}")]
+    Worker { status: KatStatus, detail: String },
 }
 
 impl GenerateError {
@@ -127,6 +134,7 @@ impl GenerateError {
         match self {
             GenerateError::CryptoFail { .. } => Some(KatStatus::Cryptofail),
             GenerateError::Overflow { .. } => Some(KatStatus::Overflow),
+            GenerateError::Worker { status, .. } => Some(*status),
             GenerateError::Io(_) => None,
         }
     }
@@ -141,9 +149,9 @@ fn checked_call<H>(
     check_rc: bool,
 ) -> Result<(), GenerateError>
 where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> Result<i32, GenerateError>,
 {
-    let rc = hash(msg, msg_bits, digest);
+    let rc = hash(msg, msg_bits, digest)?;
     if !digest.guards_intact() {
         return Err(GenerateError::Overflow {
             buffer: "digest",
@@ -173,7 +181,7 @@ pub fn generate<H, W>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, GenerateError>
 where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> Result<i32, GenerateError>,
     W: Write,
 {
     let mut w = KatWriter::new(out);
@@ -202,6 +210,20 @@ where
     }
     Ok(w.finish()?)
 }
+
+/// Writes `KAT_Loop` for a `digest_bits` instance to `out` from the last digest of its chain,
+/// worked out elsewhere (the trial worker's `--chain`, from [`loop_first_message`]).
+pub(crate) fn generate_loop_from(
+    digest_bits: u32,
+    last: &[u8],
+    out: impl Write,
+) -> Result<Written, GenerateError> {
+    let mut w = KatWriter::new(out);
+    files::loop_text(digest_bits, &files::loop_first_message(), last, &mut w)?;
+    Ok(w.finish()?)
+}
+
+pub(crate) use files::loop_first_message;
 
 #[cfg(test)]
 mod tests;

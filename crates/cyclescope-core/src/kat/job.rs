@@ -1,23 +1,22 @@
-//! The worker side of a KAT job: load the library, check its width, generate the requested
-//! files into the output folder and report over the worker protocol — the metadata, `timing`
-//! log lines, progress (at most ten messages a second), and per file either its size and
-//! canonical digests or the candidate fault that stopped it; then the conformance checks
-//! (`conform`), a step before each and its outcome after. Runs only inside
-//! `cyclescope worker kat`; it decides no verdict (the parent compares against references).
+//! A KAT job's protocol, and its second part, the conformance checks, which run in
+//! `cyclescope worker kat`: load the library, check its width, run every check (`conform`), a
+//! step before each and its outcome after. The first part — the metadata, and each requested
+//! file written with every digest from the trial worker (`timing` log lines, progress at most
+//! ten messages a second, and per file its size and canonical digests or the fault that
+//! stopped it) — is the engine's (`kat::run`, `kat::produce`), spoken in the same messages.
+//! Nothing here decides a verdict (the parent compares against references).
 
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::KatStatus;
-use super::generate::{self, GenerateError, KatFile};
+use super::generate::KatFile;
 use crate::conform::run::Report;
 use crate::conform::verdict::Digests;
 use crate::conform::{Check, CheckResult, ConformPlan, OracleSpec};
-use crate::plugin::{GuardedBuffer, HashLibrary, NgccMeta};
+use crate::plugin::{HashLibrary, NgccMeta};
 
 /// Minimum spacing of progress messages.
 pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -142,19 +141,13 @@ pub(crate) fn kat_name(explicit: Option<&str>, meta: Option<&NgccMeta>, label: &
         .unwrap_or_else(|| label.to_string())
 }
 
-/// Runs the job, handing every message to `send`.
+/// Runs the job's second part, the conformance checks, handing every message to `send`: the
+/// engine wrote the KAT files already (`kat::produce`, every digest from the trial worker) and
+/// spoke for them; this part loads the library, runs every check and says `done`.
 pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
     let lib = match HashLibrary::open_abi(&spec.library, spec.abi)
         .and_then(|l| l.check_digest_bits(spec.digest_bits).map(|()| l))
     {
-        Ok(l) if spec.digest_bits == 0 => {
-            return send(&KatMessage::LoadFailed {
-                detail: format!(
-                    "library {} states no digest width and none was given",
-                    l.path().display()
-                ),
-            });
-        }
         Ok(l) => l,
         Err(e) => {
             return send(&KatMessage::LoadFailed {
@@ -163,34 +156,9 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
         }
     };
     let name = kat_name(spec.kat_name.as_deref(), lib.meta(), &spec.label);
-    send(&KatMessage::Loaded {
-        meta: lib.meta().cloned(),
-        kat_name: name.clone(),
-    });
     let bits = spec.digest_bits;
-    let mut hash = |msg: &GuardedBuffer, msg_bits: u64, digest: &mut GuardedBuffer| {
-        lib.crypt_hash(bits, msg, msg_bits, digest)
-    };
-    for &file in &spec.files {
-        match one_file(spec, file, &name, &mut hash, send) {
-            Ok(()) => {}
-            Err(e) => {
-                let detail = format!("{}: {e}", file.file_name(&name));
-                return send(&match e.status() {
-                    Some(status) => KatMessage::Fault {
-                        file,
-                        status,
-                        detail,
-                    },
-                    None => KatMessage::Error { detail },
-                });
-            }
-        }
-    }
-    // In the same process, after the KAT's calls: `determinism` counts on them.
     let started = Instant::now();
-    // `alignment` hashes vectors of the KAT_2_12 text just written, whose answers the parent
-    // holds too.
+    // `alignment` hashes vectors of the KAT_2_12 text the engine wrote, whose answers it holds.
     let vectors = if spec.files.contains(&KatFile::Kat2_12) {
         let path = spec.out_dir.join(KatFile::Kat2_12.file_name(&name));
         let lengths = crate::conform::verdict::vector_lengths(lib.abi().is_iccs());
@@ -228,57 +196,6 @@ pub fn oracle_from_args(
         library: library?,
         abi,
     })
-}
-
-fn one_file<H>(
-    spec: &JobSpec,
-    file: KatFile,
-    name: &str,
-    hash: &mut H,
-    send: &mut dyn FnMut(&KatMessage),
-) -> Result<(), GenerateError>
-where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
-{
-    let file_name = file.file_name(name);
-    // Never through a link left in the run's KAT folder.
-    let text_file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(spec.out_dir.join(&file_name))?;
-    let out = BufWriter::with_capacity(1 << 16, text_file);
-    let started = Instant::now();
-    let mut last = started;
-    let mut progress = |done: u64, total: u64| {
-        // Checking the clock only every 64 steps keeps it off a million-call loop's profile.
-        if done == total || (done.is_multiple_of(64) && last.elapsed() >= PROGRESS_INTERVAL) {
-            last = Instant::now();
-            send(&KatMessage::Progress { file, done, total });
-        }
-    };
-    let mut out = out;
-    let written = generate::generate(file, spec.digest_bits, hash, &mut out, &mut progress)?;
-    out.flush()?;
-    drop(out);
-    let seconds = started.elapsed().as_secs_f64();
-    send(&KatMessage::Log {
-        line: format!(
-            "timing  {} {seconds:.3} s{}",
-            file.tag(),
-            file.timing_note()
-        ),
-    });
-    send(&KatMessage::FileDone {
-        file,
-        name: file_name,
-        bytes: written.bytes,
-        seconds,
-        sha256_strict: hex::encode(written.sha256_strict),
-        sha256_nolen: hex::encode(written.sha256_nolen),
-    });
-    Ok(())
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ mod tests {
         let mut hash =
             |m: &crate::plugin::GuardedBuffer, bits: u64, d: &mut crate::plugin::GuardedBuffer| {
                 d.data_mut().copy_from_slice(&weigh(m.data(), bits));
-                0
+                Ok(0)
             };
         let file = std::fs::File::create(&path).unwrap();
         crate::kat::generate(

@@ -1,13 +1,16 @@
-//! The engine side of a KAT job: runs it for one `Instance` in a worker process
-//! (`cyclescope worker kat …`), follows its messages, compares every finished file with its
-//! reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT), classifies
-//! how the worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT, load
-//! error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on disk unlike its report → TAMPERED),
-//! and writes the KAT log. The calling process survives whatever the candidate does; this
-//! module never loads a candidate library itself.
+//! The engine side of a KAT job for one `Instance`: writes its files with every digest from
+//! the trial worker (`made`, `kat::produce`), then runs the conformance checks in a worker
+//! process (`cyclescope worker kat …`) and follows its messages; compares every finished file
+//! with its reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT),
+//! classifies how a worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT,
+//! load error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on
+//! disk unlike its report → TAMPERED), and writes the KAT log. The calling process survives
+//! whatever the candidate does; this module never loads a candidate library itself.
 
 mod check;
+mod ended;
 mod folder;
+mod made;
 mod on_disk;
 mod order;
 mod references;
@@ -25,7 +28,7 @@ use super::log;
 use super::manifest::ManifestError;
 use crate::catalog::Instance;
 use crate::name::SafeName;
-use crate::worker::{self, Exit, Limits, WorkerCommand, WorkerError};
+use crate::worker::{self, Limits, WorkerCommand, WorkerError};
 
 pub use references::Reference;
 pub use report::{FileReport, KatReport};
@@ -250,73 +253,60 @@ pub fn run_kat(
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
     let mut order = order::KatOrder::new(&files);
-    let mut looked = Instant::now();
-    let outcome = worker::run(&cmd, |m: KatMessage| {
-        order.accept(&m)?;
-        state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)?;
-        // A candidate filling the folder with files of its own is stopped while it runs, not
-        // only judged after the job (each file is capped by RLIMIT_FSIZE, their number is not).
-        if looked.elapsed() >= FOLDER_LOOK_INTERVAL {
-            looked = Instant::now();
-            let now = folder::Listing::of(&gen_dir);
-            if let Some(why) = budget.breach(&before, &now, state.kat_name()) {
-                return Err(worker::Tampering(why));
-            }
+    // The files: written here, every digest from the trial worker (`kat::produce`).
+    let mut producer = super::produce::Producer::new(inst, opts);
+    let mut inconsistent = None;
+    let made = made::make_files(inst, &spec, &gen_dir, &mut producer, &mut |m| {
+        // A stop the worker's protocol has no word for (a crash, a timeout) ends it here.
+        let ends = matches!(&m, KatMessage::Fault { status, .. }
+            if !matches!(status, KatStatus::Cryptofail | KatStatus::Overflow));
+        let taken = match ends {
+            true => Ok(()),
+            false => order.accept(&m),
         }
-        Ok(())
-    })?;
+        .and_then(|()| state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event));
+        if let Err(e) = taken {
+            inconsistent.get_or_insert(e.0);
+        }
+    });
+    if producer.cancelled {
+        return Err(KatError::Cancelled(inst.label.clone()));
+    }
+    if let Some(detail) = inconsistent {
+        return Err(KatError::Internal {
+            label: inst.label.clone(),
+            detail,
+        });
+    }
+    // The checks, in `cyclescope worker kat`, once every file is written.
+    let mut looked = Instant::now();
+    let outcome = match made {
+        None => None,
+        Some(_) => Some(worker::run(&cmd, |m: KatMessage| {
+            order.accept(&m)?;
+            state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)?;
+            // A candidate filling the folder with files of its own is stopped while it runs.
+            if looked.elapsed() >= FOLDER_LOOK_INTERVAL {
+                looked = Instant::now();
+                let now = folder::Listing::of(&gen_dir);
+                if let Some(why) = budget.breach(&before, &now, state.kat_name()) {
+                    return Err(worker::Tampering(why));
+                }
+            }
+            Ok(())
+        })?),
+    };
     // The folder and the files are the engine's again before anything reads them as a whole.
     drop(loan);
-    // A worker that ended inside a conformance check (its KAT files all written) fails that
-    // check; the files keep their verdict.
-    let verdict = state.verdict().or_else(|| match &outcome.exit {
-        Exit::Signal { name, .. } => state.died_in_check(&format!("signal={name}")),
-        Exit::Stopped(stopped) => state.died_in_check(&stopped.to_string()),
-        Exit::TimedOut(d) => {
-            state.died_in_check(&format!("timeout after {:.0} s", d.as_secs_f64()))
-        }
-        Exit::Code(rc) => state.died_in_check(&format!("exit={rc}")),
-        _ => None,
-    });
-    let (status, detail) = match (&outcome.exit, verdict) {
-        (Exit::Tampered(why), _) => (
-            KatStatus::Tampered,
-            format!("{why}{}", state.during(&files)),
-        ),
-        (Exit::Moved(why), _) => (
-            KatStatus::Tampered,
-            format!(
-                "the candidate left its place: {why}{}",
-                state.during(&files)
-            ),
-        ),
-        (_, Some(v)) => v,
-        (Exit::Cancelled, None) => return Err(KatError::Cancelled(inst.label.clone())),
-        (Exit::Signal { name, .. }, None) => (
-            KatStatus::Crash,
-            format!(
-                "signal={name}{}{}",
-                state.during(&files),
-                outcome.death_note()
-            ),
-        ),
-        // A stopped worker would only wait out the job's limit: it is a crash, named.
-        (Exit::Stopped(stopped), None) => (
-            KatStatus::Crash,
-            format!("{stopped}{}", state.during(&files)),
-        ),
-        (Exit::TimedOut(d), None) => (
-            KatStatus::Timeout,
-            format!(
-                "timeout after {:.0} s{}",
-                d.as_secs_f64(),
-                state.during(&files)
-            ),
-        ),
-        (Exit::Code(rc), None) => (
-            KatStatus::Crash,
-            format!("exit={rc}{}{}", state.during(&files), outcome.limit_note),
-        ),
+    let (status, detail) = match &outcome {
+        // The files stopped the job: their verdict is the job's.
+        None => state.verdict().unwrap_or_else(|| {
+            (
+                KatStatus::Crash,
+                format!("no verdict{}", state.during(&files)),
+            )
+        }),
+        Some(outcome) => ended::ended(&outcome.exit, outcome, &mut state, &files, inst)?,
     };
     // Whatever the worker said, the folder must hold only what the generator wrote.
     let after = folder::Listing::of(&gen_dir);
@@ -337,9 +327,16 @@ pub fn run_kat(
         });
     }
     let mut report = state.finish(status, detail, log_path);
-    report.stderr_tail = outcome.stderr_tail;
-    report.peak_memory_bytes = outcome.peak_memory_bytes;
-    report.cpu_time = outcome.group_cpu;
+    // Every worker of the job: the trial workers that made the files, the checks' worker.
+    let worker = outcome.as_ref();
+    report.stderr_tail = worker.map(|o| o.stderr_tail.clone()).unwrap_or_default();
+    report.peak_memory_bytes = producer
+        .peak_memory_bytes
+        .max(worker.and_then(|o| o.peak_memory_bytes));
+    report.cpu_time = match (producer.cpu_time, worker.and_then(|o| o.group_cpu)) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
     write_log(&report.log_path, &state_log(&report, &state))?;
     Ok(report)
 }
@@ -352,13 +349,13 @@ fn state_log(report: &KatReport, state: &check::JobState) -> String {
     // Measured from outside the worker: nothing the candidate does can change it.
     if let Some(bytes) = report.peak_memory_bytes {
         text.push_str(&format!(
-            "memory  peak {} (the worker's control group)\n",
+            "memory  peak {} (the largest of its workers', each by its control group)\n",
             crate::format::bytes(bytes)
         ));
     }
     if let Some(cpu) = report.cpu_time {
         text.push_str(&format!(
-            "cpu     {:.3} s (the worker's control group: every thread and process it started)\n",
+            "cpu     {:.3} s (its workers' control groups: every thread and process they started)\n",
             cpu.as_secs_f64()
         ));
     }

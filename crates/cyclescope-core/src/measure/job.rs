@@ -262,7 +262,7 @@ pub(crate) fn run_process(
                         format!("CryptHash returned {rc}"),
                     ))
                 }
-                TrialMessage::Overflow => {
+                TrialMessage::Overflow { .. } => {
                     fault = Some(JobFailure::new(
                         FailureKind::Overflow,
                         format!(

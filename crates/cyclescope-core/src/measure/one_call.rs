@@ -28,12 +28,24 @@ pub(crate) fn command(
     extra: &[String],
     timeout: Duration,
 ) -> Result<WorkerCommand, OneShotError> {
+    let limits = Limits::from_env().map_err(OneShotError::Start)?;
+    command_with(spec, library, more, extra, timeout, limits)
+}
+
+/// [`command`] under `limits` (a KAT job's, `--max-address-space-mib` of `kat` and `run`).
+pub(crate) fn command_with(
+    spec: &TrialSpec,
+    library: Arc<SealedLibrary>,
+    more: Option<Arc<SealedLibrary>>,
+    extra: &[String],
+    timeout: Duration,
+    limits: Limits,
+) -> Result<WorkerCommand, OneShotError> {
     // What the parent can check of the file, it checks before anything runs it.
     crate::plugin::check_elf(&library.here())
         .map_err(|e| OneShotError::Start(library.name_here(&e.to_string())))?;
     let exe =
         crate::catalog::bundled::trial_worker().map_err(|e| OneShotError::Start(e.to_string()))?;
-    let limits = Limits::from_env().map_err(OneShotError::Start)?;
     let mut args = MeasureInvocation {
         spec: spec.clone(),
         cpu: None,

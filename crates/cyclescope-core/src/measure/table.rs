@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::measure::job::meta;
@@ -17,8 +18,8 @@ use crate::plugin::sealed::{SealedLibrary, name_originals};
 use crate::worker::one_shot::{OneShotError, no_answer};
 use crate::worker::{Exit, Tampering};
 
-/// What each message of a table is hashed as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What each message of a table is hashed as, and how its worker runs.
+#[derive(Debug, Clone)]
 pub struct TableJob {
     pub digest_bits: u32,
     pub abi: Abi,
@@ -26,7 +27,41 @@ pub struct TableJob {
     pub twice: bool,
     /// Each message is also hashed in place (`crypto_hash` only), the digest over the message.
     pub in_place: bool,
+    /// A message is not held to what it was after its call (the KAT generator's way).
+    pub unchecked_input: bool,
     pub timeout: Duration,
+    /// Set to stop the job at once.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// The CPU the worker is pinned to (one the caller locked).
+    pub cpu: Option<usize>,
+    /// The worker's limits, where not the environment's (`Limits::from_env`).
+    pub limits: Option<crate::worker::Limits>,
+}
+
+impl TableJob {
+    /// One digest a message, its input checked, wherever the worker runs.
+    pub fn plain(digest_bits: u32, abi: Abi, timeout: Duration) -> Self {
+        Self {
+            digest_bits,
+            abi,
+            twice: false,
+            in_place: false,
+            unchecked_input: false,
+            timeout,
+            cancel: None,
+            cpu: None,
+            limits: None,
+        }
+    }
+}
+
+/// A table's digests, and what the worker's control group saw of it.
+#[derive(Debug, Clone, Default)]
+pub struct TableAnswer {
+    /// For each message, its digests one after another.
+    pub digests: Vec<Vec<u8>>,
+    pub peak_memory_bytes: Option<u64>,
+    pub cpu_time: Option<Duration>,
 }
 
 impl TableJob {
@@ -43,8 +78,8 @@ impl TableJob {
 /// What the candidate did to one message that ended the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// It wrote outside its message or digest buffer.
-    Overflow,
+    /// It wrote outside its message or digest buffer (which, where the worker said).
+    Overflow(Option<&'static str>),
     /// It wrote into its const message, first at this byte.
     InputChanged(u64),
     /// It returned non-zero.
@@ -52,15 +87,33 @@ pub enum Fault {
 }
 
 /// Why a table gave no digests for every message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum TableError {
     #[error("message {index}: {fault:?}")]
-    Fault { index: usize, fault: Fault },
+    Fault {
+        index: usize,
+        fault: Fault,
+        /// The digests of every message before it.
+        before: Vec<Vec<u8>>,
+    },
     /// The library did not load, or the worker could not run the table.
     #[error("{0}")]
     Worker(String),
+    /// The worker could not allocate its buffers (under its address-space limit).
+    #[error("{0}")]
+    Memory(String),
     #[error(transparent)]
     OneShot(#[from] OneShotError),
+    /// The cancel flag stopped it.
+    #[error("cancelled")]
+    Cancelled,
+    /// The worker ended without its answer (a crash, a stop, a timeout, a line it does not
+    /// write), as its outcome says.
+    #[error("{}", no_answer(library, outcome))]
+    Ended {
+        library: std::path::PathBuf,
+        outcome: Box<crate::worker::Outcome>,
+    },
 }
 
 /// The digests of `messages` (each its bytes and its length in bits) by `library`: for each
@@ -69,57 +122,128 @@ pub fn hash_table(
     library: &Path,
     job: &TableJob,
     messages: &[(&[u8], u64)],
-) -> Result<Vec<Vec<u8>>, TableError> {
+) -> Result<TableAnswer, TableError> {
     if job.digest_len() == 0 {
         return Err(TableError::Worker("a table of digests 0 bits wide".into()));
     }
-    let mut table = Vec::new();
-    for &(bytes, bits) in messages {
+    let heads: Vec<[u8; 8]> = messages
+        .iter()
+        .map(|&(_, bits)| bits.to_le_bytes())
+        .collect();
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * messages.len());
+    for (&(bytes, bits), head) in messages.iter().zip(&heads) {
         let len = usize::try_from(bits.div_ceil(8))
             .ok()
             .filter(|&n| n <= bytes.len())
             .ok_or_else(|| {
                 TableError::Worker(format!("{bits} bits asked of {} bytes", bytes.len()))
             })?;
-        table.extend_from_slice(&bits.to_le_bytes());
-        table.extend_from_slice(&bytes[..len]);
+        parts.extend([head.as_slice(), &bytes[..len]]);
     }
-    let sealed = SealedLibrary::of_bytes("table", &table)
+    let mut extra = vec!["--table".to_string()];
+    extra.extend(job.twice.then(|| "--twice".to_string()));
+    extra.extend(job.in_place.then(|| "--in-place".to_string()));
+    extra.extend(job.unchecked_input.then(|| "--unchecked-input".to_string()));
+    let per_record = job.per_message() * job.digest_len();
+    run_job(
+        library,
+        job,
+        &parts,
+        messages.len() as u64,
+        &extra,
+        messages.len(),
+        per_record,
+    )
+}
+
+/// The last digest of the `KAT_Loop` file's chain on `first` (hashed whole): one call on it,
+/// then `calls` more, each on the last message rotated left by the digest's length with the
+/// last digest XORed into its front (the trial worker's `--chain`, return codes ignored as
+/// the official generator ignores them). Only `job`'s width, ABI and deadline are used.
+pub fn hash_chain(
+    library: &Path,
+    job: &TableJob,
+    first: &[u8],
+    calls: u64,
+) -> Result<TableAnswer, TableError> {
+    if job.digest_len() == 0 {
+        return Err(TableError::Worker("a chain of digests 0 bits wide".into()));
+    }
+    let extra = ["--chain".to_string()];
+    run_job(library, job, &[first], calls, &extra, 1, job.digest_len())
+}
+
+/// Runs one trial-worker job on `parts` (sealed, at the message descriptor) with `extra` words
+/// after `--message-fd`, its `--iters` `iters`, and reads `records` records of `per_record`
+/// digest bytes from it.
+fn run_job(
+    library: &Path,
+    job: &TableJob,
+    parts: &[&[u8]],
+    iters: u64,
+    extra: &[String],
+    records: usize,
+    per_record: usize,
+) -> Result<TableAnswer, TableError> {
+    let sealed = SealedLibrary::of_parts("table", parts)
         .map_err(|e| TableError::Worker(format!("cannot seal the table for the worker: {e}")))?;
     let lib =
         crate::plugin::sealed::for_path(library).map_err(|e| OneShotError::Start(e.to_string()))?;
-    let spec = one_call::spec(
-        job.digest_bits,
-        job.abi,
-        table.len() as u64,
-        messages.len() as u64,
-    );
-    let mut extra = vec!["--message-fd".to_string(), "--table".to_string()];
-    extra.extend(job.twice.then(|| "--twice".to_string()));
-    extra.extend(job.in_place.then(|| "--in-place".to_string()));
-    let cmd = one_call::command(&spec, lib, Some(Arc::new(sealed)), &extra, job.timeout)?;
-    let per_record = job.per_message() * job.digest_len();
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let spec = one_call::spec(job.digest_bits, job.abi, total as u64, iters);
+    let words: Vec<String> = std::iter::once("--message-fd".to_string())
+        .chain(extra.iter().cloned())
+        .collect();
+    let limits = match job.limits {
+        Some(l) => l,
+        None => crate::worker::Limits::from_env().map_err(OneShotError::Start)?,
+    };
+    let mut cmd = one_call::command_with(
+        &spec,
+        lib,
+        Some(Arc::new(sealed)),
+        &words,
+        job.timeout,
+        limits,
+    )?;
+    cmd.cancel = job.cancel.clone();
+    cmd.pinned_cpu = job.cpu;
     let mut got = Got {
         ready: false,
         digests: Vec::new(),
         end: None,
     };
     let outcome = crate::worker::run(&cmd, |m: TrialMessage| {
-        got.take(m, &spec, per_record, messages.len())
+        got.take(m, &spec, per_record, records)
     })
     .map_err(|e| OneShotError::Start(e.to_string()))?;
     let index = got.digests.len() / per_record.max(1);
     match (got.end, &outcome.exit) {
-        (_, Exit::Tampered(_) | Exit::Moved(_)) | (None, _) => {
-            Err(no_answer(library, &outcome).into())
-        }
-        (Some(End::Fault(fault)), _) => Err(TableError::Fault { index, fault }),
+        (_, Exit::Cancelled) => Err(TableError::Cancelled),
+        (_, Exit::Tampered(_) | Exit::Moved(_)) | (None, _) => Err(TableError::Ended {
+            library: library.to_path_buf(),
+            outcome: Box::new(outcome),
+        }),
+        (Some(End::Fault(fault)), _) => Err(TableError::Fault {
+            index,
+            fault,
+            before: got
+                .digests
+                .chunks(per_record.max(1))
+                .map(<[u8]>::to_vec)
+                .collect(),
+        }),
         (Some(End::Error(why)), _) => Err(TableError::Worker(name_originals(&why, &cmd.libraries))),
-        (Some(End::Done), _) => Ok(got
-            .digests
-            .chunks(per_record.max(1))
-            .map(<[u8]>::to_vec)
-            .collect()),
+        (Some(End::Memory(why)), _) => Err(TableError::Memory(why)),
+        (Some(End::Done), _) => Ok(TableAnswer {
+            digests: got
+                .digests
+                .chunks(per_record.max(1))
+                .map(<[u8]>::to_vec)
+                .collect(),
+            peak_memory_bytes: outcome.peak_memory_bytes,
+            cpu_time: outcome.group_cpu,
+        }),
     }
 }
 
@@ -128,6 +252,7 @@ enum End {
     Done,
     Fault(Fault),
     Error(String),
+    Memory(String),
 }
 
 /// The worker's lines, in the order a table's come: `ready`, `digests` of whole messages
@@ -163,6 +288,10 @@ impl Got {
                     Err(e) => End::Error(e.to_string()),
                 }
             }
+            TrialMessage::Error {
+                stage: crate::measure::trial::LoadStage::Memory,
+                detail,
+            } => End::Memory(detail),
             TrialMessage::Error { stage, detail } => {
                 End::Error(meta::load_error(spec, stage, detail))
             }
@@ -180,7 +309,13 @@ impl Got {
                 return Ok(());
             }
             TrialMessage::Done { .. } if self.digests.len() == count * per_record => End::Done,
-            TrialMessage::Overflow => End::Fault(Fault::Overflow),
+            TrialMessage::Overflow { buffer } => {
+                End::Fault(Fault::Overflow(match buffer.as_deref() {
+                    Some("message") => Some("message"),
+                    Some("digest") => Some("digest"),
+                    _ => None,
+                }))
+            }
             TrialMessage::InputChanged { offset } => End::Fault(Fault::InputChanged(offset)),
             TrialMessage::Cryptofail { rc } => End::Fault(Fault::Returned(rc)),
             _ => return Err(out_of_order()),
@@ -191,79 +326,4 @@ impl Got {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::counter::CycleSource;
-
-    fn ready() -> TrialMessage {
-        TrialMessage::Ready {
-            meta_block: None,
-            build_flags: None,
-            baseline_rss_bytes: 1,
-            cycle_source: CycleSource::Tsc,
-            perf_unavailable: None,
-            per_call_source: None,
-            timer_overhead_ticks: 0,
-            sandbox: None,
-        }
-    }
-
-    fn digests(bytes: usize) -> TrialMessage {
-        TrialMessage::Digests {
-            hex: "ab".repeat(bytes),
-        }
-    }
-
-    /// Three messages of 4-byte digests, hashed twice (8 bytes a message): `lines` taken in
-    /// turn, and whether any was refused.
-    fn take(lines: Vec<TrialMessage>) -> (Got, bool) {
-        let spec = one_call::spec(32, Abi::Iccs, 0, 3);
-        let mut got = Got {
-            ready: false,
-            digests: Vec::new(),
-            end: None,
-        };
-        let refused = lines.into_iter().any(|m| got.take(m, &spec, 8, 3).is_err());
-        (got, refused)
-    }
-
-    #[test]
-    fn a_table_answers_whole_messages_in_order_and_ends_once() {
-        let (got, refused) = take(vec![
-            ready(),
-            digests(16),
-            digests(8),
-            TrialMessage::Done { peak_rss_bytes: 1 },
-        ]);
-        assert!(!refused && matches!(got.end, Some(End::Done)));
-        assert_eq!(got.digests.len(), 24);
-        // A fault after two messages: the third is the one it names.
-        let (got, refused) = take(vec![
-            ready(),
-            digests(16),
-            TrialMessage::Cryptofail { rc: 7 },
-        ]);
-        assert!(!refused && matches!(got.end, Some(End::Fault(Fault::Returned(7)))));
-        assert_eq!(got.digests.len() / 8, 2);
-    }
-
-    #[test]
-    fn digests_the_table_does_not_hold_are_refused() {
-        let done = || TrialMessage::Done { peak_rss_bytes: 1 };
-        for lines in [
-            // More messages than the table holds.
-            vec![ready(), digests(24), digests(8)],
-            // Half a message.
-            vec![ready(), digests(12)],
-            // Done before every message has its digests.
-            vec![ready(), digests(16), done()],
-            // Digests before ready, and a line after the end.
-            vec![digests(8)],
-            vec![ready(), digests(24), done(), digests(8)],
-            vec![ready(), TrialMessage::Overflow, done()],
-        ] {
-            let shown = format!("{lines:?}");
-            assert!(take(lines).1, "{shown}");
-        }
-    }
-}
+mod tests;

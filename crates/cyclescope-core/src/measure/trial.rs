@@ -118,8 +118,12 @@ pub(crate) enum TrialMessage {
     Cryptofail {
         rc: i32,
     },
-    /// A guard byte around the message or digest changed (OVERFLOW).
-    Overflow,
+    /// A guard byte around the message or digest changed (OVERFLOW); a table or chain job
+    /// names which.
+    Overflow {
+        #[serde(default)]
+        buffer: Option<String>,
+    },
     /// The message was not the one prepared after a phase: the candidate wrote into its
     /// `const` input (TAMPERED), first at this offset.
     InputChanged {

@@ -318,7 +318,7 @@ mod tests {
             (
                 "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --twice",
                 "OutOfRange",
-                "--twice and --in-place (with --table)",
+                "--twice, --in-place and --unchecked-input (with --table)",
             ),
             (
                 "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \

@@ -84,6 +84,17 @@ impl SealedLibrary {
         Self::sealed(&c_name, bytes, PathBuf::from(name))
     }
 
+    /// `parts` one after another sealed the same way, named `name`, unhashed (a table of
+    /// messages, `measure::table`, up to gigabytes: never loaded, so no library hash).
+    pub(crate) fn of_parts(name: &str, parts: &[&[u8]]) -> std::io::Result<Self> {
+        let c_name = std::ffi::CString::new(name.replace('\0', "")).unwrap_or_default();
+        Ok(Self {
+            fd: crate::jail::sealed_memfd_of(&c_name, parts)?,
+            sha256: String::new(),
+            original: PathBuf::from(name),
+        })
+    }
+
     /// The SHA-256 (hex) of the sealed bytes: what every worker of the run loads.
     pub fn sha256(&self) -> &str {
         &self.sha256

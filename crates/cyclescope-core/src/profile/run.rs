@@ -263,7 +263,7 @@ fn run_worker(
             }
             TrialMessage::Done { .. } => done = true,
             TrialMessage::Cryptofail { rc } => fault = Some(format!("CryptHash returned {rc}")),
-            TrialMessage::Overflow => {
+            TrialMessage::Overflow { .. } => {
                 fault = Some("the candidate wrote outside its buffers".into())
             }
             TrialMessage::InputChanged { offset } => {

@@ -103,6 +103,11 @@ pub fn send_overflow(ch: &Channel) {
     ch.message("overflow").send();
 }
 
+/// A guard byte of `buffer` (`message`, `digest`) changed.
+pub(crate) fn send_overflow_of(ch: &Channel, buffer: &str) {
+    ch.message("overflow").name("buffer", buffer).send();
+}
+
 /// The message is not the one the worker prepared: the candidate wrote into its input.
 pub fn send_input_changed(ch: &Channel, offset: u64) {
     ch.message("input_changed").number("offset", offset).send();

@@ -3,14 +3,15 @@
 //! exactly its length inside guard bytes, as every other call of this program is made. The
 //! digests go back in order (`digests` lines, whole records each): for each message its
 //! digest, then with `--twice` a second call's, then with `--in-place` the digest of a call
-//! whose output is written over its own message. A broken guard, a changed message or a
+//! whose output is written over its own message (`--unchecked-input`: a message is not held
+//! to the descriptor after its calls, as the KAT generator does not). A broken guard, a changed message or a
 //! non-zero return ends the job with the digests of every message before it sent, so the
 //! engine knows which message it was; the engine judges everything else (two digests that
 //! differ, a checksum, an answer it holds).
 
 use core::ffi::c_int;
 
-use super::messages::{send_cryptofail, send_input_changed, send_overflow};
+use super::messages::{send_cryptofail, send_input_changed, send_overflow_of};
 use super::{Call, EXIT_DONE, EXIT_FAULT, error};
 use crate::args::Invocation;
 use crate::guarded::Guarded;
@@ -160,9 +161,14 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
                 digest: digest.ptr(),
             };
             let rc = call.call_n(1);
-            let fault = if !(msg.intact() && digest.intact()) {
-                Some(Fault::Overflow)
-            } else if let Some(i) = differs_at(fd, msg.data(), start) {
+            let fault = if !digest.intact() {
+                Some(Fault::Overflow("digest"))
+            } else if !msg.intact() {
+                Some(Fault::Overflow("message"))
+            } else if let Some(i) = (!inv.unchecked_input)
+                .then(|| differs_at(fd, msg.data(), start))
+                .flatten()
+            {
                 Some(Fault::InputChanged(i as u64))
             } else {
                 (rc != 0).then_some(Fault::Returned(rc))
@@ -184,7 +190,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
             };
             let rc = call.call_n(1);
             let fault = match (both.intact(), rc) {
-                (false, _) => Some(Fault::Overflow),
+                (false, _) => Some(Fault::Overflow("digest")),
                 (true, 0) => None,
                 (true, rc) => Some(Fault::Returned(rc)),
             };
@@ -203,7 +209,8 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
 
 /// What ended a table early.
 enum Fault {
-    Overflow,
+    /// Which buffer's guard broke.
+    Overflow(&'static str),
     InputChanged(u64),
     Returned(c_int),
 }
@@ -215,7 +222,7 @@ impl Fault {
         out.filled -= partial;
         out.flush(true);
         match self {
-            Fault::Overflow => send_overflow(out.ch),
+            Fault::Overflow(buffer) => send_overflow_of(out.ch, buffer),
             Fault::InputChanged(offset) => send_input_changed(out.ch, offset),
             Fault::Returned(rc) => send_cryptofail(out.ch, rc),
         }

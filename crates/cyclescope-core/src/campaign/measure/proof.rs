@@ -20,14 +20,16 @@ pub(crate) const PROBE_POOL_BYTES: u64 = 1 << 20;
 
 impl Measuring<'_> {
     /// The KAT's known answers, hashed again before any timing in the program the timed calls
-    /// run in; false (the job's failure set) when the library gave another digest.
-    pub(super) fn known_answer_holds(&mut self) -> bool {
+    /// run in, in one job with the timing messages of every length of the run (`lengths`),
+    /// whose digests become the reference digests; false (the job's failure set) when the
+    /// library gave another digest.
+    pub(super) fn known_answer_holds(&mut self, lengths: &[u64]) -> bool {
         if self.job.kat.known_answers.is_empty() {
             return true;
         }
         match self
             .runner
-            .known_answers_hold(&self.job.inst, &self.job.kat.known_answers)
+            .known_answers_hold(&self.job.inst, &self.job.kat.known_answers, lengths)
         {
             Some(Err(f)) => {
                 self.m.failure = Some(f);

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use super::{GenerateError, KatFile, LOOP_ITERATIONS, checked_call, records};
+use super::{GenerateError, KatFile, LOOP_BITS, LOOP_ITERATIONS, checked_call, records};
 use crate::kat::drng::Drng;
 use crate::plugin::GuardedBuffer;
 
@@ -18,7 +18,7 @@ pub(super) fn kat_2_12<H, W>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), GenerateError>
 where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> Result<i32, GenerateError>,
     W: Write,
 {
     let file = KatFile::Kat2_12;
@@ -51,7 +51,7 @@ pub(super) fn partial<H, W>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), GenerateError>
 where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> Result<i32, GenerateError>,
     W: Write,
 {
     let seed = file.seed();
@@ -98,16 +98,15 @@ pub(super) fn kat_loop<H, W>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), GenerateError>
 where
-    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> i32,
+    H: FnMut(&GuardedBuffer, u64, &mut GuardedBuffer) -> Result<i32, GenerateError>,
     W: Write,
 {
-    const BITS: u64 = 8192;
     let mut msg = GuardedBuffer::new(1024);
-    Drng::new(&KatFile::Loop.seed()).generate(msg.data_mut(), BITS);
+    msg.data_mut().copy_from_slice(&loop_first_message());
     let mut text = Vec::with_capacity(4096);
-    records::full_message(&mut text, msg.data(), BITS);
+    records::full_message(&mut text, msg.data(), LOOP_BITS);
     let mut digest = GuardedBuffer::new(digest_len);
-    checked_call(hash, &msg, BITS, &mut digest, false)?;
+    checked_call(hash, &msg, LOOP_BITS, &mut digest, false)?;
     // A digest wider than the message is not a width the API can have (≤ 2048 bits in NGCC).
     let d = digest_len.min(1024);
     for i in 0..LOOP_ITERATIONS {
@@ -116,10 +115,32 @@ where
         for (x, h) in m[..d].iter_mut().zip(digest.data()) {
             *x ^= h;
         }
-        checked_call(hash, &msg, BITS, &mut digest, false)?;
+        checked_call(hash, &msg, LOOP_BITS, &mut digest, false)?;
         progress(i + 1, LOOP_ITERATIONS);
     }
     records::digest(&mut text, digest.data(), digest_bits);
+    w.write_all(&text)?;
+    Ok(())
+}
+
+/// `KAT_Loop`'s first message, `m0`: 8192 DRNG bits.
+pub(crate) fn loop_first_message() -> Vec<u8> {
+    let mut m = vec![0u8; (LOOP_BITS / 8) as usize];
+    Drng::new(&KatFile::Loop.seed()).generate(&mut m, LOOP_BITS);
+    m
+}
+
+/// `KAT_Loop`'s text from its first message and the chain's last digest, worked out elsewhere
+/// (the trial worker's `--chain`).
+pub(super) fn loop_text<W: Write>(
+    digest_bits: u32,
+    first: &[u8],
+    last: &[u8],
+    w: &mut W,
+) -> Result<(), GenerateError> {
+    let mut text = Vec::with_capacity(4096);
+    records::full_message(&mut text, first, LOOP_BITS);
+    records::digest(&mut text, last, digest_bits);
     w.write_all(&text)?;
     Ok(())
 }

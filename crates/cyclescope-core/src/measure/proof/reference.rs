@@ -150,7 +150,7 @@ impl Answer<'_> {
             }
             TrialMessage::Trial { digest, .. } => Ok(digest),
             TrialMessage::Cryptofail { rc } => Err(DigestError::Refused(rc)),
-            TrialMessage::Overflow => Err(DigestError::Overflow(String::new())),
+            TrialMessage::Overflow { .. } => Err(DigestError::Overflow(String::new())),
             TrialMessage::InputChanged { offset } => Err(DigestError::Worker(format!(
                 "the library wrote into its const message, first at byte {offset}"
             ))),

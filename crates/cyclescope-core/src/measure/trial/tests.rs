@@ -110,7 +110,7 @@ fn faults_errors_and_the_end_are_read_as_written() {
         got,
         [
             TrialMessage::Cryptofail { rc: -7 },
-            TrialMessage::Overflow,
+            TrialMessage::Overflow { buffer: None },
             TrialMessage::InputChanged { offset: 31 },
             TrialMessage::CounterFault {
                 fault: CounterFaultKind::Multiplexed,

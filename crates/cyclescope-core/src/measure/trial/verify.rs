@@ -154,7 +154,7 @@ impl TrialOrder {
             (
                 Phase::Measuring,
                 TrialMessage::Cryptofail { .. }
-                | TrialMessage::Overflow
+                | TrialMessage::Overflow { .. }
                 | TrialMessage::InputChanged { .. }
                 | TrialMessage::CounterFault { .. },
             ) => {

@@ -73,7 +73,10 @@ fn the_workers_own_sequence_is_accepted() {
         done(),
     ];
     assert_eq!(first_refusal(&s, &msgs), None);
-    assert_eq!(first_refusal(&s, &[ready(), TrialMessage::Overflow]), None);
+    assert_eq!(
+        first_refusal(&s, &[ready(), TrialMessage::Overflow { buffer: None }]),
+        None
+    );
     let fault = TrialMessage::Cryptofail { rc: -1 };
     assert_eq!(first_refusal(&s, &[ready(), fault]), None);
     let error = TrialMessage::Error {
