@@ -55,23 +55,6 @@ fn a_reservation_beyond_the_address_space_limit_is_refused_and_named() {
     assert!(text(&o).contains(named), "{}", text(&o));
 }
 
-/// Every file under `dir` named `name`.
-fn files_named(dir: &Path, name: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == name) {
-                found.push(p);
-            }
-        }
-    }
-    found
-}
-
 /// No worker of a KAT job can write a file: the trial worker that makes every call of the
 /// files writes nowhere, and the conformance worker, whose working folder is the KAT folder,
 /// may only read it. A library that leaves a file of its own there (or in the engine's folder)
@@ -90,13 +73,19 @@ fn no_worker_of_a_kat_job_can_leave_a_file() {
     let o = kat(t.path(), &lib);
     assert!(!text(&o).contains("TAMPERED"), "{}", text(&o));
     assert!(text(&o).contains("RESULT "), "{}", text(&o));
-    assert_eq!(files_named(t.path(), "stash.bin"), Vec::<PathBuf>::new());
+    assert_eq!(
+        common::hostile::files_named(t.path(), "stash.bin"),
+        Vec::<PathBuf>::new()
+    );
     let o = cyclescope(
         t.path(),
         &common::quick_run(lib.to_str().unwrap(), "r", false),
     );
     assert!(!text(&o).contains("TAMPERED"), "{}", text(&o));
-    assert_eq!(files_named(t.path(), "stash.bin"), Vec::<PathBuf>::new());
+    assert_eq!(
+        common::hostile::files_named(t.path(), "stash.bin"),
+        Vec::<PathBuf>::new()
+    );
     let o = cyclescope(t.path(), &["validate", "r"]);
     assert!(o.status.success(), "{}", text(&o));
 }

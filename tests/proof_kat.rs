@@ -7,38 +7,58 @@
 
 mod common;
 use common::hostile as support;
-use common::proof::{bound, records};
+use common::proof::{bound, run_failure_with};
 
 use std::path::Path;
 
 use support::*;
 
-/// Runs `args` to its end and returns the one record's failure (None: a complete record).
-fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
-    run_failure_with(test, args, &[])
-}
-
-/// [`run_failure`] with `env` set for the library's workers.
-fn run_failure_with(test: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<String>, String) {
-    let m = marker(test);
-    let _sweep = Sweep(m.clone());
-    let (o, _) = run_bounded(command(args, &m, env), bound());
-    let out = text(&o);
-    let run = Path::new(args[args.iter().position(|a| *a == "--out").unwrap() + 1]);
-    let records = records(&run.join("records"));
-    assert_eq!(records.len(), 1, "{out}");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
-    let failure = r["cyclescope"]["failure"].as_str().map(str::to_string);
-    match &failure {
-        Some(_) => {
-            assert_ne!(r["status"], "complete", "{r}");
-            assert!(!o.status.success(), "{out}");
-        }
-        None => assert_eq!(r["status"], "complete", "{r}\n{out}"),
+/// `cheat`'s run into folder `run` (labelled `label`, with `env` for its workers) against a
+/// manifest of the honest fixture's KAT under that label (written once): the run's one
+/// failure and what it printed.
+fn run_against_honest_manifest(
+    tmp: &Path,
+    cheat: &str,
+    label: &str,
+    run: &str,
+    env: &[(&str, &str)],
+) -> (Option<String>, String) {
+    let honest = build_fixture("proof_honest", tmp);
+    let cheat = build_fixture(cheat, tmp);
+    let manifest = tmp.join(format!("{label}.sha256"));
+    if !manifest.is_file() {
+        let kat_out = tmp.join(format!("{label}-kat"));
+        let m = marker(&format!("{label}-manifest"));
+        let _sweep = Sweep(m.clone());
+        let write = [
+            "kat",
+            "--lib",
+            path_str(&honest),
+            "--label",
+            label,
+            "--digest-bits",
+            "256",
+            "--out",
+            path_str(&kat_out),
+            "--write-manifest",
+            path_str(&manifest),
+        ];
+        let (o, _) = run_bounded(command(&write, &m, &[]), bound());
+        assert!(manifest.is_file(), "{}", text(&o));
     }
-    assert_none_left(&m);
-    (failure, out)
+    let out = tmp.join(run);
+    let args = labelled_run(
+        path_str(&cheat),
+        label,
+        path_str(&out),
+        &[
+            "--no-baselines",
+            "--no-reference-jobs",
+            "--manifest",
+            path_str(&manifest),
+        ],
+    );
+    run_failure_with(&format!("{label}-run"), &args, env)
 }
 
 /// A library that computes the proved function only in its KAT files' jobs (it finds their
@@ -48,40 +68,8 @@ fn run_failure_with(test: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<
 #[test]
 fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
     let tmp = tempfile::tempdir().unwrap();
-    let honest = build_fixture("proof_honest", tmp.path());
-    let cheat = build_fixture("kat_job_only", tmp.path());
-    let manifest = tmp.path().join("kat.sha256");
-    let kat_out = tmp.path().join("k");
-    let m = marker("kat-job-only");
-    let _sweep = Sweep(m.clone());
-    let write = [
-        "kat",
-        "--lib",
-        path_str(&honest),
-        "--label",
-        "katonly",
-        "--digest-bits",
-        "256",
-        "--out",
-        path_str(&kat_out),
-        "--write-manifest",
-        path_str(&manifest),
-    ];
-    let (o, _) = run_bounded(command(&write, &m, &[]), bound());
-    assert!(manifest.is_file(), "{}", text(&o));
-    let out = tmp.path().join("run");
-    let args = labelled_run(
-        path_str(&cheat),
-        "katonly",
-        path_str(&out),
-        &[
-            "--no-baselines",
-            "--no-reference-jobs",
-            "--manifest",
-            path_str(&manifest),
-        ],
-    );
-    let (failure, out) = run_failure("kat-job-only-run", &args);
+    let (failure, out) =
+        run_against_honest_manifest(tmp.path(), "kat_job_only", "katonly", "run", &[]);
     // Its KAT files pass; the conformance checks, held to the vectors of the file the engine
     // wrote, find the other function too (`alignment`).
     assert!(out.contains("KAT katonly: NONCONFORM alignment"), "{out}");
@@ -100,40 +88,8 @@ fn a_library_right_only_in_its_kat_job_is_refused_by_a_known_answer() {
 #[test]
 fn a_library_right_only_in_table_jobs_misses_the_reference_digest() {
     let tmp = tempfile::tempdir().unwrap();
-    let honest = build_fixture("proof_honest", tmp.path());
-    let cheat = build_fixture("table_jobs_only", tmp.path());
-    let manifest = tmp.path().join("kat.sha256");
-    let kat_out = tmp.path().join("k");
-    let m = marker("table-jobs-only");
-    let _sweep = Sweep(m.clone());
-    let write = [
-        "kat",
-        "--lib",
-        path_str(&honest),
-        "--label",
-        "tablesonly",
-        "--digest-bits",
-        "256",
-        "--out",
-        path_str(&kat_out),
-        "--write-manifest",
-        path_str(&manifest),
-    ];
-    let (o, _) = run_bounded(command(&write, &m, &[]), bound());
-    assert!(manifest.is_file(), "{}", text(&o));
-    let out = tmp.path().join("run");
-    let args = labelled_run(
-        path_str(&cheat),
-        "tablesonly",
-        path_str(&out),
-        &[
-            "--no-baselines",
-            "--no-reference-jobs",
-            "--manifest",
-            path_str(&manifest),
-        ],
-    );
-    let (failure, out) = run_failure("table-jobs-only-run", &args);
+    let (failure, out) =
+        run_against_honest_manifest(tmp.path(), "table_jobs_only", "tablesonly", "run", &[]);
     assert!(
         out.contains("KAT tablesonly: NONCONFORM alignment"),
         "{out}"
@@ -153,43 +109,12 @@ fn a_library_right_only_in_table_jobs_misses_the_reference_digest() {
 #[test]
 fn a_library_wrong_at_one_length_outside_its_kat_job_is_refused_by_the_known_answers() {
     let tmp = tempfile::tempdir().unwrap();
-    let honest = build_fixture("proof_honest", tmp.path());
-    let cheat = build_fixture("kat_job_one_length", tmp.path());
-    let manifest = tmp.path().join("kat.sha256");
-    let m = marker("kat-job-one-length");
-    let _sweep = Sweep(m.clone());
-    let kat_out = tmp.path().join("k");
-    let write = [
-        "kat",
-        "--lib",
-        path_str(&honest),
-        "--label",
-        "onelength",
-        "--digest-bits",
-        "256",
-        "--out",
-        path_str(&kat_out),
-        "--write-manifest",
-        path_str(&manifest),
-    ];
-    let (o, _) = run_bounded(command(&write, &m, &[]), bound());
-    assert!(manifest.is_file(), "{}", text(&o));
     // At a length of KAT_2_12's, and at KAT_2_23's (its three 1 MiB messages made again).
     for (bits, file) in [("1000", "KAT_2_12_"), ("8388608", "KAT_2_23_")] {
-        let out = tmp.path().join(format!("run-{bits}"));
-        let args = labelled_run(
-            path_str(&cheat),
-            "onelength",
-            path_str(&out),
-            &[
-                "--no-baselines",
-                "--no-reference-jobs",
-                "--manifest",
-                path_str(&manifest),
-            ],
-        );
         let env = [("CYCLESCOPE_WRONG_BITS", bits)];
-        let (failure, out) = run_failure_with("kat-job-one-length-run", &args, &env);
+        let run = format!("run-{bits}");
+        let (failure, out) =
+            run_against_honest_manifest(tmp.path(), "kat_job_one_length", "onelength", &run, &env);
         assert!(out.contains("KAT onelength: PASS"), "{out}");
         let failure = failure.unwrap_or_default();
         assert!(
@@ -236,22 +161,6 @@ fn a_library_that_tells_its_kat_job_by_the_command_line_finds_no_kat_job() {
     assert!(!out.contains("PASS"), "{out}");
 }
 
-/// The first file named `name` under `dir`.
-fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == name) {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
 /// The KAT files are written with digests from the program the timed calls run in: every
 /// digest of `program_told`'s `KAT_2_12` and `KAT_2_23` is 0x5A bytes, its answer there
 /// (before, the files came from the large program and held the library's other function's).
@@ -278,7 +187,8 @@ fn kat_files_are_written_with_digests_from_the_program_the_timed_calls_run_in() 
     assert_none_left(&m);
     for (file, records) in [("KAT_2_12", 4097), ("KAT_2_23", 3)] {
         let name = format!("{file}_TOLD-256.txt");
-        let kat = find_file(&out, &name)
+        let kat = files_named(&out, &name)
+            .first()
             .and_then(|p| std::fs::read_to_string(p).ok())
             .unwrap_or_else(|| panic!("no {name}\n{shown}"));
         let digests: Vec<&str> = kat

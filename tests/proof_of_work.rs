@@ -6,33 +6,13 @@
 
 mod common;
 use common::hostile as support;
-use common::proof::{bound, records};
-
-use std::path::Path;
+use common::proof::bound;
 
 use support::*;
 
 /// Runs `args` to its end and returns the one record's failure (None: a complete record).
 fn run_failure(test: &str, args: &[&str]) -> (Option<String>, String) {
-    let m = marker(test);
-    let _sweep = Sweep(m.clone());
-    let (o, _) = run_bounded(command(args, &m, &[]), bound());
-    let out = text(&o);
-    let run = Path::new(args[args.iter().position(|a| *a == "--out").unwrap() + 1]);
-    let records = records(&run.join("records"));
-    assert_eq!(records.len(), 1, "{out}");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&records[0]).unwrap()).unwrap();
-    let failure = r["cyclescope"]["failure"].as_str().map(str::to_string);
-    match &failure {
-        Some(_) => {
-            assert_ne!(r["status"], "complete", "{r}");
-            assert!(!o.status.success(), "{out}");
-        }
-        None => assert_eq!(r["status"], "complete", "{r}\n{out}"),
-    }
-    assert_none_left(&m);
-    (failure, out)
+    common::proof::run_failure_with(test, args, &[])
 }
 
 /// Measures fixture `name` at 64 B (two short trials) and returns its failure.

@@ -270,19 +270,34 @@ pub fn wait_workers_gone(marker: &str, limit: Duration) {
 
 /// Every file's text under `dir` (records, KAT logs), where the workers' stderr ends up.
 pub fn logs_under(dir: &Path) -> String {
-    let mut all = String::new();
+    files_under(dir)
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+/// Every file under `dir`, at any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if let Ok(t) = std::fs::read_to_string(&p) {
-                all.push_str(&t);
+            } else {
+                found.push(p);
             }
         }
     }
-    all
+    found
+}
+
+/// Every file under `dir`, at any depth, named `name`.
+pub fn files_named(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = files_under(dir);
+    found.retain(|p| p.file_name().is_some_and(|n| n == name));
+    found
 }
 
 /// The kernel's audit-line budget: its window and how many lines it prints in one.
