@@ -16,8 +16,9 @@ and where they record the probe's twin, the ratio of the probe's CPU time per ca
 
 With `--breakdown`, it instead runs the same `run` once per binary under `strace -f` (stops only
 on execve, write, exit_group and wait4) and prints where the wall time went: for each kind of
-worker (KAT, metadata probe, `hash` jobs — reference digests, known answers, the probe's spot
-checks —, trials, fresh-message probe, its twin, loop-only probe), how many ran and the sum of their lives
+worker (the KAT files' tables and chain, the conformance checks, metadata probe, the table of
+known answers and reference digests, `hash` jobs — the probe's spot checks —, trials,
+fresh-message probe, its twin, loop-only probe), how many ran and the sum of their lives
 from exec to reaped, beside the run's whole wall time. The kind comes from the job the engine
 writes on each worker's stdin (`worker::job_block`). Tracing slows every stop a little; the
 shares are what it is for.
@@ -60,6 +61,14 @@ def job_kind(job):
     words = job.split("\\0")
     first = words[0]
     if first == "measure":
+        # The KAT files' calls, and the known answers with the reference digests: tables of
+        # the engine's messages; a `KAT_Loop` chain.
+        if "--unchecked-input" in words:
+            return "KAT file (table)"
+        if "--chain" in words:
+            return "KAT_Loop (chain)"
+        if "--table" in words:
+            return "known answers and reference digests (table)"
         # A digest of a message of the engine's is a trial of one call on that message.
         if "--message-fd" in words:
             return "hash (reference, known answer, spot check)"
@@ -72,7 +81,7 @@ def job_kind(job):
         if "--count" in words:
             return "count"
         return "trial"
-    return {"hash": "hash (reference, known answer, spot check)", "kat": "KAT",
+    return {"hash": "hash (reference, known answer, spot check)", "kat": "KAT (conformance)",
             "probe": "metadata probe"}.get(first, first)
 
 
