@@ -153,10 +153,10 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The KAT worker sleeps too (`cyclescope worker`). Every job of `cyclescope-worker worker`
-    // is a trial worker: the one-call ones that give the known answer and the reference digest,
-    // then the timed ones (none names its job: it comes on stdin). The first one found that is
-    // still there to be moved is moved.
+    // Every job of `cyclescope-worker worker` is a trial worker: the metadata probe, the
+    // KAT files' tables, the known answers' and reference digests' table, then the timed ones
+    // (none names its job: it comes on stdin). The first one found that is still there to be
+    // moved is moved.
     // A nice value other than the one the worker inherited from this test's process.
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
@@ -186,17 +186,23 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
     }
     assert!(moved_one, "no trial worker stayed to be moved: {tries:?}");
     let o = run.wait_with_output().unwrap();
-    // A timed trial or a one-call job fails its job; a moved metadata probe (the library's
-    // catalog entry, before any job) refuses the run.
+    // A timed trial or a digest job fails its job; a moved KAT file's table makes the KAT
+    // TAMPERED (the job is then timed only for --allow-kat-fail, flagged); a moved metadata
+    // probe (the library's catalog entry, before any job) refuses the run.
+    let kat = "KAT sleepy256: TAMPERED the candidate left its place";
     assert!(
-        text(&o).contains(" measured, 1 failed") || o.status.code() == Some(2),
+        text(&o).contains(" measured, 1 failed")
+            || text(&o).contains(kat)
+            || o.status.code() == Some(2),
         "{}",
         text(&o)
     );
-    // A timed trial's words, or a one-call job's (`library … left its place in the worker`).
+    // A timed trial's words, a digest job's (`library … left its place in the worker`), or the
+    // KAT's.
     assert!(
         text(&o).contains("TAMPERED: the candidate left its place")
-            || text(&o).contains("TAMPERED: library "),
+            || text(&o).contains("TAMPERED: library ")
+            || text(&o).contains(kat),
         "{}",
         text(&o)
     );
