@@ -186,10 +186,11 @@ fn a_trial_worker_moved_from_outside_is_refused_by_the_parent() {
     }
     assert!(moved_one, "no trial worker stayed to be moved: {tries:?}");
     let o = run.wait_with_output().unwrap();
-    // A timed trial or a digest job fails its job; a moved KAT file's table makes the KAT
-    // TAMPERED (the job is then timed only for --allow-kat-fail, flagged); a moved metadata
-    // probe (the library's catalog entry, before any job) refuses the run.
-    let kat = "KAT sleepy256: TAMPERED the candidate left its place";
+    // A timed trial or a digest job fails its job; a moved KAT file's table, or the KAT's
+    // metadata probe, makes the KAT TAMPERED (the job is then timed only for --allow-kat-fail,
+    // flagged); a moved metadata probe of the library's catalog entry, before any job, refuses
+    // the run.
+    let kat = "KAT sleepy256: TAMPERED ";
     assert!(
         text(&o).contains(" measured, 1 failed")
             || text(&o).contains(kat)

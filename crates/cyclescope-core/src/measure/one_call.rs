@@ -95,10 +95,17 @@ pub(crate) fn spec(digest_bits: u32, abi: Abi, bytes: u64, calls: u64) -> TrialS
 /// The `ngcc_meta` of `lib` (resolving `abi`'s entry point), None when it exports none: loaded
 /// by a trial worker that calls nothing, and decoded and checked here.
 pub fn metadata(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
-    let library = crate::plugin::sealed::for_path(lib).map_err(|e| e.to_string())?;
+    metadata_or_why(lib, abi).map_err(|e| e.to_string())
+}
+
+/// [`metadata`], its refusal kept apart from a library that did not load: a worker that wrote
+/// to its protocol channel or left its place is `OneShotError::Tampered`.
+pub(crate) fn metadata_or_why(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, OneShotError> {
+    let start = |e: String| OneShotError::Start(e);
+    let library = crate::plugin::sealed::for_path(lib).map_err(|e| start(e.to_string()))?;
     // No call is made: the width only sizes a digest buffer.
     let spec = spec(8, abi, 0, 0);
-    let cmd = command(&spec, library, None, &[], METADATA_TIMEOUT).map_err(|e| e.to_string())?;
+    let cmd = command(&spec, library, None, &[], METADATA_TIMEOUT)?;
     let mut ready: Option<Result<Option<NgccMeta>, String>> = None;
     let mut done = false;
     let outcome = crate::worker::run(&cmd, |m: TrialMessage| {
@@ -119,10 +126,12 @@ pub fn metadata(lib: &Path, abi: Abi) -> Result<Option<NgccMeta>, String> {
         }
         Ok(())
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| start(e.to_string()))?;
     match (ready, &outcome.exit) {
-        (Some(answer), exit) if !matches!(exit, Exit::Tampered(_) | Exit::Moved(_)) => answer,
-        _ => Err(no_answer(lib, &outcome).to_string()),
+        (Some(answer), exit) if !matches!(exit, Exit::Tampered(_) | Exit::Moved(_)) => {
+            answer.map_err(start)
+        }
+        _ => Err(no_answer(lib, &outcome)),
     }
 }
 

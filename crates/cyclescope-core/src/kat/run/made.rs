@@ -9,10 +9,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Instant;
 
+use super::super::KatStatus;
 use super::super::generate::{GenerateError, KatFile};
 use super::super::job::{JobSpec, KatMessage, PROGRESS_INTERVAL, kat_name};
 use super::super::produce::Producer;
 use crate::catalog::Instance;
+use crate::worker::one_shot::OneShotError;
 
 /// Speaks the messages of the files of `spec` into `send`, each file written into `dir`; the
 /// KAT name, or None where the job stops before its checks (the library did not load, or a
@@ -24,11 +26,27 @@ pub(super) fn make_files(
     producer: &mut Producer,
     send: &mut dyn FnMut(KatMessage),
 ) -> Option<String> {
-    let meta = match crate::measure::one_call::metadata(&inst.library, inst.abi).and_then(|m| {
-        crate::plugin::check_digest_bits(&inst.library, m.as_ref(), spec.digest_bits)
-            .map(|()| m)
-            .map_err(|e| e.to_string())
-    }) {
+    let meta = match crate::measure::one_call::metadata_or_why(&inst.library, inst.abi) {
+        // A worker that left its place or wrote to its protocol channel: TAMPERED, not a
+        // library that did not load.
+        Err(OneShotError::Tampered(detail)) => {
+            send(KatMessage::Fault {
+                file: spec.files.first().copied().unwrap_or(KatFile::Kat2_12),
+                status: KatStatus::Tampered,
+                detail: detail
+                    .strip_prefix("TAMPERED: ")
+                    .unwrap_or(&detail)
+                    .to_string(),
+            });
+            return None;
+        }
+        m => m.map_err(|e| e.to_string()).and_then(|m| {
+            crate::plugin::check_digest_bits(&inst.library, m.as_ref(), spec.digest_bits)
+                .map(|()| m)
+                .map_err(|e| e.to_string())
+        }),
+    };
+    let meta = match meta {
         Ok(_) if spec.digest_bits == 0 => {
             send(KatMessage::LoadFailed {
                 detail: format!(
