@@ -127,7 +127,7 @@ pub(super) fn measure_job(
         source: String::new(),
         expected_digest: None,
     };
-    if !run.known_answer_holds(&req.lengths) || !run.fetch_reference_digest() {
+    if !run.known_answer_holds() || !run.fetch_reference_digest() {
         return Measured::Done(Box::new(run.m));
     }
     for index in 0..run.layout.processes {

@@ -70,14 +70,14 @@ pub(crate) trait TrialRunner: Send {
     }
 
     /// Whether `inst` gives every known answer of `kas` in the program its timed calls run in
-    /// (one table job of the trial worker, which also hashes the timing message of each of
-    /// `lengths`: the reference digests come from that same job): once per library, width and
-    /// calling convention. None when this runner proves no work.
+    /// (one table job of the trial worker, which also hashes the timing message of
+    /// `input_bytes`: that length's reference digest comes from the same job): once per
+    /// library, width, calling convention and length. None when this runner proves no work.
     fn known_answers_hold(
         &mut self,
         _inst: &Instance,
         _kas: &[crate::kat::known::KnownAnswer],
-        _lengths: &[u64],
+        _input_bytes: u64,
     ) -> Option<Result<(), JobFailure>> {
         None
     }
@@ -105,8 +105,8 @@ pub(crate) struct WorkerRunner {
     /// Reference digests already computed: library, width, calling convention and length.
     digests: HashMap<(PathBuf, u32, Abi, u64), Vec<u8>>,
     probed: HashSet<JobKey>,
-    /// Libraries (with width and calling convention) that gave their known answer.
-    known: HashSet<(PathBuf, u32, Abi)>,
+    /// Libraries (with width, calling convention and length) that gave their known answers.
+    known: HashSet<(PathBuf, u32, Abi, u64)>,
 }
 
 impl WorkerRunner {
@@ -209,13 +209,18 @@ impl TrialRunner for WorkerRunner {
         &mut self,
         inst: &Instance,
         kas: &[crate::kat::known::KnownAnswer],
-        lengths: &[u64],
+        input_bytes: u64,
     ) -> Option<Result<(), JobFailure>> {
-        let key = (inst.library.clone(), inst.digest_bits, inst.abi);
+        let key = (
+            inst.library.clone(),
+            inst.digest_bits,
+            inst.abi,
+            input_bytes,
+        );
         if self.known.contains(&key) {
             return Some(Ok(()));
         }
-        let references = match super::known::hold(inst, kas, lengths) {
+        let references = match super::known::hold(inst, kas, &[input_bytes]) {
             Ok(r) => r,
             Err(f) => return Some(Err(f)),
         };
