@@ -270,9 +270,9 @@ pub fn parse<'a>(
             "--chain (with --message-fd, and no --table, --message-bits, --count or offsets)",
         ));
     }
-    if (twice || in_place) && !table {
+    if (twice || in_place || unchecked_input) && !table {
         return Err(ArgsError::OutOfRange(
-            "--twice and --in-place (with --table)",
+            "--twice, --in-place and --unchecked-input (with --table)",
         ));
     }
     if in_place && abi != Some(true) {

@@ -321,6 +321,12 @@ mod tests {
                 "--twice, --in-place and --unchecked-input (with --table)",
             ),
             (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd \
+                 --unchecked-input",
+                "OutOfRange",
+                "--twice, --in-place and --unchecked-input (with --table)",
+            ),
+            (
                 "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
                  --in-place",
                 "OutOfRange",
