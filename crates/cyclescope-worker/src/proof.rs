@@ -17,13 +17,20 @@ pub(crate) fn harness_message_differs(msg: &[u8], len: u64) -> Option<usize> {
         .position(|(i, &b)| b != (i as u64).wrapping_mul(131).wrapping_add(len) as u8)
 }
 
-/// Fills `msg` with the first bytes of descriptor `fd` (the engine's message,
-/// `args::Invocation::message_fd`); false when it holds fewer.
+/// Fills `msg` from descriptor `fd` (the engine's message); false where it holds fewer bytes.
 pub(crate) fn read_message(fd: core::ffi::c_int, msg: &mut [u8]) -> bool {
-    let mut at = 0;
-    while at < msg.len() {
-        match super::sys::pread_fd(fd, &mut msg[at..], at as i64) {
-            Ok(n) if n > 0 => at += n,
+    read_message_at(fd, msg, 0)
+}
+
+/// Fills `msg` from descriptor `fd` at `offset`; false where it holds fewer bytes.
+pub(crate) fn read_message_at(fd: core::ffi::c_int, msg: &mut [u8], offset: u64) -> bool {
+    let mut got = 0;
+    while got < msg.len() {
+        let Ok(at) = i64::try_from(offset + got as u64) else {
+            return false;
+        };
+        match super::sys::pread_fd(fd, &mut msg[got..], at) {
+            Ok(n) if n > 0 => got += n,
             _ => return false,
         }
     }
@@ -33,16 +40,17 @@ pub(crate) fn read_message(fd: core::ffi::c_int, msg: &mut [u8]) -> bool {
 /// The first offset at which `msg` is not the first bytes of descriptor `fd` (one that can
 /// no longer be read counts as differing at once).
 pub(crate) fn message_differs(fd: core::ffi::c_int, msg: &[u8]) -> Option<usize> {
+    message_differs_at(fd, msg, 0)
+}
+
+/// The first offset at which `msg` is not what descriptor `fd` holds at `offset`.
+pub(crate) fn message_differs_at(fd: core::ffi::c_int, msg: &[u8], offset: u64) -> Option<usize> {
     let mut chunk = [0u8; 4096];
     let mut at = 0;
     while at < msg.len() {
         let n = (msg.len() - at).min(chunk.len());
-        let mut got = 0;
-        while got < n {
-            match super::sys::pread_fd(fd, &mut chunk[got..n], (at + got) as i64) {
-                Ok(k) if k > 0 => got += k,
-                _ => return Some(at),
-            }
+        if !read_message_at(fd, &mut chunk[..n], offset + at as u64) {
+            return Some(at);
         }
         if let Some(i) = chunk[..n]
             .iter()

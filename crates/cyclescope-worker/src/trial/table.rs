@@ -17,6 +17,7 @@ use crate::args::Invocation;
 use crate::guarded::Guarded;
 use crate::json::Channel;
 use crate::library::Entry;
+use crate::proof::{message_differs_at, read_message_at};
 use crate::sys;
 
 /// Bytes of digests a `digests` line carries at most (the engine takes lines of up to 1 MiB,
@@ -43,46 +44,9 @@ fn records(fd: c_int, table_len: u64, count: u64, supercop: bool) -> Option<(usi
 /// The head of the record at `at`: its length in bits, and in bytes.
 fn head(fd: c_int, at: u64) -> Option<(u64, usize)> {
     let mut bytes = [0u8; 8];
-    read_at(fd, &mut bytes, at).then_some(())?;
+    read_message_at(fd, &mut bytes, at).then_some(())?;
     let bits = u64::from_le_bytes(bytes);
     Some((bits, usize::try_from(bits.div_ceil(8)).ok()?))
-}
-
-/// Fills `buf` from descriptor `fd` at `offset`; false where it holds fewer bytes.
-fn read_at(fd: c_int, buf: &mut [u8], offset: u64) -> bool {
-    let mut got = 0;
-    while got < buf.len() {
-        let Ok(at) = i64::try_from(offset + got as u64) else {
-            return false;
-        };
-        match sys::pread_fd(fd, &mut buf[got..], at) {
-            Ok(n) if n > 0 => got += n,
-            _ => return false,
-        }
-    }
-    true
-}
-
-/// The first offset at which `data` is not what descriptor `fd` holds at `offset` (one that
-/// can no longer be read counts as differing at once).
-fn differs_at(fd: c_int, data: &[u8], offset: u64) -> Option<usize> {
-    let mut chunk = [0u8; 4096];
-    let mut at = 0;
-    while at < data.len() {
-        let n = (data.len() - at).min(chunk.len());
-        if !read_at(fd, &mut chunk[..n], offset + at as u64) {
-            return Some(at);
-        }
-        if let Some(i) = chunk[..n]
-            .iter()
-            .zip(&data[at..at + n])
-            .position(|(a, b)| a != b)
-        {
-            return Some(at + i);
-        }
-        at += n;
-    }
-    None
 }
 
 /// The digests of finished records, sent in whole records.
@@ -148,7 +112,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
         let start = at + 8;
         at = start + len as u64;
         out.flush(false);
-        if !(msg.refit(len) && read_at(fd, msg.data_mut(), start)) {
+        if !(msg.refit(len) && read_message_at(fd, msg.data_mut(), start)) {
             return changed();
         }
         for _ in 0..1 + usize::from(inv.twice) {
@@ -166,7 +130,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
             } else if !msg.intact() {
                 Some(Fault::Overflow("message"))
             } else if let Some(i) = (!inv.unchecked_input)
-                .then(|| differs_at(fd, msg.data(), start))
+                .then(|| message_differs_at(fd, msg.data(), start))
                 .flatten()
             {
                 Some(Fault::InputChanged(i as u64))
@@ -293,7 +257,13 @@ mod tests {
         assert_eq!(records(huge.as_raw_fd(), 8, 1, false), None);
         assert_eq!(records(fd, 0, 0, false), Some((0, 0)));
         // What the descriptor holds is compared from the record's own offset.
-        assert_eq!(differs_at(fd, &[0, 1, 2], 8 + 8 + 1 + 8 + 1 + 8), None);
-        assert_eq!(differs_at(fd, &[0, 9, 2], 8 + 8 + 1 + 8 + 1 + 8), Some(1));
+        assert_eq!(
+            message_differs_at(fd, &[0, 1, 2], 8 + 8 + 1 + 8 + 1 + 8),
+            None
+        );
+        assert_eq!(
+            message_differs_at(fd, &[0, 9, 2], 8 + 8 + 1 + 8 + 1 + 8),
+            Some(1)
+        );
     }
 }
