@@ -213,16 +213,16 @@ fn pinning_the_newest_run_keeps_the_ratio_and_names_no_later_run_earlier() {
         second.iter().any(|l| l.matches("#1 ").count() == 1),
         "run #2's rows name run #1 as earlier:\n{s}"
     );
-    // The ratio cells are there too: each run's baseline over its own figure.
-    assert!(
-        first
-            .iter()
-            .chain(&second)
-            .filter(|l| l.contains(" 1.00× "))
-            .count()
-            == 2,
-        "each run's baseline row reads 1.00×:\n{s}"
-    );
+    // The ratio cells are there too: each run's reference row divides by itself. (Only the
+    // reference rows are asserted: FIXH-256 runs about as fast as the reference, so its own
+    // ratio may round to 1.00× as well on any machine.)
+    for rows in [&first, &second] {
+        let reference: Vec<_> = rows.iter().filter(|l| l.contains("(ref)")).collect();
+        assert!(
+            reference.len() == 1 && reference[0].contains(" 1.00× "),
+            "each run's reference row reads 1.00×:\n{s}"
+        );
+    }
     t.send(&["q"]);
     t.wait_for("EXIT:0");
 }
