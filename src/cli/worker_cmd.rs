@@ -64,16 +64,6 @@ enum Job {
         out_dir: PathBuf,
         #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
         abi: AbiArg,
-        /// A second implementation of the instance, for the `differential` check.
-        #[arg(long)]
-        oracle: Option<PathBuf>,
-        #[arg(long)]
-        oracle_label: Option<String>,
-        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
-        oracle_abi: AbiArg,
-        /// Also run the `long_message` check (512 MiB messages).
-        #[arg(long)]
-        long_message: bool,
     },
 }
 
@@ -106,10 +96,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
             files,
             out_dir,
             abi,
-            oracle,
-            oracle_label,
-            oracle_abi,
-            long_message,
         } => {
             let spec = JobSpec {
                 library: lib,
@@ -119,10 +105,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
                 files,
                 out_dir,
                 abi: abi.into(),
-                conform: crate::conform::ConformPlan {
-                    oracle: kat_job::oracle_from_args(oracle_label, oracle, oracle_abi.into()),
-                    long_message,
-                },
             };
             kat_job::run(&spec, &mut |m| ch.send(m));
             return Ok(ExitCode::SUCCESS);
@@ -139,20 +121,12 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a job reads beyond the system's files (`jail::reads`): the libraries it names (sealed
+/// What a job reads beyond the system's files (`jail::reads`): the library it names (sealed
 /// descriptors under `/proc`, already readable, unless a caller named a file) and the KAT
 /// folder whose `KAT_2_12` text the checks read.
 fn job_reads(job: &Job) -> Vec<PathBuf> {
     let mut reads: Vec<PathBuf> = match job {
-        Job::Kat {
-            lib,
-            oracle,
-            out_dir,
-            ..
-        } => [Some(lib.clone()), oracle.clone(), Some(out_dir.clone())]
-            .into_iter()
-            .flatten()
-            .collect(),
+        Job::Kat { lib, out_dir, .. } => vec![lib.clone(), out_dir.clone()],
         Job::Sandbox => vec![],
     };
     reads.retain(|p| !crate::jail::reads::in_system(p));

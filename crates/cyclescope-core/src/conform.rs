@@ -5,14 +5,15 @@
 //! outcomes and evidence, and how they read in logs and tables (`Check`, `Outcome`,
 //! `CheckResult`) and each outcome's `Grade`: a failure voids the timed figure, a finding lies
 //! outside the KAT's and the timing's domain and is only reported. The checks themselves
-//! (`run`) execute only inside the KAT worker process, after its KAT files, and report over
-//! the KAT protocol. It never decides a KAT status on its own: the KAT gate folds a failure
+//! (`run`) execute inside the KAT worker process, after its KAT files, and report over the KAT
+//! protocol; the two against an oracle (`oracle`) run in the engine first, each library in a
+//! trial worker of its own. It never decides a KAT status on its own: the KAT gate folds a failure
 //! (never a finding) into `NONCONFORM`.
 
 mod buffers;
 mod calls;
 mod noise;
-mod oracle;
+pub mod oracle;
 mod over_read;
 mod pairing;
 mod probe;
@@ -23,7 +24,7 @@ pub mod verdict;
 /// names the check that failed).
 pub use crate::vocabulary::{Check, CheckResult, Evidence, Grade, Outcome};
 pub use pairing::oracle_for;
-pub use run::{ConformPlan, OracleSpec};
+pub use run::{ORACLE_CHECKS, OracleSpec};
 
 use serde::{Deserialize, Serialize};
 
@@ -31,8 +32,10 @@ use serde::{Deserialize, Serialize};
 /// out-of-domain calls run last, a crash or error return there is a finding, and a write
 /// past the digest buffer at another width a failure. 3: the parent decides every outcome
 /// it can from the digests the worker sends (`verdict`), `alignment` against this job's
-/// `KAT_2_12` answers; a pass cached before that rested on the worker's word.
-pub const CHECKS_VERSION: u32 = 3;
+/// `KAT_2_12` answers; a pass cached before that rested on the worker's word. 4: `differential`
+/// and `long_message` are the engine's, from the oracle's and the candidate's table jobs; before,
+/// both libraries shared the candidate's process, and the digests were the worker's word.
+pub const CHECKS_VERSION: u32 = 4;
 
 /// The checks as a record or `build.json` stores them: the rules' version and every outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

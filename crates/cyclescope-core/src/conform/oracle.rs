@@ -1,14 +1,22 @@
 //! The checks against a second implementation of the same instance (the oracle: the other of
 //! a submission's Reference and Optimized builds, or the instance `config.toml` names):
 //! `differential` at random lengths up to 3 MiB, and `long_message` (`--full`) around 2^32
-//! bits, where a 32-bit bit counter wraps.
+//! bits, where a 32-bit bit counter wraps. Both run in the engine, never in a candidate's
+//! process: the engine draws the messages, each library hashes them in a table job of its own
+//! trial worker (`measure::table`, the oracle's first), and the engine compares the digests
+//! that came back. Neither library shares a process with the other, so neither can see, patch
+//! or forge the other's answers, and the candidate's job is a table job like its known
+//! answers'.
 
-use super::Evidence;
-use super::buffers::failed;
+use std::path::Path;
+
 use super::noise::Noise;
-use super::probe::{AROUND, Offsets, Probe, io_failed};
+use super::probe::clear_unused;
 use super::verdict::{Compared, Digests};
-use crate::plugin::{Arena, HashLibrary, Placement};
+use super::{Check, Evidence, OracleSpec};
+use crate::measure::table::{self, Fault, TableError, TableJob};
+use crate::plugin::Abi;
+use crate::worker::Exit;
 
 /// Short, middle and long random lengths (bits): the long ones between 1 MiB (KAT_2_23's
 /// length, which the KAT already covers) and 3 MiB.
@@ -27,112 +35,228 @@ fn random_lengths(noise: &mut Noise, whole_bytes: bool) -> Vec<u64> {
     v
 }
 
-/// `differential`: the library (through `probe`, so its buffers are watched too) against the
-/// oracle at random lengths.
-pub(crate) fn differential(
-    probe: &mut Probe,
-    oracle: &HashLibrary,
-    label: &str,
-) -> Result<Digests, String> {
-    let mut other = Probe::new(oracle, probe.digest_bits)
-        .map_err(|e| format!("the worker could not map memory for the oracle ({e})"))?;
-    let mut digests = Digests::default();
-    let whole = !(probe.takes_bits() && other.takes_bits());
-    for bits in random_lengths(&mut probe.noise, whole) {
-        let msg = probe.message(bits);
-        let want = match other.hash(&msg, bits, Offsets::default()) {
-            Ok(d) => d,
-            Err(e) => return Err(format!("the oracle failed: {e}")),
-        };
-        let what = format!("the digest, against the oracle {label}'s,");
-        digests
-            .calls
-            .push(match probe.hash(&msg, bits, Offsets::default()) {
-                Ok(got) => Compared {
-                    bits,
-                    what,
-                    vector: None,
-                    want,
-                    got,
-                    failed: None,
-                },
-                Err(evidence) => failed(bits, what, evidence),
-            });
-        if digests.differs() {
-            break;
-        }
-    }
-    Ok(digests)
+/// The candidate and its oracle, as the engine hands them to trial workers.
+pub struct Pair<'a> {
+    pub candidate: &'a Path,
+    pub abi: Abi,
+    pub oracle: &'a OracleSpec,
 }
 
-/// `long_message`: 2^32 bits and one 512-bit block on either side, one random message in
-/// one arena for both libraries (512 MiB; two copies would not fit the usual limit).
-pub(crate) fn long_message(
-    probe: &mut Probe,
-    oracle: &HashLibrary,
-    label: &str,
-) -> Result<Digests, String> {
+/// Why an oracle check gave no outcome of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The check could not run (the oracle failed): the skip's reason.
+    Skip(String),
+    /// The candidate's worker wrote to its protocol channel or left its place: the job is
+    /// TAMPERED, in these words.
+    Tampered(String),
+    Cancelled,
+}
+
+/// Runs `check` (`differential` or `long_message`) for `pair`, each library's table job as
+/// `job` says (its width, deadline, CPU and limits; the ABI is each library's own).
+pub fn run(check: Check, pair: &Pair, job: &TableJob) -> Result<Digests, Stop> {
+    let mut noise = Noise::fresh();
+    match check {
+        Check::LongMessage => long_message(pair, job, &mut noise),
+        _ => {
+            let whole = !(pair.abi.is_iccs() && pair.oracle.abi.is_iccs());
+            let messages: Vec<(Vec<u8>, u64)> = random_lengths(&mut noise, whole)
+                .into_iter()
+                .map(|bits| {
+                    let mut m = vec![0u8; bits.div_ceil(8) as usize];
+                    noise.fill(&mut m);
+                    clear_unused(&mut m, bits);
+                    (m, bits)
+                })
+                .collect();
+            let refs: Vec<(&[u8], u64)> =
+                messages.iter().map(|(m, b)| (m.as_slice(), *b)).collect();
+            compare(pair, job, &refs)
+        }
+    }
+}
+
+/// `long_message`: 2^32 bits and one 512-bit block on either side, the three messages the
+/// prefixes of one random 512 MiB buffer.
+fn long_message(pair: &Pair, job: &TableJob, noise: &mut Noise) -> Result<Digests, Stop> {
     const WRAP: u64 = 1 << 32;
-    let lengths = [WRAP - 512, WRAP, WRAP + 512];
-    let bytes = (WRAP + 512) as usize / 8;
-    let mut msg = match Arena::new(bytes) {
-        Ok(a) => a,
+    let mut msg = vec![0u8; (WRAP + 512) as usize / 8];
+    noise.fill(&mut msg);
+    let refs: Vec<(&[u8], u64)> = [WRAP - 512, WRAP, WRAP + 512]
+        .into_iter()
+        .map(|bits| (&msg[..], bits))
+        .collect();
+    compare(pair, job, &refs)
+}
+
+/// The oracle's digests of `messages`, then the candidate's, compared in order up to the first
+/// difference.
+fn compare(pair: &Pair, job: &TableJob, messages: &[(&[u8], u64)]) -> Result<Digests, Stop> {
+    let label = &pair.oracle.label;
+    let as_abi = |abi| TableJob { abi, ..job.clone() };
+    let wants = match table::hash_table(&pair.oracle.library, &as_abi(pair.oracle.abi), messages) {
+        Ok(a) => a.digests,
+        Err(TableError::Cancelled) => return Err(Stop::Cancelled),
         Err(e) => {
-            return Err(format!(
-                "no room for a {} MiB message under this worker's limits ({e}); raise --max-address-space-mib",
-                bytes >> 20
-            ));
+            return Err(Stop::Skip(format!(
+                "the oracle {label} failed: {}",
+                said(&e)
+            )));
         }
     };
-    let mut result = Digests::default();
-    probe.noise.fill(msg.bytes_mut());
-    let d = probe.digest_bytes();
-    for bits in lengths {
-        let mut digests = Vec::new();
-        for lib in [oracle, probe.lib] {
-            let mut out = match Arena::new(d + 2 * AROUND) {
-                Ok(o) => o,
-                Err(e) => return Err(io_failed(bits, &e).to_string()),
-            };
-            let at = Placement {
-                msg_at: 0,
-                msg_bits: bits,
-                out_at: AROUND,
-                out_bytes: d,
-            };
-            let rc = lib.crypt_hash_in(probe.digest_bits, &msg, &mut out, at);
-            if rc != 0 {
-                let what = format!("CryptHash returned {rc}");
-                let evidence = Evidence {
-                    bits,
+    let what = format!("the digest, against the oracle {label}'s,");
+    let (gots, end) = match table::hash_table(pair.candidate, &as_abi(pair.abi), messages) {
+        Ok(a) => (a.digests, None),
+        Err(TableError::Fault {
+            index,
+            fault,
+            before,
+        }) => (before, Some((index, fault))),
+        Err(TableError::Cancelled) => return Err(Stop::Cancelled),
+        Err(TableError::Ended { outcome, .. })
+            if matches!(outcome.exit, Exit::Tampered(_) | Exit::Moved(_)) =>
+        {
+            return Err(Stop::Tampered(format!(
+                "the library's table job for the oracle checks: {}",
+                worker_said(&outcome)
+            )));
+        }
+        // No digests at all is no pass: the check is the candidate's to fail.
+        Err(e) => {
+            return Ok(Digests {
+                calls: Vec::new(),
+                claim: Some(Evidence {
+                    bits: messages.first().map_or(0, |&(_, b)| b),
                     offset: None,
                     byte: None,
-                    what,
-                };
-                if std::ptr::eq(lib, oracle) {
-                    return Err(format!("the oracle failed: {evidence}"));
-                }
-                let what = format!("the digest, against the oracle {label}'s,");
-                result.calls.push(failed(bits, what, evidence));
-                return Ok(result);
-            }
-            digests.push(out.bytes()[AROUND..AROUND + d].to_vec());
+                    what: format!("the candidate's table job gave no digests: {}", said(&e)),
+                }),
+            });
         }
-        let what = format!("the digest, against the oracle {label}'s,");
-        let [want, got]: [Vec<u8>; 2] = std::mem::take(&mut digests)
-            .try_into()
-            .map_err(|_| "the worker lost a digest".to_string())?;
-        result.calls.push(Compared {
+    };
+    let mut digests = Digests::default();
+    for ((&(_, bits), want), got) in messages.iter().zip(wants).zip(gots) {
+        digests.calls.push(Compared {
             bits,
-            what,
+            what: what.clone(),
             vector: None,
             want,
             got,
             failed: None,
         });
-        if result.differs() {
-            break;
+        if digests.differs() {
+            return Ok(digests);
         }
     }
-    Ok(result)
+    if let Some((index, fault)) = end {
+        let bits = messages.get(index).map_or(0, |&(_, b)| b);
+        let (offset, why) = fault_evidence(fault);
+        let evidence = Evidence {
+            bits,
+            offset,
+            byte: None,
+            what: why,
+        };
+        match fault {
+            // An error return is the call's answer; a write is what the worker saw.
+            Fault::Returned(_) => digests.calls.push(Compared {
+                bits,
+                what,
+                vector: None,
+                want: Vec::new(),
+                got: Vec::new(),
+                failed: Some(evidence),
+            }),
+            _ => digests.claim = Some(evidence),
+        }
+    }
+    Ok(digests)
+}
+
+/// What a fault the candidate's worker reported says, and the byte it names.
+fn fault_evidence(fault: Fault) -> (Option<i64>, String) {
+    match fault {
+        Fault::Returned(rc) => (None, format!("CryptHash returned {rc}")),
+        Fault::InputChanged(at) => (
+            Some(at as i64),
+            "a write into the message itself, in the candidate's table job".into(),
+        ),
+        Fault::Overflow(buffer) => (
+            None,
+            format!(
+                "a write past the {} buffer, in the candidate's table job",
+                buffer.unwrap_or("message or digest")
+            ),
+        ),
+    }
+}
+
+/// A table job's error in the words of how its worker ended.
+fn said(e: &TableError) -> String {
+    match e {
+        TableError::Ended { outcome, .. } => worker_said(outcome),
+        TableError::Fault { index, fault, .. } => {
+            format!("message {}: {}", index + 1, fault_evidence(*fault).1)
+        }
+        e => e.to_string(),
+    }
+}
+
+fn worker_said(outcome: &crate::worker::Outcome) -> String {
+    format!("its worker ended ({}){}", outcome.exit, outcome.limit_note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_cover_short_middle_and_past_the_kats_longest() {
+        let mut noise = Noise::seeded(7);
+        let bits = random_lengths(&mut noise, false);
+        assert_eq!(bits.len(), 14);
+        assert!(bits[..8].iter().all(|&b| b <= 8192));
+        assert!(bits[12..].iter().all(|&b| b > 1 << 23 && b <= 3 << 23));
+        let whole = random_lengths(&mut noise, true);
+        assert!(whole.iter().all(|b| b % 8 == 0));
+    }
+
+    /// The bundled pseudoXOF against itself, each in a trial worker of its own: every digest
+    /// agrees; against pseudohash (another function of the same width) the first differs, and
+    /// the check stops there.
+    #[test]
+    fn a_library_agrees_with_itself_and_not_with_another_function() {
+        let xof = crate::catalog::bundled_library("pseudoxof");
+        let oracle = |library: &Path| OracleSpec {
+            label: "other".into(),
+            library: library.to_path_buf(),
+            abi: Abi::Iccs,
+        };
+        let job = TableJob::plain(512, Abi::Iccs, std::time::Duration::from_secs(120));
+        let itself = oracle(&xof);
+        let pair = Pair {
+            candidate: &xof,
+            abi: Abi::Iccs,
+            oracle: &itself,
+        };
+        let d = run(Check::Differential, &pair, &job).unwrap();
+        assert_eq!(d.calls.len(), 14, "{d:?}");
+        assert!(
+            d.calls
+                .iter()
+                .all(|c| c.want.len() == 64 && c.want == c.got)
+        );
+        let other = oracle(&crate::catalog::bundled_library("pseudohash"));
+        let pair = Pair {
+            oracle: &other,
+            ..pair
+        };
+        let d = run(Check::Differential, &pair, &job).unwrap();
+        assert_eq!(d.calls.len(), 1, "{d:?}");
+        assert_eq!(
+            super::super::verdict::judge(Check::Differential, &d).word(),
+            "fail"
+        );
+    }
 }

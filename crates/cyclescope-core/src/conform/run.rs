@@ -4,7 +4,9 @@
 //! (`unused_bits`, `digest_length`), so that a crash there — a finding, not a failure — costs
 //! no blocking check its verdict; `over_read`, whose failure ends the process, comes right
 //! before them. Runs only inside `cyclescope worker kat`, after the KAT files; it decides no
-//! KAT status.
+//! KAT status. The checks against an oracle are not among them: the engine runs those itself,
+//! before this worker starts (`oracle`), so that no second library shares the candidate's
+//! process.
 
 use std::path::PathBuf;
 
@@ -12,29 +14,38 @@ use serde::{Deserialize, Serialize};
 
 use super::probe::Probe;
 use super::verdict::{self, Digests};
-use super::{Check, CheckResult, Outcome, buffers, calls, oracle, over_read};
+use super::{Check, CheckResult, Outcome, buffers, calls, over_read};
 use crate::kat::known::KnownAnswer;
 use crate::plugin::{Abi, HashLibrary};
 
-/// The order the worker reports outcomes in (the parent holds it to it). `determinism` runs
+/// The order outcomes arrive in (the parent holds the worker to it): first the two the engine
+/// decides by itself against an oracle (`ORACLE_CHECKS`), then the worker's. `determinism` runs
 /// right after the sample is taken, so that a library that changes after a number of calls
 /// changes inside it, not in a check that compares with the sample. The checks whose calls
 /// are out of domain come last: a library that crashes there (a division by the digest width
 /// at 0 bits) cannot skip a blocking check by it, nor lose one an honest verdict; of the two,
 /// `digest_length` (where such crashes are seen) is the very last.
 pub(crate) const RUN_ORDER: [Check; 11] = [
+    Check::Differential,
+    Check::LongMessage,
     Check::OutsideBytes,
     Check::Determinism,
     Check::Alignment,
     Check::Reentrancy,
-    Check::Differential,
-    Check::LongMessage,
     Check::InputUnchanged,
     Check::OutputBounds,
     Check::OverRead,
     Check::UnusedBits,
     Check::DigestLength,
 ];
+
+/// The checks the engine runs against an oracle, in trial workers of their own (`oracle`).
+pub const ORACLE_CHECKS: [Check; 2] = [Check::Differential, Check::LongMessage];
+
+/// The checks the KAT worker runs, in order.
+fn worker_order() -> impl Iterator<Item = Check> {
+    RUN_ORDER.into_iter().skip(ORACLE_CHECKS.len())
+}
 
 /// The second implementation to compare with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,14 +55,6 @@ pub struct OracleSpec {
     pub library: PathBuf,
     #[serde(default)]
     pub abi: Abi,
-}
-
-/// What to run beyond the default checks.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ConformPlan {
-    pub oracle: Option<OracleSpec>,
-    /// `long_message` (the KAT's `--full`).
-    pub long_message: bool,
 }
 
 /// What the checks tell the worker to send.
@@ -68,13 +71,12 @@ pub enum Report {
     Done(CheckResult, Option<Digests>),
 }
 
-/// Runs every check on `lib` at `digest_bits`, reporting through `send`; `vectors` are this
-/// job's `KAT_2_12` vectors `alignment` hashes (`verdict::vector_lengths`), read back from the
-/// file the job wrote.
+/// Runs the worker's checks on `lib` at `digest_bits`, reporting through `send`; `vectors`
+/// are this job's `KAT_2_12` vectors `alignment` hashes (`verdict::vector_lengths`), read
+/// back from the file the job wrote.
 pub fn run(
     lib: &HashLibrary,
     digest_bits: u32,
-    plan: &ConformPlan,
     vectors: &[KnownAnswer],
     send: &mut dyn FnMut(Report),
 ) {
@@ -82,7 +84,7 @@ pub fn run(
         Ok(p) => p,
         Err(e) => {
             let why = format!("the worker could not map memory for the checks ({e})");
-            for check in RUN_ORDER {
+            for check in worker_order() {
                 send(Report::Done(
                     CheckResult::new(check, Outcome::Skipped { why: why.clone() }),
                     None,
@@ -91,17 +93,8 @@ pub fn run(
             return;
         }
     };
-    let oracle_lib = plan.oracle.as_ref().map(|o| {
-        HashLibrary::open_abi(&o.library, o.abi)
-            .map_err(|e| format!("the oracle {} did not load: {e}", o.label))
-    });
-    let oracle_label = plan
-        .oracle
-        .as_ref()
-        .map(|o| o.label.clone())
-        .unwrap_or_default();
     let mut samples = Vec::new();
-    for check in RUN_ORDER {
+    for check in worker_order() {
         send(Report::Step {
             check,
             bits: None,
@@ -136,19 +129,8 @@ pub fn run(
             .into(),
             Check::Determinism => Ok(calls::determinism(&mut probe, &samples)).into(),
             Check::Reentrancy => calls::reentrancy(lib, digest_bits, &samples).into(),
-            Check::Differential => match &oracle_lib {
-                None => no_oracle().into(),
-                Some(Err(why)) => Err(why.clone()).into(),
-                Some(Ok(o)) => oracle::differential(&mut probe, o, &oracle_label).into(),
-            },
-            Check::LongMessage => match (&oracle_lib, plan.long_message) {
-                (_, false) => {
-                    Err("opt-in: `kat --full` runs it (a 512 MiB message)".to_string()).into()
-                }
-                (None, true) => no_oracle().into(),
-                (Some(Err(why)), true) => Err(why.clone()).into(),
-                (Some(Ok(o)), true) => oracle::long_message(&mut probe, o, &oracle_label).into(),
-            },
+            // The engine's, in trial workers of their own (`oracle`): never here.
+            Check::Differential | Check::LongMessage => continue,
             Check::InputUnchanged => seen(probe.input.take()).into(),
             Check::OutputBounds => seen(probe.output.take()).into(),
             Check::OverRead => over_read::over_read(&mut probe, &samples, &mut |bits, flush| {
@@ -203,14 +185,6 @@ fn needs_sample(check: Check) -> bool {
     )
 }
 
-fn no_oracle() -> Outcome {
-    Outcome::Skipped {
-        why: "no second implementation of this instance (a Reference/Optimized pair of one \
-              submission, or `oracle = \"LABEL\"` in config.toml)"
-            .into(),
-    }
-}
-
 fn seen(change: Option<super::Evidence>) -> Outcome {
     match change {
         None => Outcome::Pass,
@@ -222,50 +196,22 @@ fn seen(change: Option<super::Evidence>) -> Outcome {
 mod tests {
     use super::*;
 
-    /// The checks on the bundled pseudoXOF in this process: every one reports, in order, and
-    /// an honest library passes all but the two that need an oracle or `--full`.
+    /// The worker's checks on the bundled pseudoXOF in this process: every one reports, in
+    /// order, and an honest library passes them all.
     #[test]
     fn an_honest_library_passes_and_every_check_reports_in_turn() {
         let lib = HashLibrary::open(&crate::catalog::bundled_library("pseudoxof")).unwrap();
         let mut steps = Vec::new();
         let mut done = Vec::new();
-        run(&lib, 512, &ConformPlan::default(), &[], &mut |r| match r {
+        run(&lib, 512, &[], &mut |r| match r {
             Report::Step { check, .. } => steps.push(check),
             Report::Done(result, _) => done.push(result),
         });
         let order: Vec<Check> = done.iter().map(|r| r.check).collect();
-        assert_eq!(order, RUN_ORDER);
+        assert_eq!(order, RUN_ORDER[ORACLE_CHECKS.len()..]);
         assert!(steps.iter().filter(|&&c| c == Check::OverRead).count() > 2);
         for r in &done {
-            let skipped = matches!(r.check, Check::Differential | Check::LongMessage);
-            match &r.outcome {
-                Outcome::Pass => assert!(!skipped, "{r:?}"),
-                Outcome::Skipped { .. } => assert!(skipped, "{r:?}"),
-                other => panic!("{:?}: {other:?}", r.check),
-            }
+            assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.check);
         }
-    }
-
-    #[test]
-    fn a_library_against_itself_as_oracle_agrees() {
-        let path = crate::catalog::bundled_library("pseudoxof");
-        let lib = HashLibrary::open(&path).unwrap();
-        let plan = ConformPlan {
-            oracle: Some(OracleSpec {
-                label: "itself".into(),
-                library: path,
-                abi: Abi::Iccs,
-            }),
-            long_message: false,
-        };
-        let mut differential = None;
-        run(&lib, 256, &plan, &[], &mut |r| {
-            if let Report::Done(result, _) = r
-                && result.check == Check::Differential
-            {
-                differential = Some(result.outcome);
-            }
-        });
-        assert_eq!(differential, Some(Outcome::Pass));
     }
 }

@@ -15,7 +15,7 @@ use super::KatStatus;
 use super::generate::KatFile;
 use crate::conform::run::Report;
 use crate::conform::verdict::Digests;
-use crate::conform::{Check, CheckResult, ConformPlan, OracleSpec};
+use crate::conform::{Check, CheckResult};
 use crate::plugin::{HashLibrary, NgccMeta};
 
 /// Minimum spacing of progress messages.
@@ -33,8 +33,6 @@ pub struct JobSpec {
     /// Folder the KAT text is written to (exists).
     pub out_dir: PathBuf,
     pub abi: crate::plugin::Abi,
-    /// What the conformance checks run beyond the default ones.
-    pub conform: ConformPlan,
 }
 
 impl JobSpec {
@@ -59,16 +57,6 @@ impl JobSpec {
         }
         if !self.abi.is_iccs() {
             args.push(format!("--abi={}", self.abi.name()));
-        }
-        if let Some(o) = &self.conform.oracle {
-            args.push(format!("--oracle-label={}", o.label));
-            args.push(format!("--oracle={}", o.library.display()));
-            if !o.abi.is_iccs() {
-                args.push(format!("--oracle-abi={}", o.abi.name()));
-            }
-        }
-        if self.conform.long_message {
-            args.push("--long-message".to_string());
         }
         args.extend(["--".to_string(), self.library.display().to_string()]);
         args
@@ -168,7 +156,7 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
     } else {
         Vec::new()
     };
-    crate::conform::run::run(&lib, bits, &spec.conform, &vectors, &mut |r| {
+    crate::conform::run::run(&lib, bits, &vectors, &mut |r| {
         send(&match r {
             Report::Step { check, bits, note } => KatMessage::CheckStep { check, bits, note },
             Report::Done(result, digests) => KatMessage::CheckDone { result, digests },
@@ -177,25 +165,12 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
     // What the checks add to the gate, in the log beside the files' own times.
     send(&KatMessage::Log {
         line: format!(
-            "timing  conformance {:.3} s ({} checks)",
+            "timing  conformance {:.3} s ({} checks in this worker)",
             started.elapsed().as_secs_f64(),
-            crate::conform::Check::all().len()
+            crate::conform::Check::all().len() - crate::conform::ORACLE_CHECKS.len()
         ),
     });
     send(&KatMessage::Done);
-}
-
-/// The oracle a worker was given on its command line.
-pub fn oracle_from_args(
-    label: Option<String>,
-    library: Option<PathBuf>,
-    abi: crate::plugin::Abi,
-) -> Option<OracleSpec> {
-    Some(OracleSpec {
-        label: label.unwrap_or_default(),
-        library: library?,
-        abi,
-    })
 }
 
 #[cfg(test)]
@@ -257,7 +232,6 @@ mod tests {
             files: vec![KatFile::Kat2_12],
             out_dir: dir.path().to_path_buf(),
             abi: crate::plugin::Abi::Iccs,
-            conform: ConformPlan::default(),
         };
         let mut got = Vec::new();
         run(&spec, &mut |m| got.push(m.clone()));

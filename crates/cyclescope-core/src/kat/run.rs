@@ -1,12 +1,14 @@
 //! The engine side of a KAT job for one `Instance`: writes its files with every digest from
-//! the trial worker (`made`, `kat::produce`), then runs the conformance checks in a worker
-//! process (`cyclescope worker kat …`) and follows its messages; compares every finished file
+//! the trial worker (`made`, `kat::produce`), runs the checks against an oracle itself
+//! (`against_oracle`), then the other conformance checks in a worker process (`cyclescope
+//! worker kat …`) and follows its messages; compares every finished file
 //! with its reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT),
 //! classifies how a worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT,
 //! load error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on
 //! disk unlike its report → TAMPERED), and writes the KAT log. The calling process survives
 //! whatever the candidate does; this module never loads a candidate library itself.
 
+mod against_oracle;
 mod check;
 mod ended;
 mod folder;
@@ -189,20 +191,13 @@ pub fn run_kat(
             .join(format!("{label}.log")),
     )?;
     let files = opts.scope.files();
-    // The worker loads the bytes the run sealed, the oracle's too (`plugin::sealed`). One
-    // that cannot be read is named by its path: the worker's loader says what is wrong.
+    // The worker loads the bytes the run sealed (`plugin::sealed`). One that cannot be read
+    // is named by its path: the worker's loader says what is wrong.
     let mut libraries = Vec::new();
     let mut library = inst.library.clone();
-    let mut oracle = crate::conform::oracle_for(inst, &opts.peers);
     if let Ok(s) = crate::plugin::sealed::for_path(&inst.library) {
         libraries.push(s);
         library = crate::plugin::sealed::worker_path(0);
-        if let Some(o) = &mut oracle
-            && let Ok(s) = crate::plugin::sealed::for_path(&o.library)
-        {
-            libraries.push(s);
-            o.library = crate::plugin::sealed::worker_path(1);
-        }
     }
     let spec = JobSpec {
         library,
@@ -212,10 +207,6 @@ pub fn run_kat(
         files: files.clone(),
         out_dir: gen_dir.clone(),
         abi: inst.abi,
-        conform: crate::conform::ConformPlan {
-            oracle,
-            long_message: opts.scope == KatScope::Full,
-        },
     };
     // The folder's budget: the files this job generates, each no larger than its text.
     let budget = folder::Budget::new(&files, inst.digest_bits);
@@ -256,7 +247,7 @@ pub fn run_kat(
     // The files: written here, every digest from the trial worker (`kat::produce`).
     let mut producer = super::produce::Producer::new(inst, opts);
     let mut inconsistent = None;
-    let made = made::make_files(inst, &spec, &gen_dir, &mut producer, &mut |m| {
+    let mut speak = |m: KatMessage| {
         // A stop the worker's protocol has no word for (a crash, a timeout) ends it here.
         let ends = matches!(&m, KatMessage::Fault { status, .. }
             if !matches!(status, KatStatus::Cryptofail | KatStatus::Overflow));
@@ -268,10 +259,23 @@ pub fn run_kat(
         if let Err(e) = taken {
             inconsistent.get_or_insert(e.0);
         }
-    });
+    };
+    let made = made::make_files(inst, &spec, &gen_dir, &mut producer, &mut speak);
     if producer.cancelled {
         return Err(KatError::Cancelled(inst.label.clone()));
     }
+    // The checks against an oracle: the engine's own, each library in a trial worker of its
+    // own, before the checks' worker starts.
+    let made = match made {
+        None => None,
+        Some(name) => match against_oracle::run(inst, opts, &files, &mut speak) {
+            against_oracle::Ran::Cancelled => {
+                return Err(KatError::Cancelled(inst.label.clone()));
+            }
+            against_oracle::Ran::Stopped => None,
+            against_oracle::Ran::Done => Some(name),
+        },
+    };
     if let Some(detail) = inconsistent {
         return Err(KatError::Internal {
             label: inst.label.clone(),
