@@ -178,6 +178,14 @@ fn a_digest_that_depends_on_the_byte_after_the_message_fails_outside_bytes() {
     fails("byte_after_message", "outside_bytes");
 }
 
+/// The same library, honest wherever its process is the checks' worker: the engine's own
+/// `outside_bytes`, in a trial-worker job like every other, still sees it (it read PASS while
+/// the check ran in the checks' worker, until checks' version 5).
+#[test]
+fn a_library_honest_only_in_the_checks_worker_fails_the_engines_outside_bytes() {
+    fails("outside_bytes_unless_checked", "outside_bytes");
+}
+
 #[test]
 fn a_library_wrong_when_unaligned_fails_alignment() {
     fails("unaligned", "alignment");

@@ -5,9 +5,10 @@
 //! outcomes and evidence, and how they read in logs and tables (`Check`, `Outcome`,
 //! `CheckResult`) and each outcome's `Grade`: a failure voids the timed figure, a finding lies
 //! outside the KAT's and the timing's domain and is only reported. The checks themselves
-//! (`run`) execute inside the KAT worker process, after its KAT files, and report over the KAT
-//! protocol; the two against an oracle (`oracle`) run in the engine first, each library in a
-//! trial worker of its own. It never decides a KAT status on its own: the KAT gate folds a failure
+//! mostly run in the engine, every call in a trial worker on messages the engine drew: the two
+//! against an oracle (`oracle`), and those the framed table jobs make (`tabled`). The rest, which
+//! only the candidate's own process can make (two threads, guard pages, widths it does not
+//! have), run in the KAT worker process after them (`run`) and report over the KAT protocol. It never decides a KAT status on its own: the KAT gate folds a failure
 //! (never a finding) into `NONCONFORM`.
 
 mod buffers;
@@ -18,13 +19,14 @@ mod over_read;
 mod pairing;
 mod probe;
 pub mod run;
+pub mod tabled;
 pub mod verdict;
 
 /// The checks' names and grades are vocabulary every floor may speak (the doubt of a figure
 /// names the check that failed).
 pub use crate::vocabulary::{Check, CheckResult, Evidence, Grade, Outcome};
 pub use pairing::oracle_for;
-pub use run::{ORACLE_CHECKS, OracleSpec};
+pub use run::{ENGINE_CHECKS, ORACLE_CHECKS, OracleSpec};
 
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +36,10 @@ use serde::{Deserialize, Serialize};
 /// it can from the digests the worker sends (`verdict`), `alignment` against this job's
 /// `KAT_2_12` answers; a pass cached before that rested on the worker's word. 4: `differential`
 /// and `long_message` are the engine's, from the oracle's and the candidate's table jobs; before,
-/// both libraries shared the candidate's process, and the digests were the worker's word.
-pub const CHECKS_VERSION: u32 = 4;
+/// both libraries shared the candidate's process, and the digests were the worker's word. 5:
+/// `outside_bytes`, `determinism`, `alignment` and `unused_bits` are the engine's too, in framed
+/// table jobs of the trial worker on messages the engine drew (`tabled`).
+pub const CHECKS_VERSION: u32 = 5;
 
 /// The checks as a record or `build.json` stores them: the rules' version and every outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

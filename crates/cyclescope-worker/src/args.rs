@@ -4,7 +4,7 @@
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
 //! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]
-//! [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] | --chain]]`. Parsing only; a malformed line is refused with the
+//! [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed] | --chain]]`. Parsing only; a malformed line is refused with the
 //! reason, never guessed at.
 
 use core::ffi::CStr;
@@ -77,6 +77,9 @@ pub struct Invocation<'a> {
     /// A table's messages are not checked after their calls (the KAT generator's calls: a
     /// change to one message is the conformance checks' to find, not the KAT's).
     pub unchecked_input: bool,
+    /// Each record of the table also says where its message and digest sit and what lies
+    /// around them (`trial::framed`): the conformance checks' calls; only with `--table`.
+    pub framed: bool,
     /// The engine's message is the first of a chain of `--iters` more calls, each on the last
     /// message rotated and XORed with the last digest (`trial::chain`, the `KAT_Loop` file);
     /// only with `--message-fd`.
@@ -104,7 +107,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
                  [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat] \
-                 [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] | --chain]]",
+                 [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed] | --chain]]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -175,7 +178,7 @@ pub fn parse<'a>(
     let mut abi: Option<bool> = None;
     let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
     let (mut message_fd, mut table, mut twice, mut in_place) = (false, false, false, false);
-    let (mut chain, mut unchecked_input) = (false, false);
+    let (mut chain, mut unchecked_input, mut framed) = (false, false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
@@ -188,6 +191,7 @@ pub fn parse<'a>(
             b"--in-place" => Some(&mut in_place),
             b"--chain" => Some(&mut chain),
             b"--unchecked-input" => Some(&mut unchecked_input),
+            b"--framed" => Some(&mut framed),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -275,6 +279,11 @@ pub fn parse<'a>(
             "--twice, --in-place and --unchecked-input (with --table)",
         ));
     }
+    if framed && (!table || twice || in_place || unchecked_input) {
+        return Err(ArgsError::OutOfRange(
+            "--framed (with --table, and no --twice, --in-place or --unchecked-input)",
+        ));
+    }
     if in_place && abi != Some(true) {
         return Err(ArgsError::OutOfRange("--in-place (crypto_hash only)"));
     }
@@ -313,6 +322,7 @@ pub fn parse<'a>(
         twice,
         in_place,
         unchecked_input,
+        framed,
         chain,
     })
 }

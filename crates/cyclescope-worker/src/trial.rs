@@ -20,6 +20,7 @@ use core::ffi::c_int;
 
 mod call;
 mod chain;
+mod framed;
 mod messages;
 mod table;
 
@@ -191,6 +192,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         in_force,
     );
     // A table job hashes the engine's messages one by one (`table`), and times nothing.
+    if inv.table && inv.framed {
+        return framed::run(inv, ch, lib.entry, MESSAGE_FD);
+    }
     if inv.table {
         return table::run(inv, ch, lib.entry, MESSAGE_FD);
     }

@@ -96,9 +96,9 @@ fn failure(inst: &Instance, e: TableError) -> JobFailure {
         TableError::Worker(why) | TableError::Memory(why) => DigestError::Worker(why),
         TableError::OneShot(e) => DigestError::OneShot(e),
         TableError::Cancelled => DigestError::Worker("cancelled".into()),
-        TableError::Ended { library, outcome } => {
-            DigestError::OneShot(crate::worker::one_shot::no_answer(&library, &outcome))
-        }
+        TableError::Ended {
+            library, outcome, ..
+        } => DigestError::OneShot(crate::worker::one_shot::no_answer(&library, &outcome)),
     };
     let mut failure = e.job_failure();
     failure.detail =

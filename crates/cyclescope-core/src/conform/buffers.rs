@@ -1,15 +1,14 @@
-//! The checks about where the buffers are and what is around them: `outside_bytes` (the same
-//! message between two different random surroundings gives one digest) and `alignment` (the
-//! message and the digest at offsets 0…63 past a 64-byte boundary give the digest of offset 0).
-//! The first also yields the sample the later checks compare against.
+//! The sample: the lengths and offsets the checks use, and the checks' worker's own sample (the
+//! same message between two different random surroundings, `outside_bytes`'s calls, whose
+//! digests the worker's checks compare with). The engine's `outside_bytes` and `alignment`
+//! (`tabled`) make these calls in framed table jobs.
 
 use super::Outcome;
 use super::probe::{Offsets, Probe};
-use super::verdict::{self, Compared, Digests};
-use crate::kat::known::KnownAnswer;
+use super::verdict::{Compared, Digests};
 
 /// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
-const LENGTHS: &[u64] = &[
+pub(crate) const LENGTHS: &[u64] = &[
     0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 440, 447, 504, 511, 512, 513, 1000, 1023, 1024, 1025,
     2047, 2048, 4096, 8191, 8192, 12_000, 32_768,
 ];
@@ -112,46 +111,6 @@ pub(crate) fn failed(bits: u64, what: String, evidence: super::Evidence) -> Comp
         got: Vec::new(),
         failed: Some(evidence),
     }
-}
-
-/// `alignment`: each of this job's `KAT_2_12` vectors (`verdict::vector_lengths`) at every
-/// offset pair, (0, 0) among them, against the `Dst` its KAT file holds — the parent holds
-/// the same answers; without them, every sample at every offset pair against its digest at
-/// (0, 0). Every call is made and recorded (the parent expects them all).
-pub(crate) fn alignment(probe: &mut Probe, vectors: &[KnownAnswer], samples: &[Sample]) -> Digests {
-    let mut digests = Digests::default();
-    let mut one = |probe: &mut Probe, msg: &[u8], bits, want: &[u8], vector, (m, d)| {
-        let what = verdict::alignment_what(m, d);
-        let c = match probe.hash(msg, bits, Offsets { msg: m, out: d }) {
-            Ok(got) => Compared {
-                bits,
-                what,
-                vector,
-                want: want.to_vec(),
-                got,
-                failed: None,
-            },
-            Err(evidence) => Compared {
-                vector,
-                want: want.to_vec(),
-                ..failed(bits, what, evidence)
-            },
-        };
-        digests.calls.push(c);
-    };
-    if vectors.is_empty() {
-        for &at in OFFSETS {
-            for s in samples {
-                one(probe, &s.msg, s.bits, &s.digest, None, at);
-            }
-        }
-    }
-    for v in vectors {
-        for at in verdict::alignment_offsets() {
-            one(probe, &v.msg, v.bits, &v.digest, Some(v.bits), at);
-        }
-    }
-    digests
 }
 
 /// The outcome of a check that cannot start without the sample.

@@ -1,9 +1,7 @@
-//! The checks about the calls themselves: `unused_bits` (the low bits past a length that ends
-//! mid-byte), `digest_length` (an unsupported width), `determinism` (the same message again,
-//! after more calls than the KAT makes in a process) and `reentrancy` (two threads at once).
-//! The first two call outside the KAT's and the timing's domain: what goes wrong there only
-//! at that call is a finding, what would void a timed figure (a write past a buffer) a
-//! failure.
+//! The checks' worker's checks about the calls themselves: `digest_length` (an unsupported
+//! width, outside the KAT's and the timing's domain: what goes wrong there only at that call is
+//! a finding, what would void a timed figure, a write past a buffer, a failure) and
+//! `reentrancy` (two threads at once). `DETERMINISM_CALLS` is the engine's (`tabled`).
 
 use super::Outcome;
 use super::buffers::{Sample, failed};
@@ -16,57 +14,6 @@ use crate::plugin::{Arena, HashLibrary, Placement};
 pub(crate) const DETERMINISM_CALLS: usize = 6000;
 /// Calls per thread of `reentrancy` (each a message of up to 4 KiB).
 const REENTRANT_CALLS: usize = 400;
-
-/// `unused_bits`: the sample's lengths that end mid-byte, hashed with the unused low bits of
-/// the last byte set (the official generator clears them, so neither the KAT nor the timing
-/// sets them). A changed digest or an error return is a finding, and so is a crash (the
-/// parent's, from the step announced before each call); a write around the message or the
-/// digest is a failure, as it would be anywhere (`input_unchanged` and `output_bounds` have
-/// reported before these calls, so this check reports what they would have).
-pub(crate) fn unused_bits(
-    probe: &mut Probe,
-    samples: &[Sample],
-    step: &mut dyn FnMut(u64, String),
-) -> Result<Digests, String> {
-    if !probe.takes_bits() {
-        return Err("this ABI takes whole bytes only".into());
-    }
-    let seen_before = (probe.input.is_some(), probe.output.is_some());
-    let mut digests = Digests::default();
-    let what = "the digest with the unused low bits of the last byte set".to_string();
-    for s in samples.iter().filter(|s| s.bits % 8 != 0) {
-        let mut set = s.msg.clone();
-        let r = (s.bits % 8) as u32;
-        if let Some(last) = set.last_mut() {
-            *last |= 0xffu8 >> r;
-        }
-        step(s.bits, "the unused low bits of the last byte set".into());
-        let got = probe.hash(&set, s.bits, Offsets::default());
-        if let Some(evidence) = new_write(probe, seen_before) {
-            digests.claim = Some(evidence);
-            return Ok(digests);
-        }
-        digests.calls.push(match got {
-            Err(evidence) => failed(s.bits, what.clone(), evidence),
-            Ok(got) => Compared {
-                bits: s.bits,
-                what: what.clone(),
-                vector: None,
-                want: s.digest.clone(),
-                got,
-                failed: None,
-            },
-        });
-    }
-    Ok(digests)
-}
-
-/// A change around the message or the digest that the probe saw only since `seen_before`.
-fn new_write(probe: &Probe, seen_before: (bool, bool)) -> Option<super::Evidence> {
-    let input = probe.input.as_ref().filter(|_| !seen_before.0);
-    let output = probe.output.as_ref().filter(|_| !seen_before.1);
-    input.or(output).cloned()
-}
 
 /// `digest_length`: widths the instance does not have, each announced before its call (so
 /// that the parent names the width a crash happened at, a finding). A width the library
@@ -142,23 +89,6 @@ pub(crate) fn digest_length(probe: &mut Probe, step: &mut dyn FnMut(u64, String)
         }
     }
     finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
-}
-
-/// `determinism`: the sample's messages over and over, each digest against the first; each
-/// distinct digest of a message is recorded once, and the check stops at a difference.
-pub(crate) fn determinism(probe: &mut Probe, samples: &[Sample]) -> Digests {
-    let mut digests = Digests::default();
-    for i in 0..DETERMINISM_CALLS.max(samples.len()) {
-        let Some(s) = samples.get(i % samples.len().max(1)) else {
-            break;
-        };
-        let what = format!("the digest of a message hashed before, {i} calls into the check,");
-        digests.push_distinct(compared(probe, s, what));
-        if digests.differs() {
-            break;
-        }
-    }
-    digests
 }
 
 /// One call of a sample's message at offset 0, against its digest.

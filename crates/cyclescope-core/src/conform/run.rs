@@ -1,12 +1,11 @@
-//! The worker side: runs every check on a loaded library and reports a step before each check
-//! (and before each call that may end the process) and the outcome after it. The order keeps
-//! every blocking check ahead of the calls outside the KAT's and the timing's domain
-//! (`unused_bits`, `digest_length`), so that a crash there — a finding, not a failure — costs
-//! no blocking check its verdict; `over_read`, whose failure ends the process, comes right
-//! before them. Runs only inside `cyclescope worker kat`, after the KAT files; it decides no
-//! KAT status. The checks against an oracle are not among them: the engine runs those itself,
-//! before this worker starts (`oracle`), so that no second library shares the candidate's
-//! process.
+//! The checks' worker side: the checks that only the candidate's own process can make, on a
+//! loaded library — `reentrancy` (two threads at once), `input_unchanged` and `output_bounds`
+//! (over this process's calls), `over_read` (a guard page at either end of the message) and
+//! `digest_length` (widths the instance does not have) — a step reported before each (and
+//! before each call that may end the process), the outcome after it. `over_read`, whose
+//! failure ends the process, and `digest_length`, whose crash is only a finding, come last.
+//! Runs only inside `cyclescope worker kat`, after the engine's own checks (`ENGINE_CHECKS`,
+//! each in trial workers: `oracle`, `tabled`); it decides no KAT status.
 
 use std::path::PathBuf;
 
@@ -15,36 +14,46 @@ use serde::{Deserialize, Serialize};
 use super::probe::Probe;
 use super::verdict::{self, Digests};
 use super::{Check, CheckResult, Outcome, buffers, calls, over_read};
-use crate::kat::known::KnownAnswer;
 use crate::plugin::{Abi, HashLibrary};
 
-/// The order outcomes arrive in (the parent holds the worker to it): first the two the engine
-/// decides by itself against an oracle (`ORACLE_CHECKS`), then the worker's. `determinism` runs
-/// right after the sample is taken, so that a library that changes after a number of calls
-/// changes inside it, not in a check that compares with the sample. The checks whose calls
-/// are out of domain come last: a library that crashes there (a division by the digest width
-/// at 0 bits) cannot skip a blocking check by it, nor lose one an honest verdict; of the two,
-/// `digest_length` (where such crashes are seen) is the very last.
+/// The order outcomes arrive in (the parent holds the worker to it): first the engine's own
+/// (`ENGINE_CHECKS`: the two against an oracle, then the four it runs in framed table jobs,
+/// `outside_bytes` first for the sample the others compare with), then the worker's. Each of
+/// the engine's runs in trial workers of its own, so a crash in one decides that one alone. In
+/// the worker the checks whose calls are out of domain come last, `over_read`, whose failure
+/// ends the process, right before them: a library that crashes at a width of 0 bits cannot
+/// skip a blocking check by it, nor lose one an honest verdict.
 pub(crate) const RUN_ORDER: [Check; 11] = [
     Check::Differential,
     Check::LongMessage,
     Check::OutsideBytes,
     Check::Determinism,
     Check::Alignment,
+    Check::UnusedBits,
     Check::Reentrancy,
     Check::InputUnchanged,
     Check::OutputBounds,
     Check::OverRead,
-    Check::UnusedBits,
     Check::DigestLength,
 ];
 
 /// The checks the engine runs against an oracle, in trial workers of their own (`oracle`).
 pub const ORACLE_CHECKS: [Check; 2] = [Check::Differential, Check::LongMessage];
 
+/// Every check the engine runs itself, in order: the oracle's, then the framed tables'
+/// (`tabled`).
+pub const ENGINE_CHECKS: [Check; 6] = [
+    Check::Differential,
+    Check::LongMessage,
+    Check::OutsideBytes,
+    Check::Determinism,
+    Check::Alignment,
+    Check::UnusedBits,
+];
+
 /// The checks the KAT worker runs, in order.
 fn worker_order() -> impl Iterator<Item = Check> {
-    RUN_ORDER.into_iter().skip(ORACLE_CHECKS.len())
+    RUN_ORDER.into_iter().skip(ENGINE_CHECKS.len())
 }
 
 /// The second implementation to compare with.
@@ -71,15 +80,9 @@ pub enum Report {
     Done(CheckResult, Option<Digests>),
 }
 
-/// Runs the worker's checks on `lib` at `digest_bits`, reporting through `send`; `vectors`
-/// are this job's `KAT_2_12` vectors `alignment` hashes (`verdict::vector_lengths`), read
-/// back from the file the job wrote.
-pub fn run(
-    lib: &HashLibrary,
-    digest_bits: u32,
-    vectors: &[KnownAnswer],
-    send: &mut dyn FnMut(Report),
-) {
+/// Runs the worker's checks on `lib` at `digest_bits`, reporting through `send`. They compare
+/// with a sample of their own: messages of the lengths `outside_bytes` uses, hashed here.
+pub fn run(lib: &HashLibrary, digest_bits: u32, send: &mut dyn FnMut(Report)) {
     let mut probe = match Probe::new(lib, digest_bits) {
         Ok(p) => p,
         Err(e) => {
@@ -93,7 +96,7 @@ pub fn run(
             return;
         }
     };
-    let mut samples = Vec::new();
+    let (_, samples) = buffers::outside_bytes(&mut probe);
     for check in worker_order() {
         send(Report::Step {
             check,
@@ -101,24 +104,7 @@ pub fn run(
             note: String::new(),
         });
         let judged: Judged = match check {
-            Check::OutsideBytes => {
-                let (d, s) = buffers::outside_bytes(&mut probe);
-                samples = s;
-                Ok(d).into()
-            }
-            Check::Alignment if !vectors.is_empty() => {
-                Ok(buffers::alignment(&mut probe, vectors, &samples)).into()
-            }
             _ if samples.is_empty() && needs_sample(check) => buffers::no_sample().into(),
-            Check::Alignment => Ok(buffers::alignment(&mut probe, vectors, &samples)).into(),
-            Check::UnusedBits => calls::unused_bits(&mut probe, &samples, &mut |bits, note| {
-                send(Report::Step {
-                    check,
-                    bits: Some(bits),
-                    note,
-                })
-            })
-            .into(),
             Check::DigestLength => calls::digest_length(&mut probe, &mut |bits, note| {
                 send(Report::Step {
                     check,
@@ -127,10 +113,7 @@ pub fn run(
                 })
             })
             .into(),
-            Check::Determinism => Ok(calls::determinism(&mut probe, &samples)).into(),
             Check::Reentrancy => calls::reentrancy(lib, digest_bits, &samples).into(),
-            // The engine's, in trial workers of their own (`oracle`): never here.
-            Check::Differential | Check::LongMessage => continue,
             Check::InputUnchanged => seen(probe.input.take()).into(),
             Check::OutputBounds => seen(probe.output.take()).into(),
             Check::OverRead => over_read::over_read(&mut probe, &samples, &mut |bits, flush| {
@@ -141,6 +124,8 @@ pub fn run(
                 })
             })
             .into(),
+            // The engine's, in trial workers of their own (`oracle`, `tabled`): never here.
+            _ => continue,
         };
         let (outcome, digests) = match judged {
             Judged::Claimed(o) => (o, None),
@@ -175,14 +160,7 @@ impl From<Result<Digests, String>> for Judged {
 }
 
 fn needs_sample(check: Check) -> bool {
-    !matches!(
-        check,
-        Check::DigestLength
-            | Check::Differential
-            | Check::LongMessage
-            | Check::InputUnchanged
-            | Check::OutputBounds
-    )
+    matches!(check, Check::Reentrancy | Check::OverRead)
 }
 
 fn seen(change: Option<super::Evidence>) -> Outcome {
@@ -203,12 +181,12 @@ mod tests {
         let lib = HashLibrary::open(&crate::catalog::bundled_library("pseudoxof")).unwrap();
         let mut steps = Vec::new();
         let mut done = Vec::new();
-        run(&lib, 512, &[], &mut |r| match r {
+        run(&lib, 512, &mut |r| match r {
             Report::Step { check, .. } => steps.push(check),
             Report::Done(result, _) => done.push(result),
         });
         let order: Vec<Check> = done.iter().map(|r| r.check).collect();
-        assert_eq!(order, RUN_ORDER[ORACLE_CHECKS.len()..]);
+        assert_eq!(order, RUN_ORDER[ENGINE_CHECKS.len()..]);
         assert!(steps.iter().filter(|&&c| c == Check::OverRead).count() > 2);
         for r in &done {
             assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.check);

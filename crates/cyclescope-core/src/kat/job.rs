@@ -112,6 +112,10 @@ pub enum KatMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         digests: Option<Digests>,
     },
+    /// A check the engine ran and judged itself (`kat::run::engine_checks`): never a worker's
+    /// line (no worker can write one: it has no name in the protocol).
+    #[serde(skip)]
+    EngineCheckDone { result: CheckResult },
     /// Every requested file was written.
     Done,
 }
@@ -143,20 +147,9 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
             });
         }
     };
-    let name = kat_name(spec.kat_name.as_deref(), lib.meta(), &spec.label);
     let bits = spec.digest_bits;
     let started = Instant::now();
-    // `alignment` hashes vectors of the KAT_2_12 text the engine wrote, whose answers it holds.
-    let vectors = if spec.files.contains(&KatFile::Kat2_12) {
-        let path = spec.out_dir.join(KatFile::Kat2_12.file_name(&name));
-        let lengths = crate::conform::verdict::vector_lengths(lib.abi().is_iccs());
-        std::fs::File::open(path)
-            .map(|f| super::known::parse(std::io::BufReader::new(f), lengths, ""))
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    crate::conform::run::run(&lib, bits, &vectors, &mut |r| {
+    crate::conform::run::run(&lib, bits, &mut |r| {
         send(&match r {
             Report::Step { check, bits, note } => KatMessage::CheckStep { check, bits, note },
             Report::Done(result, digests) => KatMessage::CheckDone { result, digests },
@@ -167,7 +160,7 @@ pub fn run(spec: &JobSpec, send: &mut dyn FnMut(&KatMessage)) {
         line: format!(
             "timing  conformance {:.3} s ({} checks in this worker)",
             started.elapsed().as_secs_f64(),
-            crate::conform::Check::all().len() - crate::conform::ORACLE_CHECKS.len()
+            crate::conform::Check::all().len() - crate::conform::ENGINE_CHECKS.len()
         ),
     });
     send(&KatMessage::Done);

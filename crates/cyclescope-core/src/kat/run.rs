@@ -1,16 +1,16 @@
 //! The engine side of a KAT job for one `Instance`: writes its files with every digest from
-//! the trial worker (`made`, `kat::produce`), runs the checks against an oracle itself
-//! (`against_oracle`), then the other conformance checks in a worker process (`cyclescope
-//! worker kat …`) and follows its messages; compares every finished file
+//! the trial worker (`made`, `kat::produce`), runs its own conformance checks in trial workers
+//! (`engine_checks`), then the rest in a worker process (`cyclescope worker kat …`) and follows
+//! its messages; compares every finished file
 //! with its reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT),
 //! classifies how a worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT,
 //! load error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on
 //! disk unlike its report → TAMPERED), and writes the KAT log. The calling process survives
 //! whatever the candidate does; this module never loads a candidate library itself.
 
-mod against_oracle;
 mod check;
 mod ended;
+mod engine_checks;
 mod folder;
 mod made;
 mod on_disk;
@@ -247,7 +247,8 @@ pub fn run_kat(
     // The files: written here, every digest from the trial worker (`kat::produce`).
     let mut producer = super::produce::Producer::new(inst, opts);
     let mut inconsistent = None;
-    let mut speak = |m: KatMessage| {
+    // What the engine speaks for the worker's protocol, taken as the worker's would be.
+    let mut taken = |order: &mut order::KatOrder, state: &mut check::JobState, m: KatMessage| {
         // A stop the worker's protocol has no word for (a crash, a timeout) ends it here.
         let ends = matches!(&m, KatMessage::Fault { status, .. }
             if !matches!(status, KatStatus::Cryptofail | KatStatus::Overflow));
@@ -260,21 +261,31 @@ pub fn run_kat(
             inconsistent.get_or_insert(e.0);
         }
     };
-    let made = made::make_files(inst, &spec, &gen_dir, &mut producer, &mut speak);
+    let made = made::make_files(inst, &spec, &gen_dir, &mut producer, &mut |m| {
+        taken(&mut order, &mut state, m)
+    });
     if producer.cancelled {
         return Err(KatError::Cancelled(inst.label.clone()));
     }
-    // The checks against an oracle: the engine's own, each library in a trial worker of its
-    // own, before the checks' worker starts.
+    // The engine's own checks, each in trial workers of their own, before the checks' worker
+    // starts; `alignment` hashes the `KAT_2_12` vectors just verified.
     let made = match made {
         None => None,
-        Some(name) => match against_oracle::run(inst, opts, &files, &mut speak) {
-            against_oracle::Ran::Cancelled => {
-                return Err(KatError::Cancelled(inst.label.clone()));
+        Some(name) => {
+            let vectors = state.vectors().to_vec();
+            let mut writes = engine_checks::Writes::default();
+            let ran = engine_checks::run(inst, opts, &files, &vectors, &mut writes, &mut |m| {
+                taken(&mut order, &mut state, m)
+            });
+            state.saw_writes(writes.input, writes.output);
+            match ran {
+                engine_checks::Ran::Cancelled => {
+                    return Err(KatError::Cancelled(inst.label.clone()));
+                }
+                engine_checks::Ran::Stopped => None,
+                engine_checks::Ran::Done => Some(name),
             }
-            against_oracle::Ran::Stopped => None,
-            against_oracle::Ran::Done => Some(name),
-        },
+        }
     };
     if let Some(detail) = inconsistent {
         return Err(KatError::Internal {

@@ -240,6 +240,8 @@ pub(crate) fn run_process(
                     on_samples(&[], Some(&t));
                     trials.push(t);
                 }
+                // Refused by the order (`verify`): only a framed table sends it.
+                TrialMessage::Wrote { .. } => {}
                 TrialMessage::Samples { ticks } => {
                     bodies.samples(&ticks);
                     on_samples(&ticks, None)

@@ -113,6 +113,8 @@ pub enum TableError {
     Ended {
         library: std::path::PathBuf,
         outcome: Box<crate::worker::Outcome>,
+        /// The digests of the messages answered before it ended.
+        before: Vec<Vec<u8>>,
     },
 }
 
@@ -145,15 +147,12 @@ pub fn hash_table(
     extra.extend(job.in_place.then(|| "--in-place".to_string()));
     extra.extend(job.unchecked_input.then(|| "--unchecked-input".to_string()));
     let per_record = job.per_message() * job.digest_len();
-    run_job(
-        library,
-        job,
-        &parts,
-        messages.len() as u64,
-        &extra,
-        messages.len(),
+    let records = Records {
+        iters: messages.len() as u64,
+        count: messages.len(),
         per_record,
-    )
+    };
+    run_job(library, job, &parts, &extra, records, None)
 }
 
 /// The last digest of the `KAT_Loop` file's chain on `first` (hashed whole): one call on it,
@@ -170,21 +169,38 @@ pub fn hash_chain(
         return Err(TableError::Worker("a chain of digests 0 bits wide".into()));
     }
     let extra = ["--chain".to_string()];
-    run_job(library, job, &[first], calls, &extra, 1, job.digest_len())
+    let records = Records {
+        iters: calls,
+        count: 1,
+        per_record: job.digest_len(),
+    };
+    run_job(library, job, &[first], &extra, records, None)
+}
+
+/// What a job's descriptor holds: `--iters`, and the records of `per_record` digest bytes it
+/// answers with.
+pub(super) struct Records {
+    pub(super) iters: u64,
+    pub(super) count: usize,
+    pub(super) per_record: usize,
 }
 
 /// Runs one trial-worker job on `parts` (sealed, at the message descriptor) with `extra` words
-/// after `--message-fd`, its `--iters` `iters`, and reads `records` records of `per_record`
-/// digest bytes from it.
-fn run_job(
+/// after `--message-fd`, and reads its records; the changes a framed table reports go to
+/// `wrote`.
+pub(super) fn run_job(
     library: &Path,
     job: &TableJob,
     parts: &[&[u8]],
-    iters: u64,
     extra: &[String],
-    records: usize,
-    per_record: usize,
+    records: Records,
+    wrote: Option<&mut Vec<framed::Wrote>>,
 ) -> Result<TableAnswer, TableError> {
+    let Records {
+        iters,
+        count: records,
+        per_record,
+    } = records;
     let sealed = SealedLibrary::of_parts("table", parts)
         .map_err(|e| TableError::Worker(format!("cannot seal the table for the worker: {e}")))?;
     let lib =
@@ -208,39 +224,43 @@ fn run_job(
     )?;
     cmd.cancel = job.cancel.clone();
     cmd.pinned_cpu = job.cpu;
+    let framed = wrote.is_some();
     let mut got = Got {
         ready: false,
         digests: Vec::new(),
         end: None,
+        wrote: Vec::new(),
     };
     let outcome = crate::worker::run(&cmd, |m: TrialMessage| {
-        got.take(m, &spec, per_record, records)
+        got.take(m, &spec, per_record, records, framed)
     })
     .map_err(|e| OneShotError::Start(e.to_string()))?;
     let index = got.digests.len() / per_record.max(1);
-    match (got.end, &outcome.exit) {
+    if let Some(w) = wrote {
+        w.append(&mut got.wrote);
+    }
+    let before = || {
+        got.digests
+            .chunks(per_record.max(1))
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    match (&got.end, &outcome.exit) {
         (_, Exit::Cancelled) => Err(TableError::Cancelled),
         (_, Exit::Tampered(_) | Exit::Moved(_)) | (None, _) => Err(TableError::Ended {
             library: library.to_path_buf(),
+            before: before(),
             outcome: Box::new(outcome),
         }),
         (Some(End::Fault(fault)), _) => Err(TableError::Fault {
             index,
-            fault,
-            before: got
-                .digests
-                .chunks(per_record.max(1))
-                .map(<[u8]>::to_vec)
-                .collect(),
+            fault: *fault,
+            before: before(),
         }),
-        (Some(End::Error(why)), _) => Err(TableError::Worker(name_originals(&why, &cmd.libraries))),
-        (Some(End::Memory(why)), _) => Err(TableError::Memory(why)),
+        (Some(End::Error(why)), _) => Err(TableError::Worker(name_originals(why, &cmd.libraries))),
+        (Some(End::Memory(why)), _) => Err(TableError::Memory(why.clone())),
         (Some(End::Done), _) => Ok(TableAnswer {
-            digests: got
-                .digests
-                .chunks(per_record.max(1))
-                .map(<[u8]>::to_vec)
-                .collect(),
+            digests: before(),
             peak_memory_bytes: outcome.peak_memory_bytes,
             cpu_time: outcome.group_cpu,
         }),
@@ -262,6 +282,8 @@ struct Got {
     ready: bool,
     digests: Vec<u8>,
     end: Option<End>,
+    /// A framed table's `wrote` lines (`framed`).
+    wrote: Vec<framed::Wrote>,
 }
 
 impl Got {
@@ -271,6 +293,7 @@ impl Got {
         spec: &crate::measure::trial::TrialSpec,
         per_record: usize,
         count: usize,
+        framed: bool,
     ) -> Result<(), Tampering> {
         let out_of_order = || Tampering("a line out of a table job's order".into());
         if self.end.is_some() {
@@ -309,6 +332,20 @@ impl Got {
                 return Ok(());
             }
             TrialMessage::Done { .. } if self.digests.len() == count * per_record => End::Done,
+            // One for each side of the buffers at most, about a record the table holds.
+            TrialMessage::Wrote {
+                record,
+                buffer,
+                offset,
+                expected,
+                found,
+            } if framed => {
+                let w = framed::Wrote::of(record, &buffer, offset, expected, found)
+                    .filter(|w| w.record < count && !self.wrote.iter().any(|o| o.side == w.side))
+                    .ok_or_else(|| Tampering("a `wrote` line a framed table cannot send".into()))?;
+                self.wrote.push(w);
+                return Ok(());
+            }
             TrialMessage::Overflow { buffer } => {
                 End::Fault(Fault::Overflow(match buffer.as_deref() {
                     Some("message") => Some("message"),
@@ -324,6 +361,10 @@ impl Got {
         Ok(())
     }
 }
+
+mod framed;
+
+pub use framed::{AROUND, Framed, FramedRun, Side, Wrote, hash_framed};
 
 #[cfg(test)]
 mod tests;

@@ -124,6 +124,16 @@ pub(crate) enum TrialMessage {
         #[serde(default)]
         buffer: Option<String>,
     },
+    /// A framed table's first change on one side of its buffers (`table::framed`): the record,
+    /// the buffer (`message` or `digest`), the byte's offset from the buffer's start, what the
+    /// record laid there and what was there after the call.
+    Wrote {
+        record: u64,
+        buffer: String,
+        offset: i64,
+        expected: u8,
+        found: u8,
+    },
     /// The message was not the one prepared after a phase: the candidate wrote into its
     /// `const` input (TAMPERED), first at this offset.
     InputChanged {

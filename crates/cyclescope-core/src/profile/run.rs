@@ -271,6 +271,9 @@ fn run_worker(
                     "the candidate changed its message at byte {offset}"
                 ))
             }
+            TrialMessage::Wrote { .. } => {
+                fault = Some("a `wrote` line, which only a framed table sends".into())
+            }
             TrialMessage::CounterFault {
                 fault: kind,
                 enabled_ns,

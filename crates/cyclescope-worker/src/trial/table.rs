@@ -26,8 +26,14 @@ const LINE_BYTES: usize = 128 << 10;
 
 /// The longest message of the table of `table_len` bytes at descriptor `fd`, and how many it
 /// holds; None where it is not `count` well-formed records that end where the table ends (or a
-/// length does not suit the ABI).
-fn records(fd: c_int, table_len: u64, count: u64, supercop: bool) -> Option<(usize, u64)> {
+/// length does not suit the ABI). Each record's message comes `frame` bytes after its length.
+pub(super) fn records(
+    fd: c_int,
+    table_len: u64,
+    count: u64,
+    supercop: bool,
+    frame: u64,
+) -> Option<(usize, u64)> {
     let (mut at, mut seen, mut longest) = (0u64, 0u64, 0usize);
     while at < table_len {
         let (bits, len) = head(fd, at)?;
@@ -35,14 +41,14 @@ fn records(fd: c_int, table_len: u64, count: u64, supercop: bool) -> Option<(usi
             return None;
         }
         longest = longest.max(len);
-        at = at.checked_add(8)?.checked_add(len as u64)?;
+        at = at.checked_add(8 + frame)?.checked_add(len as u64)?;
         seen += 1;
     }
     (seen == count && at == table_len).then_some((longest, seen))
 }
 
 /// The head of the record at `at`: its length in bits, and in bytes.
-fn head(fd: c_int, at: u64) -> Option<(u64, usize)> {
+pub(super) fn head(fd: c_int, at: u64) -> Option<(u64, usize)> {
     let mut bytes = [0u8; 8];
     read_message_at(fd, &mut bytes, at).then_some(())?;
     let bits = u64::from_le_bytes(bytes);
@@ -50,21 +56,21 @@ fn head(fd: c_int, at: u64) -> Option<(u64, usize)> {
 }
 
 /// The digests of finished records, sent in whole records.
-struct Out<'a> {
-    ch: &'a Channel,
-    buf: &'static mut [u8],
-    filled: usize,
-    record: usize,
+pub(super) struct Out<'a> {
+    pub(super) ch: &'a Channel,
+    pub(super) buf: &'static mut [u8],
+    pub(super) filled: usize,
+    pub(super) record: usize,
 }
 
 impl Out<'_> {
-    fn push(&mut self, digest: &[u8]) {
+    pub(super) fn push(&mut self, digest: &[u8]) {
         self.buf[self.filled..self.filled + digest.len()].copy_from_slice(digest);
         self.filled += digest.len();
     }
 
     /// Sends what is pending once another record would not fit (or always, with `all`).
-    fn flush(&mut self, all: bool) {
+    pub(super) fn flush(&mut self, all: bool) {
         if self.filled > 0 && (all || self.filled + self.record > self.buf.len()) {
             self.ch
                 .message("digests")
@@ -78,7 +84,8 @@ impl Out<'_> {
 /// Runs the table of descriptor `fd` (`--bytes` long), after `ready`, reading each message
 /// straight into its buffer.
 pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -> c_int {
-    let Some((longest, count)) = records(fd, inv.input_bytes, inv.iterations, inv.supercop) else {
+    let Some((longest, count)) = records(fd, inv.input_bytes, inv.iterations, inv.supercop, 0)
+    else {
         return error(
             ch,
             "table",
@@ -172,7 +179,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
 }
 
 /// What ended a table early.
-enum Fault {
+pub(super) enum Fault {
     /// Which buffer's guard broke.
     Overflow(&'static str),
     InputChanged(u64),
@@ -181,7 +188,7 @@ enum Fault {
 
 impl Fault {
     /// The digests of every message before, then the fault.
-    fn send(self, out: &mut Out<'_>) -> c_int {
+    pub(super) fn send(self, out: &mut Out<'_>) -> c_int {
         let partial = out.filled % out.record;
         out.filled -= partial;
         out.flush(true);
@@ -241,21 +248,21 @@ mod tests {
     fn a_table_is_its_records_to_the_last_byte_and_nothing_else() {
         let t = table(&[0, 7, 8, 4096]);
         let fd = t.as_raw_fd();
-        assert_eq!(records(fd, len(&t), 4, false), Some((512, 4)));
-        assert_eq!(records(fd, len(&t), 3, false), None);
+        assert_eq!(records(fd, len(&t), 4, false, 0), Some((512, 4)));
+        assert_eq!(records(fd, len(&t), 3, false, 0), None);
         // crypto_hash takes whole bytes only.
-        assert_eq!(records(fd, len(&t), 4, true), None);
+        assert_eq!(records(fd, len(&t), 4, true, 0), None);
         let whole = table(&[8, 16]);
         assert_eq!(
-            records(whole.as_raw_fd(), len(&whole), 2, true),
+            records(whole.as_raw_fd(), len(&whole), 2, true, 0),
             Some((2, 2))
         );
         // A record cut short, or bytes after the last one.
-        assert_eq!(records(fd, len(&t) - 1, 4, false), None);
-        assert_eq!(records(fd, len(&t) + 1, 4, false), None);
+        assert_eq!(records(fd, len(&t) - 1, 4, false, 0), None);
+        assert_eq!(records(fd, len(&t) + 1, 4, false, 0), None);
         let huge = file(&u64::MAX.to_le_bytes());
-        assert_eq!(records(huge.as_raw_fd(), 8, 1, false), None);
-        assert_eq!(records(fd, 0, 0, false), Some((0, 0)));
+        assert_eq!(records(huge.as_raw_fd(), 8, 1, false, 0), None);
+        assert_eq!(records(fd, 0, 0, false, 0), Some((0, 0)));
         // What the descriptor holds is compared from the record's own offset.
         assert_eq!(
             message_differs_at(fd, &[0, 1, 2], 8 + 8 + 1 + 8 + 1 + 8),

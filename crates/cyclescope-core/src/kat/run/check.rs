@@ -37,6 +37,8 @@ pub(super) struct JobState<'a> {
     /// The `alignment` vectors of this job's `KAT_2_12`, read from the text this process
     /// verified against its reference (empty unless it passed).
     vectors: Vec<KnownAnswer>,
+    /// What the engine's framed calls showed (`saw_writes`).
+    engine_writes: (Option<Evidence>, Option<Evidence>),
 }
 
 fn digest_from_hex(s: &str) -> Option<[u8; 32]> {
@@ -61,6 +63,7 @@ impl<'a> JobState<'a> {
             step: None,
             conformance: Vec::new(),
             vectors: Vec::new(),
+            engine_writes: (None, None),
         }
     }
 
@@ -165,13 +168,48 @@ impl<'a> JobState<'a> {
                     vectors: &self.vectors,
                 };
                 let result = verdict::admit(result, digests.as_ref(), &known).map_err(Tampering)?;
-                self.step = None;
-                self.log.push(result.log_line());
-                self.conformance.push(result);
+                self.checked(result);
             }
+            // Judged by the engine from digests it drew and received itself.
+            KatMessage::EngineCheckDone { result } => self.checked(result),
             KatMessage::Done => self.done = true,
         }
         Ok(())
+    }
+
+    /// A check's outcome, as the job keeps it: the worker's `input_unchanged` and
+    /// `output_bounds` also answer for the engine's framed calls (`saw_writes`), so a change
+    /// seen there fails them whatever the worker says of its own calls.
+    fn checked(&mut self, result: CheckResult) {
+        let seen = match result.check {
+            Check::InputUnchanged => self.engine_writes.0.as_ref(),
+            Check::OutputBounds => self.engine_writes.1.as_ref(),
+            _ => None,
+        };
+        let result = match seen {
+            Some(evidence) if !result.is_failure() => CheckResult::new(
+                result.check,
+                Outcome::Fail {
+                    evidence: evidence.clone(),
+                },
+            ),
+            _ => result,
+        };
+        self.step = None;
+        self.log.push(result.log_line());
+        self.conformance.push(result);
+    }
+
+    /// The first change the engine's framed calls showed around or in a message, and around a
+    /// digest (`engine_checks`).
+    pub(super) fn saw_writes(&mut self, input: Option<Evidence>, output: Option<Evidence>) {
+        self.engine_writes = (input, output);
+    }
+
+    /// The `KAT_2_12` vectors read from the text this process verified (empty unless it
+    /// passed).
+    pub(super) fn vectors(&self) -> &[KnownAnswer] {
+        &self.vectors
     }
 
     /// The verdict the messages give, if they give one.
@@ -243,8 +281,7 @@ impl<'a> JobState<'a> {
                 },
             ),
         );
-        self.log.push(failed.log_line());
-        self.conformance.push(failed);
+        self.checked(failed);
         let after = RUN_ORDER.iter().skip_while(|&&c| c != check).skip(1);
         for &c in after {
             let skipped = CheckResult::new(
@@ -253,8 +290,7 @@ impl<'a> JobState<'a> {
                     why: format!("not run: the worker ended during {check}"),
                 },
             );
-            self.log.push(skipped.log_line());
-            self.conformance.push(skipped);
+            self.checked(skipped);
         }
         Some(self.files_and_checks())
     }

@@ -100,7 +100,10 @@ impl KatOrder {
                 Ok(())
             }
             (Phase::Loaded, KatMessage::CheckStep { check, .. }) => self.expect_check(*check),
-            (Phase::Loaded, KatMessage::CheckDone { result, .. }) => {
+            (
+                Phase::Loaded,
+                KatMessage::CheckDone { result, .. } | KatMessage::EngineCheckDone { result },
+            ) => {
                 self.expect_check(result.check)?;
                 if let Some(grade) = result.outcome.grade()
                     && !result.check.grades().contains(&grade)

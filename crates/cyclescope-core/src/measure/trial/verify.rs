@@ -182,6 +182,9 @@ impl TrialOrder {
                 | TrialMessage::Error { .. }
                 | TrialMessage::InstructionsUnavailable { .. },
             ) => out_of_order("a second `ready`"),
+            (Phase::Measuring, TrialMessage::Wrote { .. }) => {
+                out_of_order("a `wrote` line, which only a framed table sends")
+            }
         }
     }
 }
