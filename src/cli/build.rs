@@ -155,7 +155,9 @@ fn print_instance(b: &InstanceBuild) {
     } else {
         format!(", {} warning(s)", b.warnings.len())
     };
-    outln!(
+    // One write for the whole block: instances build in parallel, and another's line must not
+    // fall between this one's header and its compiler lines.
+    let mut block = format!(
         "{what} {}/{} ({}, {} bits) {:.2} s{warned}",
         s.candidate,
         s.label,
@@ -164,8 +166,9 @@ fn print_instance(b: &InstanceBuild) {
         b.seconds
     );
     for line in b.excerpt(EXCERPT_LINES) {
-        outln!("    {}", crate::sanitize::terminal(&line));
+        block.push_str(&format!("\n    {}", crate::sanitize::terminal(&line)));
     }
+    outln!("{block}");
 }
 
 fn print_summary(summary: &TreeSummary, seconds: f64) {
