@@ -73,7 +73,11 @@ fn a_forged_kat_pass_is_tampered() {
     assert!(!stdout.contains(" PASS"), "{}", text(&o));
     let log = walk(&out.join("kat"), "log");
     let log = std::fs::read_to_string(&log[0]).unwrap();
-    assert!(log.ends_with(&format!("{line}\n")), "{log}");
+    // The terminal's line adds, in parentheses, the findings that do not block (this library's
+    // digest depends on the unused bits, which the engine's own `unused_bits` finds before the
+    // checks' worker, where the forgery comes, starts).
+    let harness_line = line.split(" (finding").next().unwrap_or(line);
+    assert!(log.ends_with(&format!("{harness_line}\n")), "{line}\n{log}");
     assert_none_left(&m);
 }
 

@@ -13,6 +13,16 @@ fn fixh_dir() -> PathBuf {
     super::build::submissions().join("fixhash/Reference_Implementation/FIXH-256")
 }
 
+/// The length (bits) an evidence's words name: `… at <bits> bits, …`.
+pub fn evidence_bits(detail: &str) -> u64 {
+    detail
+        .split(" at ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no length in {detail}"))
+}
+
 /// Builds `tests/fixtures/conform/<name>.c` into an ngcc-harness tree under `root`
 /// (`hash-90/lib/lib<name>.so` beside the FIXH-256 manifest) and returns the tree.
 pub fn harness_tree(root: &Path, name: &str) -> PathBuf {

@@ -1,11 +1,11 @@
-//! The sample: the lengths and offsets the checks use, and the checks' worker's own sample (the
-//! same message between two different random surroundings, `outside_bytes`'s calls, whose
-//! digests the worker's checks compare with). The engine's `outside_bytes` and `alignment`
-//! (`tabled`) make these calls in framed table jobs.
+//! The sample: the lengths and offsets the checks use, and the checks' worker's own sample
+//! (a message of each length and its digest, which the worker's checks compare with). The
+//! engine's `outside_bytes` and `alignment` (`tabled`) use the same lengths and offsets in
+//! framed table jobs.
 
 use super::Outcome;
 use super::probe::{Offsets, Probe};
-use super::verdict::{Compared, Digests};
+use super::verdict::Compared;
 
 /// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
 pub(crate) const LENGTHS: &[u64] = &[
@@ -58,47 +58,18 @@ pub(crate) fn lengths(probe: &Probe) -> Vec<u64> {
         .collect()
 }
 
-/// `outside_bytes`, and the sample: each length hashed twice, between surroundings that
-/// differ in every byte. The sample is taken whole even past a failure (a length whose call
-/// failed is left out), so the later checks still have their messages.
-pub(crate) fn outside_bytes(probe: &mut Probe) -> (Digests, Vec<Sample>) {
+/// The checks' worker's sample: a random message of each length, hashed once at offset 0
+/// between random bytes (a length whose call failed is left out). The lengths change from the
+/// first call on, as in every job of a KAT's.
+pub(crate) fn sample(probe: &mut Probe) -> Vec<Sample> {
     let mut samples = Vec::new();
-    let mut digests = Digests::default();
-    let what = "the digest, with other random bytes around the message,".to_string();
     for bits in lengths(probe) {
         let msg = probe.message(bits);
-        let mut first = [0u8; 128];
-        probe.noise.fill(&mut first);
-        let mut second = [0u8; 128];
-        probe.noise.fill_unlike(&mut second, &first);
-        let both = probe
-            .hash_around(&msg, bits, Offsets::default(), &first)
-            .and_then(|a| {
-                let b = probe.hash_around(&msg, bits, Offsets::default(), &second)?;
-                Ok((a, b))
-            });
-        let (a, b) = match both {
-            Ok(ab) => ab,
-            Err(evidence) => {
-                digests.calls.push(failed(bits, what.clone(), evidence));
-                continue;
-            }
-        };
-        digests.calls.push(Compared {
-            bits,
-            what: what.clone(),
-            vector: None,
-            want: a.clone(),
-            got: b,
-            failed: None,
-        });
-        samples.push(Sample {
-            bits,
-            msg,
-            digest: a,
-        });
+        if let Ok(digest) = probe.hash(&msg, bits, Offsets::default()) {
+            samples.push(Sample { bits, msg, digest });
+        }
     }
-    (digests, samples)
+    samples
 }
 
 /// A compared call that returned an error instead of a digest.

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use super::buffers::failed;
 use super::noise::Noise;
 use super::probe::clear_unused;
 use super::verdict::{Compared, Digests};
@@ -160,14 +161,7 @@ fn compare(pair: &Pair, job: &TableJob, messages: &[(&[u8], u64)]) -> Result<Dig
         };
         match fault {
             // An error return is the call's answer; a write is what the worker saw.
-            Fault::Returned(_) => digests.calls.push(Compared {
-                bits,
-                what,
-                vector: None,
-                want: Vec::new(),
-                got: Vec::new(),
-                failed: Some(evidence),
-            }),
+            Fault::Returned(_) => digests.calls.push(failed(bits, what, evidence)),
             _ => digests.claim = Some(evidence),
         }
     }

@@ -105,23 +105,27 @@ impl<'a> Tabled<'a> {
             .filter(|b| self.takes_bits || b % 8 == 0)
             .collect();
         let messages: Vec<Vec<u8>> = lengths.iter().map(|&b| self.message(b)).collect();
-        let mut frames = Vec::new();
+        // Every length between one pair of surroundings, then again between another that
+        // differs from it in every byte: the length changes from each call to the next.
+        let mut first = Vec::new();
+        let mut second = Vec::new();
         for (m, &bits) in messages.iter().zip(&lengths) {
             let (before, after) = self.around();
             let (mut before2, mut after2) = ([0u8; AROUND], [0u8; AROUND]);
             self.noise.fill_unlike(&mut before2, &before);
             self.noise.fill_unlike(&mut after2, &after);
-            for (b, a) in [(before, after), (before2, after2)] {
-                frames.push(framed(m, bits, (0, 0), b, a));
-            }
+            first.push(framed(m, bits, (0, 0), before, after));
+            second.push(framed(m, bits, (0, 0), before2, after2));
         }
-        let answers = self.hash(Check::OutsideBytes, &frames)?;
+        first.append(&mut second);
+        let answers = self.hash(Check::OutsideBytes, &first)?;
+        let (a_side, b_side) = answers.split_at(lengths.len());
         let what = "the digest, with other random bytes around the message,".to_string();
         let mut digests = Digests::default();
-        for (i, pair) in answers.chunks(2).enumerate() {
+        for (i, pair) in a_side.iter().zip(b_side).enumerate() {
             let bits = lengths[i];
             let c = match pair {
-                [Ok(a), Ok(b)] => {
+                (Ok(a), Ok(b)) => {
                     self.samples.push(Sample {
                         bits,
                         msg: messages[i].clone(),
@@ -129,8 +133,7 @@ impl<'a> Tabled<'a> {
                     });
                     compared(bits, &what, a.clone(), Ok(b.clone()))
                 }
-                [Err(rc), ..] | [_, Err(rc)] => compared(bits, &what, Vec::new(), Err(*rc)),
-                _ => continue,
+                (Err(rc), _) | (_, Err(rc)) => compared(bits, &what, Vec::new(), Err(*rc)),
             };
             digests.calls.push(c);
         }
@@ -173,8 +176,9 @@ impl<'a> Tabled<'a> {
                 }
             }
         }
-        for v in vectors {
-            for at in alignment_offsets() {
+        // Offsets outer, messages inner: the length changes from each call to the next.
+        for at in alignment_offsets() {
+            for v in vectors {
                 plan.push((&v.msg, v.bits, v.digest.clone(), Some(v.bits), at));
             }
         }

@@ -108,12 +108,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
     let (Some(mut msg), Some(mut digest), Some(buf)) = buffers else {
         return error(ch, "memory", b"cannot allocate the table's buffers");
     };
-    let mut out = Out {
-        ch,
-        buf,
-        filled: 0,
-        record: digest_len,
-    };
+    let mut out = Out::new(ch, buf, digest_len);
     let digest_bits = c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX);
     let (mut message_seen, mut digest_seen) = (false, false);
     let mut frame = [0u8; FRAME];

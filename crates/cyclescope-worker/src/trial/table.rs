@@ -63,7 +63,17 @@ pub(super) struct Out<'a> {
     pub(super) record: usize,
 }
 
-impl Out<'_> {
+impl<'a> Out<'a> {
+    /// Nothing pending yet; records of `record` bytes go out in lines of `buf`.
+    pub(super) fn new(ch: &'a Channel, buf: &'static mut [u8], record: usize) -> Self {
+        Self {
+            ch,
+            buf,
+            filled: 0,
+            record,
+        }
+    }
+
     pub(super) fn push(&mut self, digest: &[u8]) {
         self.buf[self.filled..self.filled + digest.len()].copy_from_slice(digest);
         self.filled += digest.len();
@@ -103,12 +113,7 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
     let (Some(mut msg), Some(mut digest), Some(mut both), Some(buf)) = buffers else {
         return error(ch, "memory", b"cannot allocate the table's buffers");
     };
-    let mut out = Out {
-        ch,
-        buf,
-        filled: 0,
-        record: per_record,
-    };
+    let mut out = Out::new(ch, buf, per_record);
     let digest_bits = c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX);
     let mut at = 0u64;
     for _ in 0..count {
