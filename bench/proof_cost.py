@@ -16,7 +16,8 @@ and where they record the probe's twin, the ratio of the probe's CPU time per ca
 
 With `--breakdown`, it instead runs the same `run` once per binary under `strace -f` (stops only
 on execve, write, exit_group and wait4) and prints where the wall time went: for each kind of
-worker (the KAT files' tables and chain, the conformance checks, metadata probe, the table of
+worker (the KAT files' tables and chain, the conformance checks' framed tables and the KAT
+worker's, metadata probe, the table of
 known answers and reference digests, `hash` jobs — the probe's spot checks —, trials,
 fresh-message probe, its twin, loop-only probe), how many ran and the sum of their lives
 from exec to reaped, beside the run's whole wall time. The kind comes from the job the engine
@@ -30,11 +31,22 @@ import argparse, glob, json, os, re, statistics, subprocess, tempfile, time
 INSTANCES = ["pseudoXOF-512", "sm3hash-256", "pseudohash-512"]
 
 
+def fresh_env(out):
+    """The environment of one run: its own cache and data folders, so that no run reuses a KAT
+    pass another binary cached (a binary whose checks' version is newer re-runs the gate where
+    an older one would take the newer's pass)."""
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = os.path.join(out, "cache")
+    env["XDG_DATA_HOME"] = os.path.join(out, "data")
+    return env
+
+
 def one_run(exe, cpu):
     out = tempfile.mkdtemp(prefix="proof-cost-")
     started = time.monotonic()
     p = subprocess.run([exe, "run", *INSTANCES, "--cpus", str(cpu), "--allow-unfixed-host",
-                        "--out", os.path.join(out, "run")], capture_output=True, text=True)
+                        "--out", os.path.join(out, "run")], capture_output=True, text=True,
+                       env=fresh_env(out))
     wall = time.monotonic() - started
     ratios, twins, failed = [], [], []
     for f in glob.glob(os.path.join(out, "run", "records", "*", "*.json")):
@@ -67,6 +79,8 @@ def job_kind(job):
             return "KAT file (table)"
         if "--chain" in words:
             return "KAT_Loop (chain)"
+        if "--framed" in words:
+            return "conformance, the engine's (framed table)"
         if "--table" in words:
             return "known answers and reference digests (table)"
         # A digest of a message of the engine's is a trial of one call on that message.
@@ -81,7 +95,7 @@ def job_kind(job):
         if "--count" in words:
             return "count"
         return "trial"
-    return {"hash": "hash (reference, known answer, spot check)", "kat": "KAT (conformance)",
+    return {"hash": "hash (reference, known answer, spot check)", "kat": "conformance, the KAT worker's",
             "probe": "metadata probe"}.get(first, first)
 
 
@@ -92,7 +106,7 @@ def breakdown(exe, cpu):
     subprocess.run(["strace", "-f", "--seccomp-bpf", "-qq", "-ttt", "-s", "600", "-o", trace,
                     "-e", "trace=clone,clone3,execve,write,wait4", exe, "run", *INSTANCES, "--cpus",
                     str(cpu), "--allow-unfixed-host", "--out", os.path.join(out, "run")],
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, env=fresh_env(out))
     wall = time.monotonic() - started
     # The engine thread that starts a worker clones it, then writes its token and job: the job
     # belongs to the last child that thread cloned.

@@ -36,10 +36,13 @@ pub fn sealed_memfd(name: &CStr, bytes: &[u8]) -> std::io::Result<OwnedFd> {
 /// [`sealed_memfd`] of `parts` one after another (no copy of them joined).
 pub fn sealed_memfd_of(name: &CStr, parts: &[&[u8]]) -> std::io::Result<OwnedFd> {
     let fd = memfd_create(name, MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING)?;
-    let mut file = std::fs::File::from(fd);
+    // Buffered: a table is thousands of small parts (a record's head, then its message), each
+    // a system call of its own otherwise.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::from(fd));
     for part in parts {
-        file.write_all(part)?;
+        out.write_all(part)?;
     }
+    let file = out.into_inner().map_err(|e| e.into_error())?;
     let seals = SealFlag::F_SEAL_WRITE
         | SealFlag::F_SEAL_SHRINK
         | SealFlag::F_SEAL_GROW

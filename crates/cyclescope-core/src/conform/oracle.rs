@@ -15,7 +15,7 @@ use super::noise::Noise;
 use super::probe::clear_unused;
 use super::verdict::{Compared, Digests};
 use super::{Check, Evidence, OracleSpec};
-use crate::measure::table::{self, Fault, TableError, TableJob};
+use crate::measure::table::{self, Account, Fault, TableError, TableJob};
 use crate::plugin::Abi;
 use crate::worker::Exit;
 
@@ -56,10 +56,15 @@ pub enum Stop {
 
 /// Runs `check` (`differential` or `long_message`) for `pair`, each library's table job as
 /// `job` says (its width, deadline, CPU and limits; the ABI is each library's own).
-pub fn run(check: Check, pair: &Pair, job: &TableJob) -> Result<Digests, Stop> {
+pub fn run(
+    check: Check,
+    pair: &Pair,
+    job: &TableJob,
+    account: &mut Account,
+) -> Result<Digests, Stop> {
     let mut noise = Noise::fresh();
     match check {
-        Check::LongMessage => long_message(pair, job, &mut noise),
+        Check::LongMessage => long_message(pair, job, &mut noise, account),
         _ => {
             let whole = !(pair.abi.is_iccs() && pair.oracle.abi.is_iccs());
             let messages: Vec<(Vec<u8>, u64)> = random_lengths(&mut noise, whole)
@@ -73,14 +78,19 @@ pub fn run(check: Check, pair: &Pair, job: &TableJob) -> Result<Digests, Stop> {
                 .collect();
             let refs: Vec<(&[u8], u64)> =
                 messages.iter().map(|(m, b)| (m.as_slice(), *b)).collect();
-            compare(pair, job, &refs)
+            compare(pair, job, &refs, account)
         }
     }
 }
 
 /// `long_message`: 2^32 bits and one 512-bit block on either side, the three messages the
 /// prefixes of one random 512 MiB buffer.
-fn long_message(pair: &Pair, job: &TableJob, noise: &mut Noise) -> Result<Digests, Stop> {
+fn long_message(
+    pair: &Pair,
+    job: &TableJob,
+    noise: &mut Noise,
+    account: &mut Account,
+) -> Result<Digests, Stop> {
     const WRAP: u64 = 1 << 32;
     let mut msg = vec![0u8; (WRAP + 512) as usize / 8];
     noise.fill(&mut msg);
@@ -88,16 +98,24 @@ fn long_message(pair: &Pair, job: &TableJob, noise: &mut Noise) -> Result<Digest
         .into_iter()
         .map(|bits| (&msg[..], bits))
         .collect();
-    compare(pair, job, &refs)
+    compare(pair, job, &refs, account)
 }
 
 /// The oracle's digests of `messages`, then the candidate's, compared in order up to the first
 /// difference.
-fn compare(pair: &Pair, job: &TableJob, messages: &[(&[u8], u64)]) -> Result<Digests, Stop> {
+fn compare(
+    pair: &Pair,
+    job: &TableJob,
+    messages: &[(&[u8], u64)],
+    account: &mut Account,
+) -> Result<Digests, Stop> {
     let label = &pair.oracle.label;
     let as_abi = |abi| TableJob { abi, ..job.clone() };
     let wants = match table::hash_table(&pair.oracle.library, &as_abi(pair.oracle.abi), messages) {
-        Ok(a) => a.digests,
+        Ok(a) => {
+            account.add_answer(&a);
+            a.digests
+        }
         Err(TableError::Cancelled) => return Err(Stop::Cancelled),
         Err(e) => {
             return Err(Stop::Skip(format!(
@@ -108,7 +126,10 @@ fn compare(pair: &Pair, job: &TableJob, messages: &[(&[u8], u64)]) -> Result<Dig
     };
     let what = format!("the digest, against the oracle {label}'s,");
     let (gots, end) = match table::hash_table(pair.candidate, &as_abi(pair.abi), messages) {
-        Ok(a) => (a.digests, None),
+        Ok(a) => {
+            account.add_answer(&a);
+            (a.digests, None)
+        }
         Err(TableError::Fault {
             index,
             fault,
@@ -234,8 +255,11 @@ mod tests {
             abi: Abi::Iccs,
             oracle: &itself,
         };
-        let d = run(Check::Differential, &pair, &job).unwrap();
+        let mut account = Account::default();
+        let d = run(Check::Differential, &pair, &job, &mut account).unwrap();
         assert_eq!(d.calls.len(), 14, "{d:?}");
+        // Both workers' control groups, where the machine has them.
+        assert!(account.cpu_time.is_some() || account.peak_memory_bytes.is_none());
         assert!(
             d.calls
                 .iter()
@@ -246,7 +270,7 @@ mod tests {
             oracle: &other,
             ..pair
         };
-        let d = run(Check::Differential, &pair, &job).unwrap();
+        let d = run(Check::Differential, &pair, &job, &mut account).unwrap();
         assert_eq!(d.calls.len(), 1, "{d:?}");
         assert_eq!(
             super::super::verdict::judge(Check::Differential, &d).word(),

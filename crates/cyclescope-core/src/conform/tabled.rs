@@ -16,7 +16,7 @@ use super::probe::clear_unused;
 use super::verdict::{Compared, Digests, alignment_offsets, alignment_what};
 use super::{Check, Evidence, Outcome};
 use crate::kat::known::KnownAnswer;
-use crate::measure::table::{AROUND, Fault, Framed, Side, TableError, TableJob, Wrote};
+use crate::measure::table::{AROUND, Account, Fault, Framed, Side, TableError, TableJob, Wrote};
 use crate::worker::Exit;
 
 /// Why a check gave no digests to judge.
@@ -46,6 +46,8 @@ pub struct Tabled<'a> {
     /// The first change seen around or in a message, and around a digest, in any job.
     pub input: Option<Evidence>,
     pub output: Option<Evidence>,
+    /// What its jobs' control groups saw.
+    pub account: Account,
 }
 
 impl<'a> Tabled<'a> {
@@ -59,6 +61,7 @@ impl<'a> Tabled<'a> {
             samples: Vec::new(),
             input: None,
             output: None,
+            account: Account::default(),
         }
     }
 
@@ -246,7 +249,10 @@ impl<'a> Tabled<'a> {
                 self.note(w, &frames[from + w.record]);
             }
             match run.answer {
-                Ok(a) => answers.extend(a.digests.into_iter().map(Ok)),
+                Ok(a) => {
+                    self.account.add_answer(&a);
+                    answers.extend(a.digests.into_iter().map(Ok));
+                }
                 Err(TableError::Fault {
                     fault: Fault::Returned(rc),
                     before,

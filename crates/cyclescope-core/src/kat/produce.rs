@@ -22,10 +22,8 @@ pub(crate) struct Producer {
     library: PathBuf,
     job: TableJob,
     deadline: Instant,
-    /// The most memory any of its workers held, and their CPU time together (each worker's
-    /// control group's account).
-    pub(crate) peak_memory_bytes: Option<u64>,
-    pub(crate) cpu_time: Option<Duration>,
+    /// Its workers' control groups' account.
+    pub(crate) account: table::Account,
     /// The job's cancel flag stopped a worker.
     pub(crate) cancelled: bool,
 }
@@ -43,8 +41,7 @@ impl Producer {
             library: inst.library.clone(),
             job,
             deadline: Instant::now() + opts.timeout,
-            peak_memory_bytes: None,
-            cpu_time: None,
+            account: table::Account::default(),
             cancelled: false,
         }
     }
@@ -128,11 +125,7 @@ impl Producer {
     ) -> Answer {
         match answer {
             Ok(a) => {
-                self.peak_memory_bytes = self.peak_memory_bytes.max(a.peak_memory_bytes);
-                self.cpu_time = match (self.cpu_time, a.cpu_time) {
-                    (Some(x), Some(y)) => Some(x + y),
-                    (x, y) => x.or(y),
-                };
+                self.account.add_answer(&a);
                 Answer {
                     digests: a.digests,
                     stop: None,

@@ -269,6 +269,7 @@ pub fn run_kat(
     }
     // The engine's own checks, each in trial workers of their own, before the checks' worker
     // starts; `alignment` hashes the `KAT_2_12` vectors just verified.
+    let mut checked = crate::measure::table::Account::default();
     let made = match made {
         None => None,
         Some(name) => {
@@ -278,6 +279,7 @@ pub fn run_kat(
                 taken(&mut order, &mut state, m)
             });
             state.saw_writes(writes.input, writes.output);
+            checked = writes.account;
             match ran {
                 engine_checks::Ran::Cancelled => {
                     return Err(KatError::Cancelled(inst.label.clone()));
@@ -342,16 +344,18 @@ pub fn run_kat(
         });
     }
     let mut report = state.finish(status, detail, log_path);
-    // Every worker of the job: the trial workers that made the files, the checks' worker.
+    // Every worker of the job: the trial workers that made the files and ran the engine's
+    // checks, the checks' worker.
     let worker = outcome.as_ref();
     report.stderr_tail = worker.map(|o| o.stderr_tail.clone()).unwrap_or_default();
-    report.peak_memory_bytes = producer
-        .peak_memory_bytes
-        .max(worker.and_then(|o| o.peak_memory_bytes));
-    report.cpu_time = match (producer.cpu_time, worker.and_then(|o| o.group_cpu)) {
-        (Some(a), Some(b)) => Some(a + b),
-        (a, b) => a.or(b),
-    };
+    let mut account = producer.account;
+    account.add(checked.peak_memory_bytes, checked.cpu_time);
+    account.add(
+        worker.and_then(|o| o.peak_memory_bytes),
+        worker.and_then(|o| o.group_cpu),
+    );
+    report.peak_memory_bytes = account.peak_memory_bytes;
+    report.cpu_time = account.cpu_time;
     write_log(&report.log_path, &state_log(&report, &state))?;
     Ok(report)
 }

@@ -64,6 +64,30 @@ pub struct TableAnswer {
     pub cpu_time: Option<Duration>,
 }
 
+/// What the control groups of several trial workers saw, together: the most memory any of
+/// them held, and their CPU time summed (every thread and process each started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Account {
+    pub peak_memory_bytes: Option<u64>,
+    pub cpu_time: Option<Duration>,
+}
+
+impl Account {
+    /// Adds one worker's account.
+    pub fn add(&mut self, peak_memory_bytes: Option<u64>, cpu_time: Option<Duration>) {
+        self.peak_memory_bytes = self.peak_memory_bytes.max(peak_memory_bytes);
+        self.cpu_time = match (self.cpu_time, cpu_time) {
+            (Some(x), Some(y)) => Some(x + y),
+            (x, y) => x.or(y),
+        };
+    }
+
+    /// Adds a finished table's account.
+    pub fn add_answer(&mut self, a: &TableAnswer) {
+        self.add(a.peak_memory_bytes, a.cpu_time);
+    }
+}
+
 impl TableJob {
     /// Digests each message gets back: its own, a second call's, an in-place call's.
     pub fn per_message(&self) -> usize {

@@ -18,7 +18,7 @@ use crate::kat::KatStatus;
 use crate::kat::generate::KatFile;
 use crate::kat::job::KatMessage;
 use crate::kat::known::KnownAnswer;
-use crate::measure::table::TableJob;
+use crate::measure::table::{Account, TableJob};
 
 /// How the checks went.
 pub(super) enum Ran {
@@ -31,10 +31,12 @@ pub(super) enum Ran {
 
 /// The first change the framed tables' workers saw around or in a message, and around a
 /// digest: the evidence `input_unchanged` and `output_bounds` are held to.
+/// With them, what those workers' control groups saw.
 #[derive(Debug, Default)]
 pub(super) struct Writes {
     pub(super) input: Option<Evidence>,
     pub(super) output: Option<Evidence>,
+    pub(super) account: Account,
 }
 
 /// Why a check gave no digests.
@@ -83,7 +85,7 @@ pub(super) fn run(
                     abi: inst.abi,
                     oracle: o,
                 };
-                oracle::run(check, &pair, &job).map_err(|s| match s {
+                oracle::run(check, &pair, &job, &mut writes.account).map_err(|s| match s {
                     oracle::Stop::Skip(why) => skip(&why),
                     oracle::Stop::Tampered(why) => Stop::Tampered(why),
                     oracle::Stop::Cancelled => Stop::Cancelled,
@@ -114,5 +116,8 @@ pub(super) fn run(
     }
     writes.input = own.input.take();
     writes.output = own.output.take();
+    writes
+        .account
+        .add(own.account.peak_memory_bytes, own.account.cpu_time);
     Ran::Done
 }
