@@ -38,7 +38,10 @@ impl Guarded {
     }
 
     /// Refits the buffer to `len` bytes, the guard bytes right after them again; false (and
-    /// no change) where `len` does not fit the allocation.
+    /// no change) where `len` does not fit the allocation. Only what was data and is no
+    /// longer is filled again: every byte past the old data holds the guard value already or
+    /// what a call wrote there, which `intact` still finds (a long allocation refitted to a
+    /// short message costs the message, not the allocation).
     pub(crate) fn refit(&mut self, len: usize) -> bool {
         if len
             .checked_add(2 * GUARD_LEN)
@@ -46,8 +49,10 @@ impl Guarded {
         {
             return false;
         }
+        if len < self.len {
+            self.bytes[GUARD_LEN + len..GUARD_LEN + self.len].fill(GUARD_BYTE);
+        }
         self.len = len;
-        self.bytes[GUARD_LEN + len..].fill(GUARD_BYTE);
         true
     }
 
@@ -59,14 +64,54 @@ impl Guarded {
         &self.bytes[GUARD_LEN..GUARD_LEN + self.len]
     }
 
+    /// Whether every byte outside the data, to both ends of the allocation, still holds the
+    /// guard value (compared a block at a time: the allocation may be a megabyte long).
     pub(crate) fn intact(&self) -> bool {
-        self.bytes[..GUARD_LEN].iter().all(|&b| b == GUARD_BYTE)
-            && self.bytes[GUARD_LEN + self.len..]
-                .iter()
-                .all(|&b| b == GUARD_BYTE)
+        const PATTERN: [u8; 4096] = [GUARD_BYTE; 4096];
+        let outside = [
+            &self.bytes[..GUARD_LEN],
+            &self.bytes[GUARD_LEN + self.len..],
+        ];
+        outside
+            .iter()
+            .all(|side| side.chunks(PATTERN.len()).all(|c| c == &PATTERN[..c.len()]))
     }
 
     pub(crate) fn ptr(&mut self) -> *mut u8 {
         self.bytes.as_mut_ptr().wrapping_add(GUARD_LEN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After a refit, a write anywhere outside the data is found, at the far end of a long
+    /// allocation too, and what was data before the refit is not taken for a write.
+    #[test]
+    fn after_a_refit_a_write_anywhere_outside_is_found() {
+        let mut g = Guarded::new(1 << 20).expect("buffer");
+        assert!(g.intact());
+        for (from, to) in [(1 << 20, 33), (33, 1 << 19), (1 << 19, 12)] {
+            assert!(g.refit(from));
+            g.data_mut().fill(7);
+            assert!(g.refit(to) && g.intact(), "{from} B of data, then {to} B");
+            let last = g.bytes.len() - 1;
+            for at in [
+                GUARD_LEN + to,
+                GUARD_LEN + to + 4096 + 5,
+                last,
+                0,
+                GUARD_LEN - 1,
+            ] {
+                let was = g.bytes[at];
+                g.bytes[at] ^= 1;
+                assert!(!g.intact(), "a write at {at} past {to} B went unseen");
+                g.bytes[at] = was;
+            }
+            assert!(g.intact());
+        }
+        assert!(!g.refit((1 << 20) + 1), "longer than the allocation");
+        assert_eq!(g.data().len(), 12);
     }
 }
