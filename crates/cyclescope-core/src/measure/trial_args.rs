@@ -242,6 +242,8 @@ mod tests {
                 Err(e) => (format!("{e:?}"), e.to_string()),
             }
         };
+        const FRAMED: &str =
+            "--framed (with --table, and no --twice, --in-place or --unchecked-input)";
         let cases = [
             ("probe x", "Usage", "usage: measure LIB"),
             ("measure", "NoLibrary", "no library given"),
@@ -338,6 +340,35 @@ mod tests {
                 "Twice",
                 "--table is given twice",
             ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --framed",
+                "OutOfRange",
+                FRAMED,
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --framed --twice",
+                "OutOfRange",
+                FRAMED,
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --framed --unchecked-input",
+                "OutOfRange",
+                FRAMED,
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --framed --in-place --abi supercop",
+                "OutOfRange",
+                FRAMED,
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --framed --framed",
+                "Twice",
+                "--framed is given twice",
+            ),
         ];
         // A message of the engine's that ends mid-byte, in the bytes it is handed.
         let ok: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
@@ -355,6 +386,14 @@ mod tests {
             .collect();
         let inv = parse(table.iter().map(|a| a.as_c_str())).unwrap();
         assert!(inv.table && inv.twice && inv.in_place && inv.supercop);
+        // The conformance checks' framed table.
+        let framed: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
+                                    --message-fd --table --framed"
+            .split_whitespace()
+            .map(|a| CString::new(a).unwrap())
+            .collect();
+        let inv = parse(framed.iter().map(|a| a.as_c_str())).unwrap();
+        assert!(inv.table && inv.framed && !inv.twice && !inv.unchecked_input);
         for (line, variant, text) in cases {
             let (debug, shown) = refusal(line);
             assert!(debug.starts_with(variant), "{line:?}: {debug}");
