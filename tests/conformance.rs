@@ -201,6 +201,35 @@ fn a_library_with_static_state_fails_reentrancy() {
     fails("static_state", "reentrancy");
 }
 
+/// Reentrant only where its process is the checks' worker: the engine's two threads of a trial
+/// worker's job find it (checks' version 5 ran `reentrancy` in the checks' worker, and passed it).
+#[test]
+fn a_library_reentrant_only_in_the_checks_worker_fails_the_engines_reentrancy() {
+    fails("reentrancy_unless_checked", "reentrancy");
+}
+
+/// An error return in one thread of `reentrancy`'s job ends that job at its record, with every
+/// digest before it from both threads in record order: the outcome is that return (no digest
+/// differs before it), and every other check, single-threaded, passes.
+#[test]
+fn an_error_return_in_the_reentrancy_threads_is_that_checks_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = harness_tree(tmp.path(), "busy_refuses");
+    let (objects, text) = kat_json(tmp.path(), &["--scan", tree.to_str().unwrap()]);
+    let [obj] = objects.as_slice() else {
+        panic!("one instance expected:\n{text}");
+    };
+    let (word, detail) = outcome(obj, "reentrancy");
+    assert_eq!(word, "fail", "{detail}\n{text}");
+    assert!(detail.contains("CryptHash returned -1"), "{detail}");
+    assert_eq!(obj["status"], "NONCONFORM", "{text}");
+    let detail = obj["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("reentrancy: "),
+        "the first failure: {detail}"
+    );
+}
+
 #[test]
 fn a_digest_that_depends_on_the_unused_bits_is_a_finding() {
     let tmp = tempfile::tempdir().unwrap();

@@ -38,8 +38,9 @@ use serde::{Deserialize, Serialize};
 /// and `long_message` are the engine's, from the oracle's and the candidate's table jobs; before,
 /// both libraries shared the candidate's process, and the digests were the worker's word. 5:
 /// `outside_bytes`, `determinism`, `alignment` and `unused_bits` are the engine's too, in framed
-/// table jobs of the trial worker on messages the engine drew (`tabled`).
-pub const CHECKS_VERSION: u32 = 5;
+/// table jobs of the trial worker on messages the engine drew (`tabled`). 6: `reentrancy` is the
+/// engine's, in two threads of one such job (`--two-threads`).
+pub const CHECKS_VERSION: u32 = 6;
 
 /// The checks as a record or `build.json` stores them: the rules' version and every outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

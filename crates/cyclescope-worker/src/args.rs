@@ -4,7 +4,7 @@
 //! [--cpu C] [--pmu-type P] [--max-address-space B] [--max-cpu-seconds S] [--max-file-size B]
 //! [--max-open-files N] [--abi iccs|supercop] [--fresh-seed S] [--msg-offset O --digest-offset O]
 //! [--count] [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat]
-//! [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed] | --chain]]`. Parsing only; a malformed line is refused with the
+//! [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed [--two-threads]] | --chain]]`. Parsing only; a malformed line is refused with the
 //! reason, never guessed at.
 
 use core::ffi::CStr;
@@ -80,6 +80,10 @@ pub struct Invocation<'a> {
     /// Each record of the table also says where its message and digest sit and what lies
     /// around them (`trial::framed`): the conformance checks' calls; only with `--table`.
     pub framed: bool,
+    /// The framed table's records are shared between two threads that start together, the
+    /// even records in one and the odd in the other (`trial::together`: the `reentrancy`
+    /// check); only with `--framed`.
+    pub two_threads: bool,
     /// The engine's message is the first of a chain of `--iters` more calls, each on the last
     /// message rotated and XORed with the last digest (`trial::chain`, the `KAT_Loop` file);
     /// only with `--message-fd`.
@@ -107,7 +111,7 @@ impl fmt::Display for ArgsError<'_> {
                  [--max-file-size B] [--max-open-files N] [--abi iccs|supercop] \
                  [--fresh-seed S] [--msg-offset O --digest-offset O] [--count] \
                  [--hw-instructions] [--sample-period NS] [--loop-only] [--repeat] \
-                 [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed] | --chain]]",
+                 [--message-fd [--message-bits B | --table [--twice] [--in-place] [--unchecked-input] [--framed [--two-threads]] | --chain]]",
             ),
             ArgsError::NoLibrary => f.write_str("no library given"),
             ArgsError::NotANumber(k) => write!(f, "{} needs a number", Lossy(k)),
@@ -178,7 +182,8 @@ pub fn parse<'a>(
     let mut abi: Option<bool> = None;
     let (mut count, mut hw_instructions, mut loop_only, mut repeat) = (false, false, false, false);
     let (mut message_fd, mut table, mut twice, mut in_place) = (false, false, false, false);
-    let (mut chain, mut unchecked_input, mut framed) = (false, false, false);
+    let (mut chain, mut unchecked_input, mut framed, mut two_threads) =
+        (false, false, false, false);
     while let Some(k) = it.next().map(CStr::to_bytes) {
         let flag = match k {
             b"--count" => Some(&mut count),
@@ -192,6 +197,7 @@ pub fn parse<'a>(
             b"--chain" => Some(&mut chain),
             b"--unchecked-input" => Some(&mut unchecked_input),
             b"--framed" => Some(&mut framed),
+            b"--two-threads" => Some(&mut two_threads),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -284,6 +290,9 @@ pub fn parse<'a>(
             "--framed (with --table, and no --twice, --in-place or --unchecked-input)",
         ));
     }
+    if two_threads && !framed {
+        return Err(ArgsError::OutOfRange("--two-threads (with --framed)"));
+    }
     if in_place && abi != Some(true) {
         return Err(ArgsError::OutOfRange("--in-place (crypto_hash only)"));
     }
@@ -323,6 +332,7 @@ pub fn parse<'a>(
         in_place,
         unchecked_input,
         framed,
+        two_threads,
         chain,
     })
 }

@@ -99,6 +99,14 @@ unsafe extern "C" {
     ) -> *mut c_void;
     pub(crate) fn munmap(addr: *mut c_void, len: usize) -> c_int;
     pub(crate) fn abort() -> !;
+    /// A second thread (`trial::together`); `pthread_t` is an `unsigned long` on Linux.
+    pub(crate) fn pthread_create(
+        thread: *mut c_ulong,
+        attr: *const c_void,
+        start: extern "C" fn(*mut c_void) -> *mut c_void,
+        arg: *mut c_void,
+    ) -> c_int;
+    pub(crate) fn pthread_join(thread: c_ulong, ret: *mut *mut c_void) -> c_int;
 }
 
 /// `perf_event_open` of `attr` on this thread (pid 0), any CPU, no group, no flags: the new

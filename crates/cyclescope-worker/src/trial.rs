@@ -23,6 +23,7 @@ mod chain;
 mod framed;
 mod messages;
 mod table;
+mod together;
 
 pub use super::proof::fill_harness_message;
 pub use call::Call;

@@ -1,18 +1,18 @@
-//! The checks' worker's checks about the calls themselves: `digest_length` (an unsupported
+//! The checks about the calls themselves: the checks' worker's `digest_length` (an unsupported
 //! width, outside the KAT's and the timing's domain: what goes wrong there only at that call is
-//! a finding, what would void a timed figure, a write past a buffer, a failure) and
-//! `reentrancy` (two threads at once). `DETERMINISM_CALLS` is the engine's (`tabled`).
+//! a finding, what would void a timed figure, a write past a buffer, a failure), and the
+//! engine's plans for `determinism` (`DETERMINISM_CALLS`) and `reentrancy` (two threads of one
+//! trial worker at once), which `tabled` runs.
 
 use super::Outcome;
-use super::buffers::{Sample, failed};
-use super::probe::{AROUND, Offsets, Probe};
-use super::verdict::{Compared, Digests};
-use crate::plugin::{Arena, HashLibrary, Placement};
+use super::buffers::Sample;
+use super::probe::{AROUND, Probe};
+use crate::plugin::{Arena, Placement};
 
 /// Calls of `determinism`: more than KAT_2_12's 4097 and KAT_2_23's 3 together, so a library
 /// that changes after a few thousand calls in one process changes inside this check.
 pub(crate) const DETERMINISM_CALLS: usize = 6000;
-/// Calls per thread of `reentrancy` (each a message of up to 4 KiB).
+/// Calls per thread of `reentrancy` (each a message of 1024 bits or more, up to 4 KiB).
 const REENTRANT_CALLS: usize = 400;
 
 /// `digest_length`: widths the instance does not have, each announced before its call (so
@@ -91,91 +91,23 @@ pub(crate) fn digest_length(probe: &mut Probe, step: &mut dyn FnMut(u64, String)
     finding.map_or(Outcome::Pass, |evidence| Outcome::Finding { evidence })
 }
 
-/// One call of a sample's message at offset 0, against its digest.
-fn compared(probe: &mut Probe, s: &Sample, what: String) -> Compared {
-    match probe.hash(&s.msg, s.bits, Offsets::default()) {
-        Ok(got) => Compared {
-            bits: s.bits,
-            what,
-            vector: None,
-            want: s.digest.clone(),
-            got,
-            failed: None,
-        },
-        Err(evidence) => failed(s.bits, what, evidence),
-    }
-}
-
-/// `reentrancy`: two threads, each hashing its own messages (the longest of the sample, in
-/// turn), both started together; every digest against the serial one.
-pub(crate) fn reentrancy(
-    lib: &HashLibrary,
-    digest_bits: u32,
-    samples: &[Sample],
-) -> Result<Digests, String> {
+/// `reentrancy`'s calls, in the order of a `--two-threads` table (the even records in one
+/// thread, the odd in the other): the sample's messages of 1024 bits or more, longest first,
+/// dealt to the two threads in turn, `REENTRANT_CALLS` each.
+pub(crate) fn reentrant_plan(samples: &[Sample]) -> Result<Vec<Sample>, String> {
     let mut long: Vec<&Sample> = samples.iter().filter(|s| s.bits >= 1024).collect();
     long.sort_by_key(|s| std::cmp::Reverse(s.bits));
-    let mut sets: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
-    for (i, s) in long.iter().enumerate() {
-        sets[i % 2].push((*s).clone());
-    }
+    let sets: [Vec<&Sample>; 2] = [
+        long.iter().step_by(2).copied().collect(),
+        long.iter().skip(1).step_by(2).copied().collect(),
+    ];
     if sets.iter().any(Vec::is_empty) {
         return Err("the sample has too few messages of 1024 bits or more".into());
     }
-    let start = std::sync::Barrier::new(2);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let each: Vec<Result<Digests, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = sets
-            .iter()
-            .map(|set| {
-                let (start, stop) = (&start, &stop);
-                scope.spawn(move || one_thread(lib, digest_bits, set, start, stop))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a checking thread panicked".into()))
-            })
-            .collect()
-    });
-    // The first thread's calls, then the second's: the outcome is the first difference.
-    let mut digests = Digests::default();
-    for d in each {
-        digests.calls.extend(d?.calls);
-    }
-    Ok(digests)
-}
-
-fn one_thread(
-    lib: &HashLibrary,
-    digest_bits: u32,
-    set: &[Sample],
-    start: &std::sync::Barrier,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<Digests, String> {
-    use std::sync::atomic::Ordering;
-    let mut probe = match Probe::new(lib, digest_bits) {
-        Ok(p) => p,
-        Err(e) => {
-            start.wait();
-            return Err(format!("a checking thread could not map memory ({e})"));
-        }
-    };
-    start.wait();
-    let mut digests = Digests::default();
-    for i in 0..REENTRANT_CALLS {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let s = &set[i % set.len()];
-        let what = "the digest, hashed while another thread was hashing another message,";
-        digests.push_distinct(compared(&mut probe, s, what.into()));
-        if digests.differs() {
-            stop.store(true, Ordering::Relaxed);
-            break;
-        }
-    }
-    Ok(digests)
+    Ok((0..2 * REENTRANT_CALLS)
+        .map(|i| {
+            let set = &sets[i % 2];
+            set[(i / 2) % set.len()].clone()
+        })
+        .collect())
 }

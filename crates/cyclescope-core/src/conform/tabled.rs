@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use super::buffers::{LENGTHS, OFFSETS, Sample};
-use super::calls::DETERMINISM_CALLS;
+use super::calls::{DETERMINISM_CALLS, reentrant_plan};
 use super::noise::Noise;
 use super::probe::clear_unused;
 use super::verdict::{Compared, Digests, alignment_offsets, alignment_what};
@@ -80,6 +80,7 @@ impl<'a> Tabled<'a> {
             Check::UnusedBits if !self.takes_bits => Err(Stop::Decided(Outcome::Skipped {
                 why: "this ABI takes whole bytes only".into(),
             })),
+            Check::Reentrancy => self.reentrancy(),
             _ => self.unused_bits(),
         }
     }
@@ -199,6 +200,28 @@ impl<'a> Tabled<'a> {
         Ok(digests)
     }
 
+    /// `reentrancy`: the sample's messages of 1024 bits or more, shared by two threads of one
+    /// job that hash at once (`--two-threads`), each digest against the sample's.
+    fn reentrancy(&mut self) -> Result<Digests, Stop> {
+        let plan =
+            reentrant_plan(&self.samples).map_err(|why| Stop::Decided(Outcome::Skipped { why }))?;
+        let mut frames = Vec::with_capacity(plan.len());
+        for s in &plan {
+            let (before, after) = self.around();
+            frames.push(framed(&s.msg, s.bits, (0, 0), before, after));
+        }
+        let answers = self.hash(Check::Reentrancy, &frames)?;
+        let what = "the digest, hashed while another thread was hashing another message,";
+        let mut digests = Digests::default();
+        for (s, got) in plan.iter().zip(answers) {
+            digests.push_distinct(compared(s.bits, what, s.digest.clone(), got));
+            if digests.differs() {
+                break;
+            }
+        }
+        Ok(digests)
+    }
+
     /// `unused_bits`: the sample's lengths that end mid-byte, the unused low bits of the last
     /// byte set, each against the sample's digest. A write seen first in this job is a failure.
     fn unused_bits(&mut self) -> Result<Digests, Stop> {
@@ -244,7 +267,10 @@ impl<'a> Tabled<'a> {
         let mut answers: Vec<Answer> = Vec::with_capacity(frames.len());
         while answers.len() < frames.len() {
             let from = answers.len();
-            let run = crate::measure::table::hash_framed(self.library, &self.job, &frames[from..]);
+            let two_threads = check == Check::Reentrancy;
+            let rest = &frames[from..];
+            let run =
+                crate::measure::table::hash_framed(self.library, &self.job, rest, two_threads);
             for w in &run.wrote {
                 self.note(w, &frames[from + w.record]);
             }
@@ -375,34 +401,4 @@ fn compared(bits: u64, what: &str, want: Vec<u8>, got: Answer) -> Compared {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plugin::Abi;
-
-    /// The bundled pseudoXOF through every framed check, each a job of the real trial
-    /// worker: each passes, on the calls it should make, and no change is seen around a buffer.
-    #[test]
-    fn an_honest_library_passes_the_framed_checks_on_every_planned_call() {
-        let path = crate::catalog::bundled_library("pseudoxof");
-        let job = TableJob::plain(256, Abi::Iccs, std::time::Duration::from_secs(120));
-        let mut t = Tabled::new(&path, job);
-        // Nothing to compare with before the sample.
-        assert!(matches!(
-            t.run(Check::Determinism, &[]),
-            Err(Stop::Decided(Outcome::Skipped { .. }))
-        ));
-        let sample = t.run(Check::OutsideBytes, &[]).unwrap();
-        assert_eq!(sample.calls.len(), LENGTHS.len());
-        for check in [Check::Determinism, Check::Alignment, Check::UnusedBits] {
-            let d = t.run(check, &[]).unwrap();
-            assert!(!d.calls.is_empty(), "{check}");
-            assert_eq!(
-                super::super::verdict::judge(check, &d),
-                Outcome::Pass,
-                "{check}: {d:?}"
-            );
-        }
-        assert_eq!(t.samples.len(), LENGTHS.len());
-        assert!(t.input.is_none() && t.output.is_none());
-    }
-}
+mod tests;

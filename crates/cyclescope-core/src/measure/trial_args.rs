@@ -365,6 +365,12 @@ mod tests {
             ),
             (
                 "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
+                 --two-threads",
+                "OutOfRange",
+                "--two-threads (with --framed)",
+            ),
+            (
+                "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 --message-fd --table \
                  --framed --framed",
                 "Twice",
                 "--framed is given twice",
@@ -394,6 +400,15 @@ mod tests {
             .collect();
         let inv = parse(framed.iter().map(|a| a.as_c_str())).unwrap();
         assert!(inv.table && inv.framed && !inv.twice && !inv.unchecked_input);
+        assert!(!inv.two_threads);
+        // `reentrancy`'s: the same, in two threads.
+        let two: Vec<CString> = "measure l --digest-bits 8 --bytes 2 --iters 1 --warmups 0 \
+                                 --message-fd --table --framed --two-threads"
+            .split_whitespace()
+            .map(|a| CString::new(a).unwrap())
+            .collect();
+        let inv = parse(two.iter().map(|a| a.as_c_str())).unwrap();
+        assert!(inv.framed && inv.two_threads);
         for (line, variant, text) in cases {
             let (debug, shown) = refusal(line);
             assert!(debug.starts_with(variant), "{line:?}: {debug}");

@@ -81,15 +81,118 @@ impl Placed {
     }
 }
 
-/// Runs the framed table of descriptor `fd` (`--bytes` long), after `ready`.
+/// A change seen after a call: the byte's offset from its buffer's start, what was laid there
+/// and what is there now.
+pub(super) type Change = (i64, u8, u8);
+
+/// The framed table at the message descriptor and what hashing it needs.
+pub(super) struct Table {
+    pub(super) fd: c_int,
+    pub(super) entry: Entry,
+    pub(super) digest_bits: c_int,
+    pub(super) digest_len: usize,
+    pub(super) longest: usize,
+    pub(super) count: u64,
+}
+
+/// Why a record could not be hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unread {
+    /// The descriptor no longer held what it did when the table was read.
+    Changed,
+    /// A record's offsets are not below 64.
+    Malformed,
+}
+
+/// What one record's call showed: its return, and the first change on each side that was
+/// watched for.
+pub(super) struct Hashed {
+    pub(super) rc: c_int,
+    pub(super) message: Option<Change>,
+    pub(super) digest: Option<Change>,
+}
+
+/// One thread's buffers: where its messages and digests are placed.
+pub(super) struct Lane {
+    msg: Placed,
+    digest: Placed,
+    frame: [u8; FRAME],
+}
+
+impl Lane {
+    pub(super) fn new(t: &Table) -> Option<Self> {
+        Some(Self {
+            msg: Placed::new(t.longest)?,
+            digest: Placed::new(t.digest_len)?,
+            frame: [0; FRAME],
+        })
+    }
+
+    /// Hashes the record at `at` where it places its buffers, and compares what it laid
+    /// afterwards on each side `watch` names (message, digest); with the next record's start.
+    pub(super) fn hash(
+        &mut self,
+        t: &Table,
+        at: u64,
+        watch: (bool, bool),
+    ) -> Result<(Hashed, u64), Unread> {
+        let (bits, len) = head(t.fd, at).ok_or(Unread::Changed)?;
+        if !read_message_at(t.fd, &mut self.frame, at + 8) {
+            return Err(Unread::Changed);
+        }
+        let start = at + 8 + FRAME as u64;
+        let (offsets, around) = self.frame.split_at(2);
+        let (before, after) = around.split_at(AROUND);
+        if offsets[0] >= 64 || offsets[1] >= 64 {
+            return Err(Unread::Malformed);
+        }
+        let (msg, digest) = (&mut self.msg, &mut self.digest);
+        msg.place(len, usize::from(offsets[0]), before, after);
+        digest.place(t.digest_len, usize::from(offsets[1]), before, after);
+        digest.data_mut().fill(0);
+        if !read_message_at(t.fd, msg.data_mut(), start) {
+            return Err(Unread::Changed);
+        }
+        let call = Call {
+            entry: t.entry,
+            digest_bits: t.digest_bits,
+            msg: msg.ptr(),
+            msg_bits: bits,
+            digest: digest.ptr(),
+        };
+        let rc = call.call_n(1);
+        let message = watch.0.then(|| {
+            let inside = message_differs_at(t.fd, msg.data(), start).map(|i| {
+                let mut laid = [0u8];
+                let _ = read_message_at(t.fd, &mut laid, start + i as u64);
+                (i as i64, laid[0], msg.data()[i])
+            });
+            msg.around_changed(before, after).or(inside)
+        });
+        let digest_change = watch.1.then(|| digest.around_changed(before, after));
+        let hashed = Hashed {
+            rc,
+            message: message.flatten(),
+            digest: digest_change.flatten(),
+        };
+        Ok((hashed, start + len as u64))
+    }
+
+    /// The digest of the last record hashed.
+    pub(super) fn digest(&self) -> &[u8] {
+        self.digest.data()
+    }
+}
+
+/// Where the record after the one at `at` starts (a record another thread hashes).
+pub(super) fn next(fd: c_int, at: u64) -> Option<u64> {
+    let (_, len) = head(fd, at)?;
+    Some(at + 8 + FRAME as u64 + len as u64)
+}
+
+/// Runs the framed table of descriptor `fd` (`--bytes` long), after `ready`; with
+/// `--two-threads`, in two threads at once (`together`).
 pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -> c_int {
-    let malformed = || {
-        error(
-            ch,
-            "table",
-            b"the table is not --iters well-formed framed records",
-        )
-    };
     let Some((longest, count)) = records(
         fd,
         inv.input_bytes,
@@ -97,81 +200,81 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
         inv.supercop,
         FRAME as u64,
     ) else {
-        return malformed();
+        return unread(ch, Unread::Malformed);
     };
-    let digest_len = (inv.digest_bits as usize).div_ceil(8);
-    let buffers = (
-        Placed::new(longest),
-        Placed::new(digest_len),
-        sys::alloc_filled(digest_len, 0),
-    );
-    let (Some(mut msg), Some(mut digest), Some(buf)) = buffers else {
-        return error(ch, "memory", b"cannot allocate the table's buffers");
+    let t = Table {
+        fd,
+        entry,
+        digest_bits: c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX),
+        digest_len: (inv.digest_bits as usize).div_ceil(8),
+        longest,
+        count,
     };
-    let mut out = Out::new(ch, buf, digest_len);
-    let digest_bits = c_int::try_from(inv.digest_bits).unwrap_or(c_int::MAX);
+    let (Some(mut lane), Some(buf)) = (Lane::new(&t), sys::alloc_filled(t.digest_len, 0)) else {
+        return no_memory(ch);
+    };
+    let mut out = Out::new(ch, buf, t.digest_len);
+    if inv.two_threads {
+        return super::together::run(&t, &mut out);
+    }
     let (mut message_seen, mut digest_seen) = (false, false);
-    let mut frame = [0u8; FRAME];
     let mut at = 0u64;
     for record in 0..count {
-        let changed = || error(ch, "table", b"the table changed while it was read");
-        let Some((bits, len)) = head(fd, at) else {
-            return changed();
+        let (hashed, next) = match lane.hash(&t, at, (!message_seen, !digest_seen)) {
+            Ok(h) => h,
+            Err(why) => return unread(ch, why),
         };
-        if !read_message_at(fd, &mut frame, at + 8) {
-            return changed();
+        at = next;
+        if let Some(change) = hashed.message {
+            message_seen = true;
+            send_wrote(ch, record, "message", change);
         }
-        let start = at + 8 + FRAME as u64;
-        at = start + len as u64;
-        let (offsets, around) = frame.split_at(2);
-        let (before, after) = around.split_at(AROUND);
-        if offsets[0] >= 64 || offsets[1] >= 64 {
-            return malformed();
-        }
-        msg.place(len, usize::from(offsets[0]), before, after);
-        digest.place(digest_len, usize::from(offsets[1]), before, after);
-        digest.data_mut().fill(0);
-        if !read_message_at(fd, msg.data_mut(), start) {
-            return changed();
-        }
-        let call = Call {
-            entry,
-            digest_bits,
-            msg: msg.ptr(),
-            msg_bits: bits,
-            digest: digest.ptr(),
-        };
-        let rc = call.call_n(1);
-        if !message_seen {
-            let inside = message_differs_at(fd, msg.data(), start).map(|i| {
-                let mut laid = [0u8];
-                let _ = read_message_at(fd, &mut laid, start + i as u64);
-                (i as i64, laid[0], msg.data()[i])
-            });
-            if let Some(change) = msg.around_changed(before, after).or(inside) {
-                message_seen = true;
-                send_wrote(ch, record, "message", change);
-            }
-        }
-        if !digest_seen && let Some(change) = digest.around_changed(before, after) {
+        if let Some(change) = hashed.digest {
             digest_seen = true;
             send_wrote(ch, record, "digest", change);
         }
-        if rc != 0 {
-            return Fault::Returned(rc).send(&mut out);
+        if hashed.rc != 0 {
+            return Fault::Returned(hashed.rc).send(&mut out);
         }
-        out.push(digest.data());
+        out.push(lane.digest());
         out.flush(true);
     }
+    done(ch)
+}
+
+/// The end of a job whose every record was hashed.
+pub(super) fn done(ch: &Channel) -> c_int {
     ch.message("done")
         .number("peak_rss_bytes", crate::procfs::peak_resident_bytes())
         .send();
     EXIT_DONE
 }
 
+/// The end of a job that could not read a record.
+pub(super) fn unread(ch: &Channel, why: Unread) -> c_int {
+    match why {
+        Unread::Changed => error(ch, "table", b"the table changed while it was read"),
+        Unread::Malformed => error(
+            ch,
+            "table",
+            b"the table is not --iters well-formed framed records",
+        ),
+    }
+}
+
+/// The end of a job that could not allocate its buffers.
+pub(super) fn no_memory(ch: &Channel) -> c_int {
+    error(ch, "memory", b"cannot allocate the table's buffers")
+}
+
 /// The first change seen on one side: the record, the buffer, the byte's offset from the
 /// buffer's start, what was laid there and what is there now.
-fn send_wrote(ch: &Channel, record: u64, buffer: &str, (offset, laid, seen): (i64, u8, u8)) {
+pub(super) fn send_wrote(
+    ch: &Channel,
+    record: u64,
+    buffer: &str,
+    (offset, laid, seen): (i64, u8, u8),
+) {
     ch.message("wrote")
         .number("record", record)
         .name("buffer", buffer)

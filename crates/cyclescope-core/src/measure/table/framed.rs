@@ -84,7 +84,12 @@ pub struct FramedRun {
 }
 
 /// Hashes `records` by `library` in one framed table job (`job`'s width, ABI and deadline).
-pub fn hash_framed(library: &Path, job: &TableJob, records: &[Framed<'_>]) -> FramedRun {
+pub fn hash_framed(
+    library: &Path,
+    job: &TableJob,
+    records: &[Framed<'_>],
+    two_threads: bool,
+) -> FramedRun {
     let mut heads = Vec::with_capacity(records.len());
     for r in records {
         let mut head = Vec::with_capacity(8 + 2 + 2 * AROUND);
@@ -116,7 +121,8 @@ pub fn hash_framed(library: &Path, job: &TableJob, records: &[Framed<'_>]) -> Fr
         unchecked_input: false,
         ..job.clone()
     };
-    let extra = ["--table".to_string(), "--framed".to_string()];
+    let mut extra = vec!["--table".to_string(), "--framed".to_string()];
+    extra.extend(two_threads.then(|| "--two-threads".to_string()));
     let counts = Records {
         iters: records.len() as u64,
         count: records.len(),
