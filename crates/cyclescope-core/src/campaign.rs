@@ -344,7 +344,7 @@ impl Run<'_> {
             .map(|p| p.record.stderr.clone())
             .unwrap_or_default();
         // What its workers lacked, each said once a run (`Events`), and kept in the record.
-        let gaps = m.processes.iter().find_map(|p| p.protections.clone());
+        let gaps = m.protections();
         for gap in gaps.iter().flat_map(|p| p.gaps()) {
             self.events.send(EngineEvent::Warning {
                 message: format!("{}{gap}", events::PROTECTION_GAP),

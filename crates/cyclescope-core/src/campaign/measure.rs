@@ -46,6 +46,9 @@ pub(crate) struct JobMeasurement {
     pub(crate) instructions: Option<crate::counter::callgrind::InstructionCount>,
     /// The fresh-message probe's figure, when it ran and the kernel timed it.
     pub(crate) fresh_probe: Option<crate::measure::proof::ProbeFigure>,
+    /// The protections the fresh-message probe's process was seen under (it waits for its go
+    /// line, so it is always there to be seen; a short trial's process may be gone by then).
+    pub(crate) probe_protections: Option<crate::worker::observed::Protections>,
 }
 
 impl JobMeasurement {
@@ -61,7 +64,16 @@ impl JobMeasurement {
             layouts: None,
             instructions: None,
             fresh_probe: None,
+            probe_protections: None,
         }
+    }
+
+    /// The protections its workers were seen under: a timed process's, else the probe's.
+    pub(crate) fn protections(&self) -> Option<crate::worker::observed::Protections> {
+        self.processes
+            .iter()
+            .find_map(|p| p.protections.clone())
+            .or_else(|| self.probe_protections.clone())
     }
 }
 

@@ -112,11 +112,7 @@ pub(super) fn job_record(
         Some(f) => (None, additions.failure.clone().or(Some(f))),
         None => (robust, additions.failure.clone()),
     };
-    let protections = m
-        .processes
-        .iter()
-        .find_map(|p| p.protections.clone())
-        .map(crate::worker::observed::Observed::from);
+    let protections = m.protections().map(crate::worker::observed::Observed::from);
     let additions = Additions {
         robust,
         protections,

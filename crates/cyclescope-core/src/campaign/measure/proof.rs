@@ -301,6 +301,9 @@ impl Measuring<'_> {
                 .trial(&self.job.inst, spec, timeout, &mut |_, _| {}, &mut |_| {});
         }
         let core = run.info.as_ref().is_some_and(|i| i.core_cycles);
+        if self.m.probe_protections.is_none() {
+            self.m.probe_protections = run.protections.clone();
+        }
         match run.outcome {
             JobOutcome::Cancelled => Probe::Cancelled,
             // The probe's process is in no record: what it printed last goes with its failure
