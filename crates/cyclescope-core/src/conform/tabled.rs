@@ -286,6 +286,10 @@ impl<'a> Tabled<'a> {
                 }) => {
                     answers.extend(before.into_iter().map(Ok));
                     answers.push(Err(rc));
+                    // Judged to its first difference: no job again for the calls after it.
+                    if two_threads {
+                        break;
+                    }
                 }
                 Err(TableError::Cancelled) => return Err(Stop::Cancelled),
                 Err(TableError::Ended {
