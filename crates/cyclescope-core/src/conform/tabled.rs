@@ -265,9 +265,9 @@ impl<'a> Tabled<'a> {
     /// it starts a new job); a crash or a stop decides `check`'s outcome.
     fn hash(&mut self, check: Check, frames: &[Framed<'_>]) -> Result<Vec<Answer>, Stop> {
         let mut answers: Vec<Answer> = Vec::with_capacity(frames.len());
+        let two_threads = check == Check::Reentrancy;
         while answers.len() < frames.len() {
             let from = answers.len();
-            let two_threads = check == Check::Reentrancy;
             let rest = &frames[from..];
             let run =
                 crate::measure::table::hash_framed(self.library, &self.job, rest, two_threads);

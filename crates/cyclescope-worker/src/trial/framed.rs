@@ -210,13 +210,17 @@ pub(super) fn run(inv: &Invocation<'_>, ch: &Channel, entry: Entry, fd: c_int) -
         longest,
         count,
     };
-    let (Some(mut lane), Some(buf)) = (Lane::new(&t), sys::alloc_filled(t.digest_len, 0)) else {
+    let Some(buf) = sys::alloc_filled(t.digest_len, 0) else {
         return no_memory(ch);
     };
     let mut out = Out::new(ch, buf, t.digest_len);
+    // Two threads make buffers of their own.
     if inv.two_threads {
         return super::together::run(&t, &mut out);
     }
+    let Some(mut lane) = Lane::new(&t) else {
+        return no_memory(ch);
+    };
     let (mut message_seen, mut digest_seen) = (false, false);
     let mut at = 0u64;
     for record in 0..count {
