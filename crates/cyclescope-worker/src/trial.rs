@@ -254,8 +254,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         if let Some((p, t)) = state.filter(|&(_, t)| t > 0) {
             p.fill(t, msg.data_mut(), msg_len);
         }
-        // The guide's loop: nothing but the calls between the two readings.
-        let wait0 = procfs::runqueue_wait_ns();
+        // The guide's loop: nothing but the calls between the two readings. The run-queue
+        // readings go outside them, each between two clock readings (`procfs::WaitWindow`).
+        let wait0 = procfs::WaitWindow::open();
         let t0 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
         let outer = witness.outer();
         if let Some(s) = &sampler {
@@ -288,9 +289,7 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         }
         let clock = witness.pair(outer, (inner0, inner1), cycles);
         let t1 = sys::clock_ns(sys::CLOCK_MONOTONIC_RAW);
-        let waited = procfs::runqueue_wait_ns()
-            .zip(wait0)
-            .map(|(b, a)| b.saturating_sub(a));
+        let waited = wait0.close(t1.saturating_sub(t0));
         // The probe's trial line ends the engine's clock on it: it goes first, carrying the
         // XOR of every digest of the trial (which no process can know before it has them all),
         // and the message is checked after it.
