@@ -7,9 +7,8 @@ mod tui;
 
 // The engine's modules under their short names, so both frontends read `crate::catalog::…`.
 use cyclescope_core::{
-    baseline, build, campaign, catalog, conform, counter, cpu, format, host, jail, journal, kat,
-    measure, owned, plugin, profile, record, report, sanitize, supercop, sweep, tune, vocabulary,
-    worker,
+    baseline, build, campaign, catalog, conform, counter, cpu, format, host, journal, kat, measure,
+    owned, plugin, profile, record, report, sanitize, supercop, sweep, tune, vocabulary, worker,
 };
 
 use std::process::ExitCode;

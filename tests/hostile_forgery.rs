@@ -2,7 +2,8 @@
 //! the protocol descriptor — a KAT pass for files it never wrote, trials of ten cycles per call
 //! — through the real binary. The lines it writes are not the worker's, so the job ends
 //! TAMPERED (its own KAT status, exit code 8; a `TAMPERED:` failure in the record), named in
-//! the log and the record, and nothing forged is believed.
+//! the log and the record, and nothing forged is believed; a forgery meant for a kind of worker
+//! that no longer hosts a candidate has nowhere to run.
 
 mod common;
 use common::hostile as support;
@@ -25,14 +26,12 @@ fn manifest_digest(name: &str) -> String {
         .to_string()
 }
 
-#[test]
-fn a_forged_kat_pass_is_tampered() {
-    let tmp = tempfile::tempdir().unwrap();
-    let lib = build_fixture("forge_protocol", tmp.path());
-    let out = tmp.path().join("out");
+/// `kat` of the forger, as `FORGE_WHEN` says, with the bundled manifest and the manifest's own
+/// digests to forge.
+fn forged_kat(tmp: &Path, when: &str, m: &str) -> (std::process::Output, String) {
+    let lib = build_fixture("forge_protocol", tmp);
+    let out = tmp.join(format!("out-{when}"));
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("kat/iccs/kat.sha256");
-    let m = marker("forge-kat");
-    let _sweep = Sweep(m.clone());
     let s12 = manifest_digest("pseudoXOF-256/KAT_2_12_pseudoXOF-256.txt");
     let s23 = manifest_digest("pseudoXOF-256/KAT_2_23_pseudoXOF-256.txt");
     let cmd = command(
@@ -51,33 +50,61 @@ fn a_forged_kat_pass_is_tampered() {
             "--out",
             path_str(&out),
         ],
-        &m,
+        m,
         &[
-            ("FORGE_WHEN", "kat"),
+            ("FORGE_WHEN", when),
             ("FORGE_SHA_2_12", &s12),
             ("FORGE_SHA_2_23", &s23),
         ],
     );
     let (o, _) = run_bounded(cmd, BOUND);
-    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let log = walk(&out.join("kat"), "log");
+    let log = std::fs::read_to_string(&log[0]).unwrap();
+    (o, log)
+}
+
+/// The forger writes the files' `file_done` lines and `done` wherever its job names `kat`: the
+/// checks' worker of checks' version 6 and before, where that forged a PASS. No worker of a
+/// KAT job names it now (every call is a trial worker's table job), so the forgery has no
+/// process to run in, and the library's own digests give its verdict.
+#[test]
+fn a_kat_pass_forged_for_a_kat_worker_has_no_worker_to_be_written_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = marker("forge-kat");
+    let _sweep = Sweep(m.clone());
+    let (o, log) = forged_kat(tmp.path(), "kat", &m);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     let line = stdout
         .lines()
         .find(|l| l.starts_with("RESULT "))
         .unwrap_or_default();
     assert!(
-        line.contains(" TAMPERED a protocol line the worker did not write"),
+        line.contains(" MISMATCH KAT_2_12_pseudoXOF-256.txt"),
         "{}",
         text(&o)
     );
+    assert!(log.contains("RESULT adhoc pseudoXOF-256 MISMATCH"), "{log}");
+    assert_none_left(&m);
+}
+
+/// The same forgery in the KAT's table jobs (`FORGE_WHEN=measure`: the trial worker's): lines
+/// the job does not hold end the job TAMPERED (exit code 8), and nothing forged is believed.
+#[test]
+fn a_kat_whose_table_job_forges_its_lines_is_tampered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = marker("forge-kat-table");
+    let _sweep = Sweep(m.clone());
+    let (o, log) = forged_kat(tmp.path(), "measure", &m);
+    assert_eq!(o.status.code(), Some(8), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("RESULT "))
+        .unwrap_or_default();
+    assert!(line.contains(" TAMPERED "), "{}", text(&o));
     assert!(!stdout.contains(" PASS"), "{}", text(&o));
-    let log = walk(&out.join("kat"), "log");
-    let log = std::fs::read_to_string(&log[0]).unwrap();
-    // The terminal's line adds, in parentheses, the findings that do not block (this library's
-    // digest depends on the unused bits, which the engine's own `unused_bits` finds before the
-    // checks' worker, where the forgery comes, starts).
-    let harness_line = line.split(" (finding").next().unwrap_or(line);
-    assert!(log.ends_with(&format!("{harness_line}\n")), "{line}\n{log}");
+    assert!(log.ends_with(&format!("{line}\n")), "{line}\n{log}");
     assert_none_left(&m);
 }
 

@@ -11,9 +11,6 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::cli::select::AbiArg;
-use crate::kat::KatFile;
-use crate::kat::job::{self as kat_job, JobSpec};
 use crate::plugin::{Abi, NgccMeta};
 use crate::worker::one_shot::Reply;
 use crate::worker::sandbox::SandboxState;
@@ -48,27 +45,6 @@ struct WorkerArgs {
 enum Job {
     /// Set up like any worker (limits, sandbox) and report what the sandbox enforces.
     Sandbox,
-    /// Generate the official KAT files with a library and report (see `kat::job`).
-    Kat {
-        lib: PathBuf,
-        #[arg(long)]
-        label: String,
-        #[arg(long)]
-        digest_bits: u32,
-        #[arg(long)]
-        kat_name: Option<String>,
-        /// KAT_2_12,KAT_2_23,KAT_2_33,KAT_Loop
-        #[arg(long, value_delimiter = ',', value_parser = parse_kat_file)]
-        files: Vec<KatFile>,
-        #[arg(long)]
-        out_dir: PathBuf,
-        #[arg(long, value_enum, default_value_t = AbiArg::Iccs)]
-        abi: AbiArg,
-    },
-}
-
-fn parse_kat_file(s: &str) -> Result<KatFile, String> {
-    KatFile::from_tag(s).ok_or_else(|| format!("unknown KAT file {s:?}"))
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
@@ -86,29 +62,8 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
         file_size_bytes: args.max_file_size,
         open_files: args.max_open_files,
     };
-    child::confine(limits, &writable, &job_reads(&args.job))?;
+    child::confine(limits, &writable, &[])?;
     let reply = match args.job {
-        Job::Kat {
-            lib,
-            label,
-            digest_bits,
-            kat_name,
-            files,
-            out_dir,
-            abi,
-        } => {
-            let spec = JobSpec {
-                library: lib,
-                label,
-                digest_bits,
-                kat_name,
-                files,
-                out_dir,
-                abi: abi.into(),
-            };
-            kat_job::run(&spec, &mut |m| ch.send(m));
-            return Ok(ExitCode::SUCCESS);
-        }
         // The state of the sandbox this very process entered above.
         Job::Sandbox => match crate::worker::sandbox::installed() {
             Some(state) => Reply::Sandbox { state },
@@ -119,18 +74,6 @@ fn run_job(args: WorkerArgs, mut ch: child::Channel) -> anyhow::Result<ExitCode>
     };
     ch.send(&reply);
     Ok(ExitCode::SUCCESS)
-}
-
-/// What a job reads beyond the system's files (`jail::reads`): the library it names (sealed
-/// descriptors under `/proc`, already readable, unless a caller named a file) and the KAT
-/// folder whose `KAT_2_12` text the checks read.
-fn job_reads(job: &Job) -> Vec<PathBuf> {
-    let mut reads: Vec<PathBuf> = match job {
-        Job::Kat { lib, out_dir, .. } => vec![lib.clone(), out_dir.clone()],
-        Job::Sandbox => vec![],
-    };
-    reads.retain(|p| !crate::jail::reads::in_system(p));
-    reads
 }
 
 /// Loads ICCS library `lib` in a worker and returns its metadata (None when it exports none).

@@ -4,20 +4,17 @@
 //! a second implementation of the instance? This module owns the checks' names, their
 //! outcomes and evidence, and how they read in logs and tables (`Check`, `Outcome`,
 //! `CheckResult`) and each outcome's `Grade`: a failure voids the timed figure, a finding lies
-//! outside the KAT's and the timing's domain and is only reported. The checks themselves
-//! mostly run in the engine, every call in a trial worker on messages the engine drew: the two
-//! against an oracle (`oracle`), and those the framed table jobs make (`tabled`). The rest, which
-//! only the candidate's own process can make (two threads, guard pages, widths it does not
-//! have), run in the KAT worker process after them (`run`) and report over the KAT protocol. It never decides a KAT status on its own: the KAT gate folds a failure
-//! (never a finding) into `NONCONFORM`.
+//! outside the KAT's and the timing's domain and is only reported. The engine runs every check,
+//! every call in a trial worker on messages the engine drew: the two against an oracle
+//! (`oracle`), and the rest in framed table jobs (`tabled`), in the order of `run`. It never
+//! decides a KAT status on its own: the KAT gate folds a failure (never a finding) into
+//! `NONCONFORM`.
 
 mod buffers;
 mod calls;
 mod noise;
 pub mod oracle;
-mod over_read;
 mod pairing;
-mod probe;
 pub mod run;
 pub mod tabled;
 pub mod verdict;
@@ -39,8 +36,9 @@ use serde::{Deserialize, Serialize};
 /// both libraries shared the candidate's process, and the digests were the worker's word. 5:
 /// `outside_bytes`, `determinism`, `alignment` and `unused_bits` are the engine's too, in framed
 /// table jobs of the trial worker on messages the engine drew (`tabled`). 6: `reentrancy` is the
-/// engine's, in two threads of one such job (`--two-threads`).
-pub const CHECKS_VERSION: u32 = 6;
+/// engine's, in two threads of one such job (`--two-threads`). 7: `over_read` is the engine's,
+/// each message laid against an inaccessible page in such a job, its digest compared too.
+pub const CHECKS_VERSION: u32 = 7;
 
 /// The checks as a record or `build.json` stores them: the rules' version and every outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

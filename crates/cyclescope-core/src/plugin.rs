@@ -2,17 +2,16 @@
 //! counters). It checks a file before `dlopen` (exists, ELF, this machine's architecture),
 //! resolves the entry point of its ABI (ICCS `CryptHash` or SUPERCOP `crypto_hash`), reads and
 //! validates the optional `ngcc_meta` block, and hands out calls that keep the library loaded.
-//! It must never be used inside the TUI or CLI process for anything but metadata: candidate
-//! code runs in worker processes.
+//! No part of the engine calls a candidate through it: every call is the trial worker's
+//! (`cyclescope-worker`, its own loader), and the engine only reads metadata and ELF headers
+//! here; the tests call the bundled libraries in-process through it.
 
 mod abi;
-mod arena;
 mod elf;
 mod guarded;
 pub mod sealed;
 
 pub use abi::{Abi, SUPERCOP_PARTIAL_BYTE};
-pub use arena::{Arena, Placement};
 pub use elf::{ElfCheck, check_elf, elf_load_bytes};
 pub use guarded::GuardedBuffer;
 

@@ -1,13 +1,53 @@
 //! The trial worker's buffers: a message or digest framed by guard bytes that a write outside
 //! it breaks, laid out the guide's way (right after the guards at the start of its own
-//! allocation) or at a chosen offset past a 64-byte boundary (`measure::layout`). Nothing here
-//! calls the candidate.
+//! allocation) or at a chosen offset past a 64-byte boundary (`measure::layout`); and a fenced
+//! region between two inaccessible pages (`fenced`). Nothing here calls the candidate.
 
 use super::sys;
 
 /// Guard bytes on each side of a buffer, and their value (`plugin::GuardedBuffer`).
 const GUARD_LEN: usize = 64;
 const GUARD_BYTE: u8 = 0xA5;
+
+/// Whole pages of zeros, at least `len` bytes, between two pages the process may neither read
+/// nor write: a message laid flush against either end faults on a read past it. None when the
+/// mapping fails.
+pub(crate) fn fenced(len: usize) -> Option<&'static mut [u8]> {
+    const PROT_NONE: core::ffi::c_int = 0;
+    const PROT_READ_WRITE: core::ffi::c_int = 1 | 2;
+    const MAP_PRIVATE_ANONYMOUS: core::ffi::c_int = 0x02 | 0x20;
+    let page = usize::try_from(sys::page_size()).ok()?;
+    let inner = len.max(1).checked_next_multiple_of(page)?;
+    let whole = inner.checked_add(2 * page)?;
+    // SAFETY: a fresh private anonymous mapping the kernel places; nothing else refers to it.
+    let map = unsafe {
+        sys::mmap(
+            core::ptr::null_mut(),
+            whole,
+            PROT_READ_WRITE,
+            MAP_PRIVATE_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if map as isize == -1 || map.is_null() {
+        return None;
+    }
+    let base = map.cast::<u8>();
+    // SAFETY: the first and last pages of the mapping made above, which nothing refers to yet.
+    let fenced = unsafe {
+        sys::mprotect(map, page, PROT_NONE) == 0
+            && sys::mprotect(base.add(page + inner).cast(), page, PROT_NONE) == 0
+    };
+    if !fenced {
+        // SAFETY: the whole mapping made above, referred to by nothing.
+        unsafe { sys::munmap(map, whole) };
+        return None;
+    }
+    // SAFETY: the `inner` readable, writable, zeroed bytes between the two fences, owned by
+    // nobody else and never unmapped (the trial process lives as long as its buffers).
+    Some(unsafe { core::slice::from_raw_parts_mut(base.add(page), inner) })
+}
 
 /// A buffer framed by guard bytes that a write outside it breaks.
 pub(crate) struct Guarded {

@@ -98,6 +98,7 @@ unsafe extern "C" {
         offset: i64,
     ) -> *mut c_void;
     pub(crate) fn munmap(addr: *mut c_void, len: usize) -> c_int;
+    pub(crate) fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
     pub(crate) fn abort() -> !;
     /// A second thread (`trial::together`); `pthread_t` is an `unsigned long` on Linux.
     pub(crate) fn pthread_create(

@@ -199,7 +199,6 @@ fn run_fresh(
     });
     let mut opts = KatOptions::new(dir.root());
     opts.timeout = req.kat_timeout;
-    opts.worker_exe = req.worker_exe.clone();
     opts.limits.address_space_bytes = req.limits.address_space_bytes;
     opts.peers = req.instances.clone();
     let label = inst.label.clone();

@@ -136,6 +136,7 @@ impl Run<'_> {
             hardware_instructions: self.req.counter == RunCounter::HwInstructions,
             loop_only: false,
             repeat: false,
+            any_width: false,
         };
         let timeout = self.req.capped(CALIBRATION_TIMEOUT);
         // A call that waited for the CPU (or ran on a slow clock) would size every trial of

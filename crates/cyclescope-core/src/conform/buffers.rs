@@ -1,10 +1,7 @@
-//! The sample: the lengths and offsets the checks use, and the checks' worker's own sample
-//! (a message of each length and its digest, which the worker's checks compare with). The
-//! engine's `outside_bytes` and `alignment` (`tabled`) use the same lengths and offsets in
-//! framed table jobs.
+//! The sample: the lengths and offsets the checks use (`tabled`), and a message of each length
+//! with its digest, which `outside_bytes` makes and the checks after it compare with.
 
 use super::Outcome;
-use super::probe::{Offsets, Probe};
 use super::verdict::Compared;
 
 /// Message lengths in bits: around the byte, word and common block sizes, up to 4 KiB.
@@ -49,27 +46,14 @@ pub(crate) struct Sample {
     pub(crate) digest: Vec<u8>,
 }
 
-/// The lengths this library takes (whole bytes only for SUPERCOP's ABI).
-pub(crate) fn lengths(probe: &Probe) -> Vec<u64> {
-    LENGTHS
-        .iter()
-        .copied()
-        .filter(|b| probe.takes_bits() || b % 8 == 0)
-        .collect()
-}
-
-/// The checks' worker's sample: a random message of each length, hashed once at offset 0
-/// between random bytes (a length whose call failed is left out). The lengths change from the
-/// first call on, as in every job of a KAT's.
-pub(crate) fn sample(probe: &mut Probe) -> Vec<Sample> {
-    let mut samples = Vec::new();
-    for bits in lengths(probe) {
-        let msg = probe.message(bits);
-        if let Ok(digest) = probe.hash(&msg, bits, Offsets::default()) {
-            samples.push(Sample { bits, msg, digest });
-        }
+/// Clears the bits past `bits` in the last byte (as the KAT generator has them).
+pub(crate) fn clear_unused(m: &mut [u8], bits: u64) {
+    let r = (bits % 8) as u32;
+    if r != 0
+        && let Some(last) = m.last_mut()
+    {
+        *last &= 0xffu8 << (8 - r);
     }
-    samples
 }
 
 /// A compared call that returned an error instead of a digest.
@@ -88,5 +72,20 @@ pub(crate) fn failed(bits: u64, what: String, evidence: super::Evidence) -> Comp
 pub(crate) fn no_sample() -> Outcome {
     Outcome::Skipped {
         why: "no call of outside_bytes gave a digest, so there is no sample to compare with".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unused_bits_are_the_low_bits_of_the_last_byte() {
+        let mut m = [0xff, 0xff];
+        clear_unused(&mut m, 11);
+        assert_eq!(m, [0xff, 0xe0]);
+        let mut m = [0xff];
+        clear_unused(&mut m, 8);
+        assert_eq!(m, [0xff]);
     }
 }

@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
+use super::buffers::clear_unused;
 use super::buffers::failed;
 use super::noise::Noise;
-use super::probe::clear_unused;
 use super::verdict::{Compared, Digests};
 use super::{Check, Evidence, OracleSpec};
 use crate::measure::table::{self, Account, Fault, TableError, TableJob};

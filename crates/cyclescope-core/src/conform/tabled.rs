@@ -1,18 +1,19 @@
-//! The checks the engine runs itself in framed table jobs of the trial worker
+//! The checks the engine runs in framed table jobs of the trial worker
 //! (`measure::table::hash_framed`), the program every timed call runs in: `outside_bytes`,
-//! `determinism`, `alignment` and `unused_bits`. The engine draws every message and every
-//! byte around it, places each call, and judges the digests that come back; the worker only
-//! hashes, and reports the first change it sees around or in a buffer (the evidence of
-//! `input_unchanged` and `output_bounds`, kept here for the checks' worker's outcome to be
-//! held against). `outside_bytes` runs first: the lengths it hashed are the sample the others
-//! compare with.
+//! `determinism`, `alignment`, `unused_bits`, `reentrancy` (`reentrancy`: two threads of one
+//! job), `over_read` (`over_read`: messages against an inaccessible page) and `digest_length`
+//! (`widths`: a job at each width the instance does not have). The engine draws every message
+//! and every byte around it, places each call, and judges the digests that come back; the
+//! worker only hashes, and reports the first change it sees around or in a buffer, which is
+//! kept here as the evidence of `input_unchanged` and `output_bounds`. `outside_bytes` runs
+//! first: the lengths it hashed are the sample the others compare with.
 
 use std::path::Path;
 
+use super::buffers::clear_unused;
 use super::buffers::{LENGTHS, OFFSETS, Sample};
-use super::calls::{DETERMINISM_CALLS, reentrant_plan};
+use super::calls::DETERMINISM_CALLS;
 use super::noise::Noise;
-use super::probe::clear_unused;
 use super::verdict::{Compared, Digests, alignment_offsets, alignment_what};
 use super::{Check, Evidence, Outcome};
 use crate::kat::known::KnownAnswer;
@@ -81,6 +82,8 @@ impl<'a> Tabled<'a> {
                 why: "this ABI takes whole bytes only".into(),
             })),
             Check::Reentrancy => self.reentrancy(),
+            Check::OverRead => self.over_read(),
+            Check::DigestLength => Err(Stop::Decided(self.digest_length()?)),
             _ => self.unused_bits(),
         }
     }
@@ -200,28 +203,6 @@ impl<'a> Tabled<'a> {
         Ok(digests)
     }
 
-    /// `reentrancy`: the sample's messages of 1024 bits or more, shared by two threads of one
-    /// job that hash at once (`--two-threads`), each digest against the sample's.
-    fn reentrancy(&mut self) -> Result<Digests, Stop> {
-        let plan =
-            reentrant_plan(&self.samples).map_err(|why| Stop::Decided(Outcome::Skipped { why }))?;
-        let mut frames = Vec::with_capacity(plan.len());
-        for s in &plan {
-            let (before, after) = self.around();
-            frames.push(framed(&s.msg, s.bits, (0, 0), before, after));
-        }
-        let answers = self.hash(Check::Reentrancy, &frames)?;
-        let what = "the digest, hashed while another thread was hashing another message,";
-        let mut digests = Digests::default();
-        for (s, got) in plan.iter().zip(answers) {
-            digests.push_distinct(compared(s.bits, what, s.digest.clone(), got));
-            if digests.differs() {
-                break;
-            }
-        }
-        Ok(digests)
-    }
-
     /// `unused_bits`: the sample's lengths that end mid-byte, the unused low bits of the last
     /// byte set, each against the sample's digest. A write seen first in this job is a failure.
     fn unused_bits(&mut self) -> Result<Digests, Stop> {
@@ -329,7 +310,9 @@ impl<'a> Tabled<'a> {
                 i64::from(self.job.digest_bits.div_ceil(8)),
             ),
         };
-        if slot.is_some() {
+        // The digest's own bytes after a refusal: `digest_length`'s question, no write past
+        // a buffer.
+        if slot.is_some() || (w.side == Side::Digest && (0..len).contains(&w.offset)) {
             return;
         }
         let what = if w.offset < 0 {
@@ -351,12 +334,16 @@ impl<'a> Tabled<'a> {
 /// How the worker's end decides `check`: a failure, or a finding for a check whose calls are
 /// all out of domain.
 fn died(check: Check, at: Option<&Framed<'_>>, outcome: &crate::worker::Outcome) -> Outcome {
+    let during = match at.and_then(|f| over_read::flush_note(f.msg_offset)) {
+        Some(note) => format!("hashing {note}"),
+        None => "during this check".into(),
+    };
     let evidence = Evidence {
         bits: at.map_or(0, |f| f.bits),
         offset: None,
         byte: None,
         what: format!(
-            "the worker ended ({}{}) during this check",
+            "the worker ended ({}{}) {during}",
             outcome.exit, outcome.limit_note
         ),
     };
@@ -404,5 +391,8 @@ fn compared(bits: u64, what: &str, want: Vec<u8>, got: Answer) -> Compared {
     }
 }
 
+mod over_read;
+mod reentrancy;
 #[cfg(test)]
 mod tests;
+mod widths;

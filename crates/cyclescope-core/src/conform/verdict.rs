@@ -1,16 +1,11 @@
-//! The rule that turns a check's raw evidence into its outcome, shared by both sides: the
-//! worker computes its outcome with `judge`, sends the evidence beside it (`Digests`: every
-//! digest it compared, and with what), and the parent judges the same evidence again
-//! (`admit`), so that a `pass` a library forges on the protocol channel does not follow from
-//! digests it did not compute. Where the messages are vectors of this job's `KAT_2_12` file
-//! (`alignment`), the parent also holds each digest against the answer it read from that
-//! file itself. What only the worker can see (a write around a buffer) stays a claim.
+//! The rule that turns a check's raw evidence into its outcome (`judge`): every digest the
+//! engine compared, and with what (`Digests`), and a write the trial worker saw around a
+//! buffer. Where the messages are vectors of this job's `KAT_2_12` file (`alignment`), each
+//! digest is held against the answer the engine read from that file itself.
 
 use serde::{Deserialize, Serialize};
 
-use super::probe::digest_difference;
-use super::{Check, CheckResult, Evidence, Grade, Outcome};
-use crate::kat::known::KnownAnswer;
+use super::{Check, Evidence, Grade, Outcome};
 
 /// The message lengths (bits) of the `KAT_2_12` vectors `alignment` hashes at every offset:
 /// partial bytes, one and several blocks, the file's longest.
@@ -89,15 +84,6 @@ impl Digests {
     }
 }
 
-/// The checks whose outcome follows from digests (`Digests`); the others' evidence is a
-/// memory observation of the worker's, a claim (`docs/trust.md`).
-pub fn judged_from_digests(check: Check) -> bool {
-    !matches!(
-        check,
-        Check::InputUnchanged | Check::OutputBounds | Check::OverRead | Check::DigestLength
-    )
-}
-
 /// The outcome `digests` give `check`: a write the worker saw is a failure; else the first
 /// compared call that differs, at the check's grade for a difference; else a pass.
 pub fn judge(check: Check, digests: &Digests) -> Outcome {
@@ -129,90 +115,15 @@ pub(crate) fn alignment_what(m: usize, d: usize) -> String {
     )
 }
 
-/// What the parent knows to judge a `check_done` with.
-pub(crate) struct Known<'a> {
-    /// The `alignment` vectors of this job's `KAT_2_12`, read by the parent from the file it
-    /// verified (empty when that file did not pass or was not generated).
-    pub(crate) vectors: &'a [KnownAnswer],
-}
-
-/// The parent's judgement of a worker's `check_done`: the outcome it admits, or why the
-/// message is forged (the job is then TAMPERED).
-pub(crate) fn admit(
-    result: CheckResult,
-    digests: Option<&Digests>,
-    known: &Known,
-) -> Result<CheckResult, String> {
-    let check = result.check;
-    if !judged_from_digests(check) {
-        return Ok(result);
-    }
-    let anchored = check == Check::Alignment && !known.vectors.is_empty();
-    if let Outcome::Skipped { why } = &result.outcome {
-        // Its messages are the engine's own vectors: nothing but a worker unable to map
-        // memory skips it, and that proves nothing either.
-        if anchored {
-            return Ok(CheckResult::new(
-                check,
-                Outcome::Fail {
-                    evidence: Evidence {
-                        bits: 0,
-                        offset: None,
-                        byte: None,
-                        what: format!(
-                            "not run although the engine holds its KAT vectors (the worker said: {why})"
-                        ),
-                    },
-                },
-            ));
-        }
-        return Ok(result);
-    }
-    let Some(digests) = digests else {
-        return Err(format!(
-            "`check_done` for {check} ({}) without the digests it compared",
-            result.outcome.word()
-        ));
-    };
-    if anchored {
-        against_vectors(digests, known.vectors)?;
-    }
-    let decided = judge(check, digests);
-    if decided != result.outcome {
-        return Err(format!(
-            "`check_done` for {check} says {} but its digests give {}",
-            result.outcome.word(),
-            decided.word()
-        ));
-    }
-    Ok(result)
-}
-
-/// `alignment`'s calls must be every vector at every offset pair, in order, each against the
-/// `Dst` the parent read for it.
-fn against_vectors(digests: &Digests, vectors: &[KnownAnswer]) -> Result<(), String> {
-    let planned: Vec<(&KnownAnswer, String)> = vectors
-        .iter()
-        .flat_map(|v| alignment_offsets().map(move |(m, d)| (v, alignment_what(m, d))))
-        .collect();
-    if digests.calls.len() != planned.len() {
-        return Err(format!(
-            "`check_done` for alignment has {} digests, not the {} of its KAT vectors",
-            digests.calls.len(),
-            planned.len()
-        ));
-    }
-    for (c, (v, what)) in digests.calls.iter().zip(&planned) {
-        if c.vector != Some(v.bits) || c.bits != v.bits || &c.what != what || c.want != v.digest {
-            return Err(format!(
-                "`check_done` for alignment: its call at {} bits ({}) is not against the KAT_2_12 vector of {} bits",
-                c.bits,
-                crate::sanitize::log_field(&c.what),
-                v.bits
-            ));
-        }
-    }
-    Ok(())
+/// The first byte where two digests differ, as evidence.
+fn digest_difference(want: &[u8], got: &[u8], bits: u64, what: String) -> Option<Evidence> {
+    let i = want.iter().zip(got).position(|(a, b)| a != b)?;
+    Some(Evidence {
+        bits,
+        offset: Some(i as i64),
+        byte: Some((want[i], got[i])),
+        what,
+    })
 }
 
 /// Bytes as lowercase hex text in the protocol's JSON.
@@ -244,14 +155,6 @@ mod tests {
         }
     }
 
-    fn pass(check: Check) -> CheckResult {
-        CheckResult::new(check, Outcome::Pass)
-    }
-
-    fn none() -> Known<'static> {
-        Known { vectors: &[] }
-    }
-
     #[test]
     fn the_first_difference_decides_at_the_checks_grade() {
         let d = Digests {
@@ -268,62 +171,5 @@ mod tests {
             claim: None,
         };
         assert_eq!(judge(Check::Determinism, &short).word(), "fail");
-    }
-
-    #[test]
-    fn a_pass_stands_only_on_digests_that_give_it() {
-        let same = Digests {
-            calls: vec![call(8, &[1], &[1])],
-            claim: None,
-        };
-        let differ = Digests {
-            calls: vec![call(8, &[1], &[2])],
-            claim: None,
-        };
-        assert!(admit(pass(Check::Alignment), None, &none()).is_err());
-        assert!(admit(pass(Check::Alignment), Some(&differ), &none()).is_err());
-        assert_eq!(
-            admit(pass(Check::Alignment), Some(&same), &none()),
-            Ok(pass(Check::Alignment))
-        );
-        // A memory observation stays the worker's claim.
-        assert!(admit(pass(Check::OutputBounds), None, &none()).is_ok());
-        // The JSON the worker sends reads back to the same digests.
-        let json = serde_json::to_string(&differ).unwrap();
-        assert!(json.contains("\"want\":\"01\""), "{json}");
-        assert_eq!(serde_json::from_str::<Digests>(&json).unwrap(), differ);
-    }
-
-    #[test]
-    fn alignment_against_vectors_needs_every_call_against_the_answer_held() {
-        let v = KnownAnswer {
-            msg: vec![0xAB],
-            bits: 8,
-            digest: vec![7, 7],
-            file: "KAT_2_12_x.txt".into(),
-        };
-        let vectors = [v];
-        let known = Known { vectors: &vectors };
-        let honest = |want: &[u8], got: &[u8]| Digests {
-            calls: alignment_offsets()
-                .map(|(m, d)| Compared {
-                    vector: Some(8),
-                    what: alignment_what(m, d),
-                    ..call(8, want, got)
-                })
-                .collect(),
-            claim: None,
-        };
-        let right = honest(&[7, 7], &[7, 7]);
-        assert!(admit(pass(Check::Alignment), Some(&right), &known).is_ok());
-        // Self-consistent digests of another function: not this file's answers.
-        let other = honest(&[9, 9], &[9, 9]);
-        assert!(admit(pass(Check::Alignment), Some(&other), &known).is_err());
-        let mut fewer = right.clone();
-        fewer.calls.truncate(1);
-        assert!(admit(pass(Check::Alignment), Some(&fewer), &known).is_err());
-        // A skip proves nothing when the engine holds the vectors: a failure.
-        let skipped = CheckResult::new(Check::Alignment, Outcome::Skipped { why: "x".into() });
-        assert!(admit(skipped, None, &known).unwrap().is_failure());
     }
 }

@@ -1,15 +1,12 @@
-//! The engine side of a KAT job for one `Instance`: writes its files with every digest from
-//! the trial worker (`made`, `kat::produce`), runs its own conformance checks in trial workers
-//! (`engine_checks`), then the rest in a worker process (`cyclescope worker kat …`) and follows
-//! its messages; compares every finished file
-//! with its reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT),
-//! classifies how a worker ended (signal → CRASH, stopped → CRASH at once, timeout → TIMEOUT,
-//! load error → LOADFAIL, no result → CRASH `exit=<rc>`, a message out of order or a file on
-//! disk unlike its report → TAMPERED), and writes the KAT log. The calling process survives
-//! whatever the candidate does; this module never loads a candidate library itself.
+//! A KAT job for one `Instance`: writes its files with every digest from the trial worker
+//! (`made`, `kat::produce`), runs the conformance checks in trial workers (`engine_checks`),
+//! follows the messages it speaks for both (`check`, held to `order`); compares every finished
+//! file with its reference (manifest digest, else a `--kat-dir` file line by line, else NOKAT),
+//! names how a worker ended (a crash, a stop, a timeout, a load error, a line on its protocol
+//! channel: TAMPERED), and writes the KAT log. The calling process survives whatever the
+//! candidate does; this module never loads a candidate library itself.
 
 mod check;
-mod ended;
 mod engine_checks;
 mod folder;
 mod made;
@@ -21,7 +18,7 @@ mod report;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::KatStatus;
 use super::generate::KatFile;
@@ -30,13 +27,10 @@ use super::log;
 use super::manifest::ManifestError;
 use crate::catalog::Instance;
 use crate::name::SafeName;
-use crate::worker::{self, Limits, WorkerCommand, WorkerError};
+use crate::worker::{self, Limits, WorkerError};
 
 pub use references::Reference;
 pub use report::{FileReport, KatReport};
-
-/// How often the parent looks into a running KAT job's output folder (at a message).
-const FOLDER_LOOK_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Which files a job generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,9 +70,7 @@ pub struct KatOptions {
     pub(crate) run_dir: PathBuf,
     /// Set it to stop the job at once (its worker's process group is killed).
     pub cancel: Option<Arc<AtomicBool>>,
-    /// The executable that hosts workers.
-    pub(crate) worker_exe: PathBuf,
-    /// The worker's limits; its file-size limit is set per job from the files it generates.
+    /// The limits of every trial worker of the job.
     pub limits: Limits,
     /// The other instances at hand: the `differential` check's oracle is looked for among
     /// them (`conform::oracle_for`).
@@ -100,7 +92,6 @@ impl KatOptions {
             kat_name: None,
             run_dir: run_dir.into(),
             cancel: None,
-            worker_exe: worker::default_exe(),
             limits: Limits::standard(worker::limits::DEFAULT_ADDRESS_SPACE_MIB),
             peers: Vec::new(),
             cpu: None,
@@ -191,16 +182,8 @@ pub fn run_kat(
             .join(format!("{label}.log")),
     )?;
     let files = opts.scope.files();
-    // The worker loads the bytes the run sealed (`plugin::sealed`). One that cannot be read
-    // is named by its path: the worker's loader says what is wrong.
-    let mut libraries = Vec::new();
-    let mut library = inst.library.clone();
-    if let Ok(s) = crate::plugin::sealed::for_path(&inst.library) {
-        libraries.push(s);
-        library = crate::plugin::sealed::worker_path(0);
-    }
     let spec = JobSpec {
-        library,
+        library: inst.library.clone(),
         label: inst.label.clone(),
         digest_bits: inst.digest_bits,
         kat_name: opts.kat_name.clone().or_else(|| inst.kat_name.clone()),
@@ -211,45 +194,15 @@ pub fn run_kat(
     // The folder's budget: the files this job generates, each no larger than its text.
     let budget = folder::Budget::new(&files, inst.digest_bits);
     let before = folder::Listing::of(&gen_dir);
-    let limits = Limits {
-        file_size_bytes: Some(budget.file_size_limit()),
-        ..opts.limits
-    };
-    // `worker kat <limits> …`: the job's name stays first, where process listings show it.
-    // The worker writes into its working folder: as root's unprivileged worker user, it may
-    // not pass the folders above it, and the folder is lent to that user for the job.
-    let mut args = JobSpec {
-        out_dir: PathBuf::from("."),
-        ..spec.clone()
-    }
-    .worker_args();
-    args.splice(1..1, limits.to_args());
-    let loan = crate::jail::identity::Identity::for_workers()
-        .map(|id| id.lend(&gen_dir))
-        .transpose()
-        .map_err(io_err("cannot lend to the worker's user", &gen_dir))?;
-    let cmd = WorkerCommand {
-        exe: opts.worker_exe.clone(),
-        args,
-        timeout: opts.timeout,
-        cancel: opts.cancel.clone(),
-        limits,
-        pinned_cpu: opts.cpu,
-        launcher: None,
-        go_line: None,
-        libraries,
-        cwd: Some(gen_dir.clone()),
-        files: None,
-    };
     let library_shown = log::shown_path(&inst.library, &opts.run_dir);
     let mut state = check::JobState::new(inst, &library_shown);
     let mut order = order::KatOrder::new(&files);
     // The files: written here, every digest from the trial worker (`kat::produce`).
     let mut producer = super::produce::Producer::new(inst, opts);
     let mut inconsistent = None;
-    // What the engine speaks for the worker's protocol, taken as the worker's would be.
+    // What the engine speaks in the job's protocol, held to its order.
     let mut taken = |order: &mut order::KatOrder, state: &mut check::JobState, m: KatMessage| {
-        // A stop the worker's protocol has no word for (a crash, a timeout) ends it here.
+        // A stop the protocol has no word for (a crash, a timeout) ends it here.
         let ends = matches!(&m, KatMessage::Fault { status, .. }
             if !matches!(status, KatStatus::Cryptofail | KatStatus::Overflow));
         let taken = match ends {
@@ -267,65 +220,35 @@ pub fn run_kat(
     if producer.cancelled {
         return Err(KatError::Cancelled(inst.label.clone()));
     }
-    // The engine's own checks, each in trial workers of their own, before the checks' worker
-    // starts; `alignment` hashes the `KAT_2_12` vectors just verified.
+    // The conformance checks, each in trial workers of its own, once every file is written;
+    // `alignment` hashes the `KAT_2_12` vectors just verified.
     let mut checked = crate::measure::table::Account::default();
-    let made = match made {
-        None => None,
-        Some(name) => {
-            let vectors = state.vectors().to_vec();
-            let mut writes = engine_checks::Writes::default();
-            let ran = engine_checks::run(inst, opts, &files, &vectors, &mut writes, &mut |m| {
-                taken(&mut order, &mut state, m)
-            });
-            state.saw_writes(writes.input, writes.output);
-            checked = writes.account;
-            match ran {
-                engine_checks::Ran::Cancelled => {
-                    return Err(KatError::Cancelled(inst.label.clone()));
-                }
-                engine_checks::Ran::Stopped => None,
-                engine_checks::Ran::Done => Some(name),
+    if made.is_some() {
+        let vectors = state.vectors().to_vec();
+        let ran = engine_checks::run(inst, opts, &files, &vectors, &mut checked, &mut |m| {
+            taken(&mut order, &mut state, m)
+        });
+        match ran {
+            engine_checks::Ran::Cancelled => {
+                return Err(KatError::Cancelled(inst.label.clone()));
             }
+            engine_checks::Ran::Stopped => {}
+            engine_checks::Ran::Done => taken(&mut order, &mut state, KatMessage::Done),
         }
-    };
+    }
     if let Some(detail) = inconsistent {
         return Err(KatError::Internal {
             label: inst.label.clone(),
             detail,
         });
     }
-    // The checks, in `cyclescope worker kat`, once every file is written.
-    let mut looked = Instant::now();
-    let outcome = match made {
-        None => None,
-        Some(_) => Some(worker::run(&cmd, |m: KatMessage| {
-            order.accept(&m)?;
-            state.on_message(m, &reference, &gen_dir, &opts.run_dir, on_event)?;
-            // A candidate filling the folder with files of its own is stopped while it runs.
-            if looked.elapsed() >= FOLDER_LOOK_INTERVAL {
-                looked = Instant::now();
-                let now = folder::Listing::of(&gen_dir);
-                if let Some(why) = budget.breach(&before, &now, state.kat_name()) {
-                    return Err(worker::Tampering(why));
-                }
-            }
-            Ok(())
-        })?),
-    };
-    // The folder and the files are the engine's again before anything reads them as a whole.
-    drop(loan);
-    let (status, detail) = match &outcome {
-        // The files stopped the job: their verdict is the job's.
-        None => state.verdict().unwrap_or_else(|| {
-            (
-                KatStatus::Crash,
-                format!("no verdict{}", state.during(&files)),
-            )
-        }),
-        Some(outcome) => ended::ended(&outcome.exit, outcome, &mut state, &files, inst)?,
-    };
-    // Whatever the worker said, the folder must hold only what the generator wrote.
+    let (status, detail) = state.verdict().unwrap_or_else(|| {
+        (
+            KatStatus::Crash,
+            format!("no verdict{}", state.during(&files)),
+        )
+    });
+    // The folder must hold only what the generator wrote.
     let after = folder::Listing::of(&gen_dir);
     let (status, detail) = match budget.breach(&before, &after, state.kat_name()) {
         None => (status, detail),
@@ -344,16 +267,9 @@ pub fn run_kat(
         });
     }
     let mut report = state.finish(status, detail, log_path);
-    // Every worker of the job: the trial workers that made the files and ran the engine's
-    // checks, the checks' worker.
-    let worker = outcome.as_ref();
-    report.stderr_tail = worker.map(|o| o.stderr_tail.clone()).unwrap_or_default();
+    // Every worker of the job: the trial workers that made the files and ran the checks.
     let mut account = producer.account;
     account.add(checked.peak_memory_bytes, checked.cpu_time);
-    account.add(
-        worker.and_then(|o| o.peak_memory_bytes),
-        worker.and_then(|o| o.group_cpu),
-    );
     report.peak_memory_bytes = account.peak_memory_bytes;
     report.cpu_time = account.cpu_time;
     write_log(&report.log_path, &state_log(&report, &state))?;

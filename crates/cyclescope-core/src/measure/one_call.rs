@@ -89,6 +89,7 @@ pub(crate) fn spec(digest_bits: u32, abi: Abi, bytes: u64, calls: u64) -> TrialS
         hardware_instructions: false,
         loop_only: false,
         repeat: false,
+        any_width: false,
     }
 }
 

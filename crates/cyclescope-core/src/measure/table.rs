@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::measure::job::meta;
 use crate::measure::one_call;
-use crate::measure::trial::TrialMessage;
+use crate::measure::trial::{TrialMessage, TrialSpec};
 use crate::plugin::Abi;
 use crate::plugin::sealed::{SealedLibrary, name_originals};
 use crate::worker::one_shot::{OneShotError, no_answer};
@@ -36,6 +36,8 @@ pub struct TableJob {
     pub cpu: Option<usize>,
     /// The worker's limits, where not the environment's (`Limits::from_env`).
     pub limits: Option<crate::worker::Limits>,
+    /// `digest_bits` is a width the instance does not have (`TrialSpec::any_width`).
+    pub any_width: bool,
 }
 
 impl TableJob {
@@ -51,6 +53,7 @@ impl TableJob {
             cancel: None,
             cpu: None,
             limits: None,
+            any_width: false,
         }
     }
 }
@@ -230,7 +233,10 @@ pub(super) fn run_job(
     let lib =
         crate::plugin::sealed::for_path(library).map_err(|e| OneShotError::Start(e.to_string()))?;
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    let spec = one_call::spec(job.digest_bits, job.abi, total as u64, iters);
+    let spec = TrialSpec {
+        any_width: job.any_width,
+        ..one_call::spec(job.digest_bits, job.abi, total as u64, iters)
+    };
     let words: Vec<String> = std::iter::once("--message-fd".to_string())
         .chain(extra.iter().cloned())
         .collect();
@@ -388,7 +394,7 @@ impl Got {
 
 mod framed;
 
-pub use framed::{AROUND, Framed, FramedRun, Side, Wrote, hash_framed};
+pub use framed::{AROUND, FLUSH_END, FLUSH_START, Framed, FramedRun, Side, Wrote, hash_framed};
 
 #[cfg(test)]
 mod tests;

@@ -62,6 +62,10 @@ pub struct TrialSpec {
     /// probe's calls cost where nothing is fresh, timed beside it (`measure::proof`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repeat: bool,
+    /// A width the instance does not have (`digest_length`): the library's own declared width
+    /// (`ngcc_meta`) is not held to it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_width: bool,
 }
 
 /// Which parts of its sandbox the worker put in force (`cyclescope_worker::sandbox`); under

@@ -174,6 +174,7 @@ fn spec(req: &ProfileRequest, count: bool) -> TrialSpec {
         hardware_instructions: false,
         loop_only: false,
         repeat: false,
+        any_width: false,
     }
 }
 

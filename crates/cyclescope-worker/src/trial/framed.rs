@@ -1,13 +1,14 @@
 //! A framed table (`--table --framed`): each record of the engine's descriptor is its length in
 //! bits (8 bytes, little-endian), the message's and the digest's offsets past a 64-byte
-//! boundary (one byte each, below 64), the 64 bytes to lay before and the 64 to lay after both
-//! buffers, then the message. Each message is hashed once where its record places it, between
-//! the bytes the engine chose (the conformance checks: the same message between other bytes, at
-//! other offsets). After each call the worker compares both buffers' surroundings and the
-//! message with what the record holds; the first change to the message side and the first to
-//! the digest side are each sent once (`wrote`), and the job goes on. A non-zero return ends
-//! it. The digests go back one record a line, so the engine knows the record a crash ended.
-//! The worker judges nothing.
+//! boundary (one byte each, below 64; for the message, `FLUSH_END` or `FLUSH_START` instead lays
+//! it against an inaccessible page, with nothing around it), the 64 bytes to lay before and the
+//! 64 to lay after both buffers, then the message. Each message is hashed once where its record
+//! places it, between the bytes the engine chose (the conformance checks: the same message
+//! between other bytes, at other offsets). After each call the worker compares both buffers'
+//! surroundings and the message with what the record holds (after a refusal, the digest's own
+//! bytes too); the first change to the message side and the first to the digest side are each
+//! sent once (`wrote`), and the job goes on. A non-zero return ends it. The digests go back one
+//! record a line, so the engine knows the record a crash ended. The worker judges nothing.
 
 use core::ffi::c_int;
 
@@ -23,6 +24,10 @@ use crate::sys;
 const AROUND: usize = 64;
 /// A record's bytes between its length and its message: two offsets, then both surroundings.
 const FRAME: usize = 2 + 2 * AROUND;
+/// The message offsets that lay a message ending flush against an inaccessible page, or
+/// starting right after one (`measure::table::FLUSH_END`, `FLUSH_START`): a read past it faults.
+const FLUSH_END: u8 = 64;
+const FLUSH_START: u8 = 65;
 
 /// One buffer and its surroundings in an allocation of its own.
 struct Placed {
@@ -116,6 +121,8 @@ pub(super) struct Hashed {
 pub(super) struct Lane {
     msg: Placed,
     digest: Placed,
+    /// Room for a message flush against an inaccessible page (`guarded::fenced`).
+    fence: &'static mut [u8],
     frame: [u8; FRAME],
 }
 
@@ -124,6 +131,7 @@ impl Lane {
         Some(Self {
             msg: Placed::new(t.longest)?,
             digest: Placed::new(t.digest_len)?,
+            fence: crate::guarded::fenced(t.longest)?,
             frame: [0; FRAME],
         })
     }
@@ -143,36 +151,64 @@ impl Lane {
         let start = at + 8 + FRAME as u64;
         let (offsets, around) = self.frame.split_at(2);
         let (before, after) = around.split_at(AROUND);
-        if offsets[0] >= 64 || offsets[1] >= 64 {
+        if !matches!(offsets[0], 0..64 | FLUSH_END | FLUSH_START) || offsets[1] >= 64 {
             return Err(Unread::Malformed);
         }
-        let (msg, digest) = (&mut self.msg, &mut self.digest);
-        msg.place(len, usize::from(offsets[0]), before, after);
+        let fenced = offsets[0] >= 64;
+        let (placed, digest) = (&mut self.msg, &mut self.digest);
+        let msg: &mut [u8] = match offsets[0] {
+            FLUSH_END => {
+                let at = self.fence.len() - len;
+                &mut self.fence[at..]
+            }
+            FLUSH_START => &mut self.fence[..len],
+            offset => {
+                placed.place(len, usize::from(offset), before, after);
+                placed.data_mut()
+            }
+        };
         digest.place(t.digest_len, usize::from(offsets[1]), before, after);
-        digest.data_mut().fill(0);
-        if !read_message_at(t.fd, msg.data_mut(), start) {
+        // The digest's own bytes are laid too, from the bytes after it, for a refusal that
+        // writes them to show (zeros would hide a library that clears them).
+        let laid = |i: usize| after[i % AROUND];
+        for (i, b) in digest.data_mut().iter_mut().enumerate() {
+            *b = laid(i);
+        }
+        if !read_message_at(t.fd, msg, start) {
             return Err(Unread::Changed);
         }
         let call = Call {
             entry: t.entry,
             digest_bits: t.digest_bits,
-            msg: msg.ptr(),
+            msg: msg.as_mut_ptr(),
             msg_bits: bits,
             digest: digest.ptr(),
         };
         let rc = call.call_n(1);
-        let message = watch.0.then(|| {
-            let inside = message_differs_at(t.fd, msg.data(), start).map(|i| {
+        let inside = watch.0.then(|| {
+            message_differs_at(t.fd, msg, start).map(|i| {
                 let mut laid = [0u8];
                 let _ = read_message_at(t.fd, &mut laid, start + i as u64);
-                (i as i64, laid[0], msg.data()[i])
-            });
-            msg.around_changed(before, after).or(inside)
+                (i as i64, laid[0], msg[i])
+            })
         });
-        let digest_change = watch.1.then(|| digest.around_changed(before, after));
+        // A fenced message has nothing laid around it.
+        let around = (watch.0 && !fenced).then(|| placed.around_changed(before, after));
+        let message = around.flatten().or(inside.flatten());
+        // After a refusal the digest's own bytes are watched too: a change there is a write
+        // the call did not own up to.
+        let digest_change = watch.1.then(|| {
+            let own = (rc != 0).then(|| {
+                let d = digest.data();
+                (0..d.len())
+                    .find(|&i| d[i] != laid(i))
+                    .map(|i| (i as i64, laid(i), d[i]))
+            });
+            digest.around_changed(before, after).or(own.flatten())
+        });
         let hashed = Hashed {
             rc,
-            message: message.flatten(),
+            message,
             digest: digest_change.flatten(),
         };
         Ok((hashed, start + len as u64))

@@ -194,7 +194,8 @@ pub(super) enum Fault {
 impl Fault {
     /// The digests of every message before, then the fault.
     pub(super) fn send(self, out: &mut Out<'_>) -> c_int {
-        let partial = out.filled % out.record;
+        // A width of 0 bits has records of no bytes.
+        let partial = out.filled % out.record.max(1);
         out.filled -= partial;
         out.flush(true);
         match self {

@@ -61,6 +61,7 @@ impl Layout {
                 hardware_instructions: req.counter == RunCounter::HwInstructions,
                 loop_only: false,
                 repeat: false,
+                any_width: false,
             },
             processes,
             timeout: req.capped(Duration::from_secs_f64(p.timeout_per_process_s)),

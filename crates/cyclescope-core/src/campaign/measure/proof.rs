@@ -191,6 +191,7 @@ impl Measuring<'_> {
         let state = RandomState::new();
         let twin = TrialSpec {
             repeat: true,
+            any_width: false,
             fresh_seed: Some(state.hash_one(spec.input_bytes)),
             fresh_heads: Some(state.hash_one((spec.input_bytes, "heads"))),
             ..spec.clone()

@@ -22,6 +22,7 @@ fn an_honest_library_passes_the_framed_checks_on_every_planned_call() {
         Check::Alignment,
         Check::UnusedBits,
         Check::Reentrancy,
+        Check::OverRead,
     ] {
         let d = t.run(check, &[]).unwrap();
         assert!(!d.calls.is_empty(), "{check}");
@@ -31,6 +32,11 @@ fn an_honest_library_passes_the_framed_checks_on_every_planned_call() {
             "{check}: {d:?}"
         );
     }
+    // A job a width, each width the instance does not have: nothing wrote past its bytes.
+    assert!(matches!(
+        t.run(Check::DigestLength, &[]),
+        Err(Stop::Decided(Outcome::Pass))
+    ));
     assert_eq!(t.samples.len(), LENGTHS.len());
     assert!(t.input.is_none() && t.output.is_none());
 }

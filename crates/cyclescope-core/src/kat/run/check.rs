@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use super::references::References;
 use super::{FileReport, KatEvent, KatReport};
 use crate::catalog::Instance;
-use crate::conform::run::RUN_ORDER;
 use crate::conform::verdict;
-use crate::conform::{Check, CheckResult, Evidence, Outcome};
+use crate::conform::{Check, CheckResult};
 use crate::kat::KatStatus;
 use crate::kat::generate::{KatFile, Written};
 use crate::kat::job::KatMessage;
@@ -37,8 +36,6 @@ pub(super) struct JobState<'a> {
     /// The `alignment` vectors of this job's `KAT_2_12`, read from the text this process
     /// verified against its reference (empty unless it passed).
     vectors: Vec<KnownAnswer>,
-    /// What the engine's framed calls showed (`saw_writes`).
-    engine_writes: (Option<Evidence>, Option<Evidence>),
 }
 
 fn digest_from_hex(s: &str) -> Option<[u8; 32]> {
@@ -63,7 +60,6 @@ impl<'a> JobState<'a> {
             step: None,
             conformance: Vec::new(),
             vectors: Vec::new(),
-            engine_writes: (None, None),
         }
     }
 
@@ -161,49 +157,18 @@ impl<'a> JobState<'a> {
             } => self.fault = Some((status, detail)),
             KatMessage::Error { detail } => self.error = Some(detail),
             KatMessage::CheckStep { check, bits, note } => self.step = Some((check, bits, note)),
-            KatMessage::CheckDone { result, digests } => {
-                // The outcome the digests give, judged here again; one that does not follow
-                // from them was forged.
-                let known = verdict::Known {
-                    vectors: &self.vectors,
-                };
-                let result = verdict::admit(result, digests.as_ref(), &known).map_err(Tampering)?;
-                self.checked(result);
-            }
             // Judged by the engine from digests it drew and received itself.
-            KatMessage::EngineCheckDone { result } => self.checked(result),
+            KatMessage::CheckDone { result } => self.checked(result),
             KatMessage::Done => self.done = true,
         }
         Ok(())
     }
 
-    /// A check's outcome, as the job keeps it: the worker's `input_unchanged` and
-    /// `output_bounds` also answer for the engine's framed calls (`saw_writes`), so a change
-    /// seen there fails them whatever the worker says of its own calls.
+    /// A check's outcome, as the job keeps it.
     fn checked(&mut self, result: CheckResult) {
-        let seen = match result.check {
-            Check::InputUnchanged => self.engine_writes.0.as_ref(),
-            Check::OutputBounds => self.engine_writes.1.as_ref(),
-            _ => None,
-        };
-        let result = match seen {
-            Some(evidence) if !result.is_failure() => CheckResult::new(
-                result.check,
-                Outcome::Fail {
-                    evidence: evidence.clone(),
-                },
-            ),
-            _ => result,
-        };
         self.step = None;
         self.log.push(result.log_line());
         self.conformance.push(result);
-    }
-
-    /// The first change the engine's framed calls showed around or in a message, and around a
-    /// digest (`engine_checks`).
-    pub(super) fn saw_writes(&mut self, input: Option<Evidence>, output: Option<Evidence>) {
-        self.engine_writes = (input, output);
     }
 
     /// The `KAT_2_12` vectors read from the text this process verified (empty unless it
@@ -254,45 +219,6 @@ impl<'a> JobState<'a> {
             ),
             _ => (worst, detail),
         }
-    }
-
-    /// When the worker ended during a conformance check (every KAT file written): that check
-    /// has how the worker ended and the step it had announced as its evidence — a failure,
-    /// or a finding for a check whose calls are all out of domain (`Check::death_grade`:
-    /// a crash at a digest width of 0 bits) — the checks after it are skipped, and the
-    /// verdict is the files' and the checks'. Every blocking check runs before the
-    /// out-of-domain ones, so such a crash skips none of them.
-    pub(super) fn died_in_check(&mut self, how: &str) -> Option<(KatStatus, String)> {
-        let (check, bits, note) = self.step.take()?;
-        let with = if note.is_empty() {
-            String::new()
-        } else {
-            format!(" with {note}")
-        };
-        let failed = CheckResult::new(
-            check,
-            Outcome::graded(
-                check.death_grade(),
-                Evidence {
-                    bits: bits.unwrap_or(0),
-                    offset: None,
-                    byte: None,
-                    what: format!("the worker ended ({how}) during this check{with}"),
-                },
-            ),
-        );
-        self.checked(failed);
-        let after = RUN_ORDER.iter().skip_while(|&&c| c != check).skip(1);
-        for &c in after {
-            let skipped = CheckResult::new(
-                c,
-                Outcome::Skipped {
-                    why: format!("not run: the worker ended during {check}"),
-                },
-            );
-            self.checked(skipped);
-        }
-        Some(self.files_and_checks())
     }
 
     /// Our own failure reported by the worker (not the candidate's).

@@ -1,11 +1,11 @@
-//! The KAT job's conformance checks the engine runs itself (`conform::ENGINE_CHECKS`), once
-//! every file is written and before the checks' worker starts: against an oracle
-//! (`differential`, `long_message`: `conform::oracle`), and in framed table jobs
-//! (`outside_bytes`, `determinism`, `alignment`, `unused_bits`: `conform::tabled`). Every call
-//! is made in a trial worker, the program and job kind of every timed call, on messages the
-//! engine drew, and the engine judges the digests (`conform::verdict::judge`). It speaks each
-//! check's step and outcome in the KAT protocol's messages, so the job's bookkeeping (`order`,
-//! `check`) reads them as it reads the worker's.
+//! The KAT job's conformance checks (`conform::ENGINE_CHECKS`), once every file is written:
+//! against an oracle (`differential`, `long_message`: `conform::oracle`), in framed table jobs
+//! (`outside_bytes`, `determinism`, `alignment`, `unused_bits`, `reentrancy`, `over_read`,
+//! `digest_length`: `conform::tabled`), and from what those jobs saw around their buffers
+//! (`input_unchanged`, `output_bounds`). Every call is made in a trial worker, the program and
+//! job kind of every timed call, on messages the engine drew, and the engine judges what comes
+//! back (`conform::verdict::judge`). It speaks each check's step and outcome in the KAT job's
+//! messages, so the job's bookkeeping (`order`, `check`) reads them in turn.
 
 use super::KatOptions;
 use super::KatScope;
@@ -29,14 +29,12 @@ pub(super) enum Ran {
     Cancelled,
 }
 
-/// The first change the framed tables' workers saw around or in a message, and around a
-/// digest: the evidence `input_unchanged` and `output_bounds` are held to.
-/// With them, what those workers' control groups saw.
-#[derive(Debug, Default)]
-pub(super) struct Writes {
-    pub(super) input: Option<Evidence>,
-    pub(super) output: Option<Evidence>,
-    pub(super) account: Account,
+/// A check decided by a change seen or not.
+fn seen(change: Option<Evidence>) -> Outcome {
+    match change {
+        None => Outcome::Pass,
+        Some(evidence) => Outcome::Fail { evidence },
+    }
 }
 
 /// Why a check gave no digests.
@@ -53,7 +51,7 @@ pub(super) fn run(
     opts: &KatOptions,
     files: &[KatFile],
     vectors: &[KnownAnswer],
-    writes: &mut Writes,
+    account: &mut Account,
     send: &mut dyn FnMut(KatMessage),
 ) -> Ran {
     let found = crate::conform::oracle_for(inst, &opts.peers);
@@ -65,6 +63,7 @@ pub(super) fn run(
     };
     let mut own = Tabled::new(&inst.library, job.clone());
     let skip = |why: &str| Stop::Decided(Outcome::Skipped { why: why.into() });
+    let started = std::time::Instant::now();
     for check in ENGINE_CHECKS {
         send(KatMessage::CheckStep {
             check,
@@ -85,12 +84,16 @@ pub(super) fn run(
                     abi: inst.abi,
                     oracle: o,
                 };
-                oracle::run(check, &pair, &job, &mut writes.account).map_err(|s| match s {
+                oracle::run(check, &pair, &job, account).map_err(|s| match s {
                     oracle::Stop::Skip(why) => skip(&why),
                     oracle::Stop::Tampered(why) => Stop::Tampered(why),
                     oracle::Stop::Cancelled => Stop::Cancelled,
                 })
             }
+            // The first change the framed jobs above saw, each in the trial worker beside
+            // the call (`tabled::Tabled::note`): these two come after every framed check.
+            (Check::InputUnchanged, _) => Err(Stop::Decided(seen(own.input.clone()))),
+            (Check::OutputBounds, _) => Err(Stop::Decided(seen(own.output.clone()))),
             _ => own.run(check, vectors).map_err(|s| match s {
                 tabled::Stop::Decided(o) => Stop::Decided(o),
                 tabled::Stop::Tampered(why) => Stop::Tampered(why),
@@ -110,14 +113,18 @@ pub(super) fn run(
                 return Ran::Stopped;
             }
         };
-        send(KatMessage::EngineCheckDone {
+        send(KatMessage::CheckDone {
             result: CheckResult::new(check, outcome),
         });
     }
-    writes.input = own.input.take();
-    writes.output = own.output.take();
-    writes
-        .account
-        .add(own.account.peak_memory_bytes, own.account.cpu_time);
+    account.add(own.account.peak_memory_bytes, own.account.cpu_time);
+    // What the checks add to the gate, in the log beside the files' own times.
+    send(KatMessage::Log {
+        line: format!(
+            "timing  conformance {:.3} s ({} checks, each in trial workers)",
+            started.elapsed().as_secs_f64(),
+            ENGINE_CHECKS.len()
+        ),
+    });
     Ran::Done
 }

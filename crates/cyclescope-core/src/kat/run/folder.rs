@@ -1,11 +1,11 @@
-//! The KAT output folder's budget: the one folder Landlock lets a KAT worker write holds, once
-//! the job is over, the files the generator writes there and nothing else, each no larger
+//! The KAT output folder's budget: the folder the engine writes a job's KAT text into holds,
+//! once the job is over, the files the generator writes there and nothing else, each no larger
 //! than the generator's text for that file (its length is known from the width alone), so the
-//! folder's byte budget is their sum plus a small margin per file. The
-//! parent lists the folder before the job (entries left by earlier jobs are not this one's) and
-//! after it; a new or changed entry that is not one of the job's files, or a folder over its
-//! byte budget, is named with its size. The per-file size limit the worker runs under
-//! (RLIMIT_FSIZE) comes from the same figures. Reads only; it never deletes evidence.
+//! folder's byte budget is their sum plus a small margin per file. The job lists the folder
+//! before (entries left by earlier jobs are not this one's) and after; a new or changed entry
+//! that is not one of the job's files, or a folder over its byte budget, is named with its
+//! size. No worker may write there (Landlock); this is the check that none did. Reads only;
+//! it never deletes evidence.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -55,15 +55,6 @@ impl Budget {
         }
     }
 
-    /// The largest file the job writes, plus the margin: the worker's RLIMIT_FSIZE.
-    pub(super) fn file_size_limit(&self) -> u64 {
-        let largest = self
-            .files
-            .iter()
-            .map(|f| f.expected_bytes(self.digest_bits));
-        largest.max().unwrap_or(0) + MARGIN_BYTES
-    }
-
     /// Why the folder, as `after` lists it, is not what the job may leave (None: it is).
     /// `kat_name` is the name the worker generated under (None: it never said, so no file
     /// is the generator's).
@@ -109,7 +100,6 @@ mod tests {
         std::fs::write(&old, b"an earlier job's text").unwrap();
         let before = Listing::of(dir.path());
         let budget = Budget::new(&[KatFile::Kat2_12, KatFile::Kat2_23], 256);
-        assert_eq!(budget.file_size_limit(), 2_542_614 + MARGIN_BYTES);
         let kat = dir.path().join("KAT_2_12_x.txt");
         std::fs::write(&kat, vec![b'x'; 2_542_614]).unwrap();
         // An earlier job's file is not this job's doing.

@@ -1,11 +1,11 @@
-//! The order a KAT worker speaks in, checked message by message: `loaded` (or `load_failed`)
-//! first; then, for each requested file in turn, its progress and `file_done` under the name
-//! the parent expects; a `fault` only for the file in progress and only with a status the
-//! worker can report; then each conformance check in the worker's order, its steps and its
-//! outcome (of a grade the check can have: a finding only from one whose calls are out of
-//! domain); `done` only when every file and every check is done; nothing after the end.
-//! Anything else did not come from the worker's own code. Pure bookkeeping: no I/O, no
-//! verdicts.
+//! The order a KAT job's messages come in, checked message by message: `loaded` (or
+//! `load_failed`) first; then, for each requested file in turn, its progress and `file_done`
+//! under the name the job expects; a `fault` only for the file in progress and only with a
+//! status a file's job can end with; then each conformance check in `RUN_ORDER`, its steps and
+//! its outcome (of a grade the check can have: a finding only from one whose calls are out of
+//! domain); `done` only when every file and every check is done; nothing after the end. The
+//! engine speaks every message; this holds its own bookkeeping to the protocol. Pure
+//! bookkeeping: no I/O, no verdicts.
 
 use crate::conform::run::RUN_ORDER;
 use crate::kat::KatStatus;
@@ -100,10 +100,7 @@ impl KatOrder {
                 Ok(())
             }
             (Phase::Loaded, KatMessage::CheckStep { check, .. }) => self.expect_check(*check),
-            (
-                Phase::Loaded,
-                KatMessage::CheckDone { result, .. } | KatMessage::EngineCheckDone { result },
-            ) => {
+            (Phase::Loaded, KatMessage::CheckDone { result }) => {
                 self.expect_check(result.check)?;
                 if let Some(grade) = result.outcome.grade()
                     && !result.check.grades().contains(&grade)
@@ -199,7 +196,6 @@ mod tests {
                     },
                     KatMessage::CheckDone {
                         result: crate::conform::CheckResult::new(check, Outcome::Pass),
-                        digests: None,
                     },
                 ]
             })
@@ -236,7 +232,6 @@ mod tests {
                     },
                 },
             ),
-            digests: None,
         });
         assert!(run(finding).is_some(), "a finding from a failing check");
     }

@@ -32,7 +32,9 @@ pub(crate) fn worker_meta(
         .transpose()
         .map_err(|_| bad_hex("build flags"))?;
     let meta = crate::plugin::meta_from_block(&spec.library, &block, flags.as_deref())?;
-    crate::plugin::check_digest_bits(&spec.library, Some(&meta), spec.digest_bits)?;
+    if !spec.any_width {
+        crate::plugin::check_digest_bits(&spec.library, Some(&meta), spec.digest_bits)?;
+    }
     Ok(Some(meta))
 }
 

@@ -11,12 +11,18 @@ use super::{Records, TableAnswer, TableError, TableJob, run_job};
 /// Bytes laid before and after each buffer.
 pub const AROUND: usize = 64;
 
+/// In place of a message offset: the message ends flush against a page the worker may not
+/// read, or starts right after one, with nothing laid around it (`over_read`).
+pub const FLUSH_END: u8 = 64;
+pub const FLUSH_START: u8 = 65;
+
 /// One call of a framed table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Framed<'a> {
     pub msg: &'a [u8],
     pub bits: u64,
-    /// The message's and the digest's offsets past a 64-byte boundary (below 64).
+    /// The message's and the digest's offsets past a 64-byte boundary (below 64; for the
+    /// message, `FLUSH_END` or `FLUSH_START` instead).
     pub msg_offset: u8,
     pub out_offset: u8,
     /// What lies before and after both buffers.
@@ -102,7 +108,8 @@ pub fn hash_framed(
     let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * records.len());
     for (r, head) in records.iter().zip(&heads) {
         let len = usize::try_from(r.bits.div_ceil(8)).unwrap_or(usize::MAX);
-        if len > r.msg.len() || r.msg_offset >= 64 || r.out_offset >= 64 {
+        let msg_at = matches!(r.msg_offset, 0..64 | FLUSH_END | FLUSH_START);
+        if len > r.msg.len() || !msg_at || r.out_offset >= 64 {
             let why = format!(
                 "a framed record of {} bits asked of {} bytes",
                 r.bits,
@@ -129,7 +136,8 @@ pub fn hash_framed(
         per_record: (job.digest_bits as usize).div_ceil(8),
     };
     let mut wrote = Vec::new();
-    let answer = if counts.per_record == 0 {
+    // A width of 0 bits is asked only as one the instance does not have (`digest_length`).
+    let answer = if counts.per_record == 0 && !job.any_width {
         Err(TableError::Worker("a table of digests 0 bits wide".into()))
     } else {
         run_job(library, &job, &parts, &extra, counts, Some(&mut wrote))

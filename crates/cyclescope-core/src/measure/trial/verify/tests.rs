@@ -21,6 +21,7 @@ fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
         hardware_instructions: false,
         loop_only: false,
         repeat: false,
+        any_width: false,
     }
 }
 
