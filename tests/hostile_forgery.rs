@@ -63,6 +63,13 @@ fn forged_kat(tmp: &Path, when: &str, m: &str) -> (std::process::Output, String)
     (o, log)
 }
 
+/// The `RESULT` line `kat` printed (empty when none).
+fn result_line(o: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("RESULT "));
+    line.unwrap_or_default().to_string()
+}
+
 /// The forger writes the files' `file_done` lines and `done` wherever its job names `kat`: the
 /// checks' worker of checks' version 6 and before, where that forged a PASS. No worker of a
 /// KAT job names it now (every call is a trial worker's table job), so the forgery has no
@@ -74,11 +81,7 @@ fn a_kat_pass_forged_for_a_kat_worker_has_no_worker_to_be_written_in() {
     let _sweep = Sweep(m.clone());
     let (o, log) = forged_kat(tmp.path(), "kat", &m);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("RESULT "))
-        .unwrap_or_default();
+    let line = result_line(&o);
     assert!(
         line.contains(" MISMATCH KAT_2_12_pseudoXOF-256.txt"),
         "{}",
@@ -97,13 +100,13 @@ fn a_kat_whose_table_job_forges_its_lines_is_tampered() {
     let _sweep = Sweep(m.clone());
     let (o, log) = forged_kat(tmp.path(), "measure", &m);
     assert_eq!(o.status.code(), Some(8), "{}", text(&o));
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("RESULT "))
-        .unwrap_or_default();
+    let line = result_line(&o);
     assert!(line.contains(" TAMPERED "), "{}", text(&o));
-    assert!(!stdout.contains(" PASS"), "{}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains(" PASS"),
+        "{}",
+        text(&o)
+    );
     assert!(log.ends_with(&format!("{line}\n")), "{line}\n{log}");
     assert_none_left(&m);
 }
