@@ -6,7 +6,6 @@
 //! Every call of the candidate's is made in a trial worker; no message here is a worker's.
 //! Nothing here decides a verdict (the job compares against references).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use super::KatStatus;
@@ -20,15 +19,11 @@ pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// What a KAT job makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobSpec {
-    pub library: PathBuf,
     pub label: String,
     pub digest_bits: u32,
     /// Explicit KAT name (`--kat-name` or the catalog's); else chosen from the metadata.
     pub kat_name: Option<String>,
     pub files: Vec<KatFile>,
-    /// Folder the KAT text is written to (exists).
-    pub out_dir: PathBuf,
-    pub abi: crate::plugin::Abi,
 }
 
 /// The job's messages, in the order `kat::run::order` holds them to.

@@ -183,13 +183,10 @@ pub fn run_kat(
     )?;
     let files = opts.scope.files();
     let spec = JobSpec {
-        library: inst.library.clone(),
         label: inst.label.clone(),
         digest_bits: inst.digest_bits,
         kat_name: opts.kat_name.clone().or_else(|| inst.kat_name.clone()),
         files: files.clone(),
-        out_dir: gen_dir.clone(),
-        abi: inst.abi,
     };
     // The folder's budget: the files this job generates, each no larger than its text.
     let budget = folder::Budget::new(&files, inst.digest_bits);
