@@ -119,7 +119,9 @@ impl Fresh {
 /// the go line's seed (written after it, in a few cycles a message): so no probe message is
 /// known before the engine starts timing the process. The probe's twin (`repeat`) has the same
 /// seeds, go line and loop, but its pool is the harness's one message, hashed at one address
-/// by every call: what the same calls cost where nothing is fresh.
+/// by every call: what the same calls cost where nothing is fresh. Before each call both read
+/// every line of a fresh message (the twin's from a pool like the probe's, its `shadow`), so
+/// the caches' misses fall on both alike.
 #[derive(Debug, Clone, Copy)]
 pub struct Probe {
     pub body: Fresh,
@@ -165,6 +167,15 @@ impl Probe {
         self.toggle_heads(pool, len);
     }
 
+    /// The pool the twin reads before each call but never hashes: the probe's, from the same
+    /// seeds, so that both pay the same memory traffic.
+    pub(crate) fn shadow(self) -> Self {
+        Self {
+            repeat: false,
+            ..self
+        }
+    }
+
     /// How far a call's message is from the one before: the twin's calls all hash one.
     pub(crate) fn stride(self, len: usize) -> usize {
         if self.repeat { 0 } else { len }
@@ -180,6 +191,23 @@ impl Probe {
         self.toggle_heads(pool, len);
         at
     }
+}
+
+/// The pool of `len` bytes the twin reads but never hashes (`Probe::shadow`), written but for
+/// its heads; None for any other job, Err where it cannot be allocated.
+#[allow(clippy::result_unit_err)]
+pub(crate) fn twin_shadow(
+    probe: Option<Probe>,
+    len: Option<usize>,
+) -> Result<Option<&'static mut [u8]>, ()> {
+    let Some(twin) = probe.filter(|p| p.repeat) else {
+        return Ok(None);
+    };
+    let pool = len
+        .and_then(|len| super::sys::alloc_filled(len, 0))
+        .ok_or(())?;
+    twin.shadow().fill_body(0, pool);
+    Ok(Some(pool))
 }
 
 /// How many fresh messages one probe trial hashes: one per call, all in the pool (the twin's
@@ -246,5 +274,12 @@ mod tests {
         probe.fill(0, &mut pool, 40);
         assert!(harness_message_differs(&pool, 40).is_some());
         assert_eq!(probe.differs(0, &mut pool, 40), None);
+        // What the twin reads before each call is the probe's pool, trial by trial.
+        let mut shadow = [0u8; 40];
+        for trial in 0..3 {
+            probe.fill(trial, &mut pool, 8);
+            twin.shadow().fill(trial, &mut shadow, 8);
+            assert_eq!(pool, shadow);
+        }
     }
 }

@@ -83,16 +83,23 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         repeat: inv.repeat,
     });
     let count = match body {
-        Some(p) if !p.repeat => proof::pool_messages(inv.input_bytes, inv.iterations),
-        _ => 1,
+        Some(_) => proof::pool_messages(inv.input_bytes, inv.iterations),
+        None => 1,
     };
-    if body.is_some_and(|p| !p.repeat) && count < inv.iterations {
+    if body.is_some() && count < inv.iterations {
         return error(ch, "memory", b"the probe's messages do not fit its pool");
     }
     let digest_len = (inv.digest_bits as usize).div_ceil(8);
-    let pool_len = usize::try_from(count)
-        .ok()
-        .and_then(|n| msg_len.checked_mul(n));
+    let bytes_of = |n: u64| usize::try_from(n).ok().and_then(|n| msg_len.checked_mul(n));
+    let pool_len = bytes_of(if body.is_some_and(|p| !p.repeat) {
+        count
+    } else {
+        1
+    });
+    // The twin reads a pool like the probe's before each call, and hashes its one message.
+    let Ok(mut shadow) = proof::twin_shadow(body, bytes_of(count)) else {
+        return error(ch, "memory", b"cannot allocate the twin's pool");
+    };
     let buffers = match inv.offsets {
         None => pool_len
             .and_then(Guarded::new)
@@ -209,6 +216,9 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             Some(heads) => {
                 let p = Probe { heads, ..body };
                 p.toggle_heads(msg.data_mut(), msg_len);
+                if let Some(buf) = shadow.as_deref_mut() {
+                    p.shadow().toggle_heads(buf, msg_len);
+                }
                 Some(p)
             }
             None => return error(ch, "go", b"no seed arrived on stdin after ready"),
@@ -253,7 +263,13 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
         let state = fresh.map(|p| (p, u64::from(trial)));
         if let Some((p, t)) = state.filter(|&(_, t)| t > 0) {
             p.fill(t, msg.data_mut(), msg_len);
+            if let Some(buf) = shadow.as_deref_mut() {
+                p.shadow().fill(t, buf, msg_len);
+            }
         }
+        let touch = shadow
+            .as_deref()
+            .map_or_else(|| msg.ptr().cast_const(), <[u8]>::as_ptr);
         // The guide's loop: nothing but the calls between the two readings. The run-queue
         // readings go outside them, each between two clock readings (`procfs::WaitWindow`).
         let wait0 = procfs::WaitWindow::open();
@@ -270,11 +286,11 @@ pub(crate) fn run(inv: &Invocation<'_>, ch: &Channel, in_force: InForce) -> c_in
             Some(_) => match probe_digests.as_deref_mut() {
                 Some(out) if inv.count => {
                     let stride = body.map_or(msg_len, |p| p.stride(msg_len));
-                    cyclescope_counted_calls(&call, inv.iterations, Some((stride, out)))
+                    cyclescope_counted_calls(&call, inv.iterations, Some((stride, touch, out)))
                 }
                 Some(out) => {
                     let stride = body.map_or(msg_len, |p| p.stride(msg_len));
-                    call.call_pool(inv.iterations, stride, out)
+                    call.call_pool(inv.iterations, stride, touch, out)
                 }
                 None => call.call_n(0),
             },

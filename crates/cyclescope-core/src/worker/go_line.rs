@@ -16,6 +16,10 @@ use super::group::Group;
 /// void (an honest worker reads stdin right after writing the line).
 const BLOCK_WAIT: Duration = Duration::from_secs(2);
 
+/// How many times at least the worker is looked at before its window is void, however long
+/// this thread waited between looks.
+const BLOCK_LOOKS: u32 = 1000;
+
 /// The go line and the worker's CPU clock around the work it asks for.
 pub(super) struct GoLine<'a> {
     line: Option<&'a str>,
@@ -42,9 +46,10 @@ impl<'a> GoLine<'a> {
         let (Some(line), Some(stdin)) = (self.line.take(), self.stdin.as_mut()) else {
             return;
         };
-        self.at_go = clock_while_blocked(group);
-        if self.at_go.is_none() {
-            self.void = Some("the worker did not wait for its go line");
+        match clock_while_blocked(group) {
+            Ok(at) => self.at_go = Some(at),
+            Err(NotBlocked::Running) => self.void = Some("the worker did not wait for its go line"),
+            Err(NotBlocked::Ended) => self.void = Some("the worker ended before its go line"),
         }
         // A worker that is gone cannot take it: its end tells why.
         let _ = stdin.write_all(format!("{line}\n").as_bytes());
@@ -59,9 +64,14 @@ impl<'a> GoLine<'a> {
         let Some(mut stdin) = self.stdin.take() else {
             return;
         };
-        self.at_end = clock_while_blocked(group);
-        if self.at_end.is_none() {
-            self.void = Some("the worker did not wait after its trial line");
+        match clock_while_blocked(group) {
+            Ok(at) => self.at_end = Some(at),
+            Err(NotBlocked::Running) => {
+                self.void = Some("the worker did not wait after its trial line");
+            }
+            Err(NotBlocked::Ended) => {
+                self.void = Some("the worker ended after its trial line without waiting");
+            }
         }
         let _ = stdin.write_all(b"0\n");
     }
@@ -80,15 +90,114 @@ impl<'a> GoLine<'a> {
     }
 }
 
-/// The worker's CPU clock, read once its leader is blocked (asleep in the kernel); None when it
-/// does not block within `BLOCK_WAIT` or the clock cannot be read.
-fn clock_while_blocked(group: &Group) -> Option<Duration> {
-    let deadline = Instant::now() + BLOCK_WAIT;
-    while !group.leader_blocked() {
-        if Instant::now() >= deadline {
-            return None;
+/// The worker's CPU clock, read once its leader is blocked (asleep in the kernel); why not
+/// when it ends first or is not seen blocked (`wait_until_blocked`).
+fn clock_while_blocked(group: &Group) -> Result<Duration, NotBlocked> {
+    let look = || match group.leader_blocked() {
+        true => Look::Blocked,
+        false if group.leader_ended() => Look::Ended,
+        false => Look::Running,
+    };
+    wait_until_blocked(look, Instant::now() + BLOCK_WAIT)?;
+    group.process_cpu_time().ok_or(NotBlocked::Ended)
+}
+
+/// What one look at the worker saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Blocked,
+    Running,
+    Ended,
+}
+
+/// Looks at the worker until it is blocked; `Running` once both `deadline` and `BLOCK_LOOKS`
+/// looks have passed without it. Both bounds must pass: on a loaded host this thread can
+/// itself wait for a CPU longer than the worker takes to block, and the worker is judged only
+/// by what was looked at.
+fn wait_until_blocked(mut look: impl FnMut() -> Look, deadline: Instant) -> Result<(), NotBlocked> {
+    let mut looks = 0u32;
+    loop {
+        match look() {
+            Look::Blocked => return Ok(()),
+            Look::Ended => return Err(NotBlocked::Ended),
+            Look::Running => {}
+        }
+        looks += 1;
+        if looks >= BLOCK_LOOKS && Instant::now() >= deadline {
+            return Err(NotBlocked::Running);
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-    group.process_cpu_time()
+}
+
+/// Why the worker's CPU clock was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotBlocked {
+    /// It ended (its clock goes with it).
+    Ended,
+    /// It never waited on stdin while it was looked at.
+    Running,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine's thread, starved past the deadline right after its first look (as on a
+    /// loaded host), still looks again: a worker that blocks a few looks later has its window.
+    #[test]
+    fn a_look_starved_past_the_deadline_is_not_the_workers_fault() {
+        let deadline = Instant::now() + Duration::from_millis(5);
+        let mut looks = 0;
+        let seen = wait_until_blocked(
+            || {
+                looks += 1;
+                if looks == 1 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if looks < 5 {
+                    Look::Running
+                } else {
+                    Look::Blocked
+                }
+            },
+            deadline,
+        );
+        assert_eq!(seen, Ok(()));
+        assert_eq!(looks, 5);
+    }
+
+    #[test]
+    fn a_worker_that_never_blocks_or_ends_is_named_apart() {
+        let mut looks = 0u32;
+        let past = Instant::now();
+        let running = wait_until_blocked(
+            || {
+                looks += 1;
+                Look::Running
+            },
+            past,
+        );
+        assert_eq!(running, Err(NotBlocked::Running));
+        assert_eq!(looks, BLOCK_LOOKS);
+        let ended = wait_until_blocked(|| Look::Ended, past + BLOCK_WAIT);
+        assert_eq!(ended, Err(NotBlocked::Ended));
+    }
+
+    /// Real processes: one waiting on its stdin is read, one that ends is named so.
+    #[test]
+    fn a_real_worker_blocked_on_stdin_is_read_and_one_that_ends_is_named() {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "read x"])
+            .stdin(std::process::Stdio::piped());
+        let mut g = Group::spawn(&mut cmd, None, None).unwrap();
+        assert!(clock_while_blocked(&g).is_ok());
+        drop(g.child_mut().stdin.take());
+        g.finish();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"]);
+        let g = Group::spawn(&mut cmd, None, None).unwrap();
+        assert_eq!(clock_while_blocked(&g), Err(NotBlocked::Ended));
+        g.finish();
+    }
 }

@@ -50,12 +50,31 @@ impl Call {
 
     /// The probe's loop: call `i` hashes the `i`-th message of `stride` bytes from `msg`, and
     /// its digest is copied to the `i`-th slot of `out` (slots of `out.len() / n` bytes).
+    ///
+    /// Before each call one byte of every 64-byte line of the `i`-th message of `touch` (as
+    /// long as a message, one after another) is read: the probe's own message, the twin's
+    /// message of a pool like the probe's that it never hashes. So both pay the same memory
+    /// traffic, whatever the other core does to the caches, and differ only by what the
+    /// library does with the bytes it hashes.
     #[inline(always)]
-    pub(super) fn call_pool(&self, n: u64, stride: usize, out: &mut [u8]) -> c_int {
+    pub(super) fn call_pool(
+        &self,
+        n: u64,
+        stride: usize,
+        touch: *const u8,
+        out: &mut [u8],
+    ) -> c_int {
         let mut failed = 0;
         let mut at = self.msg;
+        let mut ahead = touch;
+        let len = self.msg_bits.div_ceil(8) as usize;
         let slot = out.len() / (n.max(1) as usize);
         for i in 0..n as usize {
+            for k in (0..len).step_by(64) {
+                // SAFETY: `ahead` steps through `touch`, which holds `n` messages of `len`
+                // bytes (`k < len`); volatile, so the read is not elided.
+                let _ = unsafe { core::ptr::read_volatile(ahead.add(k)) };
+            }
             let rc = match self.entry {
                 // SAFETY: `at` stays inside the pool, which holds `n` messages of `stride`
                 // bytes (msg_bits / 8 each) inside guard bytes; the digest as in `call_n`.
@@ -73,6 +92,7 @@ impl Call {
                 *d = unsafe { core::ptr::read_volatile(self.digest.add(k)) };
             }
             at = at.wrapping_add(stride);
+            ahead = ahead.wrapping_add(len);
         }
         failed
     }
@@ -92,17 +112,18 @@ pub(super) fn cyclescope_warmup_calls(call: &Call) -> c_int {
 /// The counted calls of an instruction count (`--count`): `call_n` is inlined here, so the
 /// only calls out of this function are the candidate's entry point.
 ///
-/// The fresh-message probe's count goes through here too (`pool`: its messages' stride and the
-/// slots for their digests), so that callgrind counts it the same way.
+/// The fresh-message probe's count goes through here too (`pool`: its messages' stride, the
+/// messages read before each call and the slots for their digests), so that callgrind counts
+/// it the same way.
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub(super) fn cyclescope_counted_calls(
     call: &Call,
     n: u64,
-    pool: Option<(usize, &mut [u8])>,
+    pool: Option<(usize, *const u8, &mut [u8])>,
 ) -> c_int {
     match pool {
         None => call.call_n(n),
-        Some((stride, out)) => call.call_pool(n, stride, out),
+        Some((stride, touch, out)) => call.call_pool(n, stride, touch, out),
     }
 }

@@ -22,6 +22,28 @@ use crate::vocabulary::{FailureKind, JobFailure};
 /// libraries at 8 B to 64 KiB: see `docs/trust.md`. A caching gain of 1.5× reads 1.5 here.
 pub const PROBE_TWIN_FACTOR: f64 = 1.35;
 
+/// A twin a pass on one pair may rest on: its CPU time a call at most this many times the
+/// guide's fastest trial, plus `TWIN_CALM_NS`. Over a default run of three bundled instances
+/// (32 jobs, 32 B to 64 KiB) honest twins read 1.01–1.10 times the guide's fastest, 1.15 and
+/// 1.24 at 32 B (the loop's own 40–50 ns a call), and 1.31 and 1.64 where the host's spells
+/// fell on them. A twin past the line runs one more pair (`PROBE_PAIRS_TO_PASS`): a library
+/// that caches the timing message is as cheap in its guide trials as in a calm twin.
+pub const TWIN_CALM_FACTOR: f64 = 1.15;
+
+/// What `TWIN_CALM_FACTOR` allows on top, ns a call: the twin's loop (a read of each line
+/// of the pool's message, the digest's copy) which the guide's trials do not run.
+pub const TWIN_CALM_NS: f64 = 40.0;
+
+/// Whether the probe's `figure` has a twin a pass may rest on (`TWIN_CALM_FACTOR`); true
+/// where there is no twin or no guide figure to hold it against.
+pub(crate) fn calm(figure: &super::ProbeFigure) -> bool {
+    let guide = figure.guide_fastest_ns_per_call;
+    match figure.twin_ns_per_call {
+        Some(twin) if guide > 0.0 => twin <= guide * TWIN_CALM_FACTOR + TWIN_CALM_NS,
+        _ => true,
+    }
+}
+
 /// PROBEFAIL when the probe's fastest CPU time per call is `PROBE_TWIN_FACTOR` times its
 /// twin's fastest, plus `allowance_ns`, or more.
 pub(crate) fn refusal(
@@ -68,5 +90,27 @@ mod tests {
         // No twin figure: nothing to judge.
         assert!(refusal(1500.0, f64::NAN, 0.0, 64).is_ok());
         assert!(refusal(1500.0, 0.0, 0.0, 64).is_ok());
+    }
+
+    #[test]
+    fn a_twin_much_slower_than_the_guide_is_not_one_a_pass_rests_on() {
+        let figure = |twin: Option<f64>, guide: f64| crate::measure::proof::ProbeFigure {
+            cpu_ns_per_call: 300.0,
+            calls: 1000,
+            guide_fastest_ns_per_call: guide,
+            ratio: 300.0 / guide,
+            factor: 2.0,
+            loop_ns_per_call: None,
+            twin_ns_per_call: twin,
+        };
+        // Honest, seen: 1.10 at 128 B, 1.24 at 32 B (the twin's loop).
+        assert!(calm(&figure(Some(1248.0), 1136.0)));
+        assert!(calm(&figure(Some(247.0), 199.0)));
+        // A caching library's twin in a spell: 1.5 times its cached guide figure.
+        assert!(!calm(&figure(Some(276.0), 184.0)));
+        assert!(!calm(&figure(Some(17247.0), 10517.0)));
+        // Nothing to hold it against.
+        assert!(calm(&figure(None, 184.0)));
+        assert!(calm(&figure(Some(276.0), f64::NAN)));
     }
 }
