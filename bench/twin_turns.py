@@ -10,8 +10,16 @@ record is then read as if its windows were probe and twin processes in turns, th
 each side compared with the twin's line (1.35), for each order: N pairs (probe, twin, ...),
 and N twins between N + 1 probes (the engine's: the last process is a probe).
 
+Then the engine's whole rule, turn by turn, both ways: how often it refuses an honest library
+(every window as it is) and how often it passes one that caches the timing message by `--gain`
+(each probe window that many times slower; the guide's fastest trial, which such a library
+passes at its cached cost, is the record's first percentile). The rule of session 26 ended
+the turns at the first pass beside a calm twin; the engine's now ends them only at a settled
+pass (`measure::proof::twin::settled`) and lets the last probe decide otherwise.
+
 usage: bench/twin_turns.py --lib target/release/libsm3hash.so [--bytes 128] [--cpu 1]
-                           [--windows 40000] [--window-ms 5]
+                           [--windows 40000] [--window-ms 5] [--gain 1.6]
+                           [--save record.txt | --record record.txt]
 """
 import argparse, os, subprocess, tempfile
 
@@ -49,6 +57,9 @@ int main(int argc, char **argv) {
 """
 
 LINE = 1.35
+SETTLED = 1.2
+CALM_FACTOR, CALM_NS = 1.15, 40.0
+PROCESSES = 7
 
 
 def refusals(record, probes, twins):
@@ -63,14 +74,44 @@ def refusals(record, probes, twins):
     return count, len(record) - span + 1
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--bytes", type=int, default=128)
-    ap.add_argument("--cpu", type=int, default=1)
-    ap.add_argument("--windows", type=int, default=40000)
-    ap.add_argument("--window-ms", type=float, default=5)
-    a = ap.parse_args()
+def engine(record, start, gain, guide, settled_rule):
+    """The engine's turns from window `start`: (refused, processes run)."""
+    probes, twins, at = [], [], start
+    for k in range(PROCESSES):
+        probes.append(gain * record[at])
+        at += 1
+        if k + 1 < PROCESSES:
+            twins.append(record[at])
+            at += 1
+        p, t = min(probes), min(twins)
+        if p >= LINE * t:
+            continue
+        calm = t <= CALM_FACTOR * guide + CALM_NS
+        if settled_rule:
+            if p < SETTLED * t and calm:
+                return False, at - start
+        elif calm or k + 1 >= 2:
+            return False, at - start
+    return min(probes) >= LINE * min(twins), at - start
+
+
+def rule_rates(record, gain):
+    guide = sorted(record)[len(record) // 100]
+    span = 2 * PROCESSES - 1
+    starts = range(len(record) - span + 1)
+    for name, rule in (("session 26 (first calm pass)", False), ("settled pass", True)):
+        honest = [engine(record, i, 1.0, guide, rule) for i in starts]
+        caching = [engine(record, i, gain, guide, rule) for i in starts]
+        refused = sum(r for r, _ in honest)
+        passed = sum(not r for r, _ in caching)
+        mean = sum(n for _, n in honest) / len(honest)
+        print(f"{name}: honest refused {refused} in {len(honest)} "
+              f"({mean:.2f} processes on average); a gain of {gain} passed {passed} in "
+              f"{len(caching)}")
+
+
+def measure(a):
+    """The record: CPU time a call in each window, the library hashing one message on one CPU."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "turns")
         src = exe + ".c"
@@ -79,10 +120,31 @@ def main():
         out = subprocess.run(["taskset", "-c", str(a.cpu), exe, os.path.abspath(a.lib),
                               str(a.bytes), str(a.windows), str(a.window_ms)],
                              check=True, capture_output=True, text=True).stdout
-    record = [float(x) for x in out.split()]
+    return [float(x) for x in out.split()]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib")
+    ap.add_argument("--bytes", type=int, default=128)
+    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--windows", type=int, default=40000)
+    ap.add_argument("--window-ms", type=float, default=5)
+    ap.add_argument("--gain", type=float, default=1.6)
+    ap.add_argument("--save", help="write the record of windows to this file")
+    ap.add_argument("--record", help="read a saved record instead of measuring one")
+    a = ap.parse_args()
+    if a.record:
+        record = [float(x) for x in open(a.record).read().split()]
+    elif a.lib:
+        record = measure(a)
+        if a.save:
+            open(a.save, "w").write("\n".join(f"{x:.1f}" for x in record) + "\n")
+    else:
+        ap.error("give --lib (to measure) or --record")
     calm = sorted(record)[len(record) // 100]
     slow = sum(x >= LINE * calm for x in record)
-    print(f"{len(record)} windows of {a.window_ms} ms: p1 {calm:.0f} ns a call, "
+    print(f"{len(record)} windows: p1 {calm:.0f} ns a call, "
           f"{100 * slow / len(record):.1f} % of windows at {LINE}x that or more")
     for n in (3, 5, 7):
         c, t = refusals(record, n, n)
@@ -90,6 +152,7 @@ def main():
     for n in (2, 4, 6):
         c, t = refusals(record, n + 1, n)
         print(f"{n} twins between {n + 1} probes: {c} refusals in {t}")
+    rule_rates(record, a.gain)
 
 
 if __name__ == "__main__":

@@ -35,19 +35,11 @@ pub const PROBE_FACTOR: f64 = 4.0;
 /// refused honest libraries about once a CI run (pseudoXOF-256 at 128 B: 890 ns fresh, 634 ns
 /// twin). A refusal now needs seven probes in spells around six twins, the last a probe, so a
 /// spell that ends right before a twin does not decide: laid over 40 000 such windows, turns of
-/// three pairs refused 22 times, six twins between seven probes never (`docs/trust.md`). Only a
-/// probe refused so far runs another.
+/// three pairs refused 22 times, six twins between seven probes never (`docs/trust.md`). The
+/// turns go on while the probe is refused or its pass is not settled (`twin::settled`).
 pub(crate) const PROBE_TRIALS: u32 = 1;
 pub(crate) const PROBE_PROCESSES: u32 = 7;
 pub(crate) const PROBE_WARMUPS: u64 = 1;
-
-/// Pairs of probe and twin a pass takes. The host's spells cut both ways: they slow a process
-/// by up to about 1.5×, so one twin in a spell beside a calm probe hides a caching gain of 1.6
-/// (`proof_cache_slight` reads 1.60–1.67 in every pair of a calm host; `proof_loaded` once saw
-/// it pass at one length while three tests shared both CPUs). So a pass beside a twin that
-/// looks to have been in a spell (`twin::calm`) takes a second pair: both twins in spells to
-/// hide it.
-pub(crate) const PROBE_PAIRS_TO_PASS: u32 = 2;
 
 /// The guide's figure is refused when the fresh-message probe's calls took this many times
 /// its fastest trial's time per call, by the kernel's account of the probe process's CPU time

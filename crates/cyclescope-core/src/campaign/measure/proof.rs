@@ -8,9 +8,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::Measuring;
 use crate::measure::job::ProcessRun;
-use crate::measure::proof::{
-    self, PROBE_PAIRS_TO_PASS, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor,
-};
+use crate::measure::proof::{self, PROBE_PROCESSES, PROBE_TRIALS, PROBE_WARMUPS, floor};
 use crate::measure::trial::TrialSpec;
 use crate::vocabulary::{JobFailure, JobOutcome};
 
@@ -85,8 +83,9 @@ impl Measuring<'_> {
     /// against the guide's fastest trial, and against its twin (`proof::twin`), a process run
     /// right after it on the timing message. A refusal is only kept while further pairs of
     /// probe and twin confirm it, on the fastest of each (the host's spells slow whole
-    /// processes), up to `PROBE_PROCESSES` probes; the last has no twin after it. False when
-    /// the run was cancelled.
+    /// processes), and a pass only ends them once settled (`proof::twin::settled`), up to
+    /// `PROBE_PROCESSES` probes; the last has no twin after it. False when the run was
+    /// cancelled.
     pub(super) fn probe_fresh_messages(&mut self) -> bool {
         let bytes = self.job.key.input_bytes;
         if self.expected_digest.is_none()
@@ -156,12 +155,13 @@ impl Measuring<'_> {
             };
             match judged {
                 // Not (or no longer) marked: a first process's refusal the second does not
-                // confirm is not kept. A pass beside a twin that looks to have been in a spell
-                // of the host's waits for a second twin (`proof::twin::calm`).
+                // confirm is not kept. A pass ends the turns only once it is settled, well
+                // inside the line beside a calm twin (`proof::twin::settled`); otherwise the
+                // next pair decides, and the last probe's verdict stands.
                 Ok(()) => {
                     self.m.failure = None;
-                    let calm = self.m.fresh_probe.as_ref().is_none_or(proof::twin::calm);
-                    if calm || k + 1 >= PROBE_PAIRS_TO_PASS || cpu.is_none() {
+                    let settled = self.m.fresh_probe.as_ref().is_none_or(proof::twin::settled);
+                    if settled || cpu.is_none() {
                         return true;
                     }
                 }
