@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
 LINE = 1.35
 SETTLED = 1.2
 CALM_FACTOR, CALM_NS = 1.15, 40.0
-PROCESSES = 7
+PROCESSES = 10
 
 
 def refusals(record, probes, twins):
@@ -74,13 +74,14 @@ def refusals(record, probes, twins):
     return count, len(record) - span + 1
 
 
-def engine(record, start, gain, guide, settled_rule):
-    """The engine's turns from window `start`: (refused, processes run)."""
+def engine(record, start, gain, guide, settled_rule, processes):
+    """The engine's turns from window `start`, at most `processes` probes: (refused, processes
+    run)."""
     probes, twins, at = [], [], start
-    for k in range(PROCESSES):
+    for k in range(processes):
         probes.append(gain * record[at])
         at += 1
-        if k + 1 < PROCESSES:
+        if k + 1 < processes:
             twins.append(record[at])
             at += 1
         p, t = min(probes), min(twins)
@@ -99,9 +100,12 @@ def rule_rates(record, gain):
     guide = sorted(record)[len(record) // 100]
     span = 2 * PROCESSES - 1
     starts = range(len(record) - span + 1)
-    for name, rule in (("session 26 (first calm pass)", False), ("settled pass", True)):
-        honest = [engine(record, i, 1.0, guide, rule) for i in starts]
-        caching = [engine(record, i, gain, guide, rule) for i in starts]
+    rules = (("session 26 (first calm pass, 7 probes)", False, 7),
+             ("settled pass, 7 probes", True, 7),
+             (f"settled pass, {PROCESSES} probes (the engine's)", True, PROCESSES))
+    for name, rule, processes in rules:
+        honest = [engine(record, i, 1.0, guide, rule, processes) for i in starts]
+        caching = [engine(record, i, gain, guide, rule, processes) for i in starts]
         refused = sum(r for r, _ in honest)
         passed = sum(not r for r, _ in caching)
         mean = sum(n for _, n in honest) / len(honest)
@@ -149,7 +153,7 @@ def main():
     for n in (3, 5, 7):
         c, t = refusals(record, n, n)
         print(f"{n} pairs (probe, twin, ...): {c} refusals in {t}")
-    for n in (2, 4, 6):
+    for n in (2, 4, 6, 9):
         c, t = refusals(record, n + 1, n)
         print(f"{n} twins between {n + 1} probes: {c} refusals in {t}")
     rule_rates(record, a.gain)

@@ -193,19 +193,21 @@ impl Probe {
     }
 }
 
+/// The twin's pool could not be allocated.
+pub(crate) struct NoMemory;
+
 /// The pool of `len` bytes the twin reads but never hashes (`Probe::shadow`), written but for
-/// its heads; None for any other job, Err where it cannot be allocated.
-#[allow(clippy::result_unit_err)]
+/// its heads; None for any other job.
 pub(crate) fn twin_shadow(
     probe: Option<Probe>,
     len: Option<usize>,
-) -> Result<Option<&'static mut [u8]>, ()> {
+) -> Result<Option<&'static mut [u8]>, NoMemory> {
     let Some(twin) = probe.filter(|p| p.repeat) else {
         return Ok(None);
     };
     let pool = len
         .and_then(|len| super::sys::alloc_filled(len, 0))
-        .ok_or(())?;
+        .ok_or(NoMemory)?;
     twin.shadow().fill_body(0, pool);
     Ok(Some(pool))
 }

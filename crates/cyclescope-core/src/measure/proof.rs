@@ -27,18 +27,20 @@ use crate::vocabulary::{FailureKind, JobFailure};
 pub const PROBE_FACTOR: f64 = 4.0;
 
 /// Trials of one fresh-message probe process beside each job's guide trials, their warm-ups,
-/// and the most probe processes a refusal takes (each after the first only confirms one, on
-/// the fastest of them). Seven, because the host's spells slow whole processes: on this 2-core
-/// VM the same SM3 calls in one process took 610 ns a call in most 5 ms windows and up to
-/// 940 ns in spells of 5 to 50 ms (`bench/host_spells.py`), CPU time included, which is more
-/// than the twin's line. With three pairs in turns, three probes in spells beside one calm twin
-/// refused honest libraries about once a CI run (pseudoXOF-256 at 128 B: 890 ns fresh, 634 ns
-/// twin). A refusal now needs seven probes in spells around six twins, the last a probe, so a
-/// spell that ends right before a twin does not decide: laid over 40 000 such windows, turns of
-/// three pairs refused 22 times, six twins between seven probes never (`docs/trust.md`). The
-/// turns go on while the probe is refused or its pass is not settled (`twin::settled`).
+/// and the most probe processes the turns take (each after the first confirms a refusal or
+/// settles a pass, on the fastest of them). Ten, because the host's spells slow whole
+/// processes: on this 2-core VM the same SM3 calls in one process took 610 ns a call in most
+/// 5 ms windows and up to 940 ns in spells of 5 to 50 ms (`bench/host_spells.py`), CPU time
+/// included, which is more than the twin's line. With three pairs in turns, three probes in
+/// spells beside one calm twin refused honest libraries about once a CI run (pseudoXOF-256 at
+/// 128 B: 890 ns fresh, 634 ns twin); laid over 40 000 such windows, turns of three pairs
+/// refused 22 times, six twins between seven probes never. The other way, twins in one long
+/// spell beside a calm probe let a caching gain of 1.6 pass: over a quieter record 9 times in
+/// 39 982 with seven probes, once with ten (`bench/twin_turns.py`, `docs/trust.md`). The turns
+/// go on only while the probe is refused or its pass is not settled (`twin::settled`), which
+/// an honest library's first pair mostly is.
 pub(crate) const PROBE_TRIALS: u32 = 1;
-pub(crate) const PROBE_PROCESSES: u32 = 7;
+pub(crate) const PROBE_PROCESSES: u32 = 10;
 pub(crate) const PROBE_WARMUPS: u64 = 1;
 
 /// The guide's figure is refused when the fresh-message probe's calls took this many times

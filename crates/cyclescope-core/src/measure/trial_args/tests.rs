@@ -9,21 +9,10 @@ fn invocation(cpu: Option<usize>, limits: Limits) -> MeasureInvocation {
     MeasureInvocation {
         spec: TrialSpec {
             library: PathBuf::from("target/release/libpseudoxof.so"),
-            digest_bits: 512,
-            input_bytes: 1024,
-            iterations: 17_583,
             warmups: 3,
             trials: 5,
             sample_calls: 250,
-            abi: Abi::Iccs,
-            fresh_seed: None,
-            fresh_heads: None,
-            offsets: None,
-            count: false,
-            hardware_instructions: false,
-            loop_only: false,
-            repeat: false,
-            any_width: false,
+            ..crate::measure::one_call::spec(512, Abi::Iccs, 1024, 17_583)
         },
         cpu,
         pmu_type: None,

@@ -7,21 +7,10 @@ use crate::measure::trial::LoadStage;
 fn spec(trials: u32, iterations: u64, sample_calls: u64) -> TrialSpec {
     TrialSpec {
         library: "lib.so".into(),
-        digest_bits: 256,
-        input_bytes: 1024,
-        iterations,
         warmups: 3,
         trials,
         sample_calls,
-        abi: crate::plugin::Abi::Iccs,
-        fresh_seed: None,
-        fresh_heads: None,
-        offsets: None,
-        count: false,
-        hardware_instructions: false,
-        loop_only: false,
-        repeat: false,
-        any_width: false,
+        ..crate::measure::one_call::spec(256, crate::plugin::Abi::Iccs, 1024, iterations)
     }
 }
 
