@@ -37,6 +37,11 @@ pub enum Doubt {
     MeanOutsideBody { mean: f64, low: f64, high: f64 },
     /// The 95 % confidence interval of the mean is wide (relative half-width).
     WideInterval { relative: f64 },
+    /// The fresh-message probe's turns ran out beside twins all slower than the guide's
+    /// trials by more than the calm line (`proof::twin::calm`): the host slowed every twin, so
+    /// the comparison that holds a caching gain under 2× was never made. The fastest twin and
+    /// the guide's fastest trial, CPU ns a call.
+    ProbeInconclusive { twin_ns: f64, guide_ns: f64 },
     /// Fewer measurements than the guide's 100.
     FewMeasurements { measurements: u64 },
     /// The instance's KAT did not pass (the figure is of unverified output).
@@ -54,6 +59,7 @@ impl Doubt {
             Doubt::DisturbedTrialKept { .. }
                 | Doubt::MeanOutsideBody { .. }
                 | Doubt::WideInterval { .. }
+                | Doubt::ProbeInconclusive { .. }
         )
     }
 
@@ -75,6 +81,13 @@ impl Doubt {
                 "95 % CI ±{:.0} % of the mean: trials disagree; measure again on a quiet CPU \
                  (or --adaptive)",
                 100.0 * relative
+            ),
+            Doubt::ProbeInconclusive { twin_ns, guide_ns } => format!(
+                "fresh-message probe inconclusive: every twin ran slower than the guide's \
+                 trials (the fastest {} ns a call, the guide's {} ns), so a caching gain under \
+                 2× was not ruled out; measure again on a quieter host",
+                crate::format::int(Some(*twin_ns)),
+                crate::format::int(Some(*guide_ns))
             ),
             Doubt::FewMeasurements { measurements } => {
                 format!("n={measurements}, below the guide's 100 measurements")
@@ -106,6 +119,8 @@ pub(crate) struct Evidence<'a> {
     pub(crate) exact: bool,
     /// The conformance check the KAT gate failed (NONCONFORM), named beside the status.
     pub(crate) failed_check: Option<crate::vocabulary::Check>,
+    /// The fresh-message probe as the engine last judged it.
+    pub(crate) fresh_probe: Option<&'a super::proof::ProbeFigure>,
 }
 
 /// The doubts about one finished job, figure doubts first.
@@ -143,6 +158,15 @@ pub(crate) fn doubts(e: &Evidence) -> Vec<Doubt> {
     }
     if let Some(relative) = e.ci95_relative.filter(|&r| r > MAX_CI95_RELATIVE) {
         out.push(Doubt::WideInterval { relative });
+    }
+    if let Some(f) = e.fresh_probe
+        && e.status.is_complete()
+        && !super::proof::twin::calm(f)
+    {
+        out.push(Doubt::ProbeInconclusive {
+            twin_ns: f.twin_ns_per_call.unwrap_or(f64::NAN),
+            guide_ns: f.guide_fastest_ns_per_call,
+        });
     }
     if e.measurements < 100 && !e.exact {
         out.push(Doubt::FewMeasurements {

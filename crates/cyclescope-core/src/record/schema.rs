@@ -290,6 +290,7 @@ impl TimingRecord {
                 .and_then(|a| a.conformance.as_ref())
                 .and_then(|c| crate::conform::first_failure(&c.checks))
                 .map(|r| r.check),
+            fresh_probe: add.and_then(|a| a.fresh_probe.as_ref()),
         }
     }
 }

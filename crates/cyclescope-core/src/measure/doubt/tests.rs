@@ -42,6 +42,7 @@ fn clean<'a>(trials: &'a [Trial], preempted: &'a [Option<u64>]) -> Evidence<'a> 
         ci95_relative: Some(0.004),
         exact: false,
         failed_check: None,
+        fresh_probe: None,
     }
 }
 
@@ -168,4 +169,61 @@ fn doubts_round_trip_through_json() {
         r#"{"doubt":"mean_outside_body","mean":1.0,"low":2.0,"high":3.0}"#
     );
     assert_eq!(serde_json::from_str::<Doubt>(&text).unwrap(), d);
+}
+
+/// The probe's figure of a job: `twin` and `guide` CPU ns a call.
+fn probe(twin: Option<f64>, guide: f64) -> crate::measure::proof::ProbeFigure {
+    crate::measure::proof::ProbeFigure {
+        cpu_ns_per_call: 300.0,
+        calls: 16_384,
+        guide_fastest_ns_per_call: guide,
+        ratio: 300.0 / guide,
+        factor: 2.0,
+        loop_ns_per_call: None,
+        twin_ns_per_call: twin,
+    }
+}
+
+#[test]
+fn a_probe_whose_twins_never_ran_calm_is_a_doubt_about_the_figure() {
+    let pre = [Some(1_000_000); 5];
+    // Calm twins (the guide's 165 ns, twins 184 ns: the loop's own cost), or none: clean.
+    for figure in [probe(Some(184.0), 165.5), probe(None, 165.5)] {
+        let mut e = clean(&TRIALS, &pre);
+        e.fresh_probe = Some(&figure);
+        assert_eq!(doubts(&e), vec![]);
+    }
+    // Every twin 1.4 times the guide's figure: the host slowed them all.
+    let slowed = probe(Some(231.7), 165.5);
+    let mut e = clean(&TRIALS, &pre);
+    e.fresh_probe = Some(&slowed);
+    let d = doubts(&e);
+    assert_eq!(
+        d,
+        vec![Doubt::ProbeInconclusive {
+            twin_ns: 231.7,
+            guide_ns: 165.5
+        }]
+    );
+    assert!(d[0].of_figure());
+    assert!(
+        d[0].text()
+            .starts_with("fresh-message probe inconclusive: every twin ran slower"),
+        "{}",
+        d[0].text()
+    );
+    assert!(
+        d[0].text().contains("232 ns a call, the guide's 166 ns"),
+        "{}",
+        d[0].text()
+    );
+    let text = serde_json::to_string(&d[0]).unwrap();
+    assert_eq!(serde_json::from_str::<Doubt>(&text).unwrap(), d[0]);
+    // A job that failed says why it failed instead.
+    e.status = &RecordStatus::FailedOrPartial;
+    assert!(
+        !doubts(&e)
+            .iter()
+            .any(|d| matches!(d, Doubt::ProbeInconclusive { .. }))
+    );
 }

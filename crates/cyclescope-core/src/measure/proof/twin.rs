@@ -45,17 +45,22 @@ pub const TWIN_CALM_FACTOR: f64 = 1.15;
 /// of the pool's message, the digest's copy) which the guide's trials do not run.
 pub const TWIN_CALM_NS: f64 = 40.0;
 
-/// Whether the probe's passing `figure` may end the turns: it sits inside
-/// `PROBE_TWIN_SETTLED_FACTOR`, and its twin is calm (`TWIN_CALM_FACTOR`). True where there is
-/// no twin or no guide figure to hold it against.
-pub(crate) fn settled(figure: &super::ProbeFigure) -> bool {
+/// Whether the probe's `figure` has a calm twin (`TWIN_CALM_FACTOR`): one a pass may rest on.
+/// True where there is no twin or no guide figure to hold it against.
+pub(crate) fn calm(figure: &super::ProbeFigure) -> bool {
     let guide = figure.guide_fastest_ns_per_call;
-    let probe = figure.cpu_ns_per_call;
+    match figure.twin_ns_per_call {
+        Some(twin) if twin > 0.0 && guide > 0.0 => twin <= guide * TWIN_CALM_FACTOR + TWIN_CALM_NS,
+        _ => true,
+    }
+}
+
+/// Whether the probe's passing `figure` may end the turns: it sits inside
+/// `PROBE_TWIN_SETTLED_FACTOR`, and its twin is calm. True where there is no twin.
+pub(crate) fn settled(figure: &super::ProbeFigure) -> bool {
     match figure.twin_ns_per_call {
         Some(twin) if twin > 0.0 => {
-            let inside = probe < twin * PROBE_TWIN_SETTLED_FACTOR;
-            let calm = guide.is_nan() || twin <= guide * TWIN_CALM_FACTOR + TWIN_CALM_NS;
-            inside && calm
+            figure.cpu_ns_per_call < twin * PROBE_TWIN_SETTLED_FACTOR && calm(figure)
         }
         _ => true,
     }
