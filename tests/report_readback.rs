@@ -1,7 +1,8 @@
 //! The pages of a cyclescope run say what the run measured: the summary names the
 //! algorithm (not only the candidate id), a `× pseudoXOF` over a doubtful figure is marked,
-//! the histogram figures carry the workbench's percentile and loop-mean markers, and a
-//! doubtful point is marked in the cycles/byte figure. The real binary measures the fault-injection library as an ad-hoc candidate
+//! the histogram figures carry the workbench's percentile and loop-mean markers, a
+//! doubtful point is marked in the cycles/byte figure, and a fresh-message probe left
+//! inconclusive is noted. The real binary measures the fault-injection library as an ad-hoc candidate
 //! (the bundled pseudoXOF-512 beside it as its reference job), then `report` writes pages.
 
 mod common;
@@ -168,5 +169,52 @@ fn a_doubtful_point_is_marked_in_the_cycles_per_byte_figure() {
     assert!(
         curve.contains("doubtful figure"),
         "{name} marks the doubtful point"
+    );
+}
+
+/// Every file `report` wrote under `<tmp>/pages`, as text, by path.
+fn page_texts(tmp: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for e in std::fs::read_dir(dir).expect("pages folder") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                out.push((p, text));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&tmp.join("pages"), &mut out);
+    out
+}
+
+/// A record whose fresh-message probe ran out of turns beside twins all slower than the
+/// guide's trials (the host slowed every one) carries the doubt on the pages, as every
+/// doubt about a figure does: its cell is marked and the note says why.
+#[test]
+fn a_probe_left_inconclusive_is_a_doubt_on_the_pages() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = fixture_run(tmp.path());
+    let record = run.join("records/fixture/X-512__hash_32.json");
+    let mut r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).expect("record")).expect("JSON");
+    r["cyclescope"]["fresh_probe"] = serde_json::json!({
+        "cpu_ns_per_call": 300.0,
+        "calls": 16384,
+        "guide_fastest_ns_per_call": 165.5,
+        "ratio": 1.81,
+        "factor": 2.0,
+        "twin_ns_per_call": 231.7,
+    });
+    std::fs::write(&record, serde_json::to_vec_pretty(&r).expect("JSON")).expect("write");
+    summary_page(tmp.path(), &run);
+    let pages = page_texts(tmp.path());
+    let note = "⚠ `X-512` 32 B: fresh-message probe inconclusive: every twin ran slower than \
+                the guide's trials (the fastest 232 ns a call, the guide's 166 ns)";
+    assert!(
+        pages.iter().any(|(_, text)| text.contains(note)),
+        "no page notes it among {:?}",
+        pages.iter().map(|p| &p.0).collect::<Vec<_>>()
     );
 }
